@@ -1,0 +1,1 @@
+//! Static checks over sluice sources, shared by the `sluice` CLI.

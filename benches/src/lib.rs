@@ -1,0 +1,1 @@
+//! Shared workload generators for the sluice benchmarks.

@@ -1,0 +1,1 @@
+//! Procedural macros for sluice. Not written yet: this crate exports nothing.
