@@ -4,3 +4,5 @@
 //! permits, and its Rust signature says which: operations that may overlap
 //! take `&self`, operations that must run alone take `&mut self`, so the
 //! borrow checker holds the phase boundary.
+
+mod sync;
