@@ -6,3 +6,14 @@
 //! borrow checker holds the phase boundary.
 
 mod sync;
+
+mod append_arena;
+mod lock_on_resize_array;
+pub mod mpsc;
+
+pub use append_arena::{AppendArena, Drain as AppendArenaDrain, Full};
+pub use lock_on_resize_array::{
+    Drain as LockOnResizeArrayDrain, Iter as LockOnResizeArrayIter,
+    IterMut as LockOnResizeArrayIterMut, LockOnResizeArray,
+};
+pub use mpsc::{Consumer, Producer};

@@ -5,17 +5,24 @@
 //! are std's. Nothing else in the crate names `std::sync::atomic` or
 //! `std::cell::UnsafeCell` directly.
 
+// The shim offers a fixed set of primitives; not every build uses each one.
+#![allow(unused_imports, dead_code)]
+
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::AtomicPtr;
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::AtomicPtr;
 
 /// Tells the scheduler (or loom) that this thread is spinning on a value
 /// another thread will change.

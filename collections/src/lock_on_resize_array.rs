@@ -1,0 +1,830 @@
+//! A growable array that many threads append to and read at once.
+//!
+//! # Algorithm
+//!
+//! The storage is a list of segments of doubling size, in the manner of a
+//! "two-level" concurrent vector (Dechev, Pirkelbauer and Stroustrup,
+//! "Lock-free Dynamically Resizable Arrays", OPODIS 2006; also the layout of
+//! the `boxcar` crate): with a base capacity `B` (a power of two), segment
+//! `k` holds `B * 2^k` slots, and index `i` lives in segment
+//! `log2(i + B) - log2(B)` at offset `i + B - B * 2^k`. A segment, once
+//! allocated, is never moved or freed before the array is dropped, so a
+//! reference into it stays valid while the array is borrowed.
+//!
+//! * A push claims its index with one `fetch_add` on the length. If the
+//!   segment of that index is not allocated yet, the pusher takes a spin lock,
+//!   checks again (another pusher may have allocated it meanwhile) and
+//!   allocates it, publishing the pointer with a Release store. Only growth
+//!   takes the lock.
+//! * The pusher then writes the value and sets the slot's ready flag with a
+//!   Release store. A reader returns a slot only after an Acquire load of its
+//!   flag, so it never sees a value half written.
+//! * Removing values (`clear`, `drain`, `iter_mut`) takes `&mut self`, so it
+//!   never overlaps a push or a reader.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::MaybeUninit;
+use core::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell, spin_loop};
+
+/// The number of segment pointers. Segments past `SEGMENTS - base_shift`
+/// are never used (see [`LockOnResizeArray::locate`]).
+const SEGMENTS: usize = usize::BITS as usize - 1;
+
+/// The base capacity of [`LockOnResizeArray::new`].
+const DEFAULT_BASE: usize = 32;
+
+/// One slot of a segment.
+struct Slot<T> {
+    /// Whether `value` is initialised. Set (Release) by the push that claimed
+    /// the slot once it has written `value`; cleared only under `&mut` access
+    /// to the array, when the value is dropped or moved out.
+    ready: AtomicBool,
+    /// Written once by the push that claimed the slot, before `ready` is set;
+    /// read through `&self` only after `ready` is seen set (Acquire).
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+/// A growable array with lock-free appends and reads through `&self`.
+///
+/// # Phase contract
+///
+/// * Overlapping (`&self`): [`push`](Self::push), [`get`](Self::get),
+///   [`iter`](Self::iter), [`len`](Self::len),
+///   [`capacity`](Self::capacity).
+/// * Alone (`&mut self`): [`clear`](Self::clear),
+///   [`iter_mut`](Self::iter_mut), [`drain`](Self::drain).
+///
+/// # Examples
+///
+/// ```
+/// use sluice_collections::LockOnResizeArray;
+///
+/// let mut array = LockOnResizeArray::with_capacity(1);
+/// std::thread::scope(|s| {
+///     s.spawn(|| array.push("a"));
+///     s.spawn(|| array.push("b"));
+/// });
+/// assert_eq!(array.len(), 2);
+/// let mut items: Vec<_> = array.iter().copied().collect();
+/// items.sort();
+/// assert_eq!(items, ["a", "b"]);
+/// for item in array.iter_mut() {
+///     *item = "c";
+/// }
+/// assert_eq!(array.drain().collect::<Vec<_>>(), ["c", "c"]);
+/// assert!(array.is_empty());
+/// ```
+pub struct LockOnResizeArray<T> {
+    /// The number of indices claimed. Every index below it has been handed to
+    /// exactly one push (one `fetch_add` each); its slot is ready once that
+    /// push has finished, so under `&mut self` the slots below `len` are
+    /// ready, except those of a push that panicked (capacity overflow) and
+    /// those a leaked [`Drain`] took.
+    len: CachePadded<AtomicUsize>,
+    /// `log2` of the base capacity: segment `k` holds `1 << (base_shift + k)`
+    /// slots. Never changes.
+    base_shift: u32,
+    /// Segment `k`, or null while it is not allocated. Goes from null to an
+    /// allocation of `1 << (base_shift + k)` slots once, under `lock`, with a
+    /// Release store (the slots' ready flags start cleared); freed only in
+    /// `Drop`. Readers load it with Acquire.
+    segments: [AtomicPtr<Slot<T>>; SEGMENTS],
+    /// The spin lock taken to allocate a segment; `true` while held.
+    lock: CachePadded<AtomicBool>,
+    /// The array owns values of `T`.
+    _owns: PhantomData<T>,
+}
+
+// SAFETY:
+// - the array owns its values, so sending it sends them: `T: Send`.
+unsafe impl<T: Send> Send for LockOnResizeArray<T> {}
+// SAFETY:
+// - through `&self` a thread moves values in (`push`: `T: Send`) and borrows
+//   values other threads wrote (`get`, `iter`: `T: Sync`);
+// - concurrent pushes write distinct slots, and reads are ordered after the
+//   writes by the ready flags (see `Slot`).
+unsafe impl<T: Send + Sync> Sync for LockOnResizeArray<T> {}
+
+impl<T> Default for LockOnResizeArray<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for LockOnResizeArray<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Releases the growth lock when dropped, even if the allocation panics.
+struct LockGuard<'a>(&'a AtomicBool);
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        // Release: the segment stores made under the lock happen-before the
+        // next holder's accesses.
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Allocates a segment of `len` slots with every ready flag cleared.
+fn alloc_segment<T>(len: usize) -> *mut Slot<T> {
+    #[cfg(not(loom))]
+    let segment: Box<[Slot<T>]> = {
+        let zeroed = Box::<[Slot<T>]>::new_zeroed_slice(len);
+        // SAFETY:
+        // - an all-zero `AtomicBool` is `false` (it has the representation of
+        //   `bool`);
+        // - `UnsafeCell<MaybeUninit<T>>` accepts any bytes, zero included.
+        unsafe { zeroed.assume_init() }
+    };
+    #[cfg(loom)]
+    let segment: Box<[Slot<T>]> = (0..len)
+        .map(|_| Slot {
+            ready: AtomicBool::new(false),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+        })
+        .collect();
+    Box::into_raw(segment).cast::<Slot<T>>()
+}
+
+/// Aborts: the array cannot hold more values. Aborting rather than
+/// panicking keeps the claimed length from ever wrapping around.
+#[cold]
+#[inline(never)]
+fn capacity_overflow() -> ! {
+    eprintln!("LockOnResizeArray: capacity overflow");
+    std::process::abort()
+}
+
+impl<T> LockOnResizeArray<T> {
+    /// Creates an empty array. Nothing is allocated until the first push;
+    /// the first segment holds 32 values.
+    pub fn new() -> Self {
+        Self::with_base(DEFAULT_BASE)
+    }
+
+    /// Creates an empty array whose first segment, allocated now, holds at
+    /// least `capacity` values (`capacity` rounded up to a power of two).
+    /// Later segments double in size.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `capacity` is zero or if its next power of two overflows
+    /// `usize`.
+    pub fn with_capacity(capacity: usize) -> Self {
+        assert!(
+            capacity != 0,
+            "LockOnResizeArray::with_capacity: the capacity must be at least 1"
+        );
+        let base = capacity
+            .checked_next_power_of_two()
+            .filter(|base| base.trailing_zeros() < SEGMENTS as u32)
+            .expect("LockOnResizeArray::with_capacity: capacity overflow");
+        let array = Self::with_base(base);
+        array.segment(0);
+        array
+    }
+
+    /// An empty array with base capacity `base`, a power of two below
+    /// `2^SEGMENTS`.
+    fn with_base(base: usize) -> Self {
+        debug_assert!(base.is_power_of_two());
+        Self {
+            len: CachePadded::new(AtomicUsize::new(0)),
+            base_shift: base.trailing_zeros(),
+            segments: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            lock: CachePadded::new(AtomicBool::new(false)),
+            _owns: PhantomData,
+        }
+    }
+
+    /// The number of slots of segment `k`.
+    #[inline]
+    fn segment_len(&self, k: usize) -> usize {
+        1 << (self.base_shift as usize + k)
+    }
+
+    /// The segment and offset of `index`, or `None` if `index` is past the
+    /// last segment. The segments hold `2^SEGMENTS - base` slots in all,
+    /// fewer than `isize::MAX`.
+    #[inline]
+    fn locate(&self, index: usize) -> Option<(usize, usize)> {
+        let base = 1usize << self.base_shift;
+        let pos = index.checked_add(base)?;
+        let k = (usize::BITS - 1 - pos.leading_zeros() - self.base_shift) as usize;
+        if k >= SEGMENTS - self.base_shift as usize {
+            return None;
+        }
+        Some((k, pos - (base << k)))
+    }
+
+    /// Segment `k`, allocating it if needed. `k` must be below
+    /// `SEGMENTS - base_shift`.
+    #[inline]
+    fn segment(&self, k: usize) -> *mut Slot<T> {
+        // Acquire: pairs with the Release store in `grow`, so the cleared
+        // ready flags of a new segment are visible.
+        let segment = self.segments[k].load(Ordering::Acquire);
+        if segment.is_null() {
+            self.grow(k)
+        } else {
+            segment
+        }
+    }
+
+    /// Allocates segment `k` under the growth lock unless another thread did.
+    #[cold]
+    #[inline(never)]
+    fn grow(&self, k: usize) -> *mut Slot<T> {
+        let _guard = self.lock();
+        // The double check: another pusher may have allocated it while we
+        // waited for the lock.
+        let segment = self.segments[k].load(Ordering::Acquire);
+        if !segment.is_null() {
+            return segment;
+        }
+        let segment = alloc_segment::<T>(self.segment_len(k));
+        // Release: publishes the segment's initialised flags to readers that
+        // load the pointer with Acquire.
+        self.segments[k].store(segment, Ordering::Release);
+        segment
+    }
+
+    /// Takes the growth lock.
+    fn lock(&self) -> LockGuard<'_> {
+        // Acquire: pairs with the Release in `LockGuard::drop`.
+        while self
+            .lock
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.lock.load(Ordering::Relaxed) {
+                spin_loop();
+            }
+        }
+        LockGuard(&self.lock)
+    }
+
+    /// The slot of `index` if its segment is allocated.
+    #[inline]
+    fn slot(&self, index: usize) -> Option<&Slot<T>> {
+        let (k, offset) = self.locate(index)?;
+        // Acquire: see `segment`.
+        let segment = self.segments[k].load(Ordering::Acquire);
+        if segment.is_null() {
+            return None;
+        }
+        // SAFETY:
+        // - `segment` is non-null, so it is an allocation of
+        //   `segment_len(k)` initialised slots (published by the Release
+        //   store in `grow`, seen by our Acquire load);
+        // - `offset < segment_len(k)` by `locate`;
+        // - segments are freed only in `Drop`, so the slot outlives `&self`.
+        Some(unsafe { &*segment.add(offset) })
+    }
+
+    /// Appends `value` and returns its index.
+    ///
+    /// Claims the index with one atomic increment; takes a spin lock only when
+    /// the segment of that index is not allocated yet.
+    ///
+    /// # Aborts
+    ///
+    /// Aborts the process if the array already holds `isize::MAX / 2` or so
+    /// values (far beyond what memory allows), like `Arc` on a reference
+    /// count overflow.
+    pub fn push(&self, value: T) -> usize {
+        // Relaxed: the claim only needs atomicity; the value is published by
+        // the ready flag below.
+        let index = self.len.fetch_add(1, Ordering::Relaxed);
+        let Some((k, offset)) = self.locate(index) else {
+            capacity_overflow()
+        };
+        let segment = self.segment(k);
+        // SAFETY:
+        // - `segment` is an allocation of `segment_len(k)` initialised slots,
+        //   and `offset < segment_len(k)` by `locate`.
+        let slot = unsafe { &*segment.add(offset) };
+        slot.value.with_mut(|cell| {
+            // SAFETY:
+            // - the `fetch_add` gave `index` to this push alone, so no other
+            //   push writes the slot;
+            // - no reader touches the value before `ready` is set below;
+            // - the slot holds no value: an index is claimed once between two
+            //   resets, and resets (`clear`, `drain`) empty every slot below
+            //   the length.
+            unsafe { (*cell).write(value) };
+        });
+        // Release: publishes the value to readers' Acquire loads.
+        slot.ready.store(true, Ordering::Release);
+        index
+    }
+
+    /// The value at `index`, if a push has claimed that index and finished
+    /// writing it.
+    ///
+    /// While a push is in flight its index may return `None` even though
+    /// [`len`](Self::len) counts it.
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<&T> {
+        let slot = self.slot(index)?;
+        // Acquire: pairs with the Release store in `push`, so the value's
+        // write happens-before our read.
+        if !slot.ready.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(slot.value.with(|cell| {
+            // SAFETY:
+            // - `ready` is set, so the value is initialised and its write
+            //   happens-before this read;
+            // - it is cleared, and the value moved or dropped, only under
+            //   `&mut self`, so it stays valid and unaliased by `&mut` for the
+            //   lifetime of `&self`.
+            unsafe { (*cell).assume_init_ref() }
+        }))
+    }
+
+    /// The number of indices claimed: pushes finished and in flight.
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// Whether no index has been claimed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of slots allocated.
+    pub fn capacity(&self) -> usize {
+        (0..SEGMENTS - self.base_shift as usize)
+            .filter(|&k| !self.segments[k].load(Ordering::Relaxed).is_null())
+            .map(|k| self.segment_len(k))
+            .sum()
+    }
+
+    /// Iterates over the values whose pushes have finished, in index order,
+    /// up to the length when the iterator was created.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            array: self,
+            next: 0,
+            end: self.len(),
+        }
+    }
+
+    /// Iterates mutably over every value, in index order.
+    pub fn iter_mut(&mut self) -> IterMut<'_, T> {
+        let end = self.len();
+        IterMut {
+            array: self,
+            next: 0,
+            end,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Takes every value out, in index order. The array is empty once the
+    /// iterator is dropped; its segments stay allocated for reuse.
+    ///
+    /// If the iterator is leaked, the values it did not yield stay in the
+    /// array (and are dropped with it); the taken ones leave holes.
+    pub fn drain(&mut self) -> Drain<'_, T> {
+        Drain {
+            array: self,
+            next: 0,
+        }
+    }
+
+    /// Drops every value and resets the length; the segments stay allocated.
+    pub fn clear(&mut self) {
+        drop(self.drain());
+    }
+
+    /// Moves the value at `index` out if there is one, clearing its flag.
+    ///
+    /// # Safety
+    ///
+    /// - No other thread may access the array (the caller holds `&mut`
+    ///   access or is the array's destructor).
+    unsafe fn take(&self, index: usize) -> Option<T> {
+        let slot = self.slot(index)?;
+        // Relaxed: the caller's exclusive access orders every push before us.
+        if !slot.ready.load(Ordering::Relaxed) {
+            return None;
+        }
+        slot.ready.store(false, Ordering::Relaxed);
+        Some(slot.value.with(|cell| {
+            // SAFETY:
+            // - `ready` was set, so the value is initialised;
+            // - we just cleared `ready`, so nothing reads or drops the value
+            //   again;
+            // - no other thread accesses the slot (the caller's contract).
+            unsafe { (*cell).assume_init_read() }
+        }))
+    }
+}
+
+impl<T> Drop for LockOnResizeArray<T> {
+    fn drop(&mut self) {
+        self.clear();
+        for (k, segment) in self.segments.iter().enumerate() {
+            let segment = segment.load(Ordering::Relaxed);
+            if segment.is_null() {
+                continue;
+            }
+            let len = 1 << (self.base_shift as usize + k);
+            // SAFETY:
+            // - a non-null segment came from `alloc_segment(len)` for this
+            //   very `len`, i.e. from `Box::<[Slot<T>]>::into_raw`;
+            // - it is freed once, here, and nothing uses it after `drop`;
+            // - its values were dropped by `clear` above, and dropping a
+            //   `Slot` does not drop its `MaybeUninit` value.
+            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(segment, len)) });
+        }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a LockOnResizeArray<T> {
+    type Item = &'a T;
+    type IntoIter = Iter<'a, T>;
+
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut LockOnResizeArray<T> {
+    type Item = &'a mut T;
+    type IntoIter = IterMut<'a, T>;
+
+    fn into_iter(self) -> IterMut<'a, T> {
+        self.iter_mut()
+    }
+}
+
+/// The iterator of [`LockOnResizeArray::iter`].
+pub struct Iter<'a, T> {
+    /// The array.
+    array: &'a LockOnResizeArray<T>,
+    /// The next index to look at.
+    next: usize,
+    /// The length when the iterator was created.
+    end: usize,
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = &'a T;
+
+    fn next(&mut self) -> Option<&'a T> {
+        while self.next < self.end {
+            let index = self.next;
+            self.next += 1;
+            if let Some(value) = self.array.get(index) {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.end - self.next))
+    }
+}
+
+/// The iterator of [`LockOnResizeArray::iter_mut`].
+pub struct IterMut<'a, T> {
+    /// The array, exclusively borrowed for `'a` (held shared so the yielded
+    /// `&mut T`, which point into distinct slots, can outlive each step).
+    array: &'a LockOnResizeArray<T>,
+    /// The next index to look at.
+    next: usize,
+    /// The array's length.
+    end: usize,
+    /// The iterator stands for `&'a mut` access to the values.
+    _borrow: PhantomData<&'a mut T>,
+}
+
+impl<T> fmt::Debug for IterMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IterMut")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T> Iterator for IterMut<'a, T> {
+    type Item = &'a mut T;
+
+    fn next(&mut self) -> Option<&'a mut T> {
+        while self.next < self.end {
+            let index = self.next;
+            self.next += 1;
+            let Some(slot) = self.array.slot(index) else {
+                continue;
+            };
+            // Relaxed: the `&mut` borrow orders every push before us.
+            if !slot.ready.load(Ordering::Relaxed) {
+                continue;
+            }
+            return Some(slot.value.with_mut(|cell| {
+                // SAFETY:
+                // - `ready` is set, so the value is initialised;
+                // - the iterator was made from `&'a mut` access, so nothing
+                //   else reaches the array for `'a`;
+                // - each index is visited once, so the `&mut T` handed out
+                //   point into distinct slots and never alias.
+                unsafe { (*cell).assume_init_mut() }
+            }));
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.end - self.next))
+    }
+}
+
+/// The iterator of [`LockOnResizeArray::drain`].
+pub struct Drain<'a, T> {
+    /// The array, exclusively borrowed.
+    array: &'a mut LockOnResizeArray<T>,
+    /// The next index to take; the array's length is the end.
+    next: usize,
+}
+
+impl<T> fmt::Debug for Drain<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Drain")
+            .field("next", &self.next)
+            .field("end", &self.array.len())
+            .finish()
+    }
+}
+
+impl<T> Iterator for Drain<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        let end = self.array.len();
+        while self.next < end {
+            let index = self.next;
+            self.next += 1;
+            // SAFETY:
+            // - we hold `&mut` access to the array.
+            if let Some(value) = unsafe { self.array.take(index) } {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.array.len() - self.next))
+    }
+}
+
+impl<T> Drop for Drain<'_, T> {
+    fn drop(&mut self) {
+        for value in self.by_ref() {
+            drop(value);
+        }
+        self.array.len.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use std::thread;
+
+    const COUNT: usize = if cfg!(miri) { 50 } else { 100_000 };
+
+    #[test]
+    fn smoke() {
+        let mut array = LockOnResizeArray::new();
+        assert!(array.is_empty());
+        assert_eq!(array.get(0), None);
+        assert_eq!(array.push(10), 0);
+        assert_eq!(array.push(11), 1);
+        assert_eq!(array.len(), 2);
+        assert_eq!(array.get(0), Some(&10));
+        assert_eq!(array.get(1), Some(&11));
+        assert_eq!(array.get(2), None);
+        assert_eq!(array.get(usize::MAX), None);
+        assert_eq!(format!("{array:?}"), "[10, 11]");
+        array.iter_mut().for_each(|v| *v += 1);
+        assert_eq!(array.iter().copied().collect::<Vec<_>>(), [11, 12]);
+        array.clear();
+        assert!(array.is_empty());
+        assert_eq!(array.get(0), None);
+        assert_eq!(array.push(5), 0);
+        assert_eq!(array.drain().collect::<Vec<_>>(), [5]);
+    }
+
+    #[test]
+    fn capacity() {
+        let array = LockOnResizeArray::with_capacity(3);
+        assert_eq!(array.capacity(), 4); // rounded up, allocated at once
+        let mut refs = Vec::new();
+        for i in 0..4 {
+            array.push(i);
+        }
+        assert_eq!(array.capacity(), 4);
+        refs.push(array.get(0).unwrap());
+        // Growth allocates a new segment; earlier references stay valid.
+        array.push(4);
+        assert_eq!(array.capacity(), 4 + 8);
+        for i in 5..100 {
+            array.push(i);
+        }
+        assert_eq!(array.capacity(), 4 + 8 + 16 + 32 + 64);
+        assert_eq!(*refs[0], 0);
+        assert!(array.iter().copied().eq(0..100));
+        for i in 0..100 {
+            assert_eq!(array.get(i), Some(&i));
+        }
+        let empty = LockOnResizeArray::<u8>::new();
+        assert_eq!(empty.capacity(), 0);
+        // The segment of an index near the top is past the last one.
+        assert_eq!(empty.get(usize::MAX - 1), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "at least 1")]
+    fn zero_capacity_panics() {
+        let _ = LockOnResizeArray::<u8>::with_capacity(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "capacity overflow")]
+    fn huge_capacity_panics() {
+        let _ = LockOnResizeArray::<u8>::with_capacity(usize::MAX);
+    }
+
+    #[test]
+    fn locate() {
+        let array = LockOnResizeArray::<u8>::with_base(4);
+        assert_eq!(array.locate(0), Some((0, 0)));
+        assert_eq!(array.locate(3), Some((0, 3)));
+        assert_eq!(array.locate(4), Some((1, 0)));
+        assert_eq!(array.locate(11), Some((1, 7)));
+        assert_eq!(array.locate(12), Some((2, 0)));
+        // The last slot of the last segment, then one past it.
+        let last = (1usize << SEGMENTS) - 4 - 1;
+        assert_eq!(
+            array.locate(last),
+            Some((SEGMENTS - 3, (1 << (SEGMENTS - 1)) - 1))
+        );
+        assert_eq!(array.locate(last + 1), None);
+        assert_eq!(array.locate(usize::MAX), None);
+    }
+
+    #[test]
+    fn spsc() {
+        // One appender, one reader that only ever sees complete values.
+        let array = LockOnResizeArray::with_capacity(1);
+        thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..COUNT {
+                    assert_eq!(array.push(i * 3), i);
+                }
+            });
+            s.spawn(|| {
+                let mut seen = 0;
+                while seen < COUNT {
+                    if let Some(&v) = array.get(seen) {
+                        assert_eq!(v, seen * 3);
+                        seen += 1;
+                    } else {
+                        thread::yield_now();
+                    }
+                }
+            });
+        });
+        assert_eq!(array.len(), COUNT);
+    }
+
+    #[test]
+    fn mpsc() {
+        const THREADS: usize = 4;
+        let mut array = LockOnResizeArray::with_capacity(1);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        thread::scope(|s| {
+            let writers: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let array = &array;
+                    s.spawn(move || {
+                        for i in 0..COUNT {
+                            array.push(vec![t, i]);
+                        }
+                    })
+                })
+                .collect();
+            // Concurrent readers see only complete values.
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        for v in array.iter() {
+                            assert_eq!(v.len(), 2);
+                            assert!(v[0] < THREADS && v[1] < COUNT);
+                        }
+                    }
+                });
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(array.len(), THREADS * COUNT);
+        let mut last = [None; THREADS];
+        for v in array.iter_mut() {
+            assert!(last[v[0]] < Some(v[1]));
+            last[v[0]] = Some(v[1]);
+        }
+        assert_eq!(last, [Some(COUNT - 1); THREADS]);
+        assert_eq!(array.drain().count(), THREADS * COUNT);
+    }
+
+    /// Counts its drops in a shared counter.
+    #[derive(Debug)]
+    struct Counted(Arc<StdAtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn drops() {
+        let drops = Arc::new(StdAtomicUsize::new(0));
+        let count = || drops.load(std::sync::atomic::Ordering::Relaxed);
+        let mut array = LockOnResizeArray::with_capacity(2);
+        for _ in 0..10 {
+            array.push(Counted(drops.clone()));
+        }
+        array.clear();
+        assert_eq!(count(), 10);
+        for _ in 0..10 {
+            array.push(Counted(drops.clone()));
+        }
+        // A partly consumed drain drops the rest.
+        let mut drain = array.drain();
+        drop(drain.next());
+        assert_eq!(count(), 11);
+        drop(drain);
+        assert_eq!(count(), 20);
+        assert!(array.is_empty());
+        // A leaked drain leaves the untaken values to the array.
+        for _ in 0..5 {
+            array.push(Counted(drops.clone()));
+        }
+        let mut drain = array.drain();
+        drop(drain.next());
+        core::mem::forget(drain);
+        assert_eq!(count(), 21);
+        assert_eq!(array.get(0).map(|_| ()), None); // taken
+        assert!(array.get(1).is_some());
+        // Dropping the array drops what is left, concurrent pushes included.
+        thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..10 {
+                        array.push(Counted(drops.clone()));
+                    }
+                });
+            }
+        });
+        drop(array);
+        assert_eq!(count(), 45);
+    }
+
+    #[test]
+    fn send_sync() {
+        fn send<T: Send>() {}
+        fn sync<T: Sync>() {}
+        send::<LockOnResizeArray<Vec<u8>>>();
+        sync::<LockOnResizeArray<Vec<u8>>>();
+        send::<LockOnResizeArray<std::cell::Cell<u8>>>();
+    }
+}

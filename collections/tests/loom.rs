@@ -1,0 +1,262 @@
+//! Loom models of the concurrent structures: every interleaving of a few
+//! threads over the real code, with loom's atomics and cells swapped in by
+//! the crate's `sync` shim.
+//!
+//! Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice-collections --release --test loom`.
+//! Each section is one structure's `mod`.
+
+#![cfg(loom)]
+
+mod lock_on_resize_array {
+    use loom::sync::Arc;
+    use loom::thread;
+    use sluice_collections::LockOnResizeArray;
+
+    /// Two appenders race to grow past a one-slot first segment while the
+    /// main thread reads the index the growth creates.
+    #[test]
+    fn two_appenders_race_growth() {
+        loom::model(|| {
+            let array = Arc::new(LockOnResizeArray::with_capacity(1));
+            let a = {
+                let array = array.clone();
+                thread::spawn(move || array.push(1usize))
+            };
+            let b = {
+                let array = array.clone();
+                thread::spawn(move || array.push(2usize))
+            };
+            // A value read during the race is complete.
+            if let Some(&v) = array.get(1) {
+                assert!(v == 1 || v == 2);
+            }
+            let ia = a.join().unwrap();
+            let ib = b.join().unwrap();
+            assert_ne!(ia, ib);
+            assert_eq!(array.get(ia), Some(&1));
+            assert_eq!(array.get(ib), Some(&2));
+            let mut array = Arc::try_unwrap(array).unwrap();
+            let mut items: Vec<_> = array.drain().collect();
+            items.sort();
+            assert_eq!(items, [1, 2]);
+        });
+    }
+
+    /// A reader racing one append sees nothing or the whole value.
+    #[test]
+    fn reader_races_append() {
+        loom::model(|| {
+            let array = Arc::new(LockOnResizeArray::with_capacity(1));
+            let writer = {
+                let array = array.clone();
+                thread::spawn(move || {
+                    array.push(vec![7u8]);
+                })
+            };
+            if let Some(v) = array.get(0) {
+                assert_eq!(v, &[7]);
+            }
+            writer.join().unwrap();
+            assert_eq!(array.get(0).map(Vec::as_slice), Some(&[7u8][..]));
+        });
+    }
+
+    /// A reader racing an append that has to allocate a new segment.
+    #[test]
+    fn reader_races_growth() {
+        loom::model(|| {
+            let array = Arc::new(LockOnResizeArray::with_capacity(1));
+            array.push(0usize);
+            let writer = {
+                let array = array.clone();
+                thread::spawn(move || array.push(1usize))
+            };
+            if let Some(&v) = array.get(1) {
+                assert_eq!(v, 1);
+            }
+            assert_eq!(writer.join().unwrap(), 1);
+            assert_eq!(array.iter().copied().collect::<Vec<_>>(), [0, 1]);
+        });
+    }
+}
+
+mod append_arena {
+    use loom::sync::Arc;
+    use loom::thread;
+    use sluice_collections::AppendArena;
+
+    /// Two appenders fill a two-slot arena, a third push is refused, then the
+    /// owner drains both values.
+    #[test]
+    fn two_appenders_then_drain() {
+        loom::model(|| {
+            let arena = Arc::new(AppendArena::with_capacity(2));
+            let handles: Vec<_> = [1usize, 2]
+                .into_iter()
+                .map(|v| {
+                    let arena = arena.clone();
+                    thread::spawn(move || arena.push(v).unwrap())
+                })
+                .collect();
+            let slots: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            assert_ne!(slots[0], slots[1]);
+            let mut arena = Arc::try_unwrap(arena).unwrap();
+            assert_eq!(arena.push(3).unwrap_err().into_inner(), 3);
+            assert_eq!(arena.len(), 2);
+            let mut items: Vec<_> = arena.drain().collect();
+            items.sort();
+            assert_eq!(items, [1, 2]);
+            assert!(arena.is_empty());
+        });
+    }
+
+    /// Two appenders race for the one slot: exactly one wins, the other gets
+    /// its value back, and the tail's overshoot does not show in `len`.
+    #[test]
+    fn two_appenders_race_for_last_slot() {
+        loom::model(|| {
+            let arena = Arc::new(AppendArena::with_capacity(1));
+            let handles: Vec<_> = [1usize, 2]
+                .into_iter()
+                .map(|v| {
+                    let arena = arena.clone();
+                    thread::spawn(move || arena.push(v).is_ok())
+                })
+                .collect();
+            let won: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            assert_eq!(won.iter().filter(|&&w| w).count(), 1);
+            let mut arena = Arc::try_unwrap(arena).unwrap();
+            assert_eq!(arena.len(), 1);
+            let items: Vec<_> = arena.drain().collect();
+            assert_eq!(items, [if won[0] { 1 } else { 2 }]);
+        });
+    }
+}
+
+mod mpsc {
+    use loom::thread;
+    use sluice_collections::mpsc::bounded;
+
+    /// Two producers and the consumer at `capacity`: every value arrives once,
+    /// each producer's in order, and a full queue refuses.
+    fn two_producers(capacity: usize) {
+        loom::model(move || {
+            let (tx, mut rx) = bounded::<(usize, usize)>(capacity);
+            let handles: Vec<_> = (0..2)
+                .map(|p| {
+                    let tx = tx.clone();
+                    thread::spawn(move || {
+                        // One attempt per value: a full queue hands it back.
+                        let mut sent = 0;
+                        for i in 0..2 {
+                            match tx.push((p, i)) {
+                                Ok(()) => sent += 1,
+                                Err(back) => assert_eq!(back, (p, i)),
+                            }
+                        }
+                        sent
+                    })
+                })
+                .collect();
+            drop(tx);
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                if let Some(v) = rx.pop() {
+                    got.push(v);
+                }
+            }
+            let sent: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+            while let Some(v) = rx.pop() {
+                got.push(v);
+            }
+            assert_eq!(got.len(), sent);
+            assert!(sent >= capacity.min(4));
+            for p in 0..2 {
+                let mine: Vec<_> = got.iter().filter(|v| v.0 == p).map(|v| v.1).collect();
+                assert!(mine.windows(2).all(|w| w[0] < w[1]));
+            }
+            assert_eq!(rx.pop(), None);
+        });
+    }
+
+    #[test]
+    fn two_producers_capacity_1() {
+        two_producers(1);
+    }
+
+    #[test]
+    fn two_producers_capacity_2() {
+        two_producers(2);
+    }
+
+    /// One producer wraps a one-cell queue while the consumer takes: the
+    /// cell is reused only after its value was read.
+    #[test]
+    fn full_and_empty_boundaries() {
+        loom::model(|| {
+            let (tx, mut rx) = bounded::<Vec<u8>>(1);
+            let producer = thread::spawn(move || {
+                let mut pushed = 0;
+                for i in 0..3u8 {
+                    let mut v = vec![i];
+                    loop {
+                        match tx.push(v) {
+                            Ok(()) => break,
+                            Err(back) => {
+                                v = back;
+                                thread::yield_now();
+                            }
+                        }
+                    }
+                    pushed += 1;
+                }
+                pushed
+            });
+            let mut next = 0u8;
+            while next < 3 {
+                match rx.pop() {
+                    Some(v) => {
+                        assert_eq!(v, [next]);
+                        next += 1;
+                    }
+                    None => thread::yield_now(),
+                }
+            }
+            assert_eq!(producer.join().unwrap(), 3);
+            assert_eq!(rx.pop(), None);
+        });
+    }
+
+    /// Values left in the queue are dropped once, whichever handle goes last.
+    #[test]
+    fn drop_with_items_left() {
+        use loom::sync::Arc;
+        use loom::sync::atomic::{AtomicUsize, Ordering};
+
+        struct Counted(Arc<AtomicUsize>);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+
+        loom::model(|| {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let (tx, mut rx) = bounded::<Counted>(2);
+            let producer = {
+                let drops = drops.clone();
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        let _ = tx.push(Counted(drops.clone()));
+                    }
+                    // `tx` goes here, racing the consumer's drop.
+                })
+            };
+            drop(rx.pop());
+            drop(rx);
+            producer.join().unwrap();
+            assert_eq!(drops.load(Ordering::Relaxed), 2);
+        });
+    }
+}
