@@ -10,6 +10,7 @@ mod sync;
 mod append_arena;
 mod lock_on_resize_array;
 pub mod mpsc;
+mod ledger_map;
 mod ring_history;
 
 pub use append_arena::{AppendArena, Drain as AppendArenaDrain, Full};
@@ -18,4 +19,5 @@ pub use lock_on_resize_array::{
     IterMut as LockOnResizeArrayIterMut, LockOnResizeArray,
 };
 pub use mpsc::{Consumer, Producer};
+pub use ledger_map::LedgerMap;
 pub use ring_history::{Iter as RingHistoryIter, RingHistory};
