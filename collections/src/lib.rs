@@ -11,6 +11,7 @@ mod append_arena;
 mod lock_on_resize_array;
 pub mod mpsc;
 mod ledger_map;
+mod pool;
 mod ring_history;
 
 pub use append_arena::{AppendArena, Drain as AppendArenaDrain, Full};
@@ -20,4 +21,5 @@ pub use lock_on_resize_array::{
 };
 pub use mpsc::{Consumer, Producer};
 pub use ledger_map::LedgerMap;
+pub use pool::{Pool, Pooled, Taken};
 pub use ring_history::{Iter as RingHistoryIter, RingHistory};
