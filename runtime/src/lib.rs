@@ -10,3 +10,8 @@ pub mod registry;
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use node::{Label, Marker, NodeBuilder, NodeDescriptor};
 pub use registry::{Registry, ServiceSlot};
+pub mod plan;
+pub use plan::{
+    AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, LaneKind, Level,
+    MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions, Reason, Relation,
+};

@@ -1,0 +1,191 @@
+//! Diagnostics: every problem found while planning, each with a stable code.
+
+use std::fmt;
+
+use crate::access::ServiceId;
+use crate::plan::{MarkerIndex, NodeIndex};
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Reported; the plan is still built.
+    Warning,
+    /// The plan is not built.
+    Error,
+}
+
+/// How to report SL0008 (conflicting nodes ordered only by registration order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum AmbiguityLevel {
+    /// Not looked for (no pass over all pairs of nodes).
+    #[default]
+    Ignore,
+    /// Reported as warnings in [`Plan::diagnostics`](crate::plan::Plan::diagnostics).
+    Warn,
+    /// Reported as errors: the plan is not built.
+    Error,
+}
+
+/// A node or a marker, as diagnostics name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeRef {
+    /// A registered node.
+    Node(NodeIndex),
+    /// A registered marker.
+    Marker(MarkerIndex),
+}
+
+/// Which ordering attribute named something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Relation {
+    /// `after(target)`.
+    After,
+    /// `before(target)`.
+    Before,
+}
+
+impl fmt::Display for Relation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Relation::After => "after",
+            Relation::Before => "before",
+        })
+    }
+}
+
+/// What a diagnostic is about, with the registrations involved.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// SL0001: the explicit and produce edges form a cycle; `path` lists every
+    /// member in order, each one ordered before the next and the last before
+    /// the first.
+    Cycle {
+        /// The members of the cycle, in order.
+        path: Vec<NodeRef>,
+    },
+    /// SL0002: an ordering names a node or marker that is not registered.
+    UnknownTarget {
+        /// Who declared the ordering.
+        source: NodeRef,
+        /// The name that matched nothing.
+        target: String,
+        /// `after` or `before`.
+        relation: Relation,
+    },
+    /// SL0004: two registrations share an instance key (or a node key and a
+    /// marker label coincide).
+    DuplicateKey {
+        /// The shared key.
+        key: String,
+        /// The first registration with it (the one orderings resolve to).
+        first: NodeRef,
+        /// The later registration.
+        second: NodeRef,
+    },
+    /// SL0008: two conflicting nodes ordered only by registration order: no
+    /// path of explicit or produce edges joins them.
+    Ambiguity {
+        /// The one earlier in plan order.
+        first: NodeIndex,
+        /// The later one.
+        second: NodeIndex,
+        /// The services they conflict on (empty when only exclusivity).
+        services: Vec<ServiceId>,
+    },
+}
+
+impl DiagnosticKind {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DiagnosticKind::Cycle { .. } => "SL0001",
+            DiagnosticKind::UnknownTarget { .. } => "SL0002",
+            DiagnosticKind::DuplicateKey { .. } => "SL0004",
+            DiagnosticKind::Ambiguity { .. } => "SL0008",
+        }
+    }
+}
+
+/// One problem: `error[SL0001]: cycle: a -> b -> a ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The stable code (`SL0001`).
+    pub code: &'static str,
+    /// Warning or error.
+    pub level: Level,
+    /// What is wrong and what to do about it.
+    pub message: String,
+    /// The names of the nodes and markers involved.
+    pub nodes: Vec<String>,
+    /// The structured form, with indices.
+    pub kind: DiagnosticKind,
+}
+
+impl Diagnostic {
+    pub(crate) fn new(
+        level: Level,
+        kind: DiagnosticKind,
+        message: String,
+        nodes: Vec<String>,
+    ) -> Self {
+        Self {
+            code: kind.code(),
+            level,
+            message,
+            nodes,
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.level {
+            Level::Warning => "warning",
+            Level::Error => "error",
+        };
+        write!(f, "{level}[{}]: {}", self.code, self.message)
+    }
+}
+
+/// Why a plan was not built: every diagnostic found, errors and warnings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanErrors {
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl PlanErrors {
+    pub(crate) fn new(diagnostics: Vec<Diagnostic>) -> Self {
+        Self { diagnostics }
+    }
+
+    /// All diagnostics, in the order found.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The error-level diagnostics.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.level == Level::Error)
+    }
+
+    /// All diagnostics, owned.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+}
+
+impl fmt::Display for PlanErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, diagnostic) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{diagnostic}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PlanErrors {}

@@ -1,0 +1,103 @@
+//! The stage view: membership lists, and first-fit packing.
+//!
+//! The default stage of a node (one more than its latest predecessor's) falls
+//! out of the lane walk in `builder`; this module groups nodes by stage and
+//! implements the alternative packing.
+
+use fixedbitset::FixedBitSet;
+
+use crate::access::AccessSet;
+use crate::plan::Graph;
+use crate::plan::NodeIndex;
+use crate::plan::builder::MarkerPredecessors;
+use crate::plan::order::Explicit;
+
+/// Stage members as CSR over stages, each stage in plan order.
+pub(crate) fn members(order: &[u32], stage_of: &[u32], stages: u32) -> (Vec<u32>, Vec<NodeIndex>) {
+    let mut offsets = vec![0u32; stages as usize + 1];
+    for &node in order {
+        offsets[stage_of[node as usize] as usize + 1] += 1;
+    }
+    for s in 0..stages as usize {
+        offsets[s + 1] += offsets[s];
+    }
+    let mut next = offsets.clone();
+    let mut nodes = vec![NodeIndex(u32::MAX); order.len()];
+    for &node in order {
+        let slot = &mut next[stage_of[node as usize] as usize];
+        nodes[*slot as usize] = NodeIndex(node);
+        *slot += 1;
+    }
+    (offsets, nodes)
+}
+
+/// What the members of one first-fit stage touch, together.
+#[derive(Default)]
+struct StageUnion {
+    shared: FixedBitSet,
+    /// Gated or produced.
+    writes: FixedBitSet,
+    exclusive: bool,
+    occupied: bool,
+}
+
+impl StageUnion {
+    /// Whether a node with `access` conflicts with no member.
+    fn admits(&self, access: &AccessSet) -> bool {
+        if !self.occupied {
+            return true;
+        }
+        if self.exclusive || access.is_exclusive() {
+            return false;
+        }
+        let writes = [access.gated_bits(), access.produced_bits()];
+        writes
+            .iter()
+            .all(|w| w.is_disjoint(&self.shared) && w.is_disjoint(&self.writes))
+            && access.shared_bits().is_disjoint(&self.writes)
+    }
+
+    fn add(&mut self, access: &AccessSet) {
+        self.occupied = true;
+        self.exclusive |= access.is_exclusive();
+        self.shared.union_with(access.shared_bits());
+        self.writes.union_with(access.gated_bits());
+        self.writes.union_with(access.produced_bits());
+    }
+}
+
+/// First-fit: each node, in `order`, goes into the first stage after its
+/// explicit predecessors whose members it does not conflict with. Returns the
+/// new plan order: by stage, then by the old order.
+///
+/// The lane walk over the new order gives back exactly these stages: a node
+/// placed above its lower bound conflicts with a member of the stage below it,
+/// and every member of a stage conflicts with none of the others.
+pub(crate) fn first_fit(
+    graph: &Graph,
+    edges: &Explicit,
+    marker_preds: &MarkerPredecessors,
+    order: &[u32],
+) -> Vec<u32> {
+    let nodes = graph.nodes();
+    let mut stage_of = vec![0u32; nodes.len()];
+    let mut unions: Vec<StageUnion> = Vec::new();
+    for &node in order {
+        let mut lowest = 0u32;
+        marker_preds.each(edges, node, |from, _| {
+            lowest = lowest.max(stage_of[from as usize] + 1);
+        });
+        let access = nodes[node as usize].access();
+        let mut stage = lowest as usize;
+        while stage < unions.len() && !unions[stage].admits(access) {
+            stage += 1;
+        }
+        if stage == unions.len() {
+            unions.push(StageUnion::default());
+        }
+        unions[stage].add(access);
+        stage_of[node as usize] = stage as u32;
+    }
+    let (_, by_stage) = members(order, &stage_of, unions.len() as u32);
+    by_stage.into_iter().map(|node| node.0).collect()
+}

@@ -1,0 +1,278 @@
+//! The read-only [`Plan`] and its edges.
+
+use std::fmt;
+
+use crate::access::ServiceId;
+use crate::node::Label;
+use crate::plan::{Diagnostic, MarkerIndex, NodeIndex};
+
+/// Which step of a lane walk made an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LaneKind {
+    /// A gate after the shared accessors since the previous gate.
+    GateAfterShared,
+    /// A gate right after the previous gate.
+    GateAfterGate,
+    /// A shared accessor after the gate before it.
+    SharedAfterGate,
+}
+
+impl LaneKind {
+    fn text(self) -> &'static str {
+        match self {
+            LaneKind::GateAfterShared => "gate after shared",
+            LaneKind::GateAfterGate => "gate after gate",
+            LaneKind::SharedAfterGate => "shared after gate",
+        }
+    }
+}
+
+/// Why an edge exists. Rendered to text on demand, never stored as text.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// The target declared `after(source)`.
+    After,
+    /// The source declared `before(target)`.
+    Before,
+    /// The two are ordered through this marker (`a -> marker -> b`).
+    Marker(MarkerIndex),
+    /// The source produces a service the target consumes.
+    Produces(ServiceId),
+    /// One of the two is exclusive (the whole-world lane).
+    Exclusive,
+    /// The service's lane.
+    Lane {
+        /// The service whose lane it is.
+        service: ServiceId,
+        /// Which rule of the lane walk.
+        kind: LaneKind,
+    },
+}
+
+/// The arrays an executor runs a plan from; nodes by registration index.
+///
+/// An iteration copies `predecessor_counts` into its atomics; a finished node
+/// `n` decrements `successor_targets[successor_offsets[n]..successor_offsets[n + 1]]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompiledPlan {
+    /// Start of each node's successors in `successor_targets`; one more entry
+    /// than there are nodes.
+    pub successor_offsets: Vec<u32>,
+    /// Successors of every node, concatenated.
+    pub successor_targets: Vec<u32>,
+    /// How many predecessors each node waits for.
+    pub predecessor_counts: Vec<u32>,
+    /// Registration indices in plan order (the serial executor's order).
+    pub order: Vec<u32>,
+}
+
+impl CompiledPlan {
+    /// The successors of `node`.
+    pub fn successors(&self, node: NodeIndex) -> &[u32] {
+        let start = self.successor_offsets[node.index()] as usize;
+        let end = self.successor_offsets[node.index() + 1] as usize;
+        &self.successor_targets[start..end]
+    }
+}
+
+/// One edge as stored: reasons are a range of the plan's reason pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EdgeRecord {
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    pub(crate) reasons_start: u32,
+    pub(crate) reasons_end: u32,
+}
+
+/// An edge of a plan with its reasons; `Display` renders
+/// `spawner -> hud: after(spawner), lane Hp: shared after gate`.
+#[derive(Clone, Copy)]
+pub struct Edge<'p> {
+    /// The node that finishes first.
+    pub from: NodeIndex,
+    /// The node that waits for it.
+    pub to: NodeIndex,
+    /// Why, in a fixed order, each reason once.
+    pub reasons: &'p [Reason],
+    plan: &'p Plan,
+}
+
+impl<'p> Edge<'p> {
+    /// One reason as text: `after(spawner)`, `lane Hp: gate after shared`.
+    pub fn reason_text(&self, reason: &Reason) -> String {
+        let plan = self.plan;
+        match *reason {
+            Reason::After => format!("after({})", plan.node_name(self.from)),
+            Reason::Before => format!("before({})", plan.node_name(self.to)),
+            Reason::Marker(marker) => format!("via {}", plan.marker_name(marker)),
+            Reason::Produces(service) => format!("produces {}", plan.service_name(service)),
+            Reason::Exclusive => "exclusive".to_owned(),
+            Reason::Lane { service, kind } => {
+                format!("lane {}: {}", plan.service_name(service), kind.text())
+            }
+        }
+    }
+
+    /// All reasons as text, comma separated.
+    pub fn reasons_text(&self) -> String {
+        let texts: Vec<String> = self.reasons.iter().map(|r| self.reason_text(r)).collect();
+        texts.join(", ")
+    }
+}
+
+impl fmt::Debug for Edge<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Edge")
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("reasons", &self.reasons)
+            .finish()
+    }
+}
+
+impl fmt::Display for Edge<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} -> {}: {}",
+            self.plan.node_name(self.from),
+            self.plan.node_name(self.to),
+            self.reasons_text()
+        )
+    }
+}
+
+/// The immutable result of planning: order, edges with reasons, stages,
+/// barriers, warnings, and the compiled arrays an executor runs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub(crate) node_names: Vec<Label>,
+    pub(crate) marker_names: Vec<Label>,
+    pub(crate) service_names: Vec<Box<str>>,
+    pub(crate) position: Vec<u32>,
+    pub(crate) stage_of: Vec<u32>,
+    pub(crate) stage_offsets: Vec<u32>,
+    pub(crate) stage_nodes: Vec<NodeIndex>,
+    /// Grouped by target in plan order, sources ascending within a target.
+    pub(crate) edges: Vec<EdgeRecord>,
+    pub(crate) reasons: Vec<Reason>,
+    /// Edge ids parallel to `compiled.successor_targets`.
+    pub(crate) successor_edges: Vec<u32>,
+    pub(crate) compiled: CompiledPlan,
+    /// Per service id, the gates of its lane in plan order (CSR).
+    pub(crate) barrier_offsets: Vec<u32>,
+    pub(crate) barrier_nodes: Vec<NodeIndex>,
+    pub(crate) exclusive_nodes: Vec<NodeIndex>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+impl Plan {
+    /// The number of (real) nodes.
+    pub fn len(&self) -> usize {
+        self.node_names.len()
+    }
+
+    /// Whether the plan has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.node_names.is_empty()
+    }
+
+    /// A node's name.
+    pub fn node_name(&self, node: NodeIndex) -> &str {
+        &self.node_names[node.index()]
+    }
+
+    /// A marker's label.
+    pub fn marker_name(&self, marker: MarkerIndex) -> &str {
+        &self.marker_names[marker.index()]
+    }
+
+    /// A service's name.
+    pub fn service_name(&self, service: ServiceId) -> &str {
+        &self.service_names[service.index()]
+    }
+
+    /// The nodes in plan order (the serial order every executor is
+    /// observably equivalent to).
+    pub fn order(&self) -> impl ExactSizeIterator<Item = NodeIndex> + '_ {
+        self.compiled.order.iter().map(|&n| NodeIndex(n))
+    }
+
+    /// A node's position in plan order.
+    pub fn position(&self, node: NodeIndex) -> usize {
+        self.position[node.index()] as usize
+    }
+
+    /// Every edge, grouped by target in plan order.
+    pub fn edges(&self) -> impl ExactSizeIterator<Item = Edge<'_>> + '_ {
+        (0..self.edges.len()).map(|i| self.edge(i as u32))
+    }
+
+    pub(crate) fn edge(&self, id: u32) -> Edge<'_> {
+        let record = self.edges[id as usize];
+        Edge {
+            from: NodeIndex(record.from),
+            to: NodeIndex(record.to),
+            reasons: &self.reasons[record.reasons_start as usize..record.reasons_end as usize],
+            plan: self,
+        }
+    }
+
+    /// The edge from `from` to `to`, if the plan has one.
+    pub fn edge_between(&self, from: NodeIndex, to: NodeIndex) -> Option<Edge<'_>> {
+        let start = self.compiled.successor_offsets[from.index()] as usize;
+        let end = self.compiled.successor_offsets[from.index() + 1] as usize;
+        (start..end)
+            .find(|&i| self.compiled.successor_targets[i] == to.0)
+            .map(|i| self.edge(self.successor_edges[i]))
+    }
+
+    /// The number of stages.
+    pub fn stage_count(&self) -> usize {
+        self.stage_offsets.len() - 1
+    }
+
+    /// The members of stage `stage`, in plan order.
+    pub fn stage(&self, stage: usize) -> &[NodeIndex] {
+        let start = self.stage_offsets[stage] as usize;
+        let end = self.stage_offsets[stage + 1] as usize;
+        &self.stage_nodes[start..end]
+    }
+
+    /// Every stage's members, in stage order.
+    pub fn stages(&self) -> impl ExactSizeIterator<Item = &[NodeIndex]> + '_ {
+        (0..self.stage_count()).map(|s| self.stage(s))
+    }
+
+    /// The stage a node is in.
+    pub fn stage_of(&self, node: NodeIndex) -> usize {
+        self.stage_of[node.index()] as usize
+    }
+
+    /// The gates of a service's lane, in plan order: the barriers everything
+    /// before them in the lane finishes before.
+    pub fn barriers(&self, service: ServiceId) -> &[NodeIndex] {
+        match self.barrier_offsets.get(service.index() + 1) {
+            Some(&end) => {
+                &self.barrier_nodes[self.barrier_offsets[service.index()] as usize..end as usize]
+            }
+            None => &[],
+        }
+    }
+
+    /// The exclusive nodes: the barriers of the whole-world lane.
+    pub fn exclusive_barriers(&self) -> &[NodeIndex] {
+        &self.exclusive_nodes
+    }
+
+    /// Warnings found while planning (errors make `build` fail instead).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The flat arrays an executor runs.
+    pub fn compiled(&self) -> &CompiledPlan {
+        &self.compiled
+    }
+}

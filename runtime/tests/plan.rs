@@ -1,0 +1,362 @@
+//! The planner through its public API.
+
+use sluice::{
+    AmbiguityLevel, DiagnosticKind, Graph, LaneKind, Level, Marker, NodeBuilder, NodeIndex,
+    NodeRef, Packing, Plan, PlanOptions, Reason,
+};
+
+/// The reference's worked example, declared by service name.
+fn worked() -> Graph {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("spawner").gates_named("Enemies"));
+    graph.add_node(
+        NodeBuilder::new("health")
+            .reads_named("Armor")
+            .gates_named("Hp"),
+    );
+    graph.add_node(NodeBuilder::new("poison").gates_named("Hp"));
+    graph.add_node(NodeBuilder::new("minimap").reads_named("Enemies"));
+    graph.add_node(
+        NodeBuilder::new("hud")
+            .reads_named("Hp")
+            .reads_named("Armor")
+            .after("spawner"),
+    );
+    graph
+}
+
+fn stage_names(plan: &Plan) -> Vec<Vec<&str>> {
+    plan.stages()
+        .map(|members| members.iter().map(|&n| plan.node_name(n)).collect())
+        .collect()
+}
+
+fn reasons(plan: &Plan, from: u32, to: u32) -> Vec<String> {
+    let edge = plan
+        .edge_between(NodeIndex(from), NodeIndex(to))
+        .unwrap_or_else(|| panic!("no edge {from} -> {to}"));
+    edge.reasons.iter().map(|r| edge.reason_text(r)).collect()
+}
+
+#[test]
+fn worked_example_gives_its_three_stages() {
+    let plan = worked().build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        stage_names(&plan),
+        [
+            vec!["spawner", "health"],
+            vec!["poison", "minimap"],
+            vec!["hud"]
+        ]
+    );
+    assert_eq!(
+        plan.order().map(|n| n.0).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert!(plan.diagnostics().is_empty());
+}
+
+#[test]
+fn edges_carry_their_reasons() {
+    let plan = worked().build(&PlanOptions::default()).unwrap();
+    assert_eq!(reasons(&plan, 1, 2), ["lane Hp: gate after gate"]);
+    assert_eq!(reasons(&plan, 0, 3), ["lane Enemies: shared after gate"]);
+    assert_eq!(reasons(&plan, 2, 4), ["lane Hp: shared after gate"]);
+    assert_eq!(reasons(&plan, 0, 4), ["after(spawner)"]);
+    // health -> hud is implied by health -> poison -> hud: the lane walk
+    // never adds it.
+    assert!(plan.edge_between(NodeIndex(1), NodeIndex(4)).is_none());
+    assert_eq!(plan.edges().len(), 4);
+    let hp = plan.edge_between(NodeIndex(2), NodeIndex(4)).unwrap();
+    assert_eq!(hp.to_string(), "poison -> hud: lane Hp: shared after gate");
+}
+
+#[test]
+fn gate_after_readers_and_merged_reasons() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("a").reads_named("X").reads_named("Y"));
+    graph.add_node(NodeBuilder::new("b").reads_named("X"));
+    graph.add_node(
+        NodeBuilder::new("c")
+            .gates_named("X")
+            .gates_named("Y")
+            .after("a"),
+    );
+    graph.add_node(NodeBuilder::new("d").reads_named("X"));
+    let plan = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        reasons(&plan, 0, 2),
+        [
+            "after(a)",
+            "lane X: gate after shared",
+            "lane Y: gate after shared"
+        ]
+    );
+    assert_eq!(reasons(&plan, 1, 2), ["lane X: gate after shared"]);
+    assert_eq!(reasons(&plan, 2, 3), ["lane X: shared after gate"]);
+    assert_eq!(plan.edges().len(), 3);
+    let x = graph.registry().id_by_name("X").unwrap();
+    assert_eq!(plan.barriers(x), [NodeIndex(2)]);
+    let compiled = plan.compiled();
+    assert_eq!(compiled.predecessor_counts, [0, 0, 2, 1]);
+    assert_eq!(compiled.successors(NodeIndex(0)), [2]);
+    assert_eq!(compiled.successors(NodeIndex(2)), [3]);
+    assert_eq!(compiled.successor_offsets.len(), 5);
+}
+
+#[test]
+fn exclusive_conflicts_with_everything() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("idle"));
+    graph.add_node(NodeBuilder::new("save").exclusive());
+    graph.add_node(NodeBuilder::new("also_idle"));
+    graph.add_node(NodeBuilder::new("reader").reads_named("Hp"));
+    let plan = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        stage_names(&plan),
+        [vec!["idle"], vec!["save"], vec!["also_idle", "reader"]]
+    );
+    assert_eq!(reasons(&plan, 0, 1), ["exclusive"]);
+    assert_eq!(plan.exclusive_barriers(), [NodeIndex(1)]);
+}
+
+#[test]
+fn producers_run_before_consumers_registered_earlier() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("draw").reads_named("Mesh"));
+    graph.add_node(NodeBuilder::new("build_mesh").produces_named("Mesh"));
+    let plan = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(plan.order().map(|n| n.0).collect::<Vec<_>>(), [1, 0]);
+    assert_eq!(
+        reasons(&plan, 1, 0),
+        ["produces Mesh", "lane Mesh: shared after gate"]
+    );
+}
+
+#[test]
+fn markers_order_nodes_but_never_appear_in_stages() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("late").after("Update"));
+    graph.add_node(NodeBuilder::new("early").before("PreUpdate"));
+    graph.add_node(NodeBuilder::new("free"));
+    graph.add_marker("PreUpdate");
+    graph.add_marker(Marker::new("Update").after("PreUpdate"));
+    let plan = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(plan.len(), 3);
+    assert_eq!(stage_names(&plan), [vec!["early", "free"], vec!["late"]]);
+    assert_eq!(reasons(&plan, 1, 0), ["via Update"]);
+    assert_eq!(plan.compiled().order, [1, 0, 2]);
+}
+
+#[test]
+fn why_gives_the_chain() {
+    let plan = worked().build(&PlanOptions::default()).unwrap();
+    let chain = plan.why(NodeIndex(1), NodeIndex(4)).unwrap();
+    let text: Vec<String> = chain.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "health -> poison: lane Hp: gate after gate",
+            "poison -> hud: lane Hp: shared after gate"
+        ]
+    );
+    assert!(plan.why(NodeIndex(3), NodeIndex(4)).is_none());
+    assert!(plan.why(NodeIndex(4), NodeIndex(1)).is_none());
+    assert_eq!(plan.why(NodeIndex(2), NodeIndex(2)).unwrap().len(), 0);
+}
+
+#[test]
+fn dot_labels_stages_and_reasons() {
+    let dot = worked().build(&PlanOptions::default()).unwrap().to_dot();
+    assert!(dot.starts_with("digraph plan {"));
+    assert!(dot.contains("n4 [label=\"hud\\nstage 2\"];"));
+    assert!(dot.contains("n0 -> n4 [label=\"after(spawner)\"];"));
+    assert!(dot.contains("n1 -> n2 [label=\"lane Hp: gate after gate\"];"));
+}
+
+#[test]
+fn first_fit_packs_denser_and_records_the_order() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("w1").gates_named("A"));
+    graph.add_node(NodeBuilder::new("r1").reads_named("A"));
+    graph.add_node(NodeBuilder::new("b").gates_named("B").after("r1"));
+    graph.add_node(NodeBuilder::new("c").reads_named("C"));
+    graph.add_node(NodeBuilder::new("w2").gates_named("A"));
+    let order = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        stage_names(&order),
+        [vec!["w1", "c"], vec!["r1"], vec!["b", "w2"]]
+    );
+    let options = PlanOptions {
+        packing: Packing::FirstFit,
+        ..PlanOptions::default()
+    };
+    let packed = graph.build(&options).unwrap();
+    // w2 conflicts with w1 (stage 0) and r1 (stage 1): stage 2 beside b.
+    assert_eq!(
+        stage_names(&packed),
+        [vec!["w1", "c"], vec!["r1"], vec!["b", "w2"]]
+    );
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("r").reads_named("A"));
+    graph.add_node(NodeBuilder::new("w").gates_named("A"));
+    graph.add_node(NodeBuilder::new("x").gates_named("X"));
+    graph.add_node(NodeBuilder::new("rx").reads_named("X").after("r"));
+    graph.add_node(NodeBuilder::new("y").gates_named("X"));
+    let packed = graph.build(&options).unwrap();
+    assert_eq!(
+        stage_names(&packed),
+        [vec!["r", "x"], vec!["w", "rx"], vec!["y"]]
+    );
+    let order = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        stage_names(&order),
+        [vec!["r", "x"], vec!["w", "rx"], vec!["y"]]
+    );
+}
+
+#[test]
+fn first_fit_moves_a_late_node_into_an_early_stage() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("a").gates_named("A"));
+    graph.add_node(NodeBuilder::new("b").reads_named("A"));
+    graph.add_node(NodeBuilder::new("c").gates_named("B"));
+    graph.add_node(NodeBuilder::new("d").reads_named("B").gates_named("A"));
+    graph.add_node(NodeBuilder::new("e").gates_named("C"));
+    let default = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        stage_names(&default),
+        [vec!["a", "c", "e"], vec!["b"], vec!["d"]]
+    );
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("a").gates_named("A"));
+    graph.add_node(NodeBuilder::new("b").gates_named("A"));
+    graph.add_node(NodeBuilder::new("c").reads_named("A").gates_named("C"));
+    graph.add_node(NodeBuilder::new("d").gates_named("C"));
+    let options = PlanOptions {
+        packing: Packing::FirstFit,
+        ..PlanOptions::default()
+    };
+    // Order packing: d waits for c (lane C), stage 3. First-fit: d goes into
+    // stage 0, so it now comes before c and c waits for it.
+    let default = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(stage_names(&default)[3], ["d"]);
+    let packed = graph.build(&options).unwrap();
+    assert_eq!(stage_names(&packed), [vec!["a", "d"], vec!["b"], vec!["c"]]);
+    assert_eq!(packed.compiled().order, [0, 3, 1, 2]);
+    assert_eq!(reasons(&packed, 3, 2), ["lane C: gate after gate"]);
+}
+
+#[test]
+fn every_error_is_reported_at_once() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("a").after("c"));
+    graph.add_node(NodeBuilder::new("b").after("a").after("ghost"));
+    graph.add_node(NodeBuilder::new("c").after("b"));
+    graph.add_node(NodeBuilder::new("d").before("nowhere"));
+    graph.add_node(NodeBuilder::new("d"));
+    graph.add_node(NodeBuilder::new("e").after("f"));
+    graph.add_node(NodeBuilder::new("f").after("e"));
+    let errors = graph.build(&PlanOptions::default()).unwrap_err();
+    let text: Vec<String> = errors
+        .diagnostics()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        text,
+        [
+            "error[SL0004]: `d` is registered twice (node #3 `d` and node #4 `d`); \
+             give one of them its own instance key",
+            "error[SL0002]: `b` is ordered after `ghost`, which is not a registered node or \
+             marker; check the spelling or register it",
+            "error[SL0002]: `d` is ordered before `nowhere`, which is not a registered node or \
+             marker; check the spelling or register it",
+            "error[SL0001]: cycle: a -> b -> c -> a; remove or reverse one of these orderings",
+            "error[SL0001]: cycle: e -> f -> e; remove or reverse one of these orderings",
+        ]
+    );
+    let DiagnosticKind::Cycle { path } = &errors.diagnostics()[3].kind else {
+        panic!("not a cycle")
+    };
+    assert_eq!(
+        path,
+        &[0, 1, 2].map(|i| NodeRef::Node(NodeIndex(i))).to_vec()
+    );
+    assert_eq!(errors.diagnostics()[4].nodes, ["e", "f"]);
+}
+
+#[test]
+fn a_self_ordering_is_a_cycle_and_instance_keys_separate_registrations() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("hud").key("hud#1").reads_named("Hp"));
+    graph.add_node(NodeBuilder::new("hud").key("hud#2").gates_named("Hp"));
+    graph.add_node(NodeBuilder::new("late").after("hud"));
+    let plan = graph.build(&PlanOptions::default()).unwrap();
+    // `after("hud")` names both instances.
+    assert_eq!(plan.compiled().predecessor_counts, [0, 1, 2]);
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("loop").after("loop"));
+    let errors = graph.build(&PlanOptions::default()).unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "error[SL0001]: cycle: loop -> loop; remove or reverse one of these orderings"
+    );
+}
+
+#[test]
+fn ambiguity_levels() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("health").gates_named("Hp"));
+    graph.add_node(NodeBuilder::new("poison").gates_named("Hp"));
+    graph.add_node(NodeBuilder::new("hud").reads_named("Hp").after("poison"));
+    assert!(
+        graph
+            .build(&PlanOptions::default())
+            .unwrap()
+            .diagnostics()
+            .is_empty()
+    );
+    let warn = PlanOptions {
+        ambiguity: AmbiguityLevel::Warn,
+        ..PlanOptions::default()
+    };
+    let plan = graph.build(&warn).unwrap();
+    let found: Vec<String> = plan.diagnostics().iter().map(ToString::to_string).collect();
+    // health/hud and health/poison are ambiguous; poison/hud is ordered.
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("warning[SL0008]: `health` and `poison` conflict on Hp"));
+    assert_eq!(plan.diagnostics()[1].nodes, ["health", "hud"]);
+    let error = PlanOptions {
+        ambiguity: AmbiguityLevel::Error,
+        ..PlanOptions::default()
+    };
+    let errors = graph.build(&error).unwrap_err();
+    assert!(
+        errors
+            .errors()
+            .all(|d| d.code == "SL0008" && d.level == Level::Error)
+    );
+    assert_eq!(errors.diagnostics().len(), 2);
+}
+
+#[test]
+fn typed_services_share_ids_with_the_registry() {
+    struct Hp(u32);
+    struct Score;
+    let mut graph = Graph::new();
+    let hp = graph.registry_mut().insert(Hp(10));
+    graph.add_node(NodeBuilder::new("poison").gates::<Hp>());
+    graph.add_node(NodeBuilder::new("hud").reads::<Hp>().gates::<Score>());
+    let plan = graph.build(&PlanOptions::default()).unwrap();
+    assert_eq!(
+        plan.edge_between(NodeIndex(0), NodeIndex(1))
+            .unwrap()
+            .reasons,
+        [Reason::Lane {
+            service: hp,
+            kind: LaneKind::SharedAfterGate
+        }]
+    );
+    assert_eq!(graph.registry().get::<Hp>().map(|hp| hp.0), Some(10));
+}
