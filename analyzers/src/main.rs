@@ -1,6 +1,40 @@
-//! The `sluice` command-line tool.
+//! The `sluice` command-line tool: one subcommand per job.
+//!
+//! - `sluice plan FILE`: plans declarations in the plan text format and prints
+//!   the stage view (`plan_cli`).
 
-fn main() {
-    eprintln!("sluice: no subcommands are implemented yet");
-    std::process::exit(2);
+use std::process::ExitCode;
+
+mod plan_cli;
+
+const USAGE: &str = "\
+usage: sluice <command> [options]
+
+commands:
+  plan [--dot] [--packing order|first-fit] [--warn-ambiguous] FILE
+        plan the systems declared in FILE and print the stage view";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = match args.split_first() {
+        Some((command, rest)) => (command.as_str(), rest),
+        None => ("", &[][..]),
+    };
+    let status = match command {
+        "plan" => plan_cli::run(rest, &mut std::io::stdout(), &mut std::io::stderr()),
+        // `check` (the analyzers over a source tree) goes here.
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            0
+        }
+        "" => {
+            eprintln!("{USAGE}");
+            2
+        }
+        other => {
+            eprintln!("error: unknown command `{other}`\n{USAGE}");
+            2
+        }
+    };
+    ExitCode::from(status)
 }
