@@ -31,7 +31,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell, spin_loop};
 
 /// A type with a per-type [`Pool`]: it can be made (`Default`), sent between
 /// threads, and [reset](Self::reset) for reuse.
@@ -261,6 +261,7 @@ impl<T> Pool<T> {
                 return Err(value);
             } else {
                 // Another give-back claimed `pos`; catch up.
+                spin_loop();
                 pos = self.tail.load(Ordering::Relaxed);
             }
         }
@@ -302,6 +303,7 @@ impl<T> Pool<T> {
                 return None;
             } else {
                 // Another take claimed `pos`; catch up.
+                spin_loop();
                 pos = self.head.load(Ordering::Relaxed);
             }
         }
