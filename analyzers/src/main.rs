@@ -2,6 +2,8 @@
 //!
 //! - `sluice plan FILE`: plans declarations in the plan text format and prints
 //!   the stage view (`plan_cli`).
+//! - `sluice check PATH...`: the static checks over a source tree
+//!   (`sluice_analyzers::check::cli`).
 
 use std::process::ExitCode;
 
@@ -12,7 +14,9 @@ usage: sluice <command> [options]
 
 commands:
   plan [--dot] [--packing order|first-fit] [--warn-ambiguous] FILE
-        plan the systems declared in FILE and print the stage view";
+        plan the systems declared in FILE and print the stage view
+  check [--format human|json] PATH...
+        check the sluice nodes in every .rs file under PATH (SA codes)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,7 +26,7 @@ fn main() -> ExitCode {
     };
     let status = match command {
         "plan" => plan_cli::run(rest, &mut std::io::stdout(), &mut std::io::stderr()),
-        // `check` (the analyzers over a source tree) goes here.
+        "check" => sluice_analyzers::check::cli::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             0

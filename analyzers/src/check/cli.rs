@@ -65,7 +65,7 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
 
 /// Runs `sluice check` with the arguments after `check`, printing to stdout
 /// (findings) and stderr (usage errors), and returns the exit status.
-pub fn run<I, S>(args: I) -> i32
+pub fn run<I, S>(args: I) -> u8
 where
     I: IntoIterator<Item = S>,
     S: Into<String>,
@@ -93,5 +93,5 @@ where
         Format::Human => print!("{}", render::human(&report)),
         Format::Json => println!("{}", render::json(&report)),
     }
-    i32::from(report.has_errors())
+    u8::from(report.has_errors())
 }
