@@ -1,7 +1,8 @@
 //! SA0005: a node body that reaches for shared state the graph cannot see.
 //!
 //! The heuristic, applied to every expression, statement and item in the body
-//! (closures and nested items included):
+//! (closures, nested items, and the arguments of macros that parse as
+//! comma-separated expressions included):
 //!
 //! - an item `static mut NAME` declared in the body, and any path expression
 //!   naming a `static mut` the caller knows of ([`BodyContext::static_muts`];
@@ -20,9 +21,10 @@
 use std::collections::HashSet;
 
 use proc_macro2::Span;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
-use syn::{Block, Expr, ExprMethodCall, ExprPath, ItemStatic, Macro, StaticMutability};
+use syn::{Block, Expr, ExprMethodCall, ExprPath, ItemStatic, Macro, StaticMutability, Token};
 
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
@@ -87,7 +89,12 @@ impl<'ast> Visit<'ast> for LockFinder<'_> {
                 "keep the value in a service; a node may run on any worker thread",
             );
         }
-        visit::visit_macro(self, mac);
+        // look inside expression-like macros: `println!("{:?}", m.lock())`
+        if let Ok(exprs) = mac.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+            for e in &exprs {
+                self.visit_expr(e);
+            }
+        }
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast ExprMethodCall) {

@@ -67,6 +67,14 @@ fn locks_inside_closures_are_found() {
 }
 
 #[test]
+fn locks_inside_macro_arguments_are_found() {
+    let f = parse_quote! { fn a(s: &Shared) { println!("{:?}", s.cache.lock()); } };
+    assert_eq!(codes_of(NodeKind::System, f), [Code::LockInBody]);
+    let f = parse_quote! { fn a(s: &Shared) { println!("{:?}", s.cache.len()); } };
+    assert_eq!(codes_of(NodeKind::System, f), []);
+}
+
+#[test]
 fn a_known_static_mut_from_elsewhere_is_found() {
     let body: syn::Block = parse_quote!({
         unsafe {
