@@ -327,8 +327,9 @@ mod ledger_map {
         });
     }
 
-    /// A reader racing two recorders sees the map as it was, whatever they
-    /// have recorded; the writes appear at `apply`.
+    /// A reader racing two recorders (each thread spawned, so loom explores
+    /// their interleavings) sees the map as it was, whatever they have
+    /// recorded; the writes appear at `apply`.
     #[test]
     fn ledger_readers_see_the_old_map() {
         loom::model(|| {
@@ -346,16 +347,22 @@ mod ledger_map {
                     })
                 })
                 .collect();
-            for _ in 0..2 {
-                assert_eq!(map.get(&1), Some(&10));
-                assert_eq!(map.get(&2), None);
-                assert_eq!(map.len(), 1);
-                assert!(map.pending() <= 4);
-                thread::yield_now();
-            }
+            let reader = {
+                let map = map.clone();
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        assert_eq!(map.get(&1), Some(&10));
+                        assert_eq!(map.get(&2), None);
+                        assert_eq!(map.len(), 1);
+                        assert!(map.pending() <= 4);
+                        thread::yield_now();
+                    }
+                })
+            };
             for recorder in recorders {
                 recorder.join().unwrap();
             }
+            reader.join().unwrap();
             let mut map = Arc::try_unwrap(map).unwrap();
             assert_eq!(map.apply(), 4);
             // Each thread removed key 1 after its own insert.
