@@ -6,6 +6,8 @@
 pub mod access;
 pub mod node;
 pub mod registry;
+pub mod system;
+pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use node::{Label, Marker, NodeBuilder, NodeDescriptor};
@@ -14,4 +16,12 @@ pub mod plan;
 pub use plan::{
     AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, LaneKind, Level,
     MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions, Reason, Relation,
+};
+pub use system::{
+    BoundaryHooks, FactoryFn, Next, NextValue, NodeBody, NodeEnv, Out, Param, ParamItem, Service,
+    ServiceCells, SystemFn,
+};
+pub use world::{
+    FrameTime, FunctionMarker, IntoFactory, IntoSystem, IterationError, NodeContext, NodePanic,
+    NodeSpec, World,
 };

@@ -115,6 +115,11 @@ impl Registry {
         self.slots.get_mut(id.index())
     }
 
+    /// The id table and the slots, borrowed apart.
+    pub(crate) fn split_mut(&mut self) -> (&ServiceTable, &mut [ServiceSlot]) {
+        (&self.table, &mut self.slots)
+    }
+
     /// All slots, indexed by id.
     pub fn slots(&self) -> &[ServiceSlot] {
         &self.slots

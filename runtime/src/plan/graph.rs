@@ -61,6 +61,19 @@ impl Graph {
         &mut self.registry
     }
 
+    /// The node descriptors, the id table and the service slots at once: the
+    /// executor reads the first two while nodes reach into the slots.
+    pub(crate) fn parts_mut(
+        &mut self,
+    ) -> (
+        &[NodeDescriptor],
+        &crate::access::ServiceTable,
+        &mut [crate::registry::ServiceSlot],
+    ) {
+        let (table, slots) = self.registry.split_mut();
+        (&self.nodes, table, slots)
+    }
+
     /// Registers a node, resolving its services to ids.
     pub fn add_node(&mut self, node: NodeBuilder) -> NodeIndex {
         let index = NodeIndex(u32::try_from(self.nodes.len()).expect("too many nodes"));

@@ -1,0 +1,131 @@
+//! The world's service slots as running nodes see them.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crate::access::ServiceId;
+use crate::registry::ServiceSlot;
+
+/// Unsynchronised access to every service slot of a world for the length of
+/// one iteration, shared by all the threads running its nodes.
+///
+/// Soundness rests on the plan, not on locks: a node reaches only the slots its
+/// access set declares, and the plan orders every pair of nodes that conflict
+/// on a slot (a gate is alone in its lane; a producer comes before every
+/// consumer). The `'w` borrow of the slots is exclusive, so nothing outside the
+/// iteration touches them, and the slot array cannot grow or move meanwhile.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceCells<'w> {
+    /// Start of the slot array; valid for `len` slots for `'w`.
+    slots: NonNull<ServiceSlot>,
+    len: usize,
+    _world: PhantomData<&'w mut [ServiceSlot]>,
+}
+
+// SAFETY: the cells are only dereferenced under the plan's discipline described
+// on the type; the values themselves are `Send + Sync` (`ServiceSlot` holds
+// `dyn Any + Send + Sync`).
+unsafe impl Send for ServiceCells<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for ServiceCells<'_> {}
+
+impl<'w> ServiceCells<'w> {
+    /// Borrows every slot exclusively for `'w`.
+    pub fn new(slots: &'w mut [ServiceSlot]) -> Self {
+        Self {
+            len: slots.len(),
+            slots: NonNull::from(slots).cast(),
+            _world: PhantomData,
+        }
+    }
+
+    /// The number of slots.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no slots.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn slot_ptr(&self, id: ServiceId) -> *mut ServiceSlot {
+        assert!(
+            id.index() < self.len,
+            "service id {} is outside this world's {} services",
+            id.0,
+            self.len
+        );
+        // SAFETY: `id.index() < len` (checked above), so the offset stays inside
+        // the slot array.
+        unsafe { self.slots.as_ptr().add(id.index()) }
+    }
+
+    /// Shared access to the value of `id`, or `None` when it holds no `T`.
+    ///
+    /// # Safety
+    /// - The calling node declared shared or gated access to `id` (or produces it
+    ///   and is running its own output step).
+    /// - No node holding gated access to `id` runs at the same time: the plan
+    ///   orders every gate of a lane against every other accessor.
+    pub unsafe fn get<T: 'static>(&self, id: ServiceId) -> Option<&'w T> {
+        let slot = self.slot_ptr(id);
+        // SAFETY:
+        // - `slot` points into the live slot array (`slot_ptr`'s bounds check);
+        // - no `&mut` to this slot exists now: only a gate or producer makes
+        //   one, and the caller guarantees none runs concurrently.
+        let slot = unsafe { &*slot };
+        slot.value.as_deref()?.downcast_ref()
+    }
+
+    /// Gated access to the value of `id`; bumps the slot's version.
+    ///
+    /// # Safety
+    /// - The calling node declared gated access to `id`.
+    /// - No other node touching `id` runs at the same time, and the caller
+    ///   holds no other reference into this slot: the plan makes a gate alone
+    ///   in its lane.
+    pub unsafe fn get_mut<T: 'static>(&self, id: ServiceId) -> Option<&'w mut T> {
+        let slot = self.slot_ptr(id);
+        // SAFETY: `slot` is in bounds, and by the caller's guarantee this is the
+        // only reference to the slot while it lives.
+        let slot = unsafe { &mut *slot };
+        slot.version += 1;
+        slot.value.as_deref_mut()?.downcast_mut()
+    }
+
+    /// Stores `value` as the service `id` (a factory's output), overwriting in
+    /// place when the slot already holds a `T` so a steady factory does not
+    /// allocate; bumps the version.
+    ///
+    /// # Safety
+    /// - The calling node declared that it produces `id` (or gates it).
+    /// - No other node touching `id` runs at the same time: producers come
+    ///   before every consumer in the plan.
+    pub unsafe fn put<T: Send + Sync + 'static>(&self, id: ServiceId, value: T) {
+        let slot = self.slot_ptr(id);
+        // SAFETY: `slot` is in bounds and, by the caller's guarantee, not
+        // referenced by anyone else while this runs.
+        let slot = unsafe { &mut *slot };
+        slot.version += 1;
+        match slot
+            .value
+            .as_deref_mut()
+            .and_then(|v| v.downcast_mut::<T>())
+        {
+            Some(existing) => *existing = value,
+            None => slot.value = Some(Box::new(value)),
+        }
+    }
+
+    /// The version of `id`.
+    ///
+    /// # Safety
+    /// The calling node declared access to `id` (so no gate of it runs now).
+    pub unsafe fn version(&self, id: ServiceId) -> u64 {
+        let slot = self.slot_ptr(id);
+        // SAFETY: in bounds, and no `&mut` to the slot exists concurrently by
+        // the caller's guarantee.
+        unsafe { (*slot).version }
+    }
+}

@@ -1,0 +1,180 @@
+//! Functions as node bodies: a system is any `FnMut` whose parameters are all
+//! [`Param`]s; a factory also returns the service it produces.
+//!
+//! The impls use the two-bound trick (`FnMut(P0, ..)` and
+//! `FnMut(Item<P0>, ..)`) so that plain `fn hud(hp: &Hp, score: &mut Score)`
+//! items, and closures with annotated parameters, satisfy them: the first bound
+//! names the parameter types, the second lets the body be called with
+//! references of any world lifetime.
+
+use std::marker::PhantomData;
+
+use crate::access::ServiceId;
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+use crate::system::body::{NodeBody, NodeEnv};
+use crate::system::cells::ServiceCells;
+use crate::system::output::BoundaryHooks;
+use crate::system::param::{Param, Service};
+
+/// `P`'s value borrowed for `'w`.
+pub type ParamItem<'w, P> = <P as Param>::Item<'w>;
+
+/// A function that can run as a system. `Marker` is the parameter tuple; it
+/// only keeps the impls for different arities apart.
+pub trait SystemFn<Marker>: Send + 'static {
+    /// The resolved service id of every parameter.
+    type Ids: Copy + Send + Sync + 'static;
+    /// Adds every parameter's access to `node`.
+    fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// Every parameter's service id, after `declare`'s node was built.
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids;
+    /// Runs the function.
+    ///
+    /// # Safety
+    /// `ids` came from [`SystemFn::resolve`] for this world, and the node runs as
+    /// a node of the world's current plan (see [`Param::fetch`]).
+    unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>);
+}
+
+/// A function that can run as a factory: a system whose return value is the
+/// service it produces (every consumer of `Out` runs after it).
+pub trait FactoryFn<Marker>: Send + 'static {
+    /// The produced service.
+    type Out: Service;
+    /// The resolved service id of every parameter.
+    type Ids: Copy + Send + Sync + 'static;
+    /// Adds every parameter's access, and the produced output, to `node`.
+    fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// Every parameter's service id, after `declare`'s node was built.
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids;
+    /// Runs the function and returns what it produced.
+    ///
+    /// # Safety
+    /// As for [`SystemFn::call`].
+    unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> Self::Out;
+}
+
+macro_rules! impl_functions {
+    ($($param:ident $index:tt),*) => {
+        impl<Func, $($param: Param),*> SystemFn<fn($($param,)*)> for Func
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func: FnMut($($param),*) + FnMut($(ParamItem<'_, $param>),*),
+        {
+            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
+
+            #[allow(unused_mut)]
+            fn declare(mut node: NodeBuilder) -> NodeBuilder {
+                $(node = $param::declare(node);)*
+                node
+            }
+
+            #[allow(unused_variables)]
+            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
+                [$($param::resolve(registry, hooks)),*]
+            }
+
+            #[inline]
+            #[allow(unused_variables, clippy::unused_unit)]
+            unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) {
+                // Calling through a helper pins the argument types, so the
+                // compiler picks the `FnMut(Item<..>)` bound.
+                #[allow(non_snake_case, clippy::too_many_arguments)]
+                fn call_inner<$($param),*>(mut f: impl FnMut($($param),*), $($param: $param),*) {
+                    f($($param),*)
+                }
+                // SAFETY: `ids` resolve each parameter (caller's guarantee) and
+                // the node runs under the plan, as `Param::fetch` requires; the
+                // parameters of one function never conflict with each other
+                // (the access set merges them and the macros reject `&T` with
+                // `&mut T`).
+                #[allow(non_snake_case)]
+                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
+                call_inner(self, $($param),*)
+            }
+        }
+
+        impl<Func, Out: Service, $($param: Param),*> FactoryFn<fn($($param,)*) -> Out> for Func
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func: FnMut($($param),*) -> Out + FnMut($(ParamItem<'_, $param>),*) -> Out,
+        {
+            type Out = Out;
+            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
+
+            #[allow(unused_mut)]
+            fn declare(mut node: NodeBuilder) -> NodeBuilder {
+                $(node = $param::declare(node);)*
+                node.produces::<Out>()
+            }
+
+            #[allow(unused_variables)]
+            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
+                [$($param::resolve(registry, hooks)),*]
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> Out {
+                #[allow(non_snake_case, clippy::too_many_arguments)]
+                fn call_inner<Out, $($param),*>(mut f: impl FnMut($($param),*) -> Out, $($param: $param),*) -> Out {
+                    f($($param),*)
+                }
+                // SAFETY: as in `SystemFn::call`.
+                #[allow(non_snake_case)]
+                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
+                call_inner(self, $($param),*)
+            }
+        }
+    };
+}
+
+impl_functions!();
+impl_functions!(P0 0);
+impl_functions!(P0 0, P1 1);
+impl_functions!(P0 0, P1 1, P2 2);
+impl_functions!(P0 0, P1 1, P2 2, P3 3);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10 10);
+impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10 10, P11 11);
+
+/// A system function paired with its resolved ids: the body the executor runs.
+pub(crate) struct SystemBody<F: SystemFn<M>, M> {
+    pub(crate) function: F,
+    pub(crate) ids: F::Ids,
+    pub(crate) _marker: PhantomData<fn() -> M>,
+}
+
+impl<F: SystemFn<M>, M: 'static> NodeBody for SystemBody<F, M> {
+    #[inline]
+    unsafe fn run(&mut self, env: &NodeEnv<'_>) {
+        // SAFETY: the executor runs this body only as a node of the plan it was
+        // registered in, with `ids` resolved against the same world.
+        unsafe { self.function.call(&self.ids, &env.cells) }
+    }
+}
+
+/// A factory function paired with its resolved ids and output id.
+pub(crate) struct FactoryBody<F: FactoryFn<M>, M> {
+    pub(crate) function: F,
+    pub(crate) ids: F::Ids,
+    pub(crate) output: ServiceId,
+    pub(crate) _marker: PhantomData<fn() -> M>,
+}
+
+impl<F: FactoryFn<M>, M: 'static> NodeBody for FactoryBody<F, M> {
+    #[inline]
+    unsafe fn run(&mut self, env: &NodeEnv<'_>) {
+        // SAFETY: as for `SystemBody::run`.
+        let value = unsafe { self.function.call(&self.ids, &env.cells) };
+        // SAFETY: the node declared that it produces `output` (`declare`), and
+        // the plan puts a producer before every consumer of its output.
+        unsafe { env.cells.put(self.output, value) }
+    }
+}

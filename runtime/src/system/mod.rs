@@ -1,0 +1,15 @@
+//! From signatures to node bodies: parameters, functions, and the unsynchronised
+//! view of the world's services that running nodes borrow from.
+
+mod body;
+mod cells;
+mod function;
+mod output;
+mod param;
+
+pub use body::{NodeBody, NodeEnv};
+pub use cells::ServiceCells;
+pub(crate) use function::{FactoryBody, SystemBody};
+pub use function::{FactoryFn, ParamItem, SystemFn};
+pub use output::{BoundaryHooks, Next, NextValue, Out};
+pub use param::{Param, Service};

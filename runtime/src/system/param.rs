@@ -1,0 +1,103 @@
+//! Parameters: how one argument of a system's signature becomes a declaration
+//! (`&T` shared, `&mut T` gated) and, at run time, a reference into the world.
+
+use crate::access::{AccessKind, ServiceId};
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+use crate::system::cells::ServiceCells;
+use crate::system::output::BoundaryHooks;
+
+/// A value a world holds: `Send + Sync + 'static`, as DESIGN's vocabulary says.
+pub trait Service: Send + Sync + 'static {}
+impl<T: Send + Sync + 'static> Service for T {}
+
+/// One parameter of a system or factory function.
+///
+/// # Safety
+/// Implementors must make `fetch` touch only the service `declare` declared,
+/// with no stronger access than [`Param::KIND`]: the executor relies on the
+/// declaration alone to keep conflicting nodes apart.
+pub unsafe trait Param {
+    /// What the function receives, borrowed from the world for `'w`.
+    type Item<'w>;
+    /// How the parameter touches its service.
+    const KIND: AccessKind;
+    /// The service the parameter touches, named for messages.
+    fn service_name() -> &'static str;
+    /// Adds the parameter's access to `node`.
+    fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// The parameter's service id (resolving it if needed), and any work the
+    /// parameter needs at iteration boundaries.
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> ServiceId;
+    /// Borrows the parameter's value.
+    ///
+    /// # Safety
+    /// - `id` is what [`Param::resolve`] returned for this world.
+    /// - The node this parameter belongs to is running as a node of the
+    ///   world's current plan, so no conflicting node runs concurrently.
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Self::Item<'w>;
+}
+
+#[cold]
+#[inline(never)]
+fn missing(service: &str) -> ! {
+    panic!(
+        "service `{service}` is declared but the world holds no value for it: insert it with `World::insert` or register a factory that produces it"
+    )
+}
+
+// SAFETY: `fetch` reads only `T`'s slot, through shared access, as declared.
+unsafe impl<T: Send + Sync + 'static> Param for &T {
+    type Item<'w> = &'w T;
+    const KIND: AccessKind = AccessKind::Shared;
+
+    fn service_name() -> &'static str {
+        std::any::type_name::<T>()
+    }
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node.reads::<T>()
+    }
+
+    fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {
+        registry.resolve::<T>()
+    }
+
+    #[inline]
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> &'w T {
+        // SAFETY: the node declared shared access to `id` (`declare`), and the
+        // caller runs it as a plan node, so no gate of `id` runs now.
+        match unsafe { cells.get::<T>(id) } {
+            Some(value) => value,
+            None => missing(Self::service_name()),
+        }
+    }
+}
+
+// SAFETY: `fetch` reaches only `T`'s slot, through gated access, as declared.
+unsafe impl<T: Send + Sync + 'static> Param for &mut T {
+    type Item<'w> = &'w mut T;
+    const KIND: AccessKind = AccessKind::Gated;
+
+    fn service_name() -> &'static str {
+        std::any::type_name::<T>()
+    }
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node.gates::<T>()
+    }
+
+    fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {
+        registry.resolve::<T>()
+    }
+
+    #[inline]
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> &'w mut T {
+        // SAFETY: the node declared gated access to `id` (`declare`); the plan
+        // makes a gate alone in its lane, so this is the only reference.
+        match unsafe { cells.get_mut::<T>(id) } {
+            Some(value) => value,
+            None => missing(Self::service_name()),
+        }
+    }
+}

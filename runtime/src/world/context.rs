@@ -1,0 +1,104 @@
+//! The runtime composition API's view of the world: a node body written as a
+//! closure reaches services through a [`NodeContext`], which hands out only
+//! what the node declared.
+
+use crate::access::AccessKind;
+use crate::system::{NodeBody, NodeEnv};
+
+/// What a closure registered with [`NodeBuilder::run`](crate::NodeBuilder::run)
+/// receives: the services its node declared, and nothing else.
+///
+/// Each call looks the type up in the world's id table (a hash lookup);
+/// functions registered with [`NodeBuilder::system`](crate::NodeBuilder::system)
+/// resolve their parameters once, at registration, and pay nothing per call.
+#[derive(Debug)]
+pub struct NodeContext<'w> {
+    env: NodeEnv<'w>,
+}
+
+impl<'w> NodeContext<'w> {
+    /// The running node's name.
+    pub fn name(&self) -> &str {
+        self.env.descriptor.name()
+    }
+
+    fn declared<T: 'static>(&self, wanted: AccessKind) -> crate::ServiceId {
+        let id = self.env.table.id_of::<T>();
+        let granted = id.and_then(|id| self.env.descriptor.access().access_to(id));
+        match (id, granted) {
+            (Some(id), Some(AccessKind::Gated)) => id,
+            (Some(id), Some(AccessKind::Shared)) if wanted == AccessKind::Shared => id,
+            _ => undeclared(self.name(), std::any::type_name::<T>(), wanted, granted),
+        }
+    }
+
+    /// Shared access to `T`.
+    ///
+    /// # Panics
+    /// When the node did not declare `T` (shared or gated), or the world holds
+    /// no `T`. The executor catches the panic and reports it with the node's name.
+    pub fn read<T: Send + Sync + 'static>(&self) -> &T {
+        let id = self.declared::<T>(AccessKind::Shared);
+        // SAFETY: the node declared access to `id` (checked above) and runs as a
+        // plan node (`ContextBody::run`'s contract), so no gate of `id` runs now;
+        // the returned borrow is tied to `&self`, so no `&mut` from `write`
+        // can coexist with it.
+        unsafe { self.env.cells.get::<T>(id) }.unwrap_or_else(|| missing::<T>())
+    }
+
+    /// Gated access to `T`.
+    ///
+    /// # Panics
+    /// When the node did not declare `T` gated, or the world holds no `T`.
+    pub fn write<T: Send + Sync + 'static>(&mut self) -> &mut T {
+        let id = self.declared::<T>(AccessKind::Gated);
+        // SAFETY: the node declared gated access to `id`, so it runs alone in
+        // `id`'s lane; the borrow is tied to `&mut self`, so it is the only one
+        // this context has handed out.
+        unsafe { self.env.cells.get_mut::<T>(id) }.unwrap_or_else(|| missing::<T>())
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn undeclared(node: &str, service: &str, wanted: AccessKind, granted: Option<AccessKind>) -> ! {
+    let wanted = match wanted {
+        AccessKind::Gated => "gated (`&mut`)",
+        _ => "shared (`&`)",
+    };
+    match granted {
+        Some(kind) => panic!(
+            "node `{node}` asked for {wanted} access to `{service}` but declared only {kind:?}: declare it with `.gates::<{service}>()`"
+        ),
+        None => panic!(
+            "node `{node}` asked for {wanted} access to `{service}`, which it did not declare: add `.reads::<{service}>()` or `.gates::<{service}>()` to its builder"
+        ),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn missing<T>() -> ! {
+    panic!(
+        "service `{}` is declared but the world holds no value for it: insert it with `World::insert` or register a factory that produces it",
+        std::any::type_name::<T>()
+    )
+}
+
+/// A closure body reached through a [`NodeContext`].
+pub(crate) struct ContextBody<F> {
+    body: F,
+}
+
+impl<F> ContextBody<F> {
+    pub(crate) fn new(body: F) -> Self {
+        Self { body }
+    }
+}
+
+impl<F: FnMut(&mut NodeContext<'_>) + Send + 'static> NodeBody for ContextBody<F> {
+    unsafe fn run(&mut self, env: &NodeEnv<'_>) {
+        let mut context = NodeContext { env: *env };
+        (self.body)(&mut context);
+    }
+}

@@ -1,0 +1,85 @@
+//! What can go wrong running an iteration.
+
+use std::any::Any;
+use std::fmt;
+
+use crate::plan::PlanErrors;
+
+/// A node whose body panicked, with the panic's payload.
+pub struct NodePanic {
+    node: String,
+    payload: Box<dyn Any + Send>,
+}
+
+impl NodePanic {
+    pub(crate) fn new(node: &str, payload: Box<dyn Any + Send>) -> Self {
+        Self {
+            node: node.to_owned(),
+            payload,
+        }
+    }
+
+    /// The name of the node that panicked.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The panic's payload, as `catch_unwind` returned it.
+    pub fn payload(&self) -> &(dyn Any + Send) {
+        &*self.payload
+    }
+
+    /// The payload, to resume the panic with `std::panic::resume_unwind`.
+    pub fn into_payload(self) -> Box<dyn Any + Send> {
+        self.payload
+    }
+
+    /// The panic message, when the payload is a string.
+    pub fn message(&self) -> Option<&str> {
+        self.payload
+            .downcast_ref::<&'static str>()
+            .copied()
+            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+    }
+}
+
+impl fmt::Debug for NodePanic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodePanic")
+            .field("node", &self.node)
+            .field("message", &self.message())
+            .finish()
+    }
+}
+
+impl fmt::Display for NodePanic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.message() {
+            Some(message) => write!(f, "node `{}` panicked: {message}", self.node),
+            None => write!(f, "node `{}` panicked", self.node),
+        }
+    }
+}
+
+/// Why [`World::run_iteration`](crate::World::run_iteration) failed.
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum IterationError {
+    /// The registrations do not form a valid plan; nothing ran.
+    Plan(PlanErrors),
+    /// A node's body panicked. Nothing new started after it; nodes already
+    /// running finished. The world is consistent and the next iteration runs
+    /// normally.
+    NodePanicked(NodePanic),
+}
+
+impl fmt::Display for IterationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IterationError::Plan(errors) => write!(f, "the plan could not be built:\n{errors}"),
+            IterationError::NodePanicked(panic) => panic.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for IterationError {}

@@ -1,0 +1,127 @@
+//! Registrations before they have ids: a node's declaration plus a recipe for
+//! its body, built once the world has resolved the declared services.
+
+use std::marker::PhantomData;
+
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+use crate::system::{BoundaryHooks, FactoryBody, FactoryFn, NodeBody, SystemBody, SystemFn};
+use crate::world::context::{ContextBody, NodeContext};
+
+/// Makes a node's body once its services have ids in the world's registry.
+type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn NodeBody> + Send>;
+
+/// A node ready to register: its declaration and how to build its body.
+///
+/// A node that produces something (a return value, an [`Out`](crate::Out) or
+/// [`Next`](crate::Next) parameter) is a factory: it is skipped in iterations
+/// where none of its inputs changed since its last run. Anything else is a
+/// system and runs every iteration.
+///
+/// Made by [`NodeBuilder::system`], [`NodeBuilder::factory`],
+/// [`NodeBuilder::run`], or from a plain function through [`IntoSystem`] /
+/// [`IntoFactory`].
+pub struct NodeSpec {
+    pub(crate) builder: NodeBuilder,
+    pub(crate) recipe: BodyRecipe,
+}
+
+impl std::fmt::Debug for NodeSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeSpec")
+            .field("builder", &self.builder)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The last path segment of a function's type name: `game::ai::think` -> `think`.
+fn short_name<F>() -> &'static str {
+    let full = std::any::type_name::<F>();
+    let without_generics = full.split('<').next().unwrap_or(full);
+    without_generics.rsplit("::").next().unwrap_or(full)
+}
+
+impl NodeBuilder {
+    /// Pairs this declaration with a system function; the function's
+    /// parameters add their accesses (`&T` shared, `&mut T` gated).
+    pub fn system<M: 'static, F: SystemFn<M>>(self, function: F) -> NodeSpec {
+        NodeSpec {
+            builder: F::declare(self),
+            recipe: Box::new(move |registry, hooks| {
+                Box::new(SystemBody {
+                    ids: F::resolve(registry, hooks),
+                    function,
+                    _marker: PhantomData,
+                })
+            }),
+        }
+    }
+
+    /// Pairs this declaration with a factory function: its parameters are its
+    /// inputs, its return value the service it produces. It is skipped in
+    /// iterations where none of its inputs changed since its last run.
+    pub fn factory<M: 'static, F: FactoryFn<M>>(self, function: F) -> NodeSpec {
+        NodeSpec {
+            builder: F::declare(self),
+            recipe: Box::new(move |registry, hooks| {
+                Box::new(FactoryBody {
+                    ids: F::resolve(registry, hooks),
+                    output: registry.resolve::<F::Out>(),
+                    function,
+                    _marker: PhantomData,
+                })
+            }),
+        }
+    }
+
+    /// Pairs this declaration with a closure that reaches services through a
+    /// [`NodeContext`], which hands out only what was declared:
+    /// `NodeBuilder::new("hud").reads::<Hp>().run(|cx| { let hp = cx.read::<Hp>(); })`.
+    pub fn run(self, body: impl FnMut(&mut NodeContext<'_>) + Send + 'static) -> NodeSpec {
+        NodeSpec {
+            builder: self,
+            recipe: Box::new(move |_, _| Box::new(ContextBody::new(body))),
+        }
+    }
+}
+
+/// Anything [`World::add_system`](crate::World::add_system) accepts: a
+/// [`NodeSpec`], or a plain function whose name becomes the node's name.
+pub trait IntoSystem<Marker> {
+    /// The registration.
+    fn into_system(self) -> NodeSpec;
+}
+
+impl IntoSystem<()> for NodeSpec {
+    fn into_system(self) -> NodeSpec {
+        self
+    }
+}
+
+/// Marks the [`IntoSystem`] impl for plain functions.
+#[derive(Debug)]
+pub struct FunctionMarker<M>(PhantomData<M>);
+
+impl<M: 'static, F: SystemFn<M>> IntoSystem<FunctionMarker<M>> for F {
+    fn into_system(self) -> NodeSpec {
+        NodeBuilder::new(short_name::<F>()).system(self)
+    }
+}
+
+/// Anything [`World::add_factory`](crate::World::add_factory) accepts.
+pub trait IntoFactory<Marker> {
+    /// The registration.
+    fn into_factory(self) -> NodeSpec;
+}
+
+impl IntoFactory<()> for NodeSpec {
+    fn into_factory(self) -> NodeSpec {
+        self
+    }
+}
+
+impl<M: 'static, F: FactoryFn<M>> IntoFactory<FunctionMarker<M>> for F {
+    fn into_factory(self) -> NodeSpec {
+        NodeBuilder::new(short_name::<F>()).factory(self)
+    }
+}

@@ -1,0 +1,173 @@
+//! The world's registration and serial iteration: signatures become
+//! declarations, factories skip when their inputs did not move, `Next<T>`
+//! values cross the boundary, panics are reported by node name.
+
+use std::time::Duration;
+
+use sluice::{FrameTime, IterationError, Next, NodeBuilder, Out, World};
+
+#[derive(Debug, Default, PartialEq)]
+struct Hp(i32);
+#[derive(Debug, Default, PartialEq)]
+struct Armor(i32);
+#[derive(Debug, Default, PartialEq)]
+struct Log(Vec<&'static str>);
+
+fn regenerate(armor: &Armor, hp: &mut Hp, log: &mut Log) {
+    hp.0 += armor.0;
+    log.0.push("regenerate");
+}
+
+fn report(hp: &Hp, log: &mut Log) {
+    log.0.push(if hp.0 > 10 { "healthy" } else { "hurt" });
+}
+
+#[test]
+fn functions_declare_their_access_and_run_in_plan_order() {
+    let mut world = World::new();
+    world.insert(Hp(9));
+    world.insert(Armor(2));
+    world.insert(Log::default());
+    world.add_system(report);
+    world.add_system(regenerate);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Hp>(), Some(&Hp(11)));
+    assert_eq!(world.get::<Log>().unwrap().0, ["hurt", "regenerate"]);
+    let plan = world.plan().unwrap();
+    let names: Vec<_> = plan.order().map(|n| plan.node_name(n).to_owned()).collect();
+    assert_eq!(names, ["report", "regenerate"]);
+    assert_eq!(plan.stage_count(), 2, "both gate Log, so they are ordered");
+}
+
+#[derive(Debug, PartialEq)]
+struct Terrain(u32);
+#[derive(Debug, PartialEq)]
+struct Mesh(u32);
+#[derive(Debug, Default)]
+struct Builds(u32);
+
+#[test]
+fn factories_run_only_when_an_input_moved() {
+    let mut world = World::new();
+    world.insert(Terrain(1));
+    world.insert(Builds::default());
+    world.add_factory(NodeBuilder::new("mesher").gates::<Builds>().factory(
+        |terrain: &Terrain, builds: &mut Builds| {
+            builds.0 += 1;
+            Mesh(terrain.0 * 10)
+        },
+    ));
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Mesh>(), Some(&Mesh(10)));
+    world.run_iteration().unwrap();
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Builds>().unwrap().0, 1, "inputs did not move");
+    world.get_mut::<Terrain>().unwrap().0 = 2;
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Mesh>(), Some(&Mesh(20)));
+    assert_eq!(world.get::<Builds>().unwrap().0, 2);
+}
+
+#[derive(Debug, PartialEq)]
+struct Level(u32);
+#[derive(Debug, Default)]
+struct Seen(Vec<u32>);
+
+#[test]
+fn next_values_are_swapped_in_at_the_boundary() {
+    let mut world = World::new();
+    world.insert(Level(0));
+    world.insert(Seen::default());
+    world.add_system(NodeBuilder::new("advance").system(
+        |level: &Level, seen: &mut Seen, mut next: Next<'_, Level>| {
+            seen.0.push(level.0);
+            next.set(Level(level.0 + 1));
+        },
+    ));
+    world.add_system(
+        NodeBuilder::new("reader")
+            .after("advance")
+            .system(|level: &Level, seen: &mut Seen| seen.0.push(level.0 + 100)),
+    );
+    for _ in 0..3 {
+        world.run_iteration().unwrap();
+    }
+    assert_eq!(world.get::<Seen>().unwrap().0, [0, 100, 1, 101, 2, 102]);
+    assert_eq!(world.get::<Level>(), Some(&Level(3)));
+}
+
+#[test]
+fn out_parameters_produce_before_every_consumer() {
+    let mut world = World::new();
+    world.insert(Terrain(3));
+    world.insert(Seen::default());
+    // Registered first, but consumes what the factory below produces.
+    world.add_system(
+        NodeBuilder::new("draw").system(|mesh: &Mesh, seen: &mut Seen| seen.0.push(mesh.0)),
+    );
+    world.add_system(
+        NodeBuilder::new("mesher")
+            .system(|terrain: &Terrain, mut mesh: Out<'_, Mesh>| mesh.set(Mesh(terrain.0 + 1))),
+    );
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Seen>().unwrap().0, [4]);
+}
+
+#[test]
+fn the_context_hands_out_only_what_was_declared() {
+    let mut world = World::new();
+    world.insert(Hp(1));
+    world.insert(Armor(5));
+    world.add_system(NodeBuilder::new("sneaky").reads::<Hp>().run(|cx| {
+        let _ = cx.read::<Armor>();
+    }));
+    let error = world.run_iteration().unwrap_err();
+    let IterationError::NodePanicked(panic) = &error else {
+        panic!("expected a node panic, got {error}");
+    };
+    assert_eq!(panic.node(), "sneaky");
+    assert!(
+        panic.message().unwrap().contains("did not declare"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_panicking_node_is_named_and_the_next_iteration_runs() {
+    let mut world = World::new();
+    world.insert(Hp(0));
+    world.add_system(NodeBuilder::new("fragile").system(|hp: &mut Hp| {
+        hp.0 += 1;
+        assert!(hp.0 != 2, "hp reached two");
+    }));
+    world.run_iteration().unwrap();
+    let error = world.run_iteration().unwrap_err();
+    assert_eq!(error.to_string(), "node `fragile` panicked: hp reached two");
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Hp>(), Some(&Hp(3)));
+}
+
+#[test]
+fn update_advances_the_frame_clock() {
+    let mut world = World::new();
+    world.update(Duration::from_millis(16)).unwrap();
+    world.update(Duration::from_millis(17)).unwrap();
+    let time = world.get::<FrameTime>().unwrap();
+    assert_eq!(time.frame, 1);
+    assert_eq!(time.elapsed, Duration::from_millis(33));
+}
+
+#[test]
+fn a_plan_error_runs_nothing() {
+    let mut world = World::new();
+    world.insert(Hp(0));
+    world.add_system(
+        NodeBuilder::new("a")
+            .after("ghost")
+            .system(|hp: &mut Hp| hp.0 += 1),
+    );
+    let error = world.run_iteration().unwrap_err();
+    assert!(matches!(error, IterationError::Plan(_)));
+    assert!(error.to_string().contains("SL0002"), "{error}");
+    assert_eq!(world.get::<Hp>(), Some(&Hp(0)));
+}
