@@ -18,8 +18,8 @@ pub use plan::{
     MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions, Reason, Relation,
 };
 pub use system::{
-    BoundaryHooks, FactoryFn, Next, NextValue, NodeBody, NodeEnv, Out, Param, ParamItem, Service,
-    ServiceCells, SystemFn,
+    BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Next, NextValue, NodeBody, NodeEnv, Out,
+    Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
 };
 pub use world::{
     FrameTime, FunctionMarker, IntoFactory, IntoSystem, IterationError, NodeContext, NodePanic,

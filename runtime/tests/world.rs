@@ -171,3 +171,53 @@ fn a_plan_error_runs_nothing() {
     assert!(error.to_string().contains("SL0002"), "{error}");
     assert_eq!(world.get::<Hp>(), Some(&Hp(0)));
 }
+
+#[derive(Debug, Default)]
+struct Paused(bool);
+
+fn not_paused(paused: &Paused) -> bool {
+    !paused.0
+}
+
+#[test]
+fn run_conditions_skip_the_body_and_keep_the_factory_cursor() {
+    let mut world = World::new();
+    world.insert(Paused(false));
+    world.insert(Hp(0));
+    world.insert(Terrain(1));
+    world.insert(Builds::default());
+    world.add_system(
+        NodeBuilder::new("tick")
+            .system(|hp: &mut Hp| hp.0 += 1)
+            .run_if(not_paused),
+    );
+    world.add_factory(
+        NodeBuilder::new("mesher")
+            .gates::<Builds>()
+            .factory(|terrain: &Terrain, builds: &mut Builds| {
+                builds.0 += 1;
+                Mesh(terrain.0)
+            })
+            .run_if(not_paused),
+    );
+    world.run_iteration().unwrap();
+    world.get_mut::<Paused>().unwrap().0 = true;
+    world.get_mut::<Terrain>().unwrap().0 = 7;
+    world.run_iteration().unwrap();
+    world.run_iteration().unwrap();
+    assert_eq!(
+        world.get::<Hp>(),
+        Some(&Hp(1)),
+        "paused: the body was skipped"
+    );
+    assert_eq!(world.get::<Mesh>(), Some(&Mesh(1)));
+    world.get_mut::<Paused>().unwrap().0 = false;
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Hp>(), Some(&Hp(2)));
+    assert_eq!(
+        world.get::<Mesh>(),
+        Some(&Mesh(7)),
+        "the skipped runs did not advance the factory's cursor past Terrain's change"
+    );
+    assert_eq!(world.get::<Builds>().unwrap().0, 2);
+}

@@ -3,12 +3,15 @@
 
 mod body;
 mod cells;
+mod condition;
 mod function;
 mod output;
 mod param;
 
 pub use body::{NodeBody, NodeEnv};
 pub use cells::ServiceCells;
+pub(crate) use condition::Condition;
+pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};
 pub(crate) use function::{FactoryBody, SystemBody};
 pub use function::{FactoryFn, ParamItem, SystemFn};
 pub use output::{BoundaryHooks, Next, NextValue, Out};

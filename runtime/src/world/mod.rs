@@ -117,10 +117,16 @@ impl World {
     fn add_spec(&mut self, spec: NodeSpec) -> NodeIndex {
         let index = self.graph.add_node(spec.builder);
         let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
+        let conditions = spec
+            .conditions
+            .into_iter()
+            .map(|recipe| recipe(self.graph.registry_mut(), &mut self.hooks))
+            .collect();
         let access = self.graph.node(index).access();
         let is_factory = access.produced().next().is_some();
         let inputs = access.shared().chain(access.gated()).collect();
-        self.cells.push(NodeCell::new(body, inputs, is_factory));
+        self.cells
+            .push(NodeCell::new(body, conditions, inputs, is_factory));
         self.plan = None;
         index
     }

@@ -5,11 +5,18 @@ use std::marker::PhantomData;
 
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
-use crate::system::{BoundaryHooks, FactoryBody, FactoryFn, NodeBody, SystemBody, SystemFn};
+use crate::system::{
+    BoundaryHooks, Condition, ConditionBody, ConditionFn, FactoryBody, FactoryFn, NodeBody,
+    SystemBody, SystemFn,
+};
 use crate::world::context::{ContextBody, NodeContext};
 
 /// Makes a node's body once its services have ids in the world's registry.
 type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn NodeBody> + Send>;
+
+/// Makes a run condition once its services have ids.
+type ConditionRecipe =
+    Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn ConditionBody> + Send>;
 
 /// A node ready to register: its declaration and how to build its body.
 ///
@@ -24,6 +31,34 @@ type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn N
 pub struct NodeSpec {
     pub(crate) builder: NodeBuilder,
     pub(crate) recipe: BodyRecipe,
+    pub(crate) conditions: Vec<ConditionRecipe>,
+}
+
+impl NodeSpec {
+    fn new(builder: NodeBuilder, recipe: BodyRecipe) -> Self {
+        Self {
+            builder,
+            recipe,
+            conditions: Vec::new(),
+        }
+    }
+
+    /// Runs the node only in iterations where `condition` holds. The condition
+    /// only reads (its `&T` parameters join the node's access set as shared),
+    /// and is evaluated once, when the node is ready; `false` skips the body
+    /// and leaves a factory's change cursor where it was. Several conditions
+    /// must all hold.
+    pub fn run_if<M: 'static, C: ConditionFn<M>>(mut self, condition: C) -> Self {
+        self.builder = C::declare(self.builder);
+        self.conditions.push(Box::new(move |registry, hooks| {
+            Box::new(Condition {
+                ids: C::resolve(registry, hooks),
+                function: condition,
+                _marker: PhantomData,
+            })
+        }));
+        self
+    }
 }
 
 impl std::fmt::Debug for NodeSpec {
@@ -45,25 +80,25 @@ impl NodeBuilder {
     /// Pairs this declaration with a system function; the function's
     /// parameters add their accesses (`&T` shared, `&mut T` gated).
     pub fn system<M: 'static, F: SystemFn<M>>(self, function: F) -> NodeSpec {
-        NodeSpec {
-            builder: F::declare(self),
-            recipe: Box::new(move |registry, hooks| {
+        NodeSpec::new(
+            F::declare(self),
+            Box::new(move |registry, hooks| {
                 Box::new(SystemBody {
                     ids: F::resolve(registry, hooks),
                     function,
                     _marker: PhantomData,
                 })
             }),
-        }
+        )
     }
 
     /// Pairs this declaration with a factory function: its parameters are its
     /// inputs, its return value the service it produces. It is skipped in
     /// iterations where none of its inputs changed since its last run.
     pub fn factory<M: 'static, F: FactoryFn<M>>(self, function: F) -> NodeSpec {
-        NodeSpec {
-            builder: F::declare(self),
-            recipe: Box::new(move |registry, hooks| {
+        NodeSpec::new(
+            F::declare(self),
+            Box::new(move |registry, hooks| {
                 Box::new(FactoryBody {
                     ids: F::resolve(registry, hooks),
                     output: registry.resolve::<F::Out>(),
@@ -71,17 +106,14 @@ impl NodeBuilder {
                     _marker: PhantomData,
                 })
             }),
-        }
+        )
     }
 
     /// Pairs this declaration with a closure that reaches services through a
     /// [`NodeContext`], which hands out only what was declared:
     /// `NodeBuilder::new("hud").reads::<Hp>().run(|cx| { let hp = cx.read::<Hp>(); })`.
     pub fn run(self, body: impl FnMut(&mut NodeContext<'_>) + Send + 'static) -> NodeSpec {
-        NodeSpec {
-            builder: self,
-            recipe: Box::new(move |_, _| Box::new(ContextBody::new(body))),
-        }
+        NodeSpec::new(self, Box::new(move |_, _| Box::new(ContextBody::new(body))))
     }
 }
 

@@ -1,0 +1,100 @@
+//! Run conditions: read-only functions returning `bool`, evaluated once when
+//! their node is ready; `false` skips the node's body.
+
+use crate::access::ServiceId;
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+use crate::system::body::NodeEnv;
+use crate::system::function::ParamItem;
+use crate::system::output::BoundaryHooks;
+use crate::system::param::Param;
+
+/// A [`Param`] that only reads (`&T`): the only kind a run condition may take.
+pub trait ReadOnlyParam: Param {}
+impl<T: Send + Sync + 'static> ReadOnlyParam for &T {}
+
+/// A function that can gate a node: all parameters read-only, returns `bool`.
+pub trait ConditionFn<Marker>: Send + 'static {
+    /// The resolved service id of every parameter.
+    type Ids: Copy + Send + Sync + 'static;
+    /// Adds every parameter's (shared) access to `node`.
+    fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// Every parameter's service id.
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids;
+    /// Evaluates the condition.
+    ///
+    /// # Safety
+    /// As for [`SystemFn::call`](crate::SystemFn::call).
+    unsafe fn call(&mut self, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool;
+}
+
+macro_rules! impl_condition {
+    ($($param:ident $index:tt),*) => {
+        impl<Func, $($param: ReadOnlyParam),*> ConditionFn<fn($($param,)*) -> bool> for Func
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func: FnMut($($param),*) -> bool + FnMut($(ParamItem<'_, $param>),*) -> bool,
+        {
+            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
+
+            #[allow(unused_mut)]
+            fn declare(mut node: NodeBuilder) -> NodeBuilder {
+                $(node = $param::declare(node);)*
+                node
+            }
+
+            #[allow(unused_variables)]
+            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
+                [$($param::resolve(registry, hooks)),*]
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            unsafe fn call(&mut self, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool {
+                #[allow(non_snake_case, clippy::too_many_arguments)]
+                fn call_inner<$($param),*>(mut f: impl FnMut($($param),*) -> bool, $($param: $param),*) -> bool {
+                    f($($param),*)
+                }
+                // SAFETY: `ids` resolve each (read-only) parameter, and the node
+                // runs under the plan (caller's guarantee).
+                #[allow(non_snake_case)]
+                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], &env.cells) },)*);
+                call_inner(self, $($param),*)
+            }
+        }
+    };
+}
+
+impl_condition!();
+impl_condition!(P0 0);
+impl_condition!(P0 0, P1 1);
+impl_condition!(P0 0, P1 1, P2 2);
+impl_condition!(P0 0, P1 1, P2 2, P3 3);
+impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4);
+impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5);
+impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6);
+impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7);
+
+/// A condition type-erased, as a node holds it.
+pub trait ConditionBody: Send + 'static {
+    /// Evaluates the condition.
+    ///
+    /// # Safety
+    /// As for [`NodeBody::run`](crate::NodeBody::run).
+    unsafe fn evaluate(&mut self, env: &NodeEnv<'_>) -> bool;
+}
+
+/// A condition function paired with its resolved ids.
+pub(crate) struct Condition<F: ConditionFn<M>, M> {
+    pub(crate) function: F,
+    pub(crate) ids: F::Ids,
+    pub(crate) _marker: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<F: ConditionFn<M>, M: 'static> ConditionBody for Condition<F, M> {
+    #[inline]
+    unsafe fn evaluate(&mut self, env: &NodeEnv<'_>) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.function.call(&self.ids, env) }
+    }
+}
