@@ -1,5 +1,5 @@
 //! The node attributes and their arguments:
-//! `#[system(after = "spawner", before = Render, name = "hud", exclusive, allow_locks = "why")]`.
+//! `#[system(after = "spawner", before = Render, name = "hud", exclusive, allow_locks = "why", run_if = enabled)]`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
@@ -47,9 +47,14 @@ impl NodeKind {
     /// The keys this kind accepts.
     pub fn keys(self) -> &'static [&'static str] {
         match self {
-            NodeKind::System | NodeKind::Factory => {
-                &["after", "before", "name", "exclusive", "allow_locks"]
-            }
+            NodeKind::System | NodeKind::Factory => &[
+                "after",
+                "before",
+                "name",
+                "exclusive",
+                "allow_locks",
+                "run_if",
+            ],
             NodeKind::RunCondition => &["name", "allow_locks"],
         }
     }
@@ -100,6 +105,9 @@ pub struct NodeArgs {
     pub exclusive: bool,
     /// `allow_locks = "reason"`: the opt-out of [`Code::LockInBody`].
     pub allow_locks: Option<LitStr>,
+    /// Every `run_if = path`, in order: run conditions (functions declared
+    /// with `#[run_condition]`) that must all hold for the node to run.
+    pub run_if: Vec<Path>,
 }
 
 fn invalid(span: Span, message: impl Into<String>, help: impl Into<String>) -> Diagnostic {
@@ -155,7 +163,7 @@ pub fn parse_args(kind: NodeKind, tokens: TokenStream) -> (NodeArgs, Vec<Diagnos
             ));
             continue;
         }
-        let repeatable = key == "after" || key == "before";
+        let repeatable = key == "after" || key == "before" || key == "run_if";
         if !repeatable && seen.contains(&key) {
             diagnostics.push(invalid(
                 path.span(),
@@ -193,6 +201,14 @@ pub fn parse_args(kind: NodeKind, tokens: TokenStream) -> (NodeArgs, Vec<Diagnos
                     )),
                 }
             }
+            ("run_if", Meta::NameValue(nv)) => match &nv.value {
+                Expr::Path(p) if p.qself.is_none() => args.run_if.push(p.path.clone()),
+                value => diagnostics.push(invalid(
+                    value.span(),
+                    "`run_if` must be the path of a run condition function",
+                    "write `run_if = enabled`, naming a #[run_condition] function",
+                )),
+            },
             ("name", Meta::NameValue(nv)) => match string_value(&nv.value) {
                 Some(lit) if !lit.value().trim().is_empty() => args.name = Some(lit),
                 Some(lit) => diagnostics.push(invalid(

@@ -5,7 +5,7 @@
 //! It is a pipeline:
 //!
 //! 1. [`parse_args`] / [`parse_attribute`]: the attribute's arguments into
-//!    [`NodeArgs`] (`after`, `before`, `name`, `exclusive`, `allow_locks`);
+//!    [`NodeArgs`] (`after`, `before`, `name`, `exclusive`, `allow_locks`, `run_if`);
 //! 2. [`Signature::parse`]: the function's signature into the model: each
 //!    parameter [`ParamKind::Shared`] (`&T`), [`ParamKind::Gated`]
 //!    (`&mut T`), [`ParamKind::Out`] (`Out<T>` in a factory) or

@@ -21,7 +21,9 @@ fn valid_arguments() {
             before = "render",
             name = "hud",
             exclusive,
-            allow_locks = "ffi"
+            allow_locks = "ffi",
+            run_if = enabled,
+            run_if = rules::not_paused
         ),
     );
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
@@ -32,6 +34,17 @@ fn valid_arguments() {
     assert_eq!(args.name.unwrap().value(), "hud");
     assert!(args.exclusive);
     assert_eq!(args.allow_locks.unwrap().value(), "ffi");
+    assert_eq!(args.run_if.len(), 2);
+    assert!(args.run_if[0].is_ident("enabled"));
+    assert_eq!(args.run_if[1].segments.len(), 2);
+    assert_eq!(
+        arg_codes(NodeKind::System, quote!(run_if = "enabled")),
+        [Code::InvalidAttribute]
+    );
+    assert_eq!(
+        arg_codes(NodeKind::RunCondition, quote!(run_if = enabled)),
+        [Code::InvalidAttribute]
+    );
     assert_eq!(arg_codes(NodeKind::Factory, quote!(after = "terrain")), []);
     assert_eq!(
         arg_codes(NodeKind::RunCondition, quote!(name = "enabled")),
