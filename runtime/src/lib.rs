@@ -4,6 +4,7 @@
 //! those declarations into a plan whose edges carry their reasons.
 
 pub mod access;
+pub mod exec;
 pub mod node;
 pub mod registry;
 pub mod system;
@@ -13,6 +14,10 @@ pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use node::{Label, Marker, NodeBuilder, NodeDescriptor};
 pub use registry::{Registry, ServiceSlot};
 pub mod plan;
+pub use exec::{
+    BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, SerialExecutor,
+    SystemTiming, ThreadPool, ThreadPoolBuilder,
+};
 pub use plan::{
     AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, LaneKind, Level,
     MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions, Reason, Relation,

@@ -1,0 +1,624 @@
+//! The worker pool: a registry of seats, the threads that sit in them, and
+//! the way idle threads find work or go to sleep.
+//!
+//! A [`Registry`] has one *seat* per participating thread: a crossbeam-deque
+//! local queue with its stealer, a parker, and a sleeping flag. The first
+//! seats are *external*: a thread that calls `run` claims one for the length
+//! of the run (seat 0 first, so a single caller is always worker 0), and each
+//! external seat has a [`RunSlot`] holding that run's shared state. The other
+//! seats belong to the n-1 worker threads. All of them steal from each other
+//! and from the injector, so several worlds can run on one pool at once.
+//!
+//! See `README.md` beside this file for the sleep protocol.
+
+use std::cell::Cell;
+use std::fmt;
+use std::io;
+use std::num::NonZeroUsize;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::CachePadded;
+use crossbeam_utils::sync::{Parker, Unparker};
+
+use super::job::JobRef;
+use super::run::RunSlot;
+
+/// How many rounds an idle thread looks for work (spinning, then yielding)
+/// before it parks.
+const SPIN_ROUNDS: u32 = 32;
+
+/// A local deque holds at most this many jobs; beyond it ready nodes go to the
+/// run's ready ring. crossbeam's deque starts with 64 slots and reallocates
+/// when it grows past them (and again when it shrinks back), so staying below
+/// keeps a run allocation-free.
+const LOCAL_CAPACITY: usize = 48;
+
+thread_local! {
+    /// The participant running on this thread, if any (a worker thread, or a
+    /// caller inside `run`).
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+}
+
+/// The deque and parker of a seat, owned by whichever thread occupies it.
+struct SeatOwned {
+    deque: Worker<JobRef>,
+    parker: Parker,
+}
+
+/// One participant's place in the registry.
+struct Seat {
+    stealer: Stealer<JobRef>,
+    unparker: Unparker,
+    /// Taken by the occupant for as long as it sits here.
+    owned: Mutex<Option<SeatOwned>>,
+    /// Set while the occupant is (about to be) parked waiting for work.
+    sleeping: CachePadded<AtomicBool>,
+    /// External seats only: whether a caller sits here.
+    occupied: AtomicBool,
+}
+
+/// The shared core of a pool: seats, injector, sleep state.
+pub(crate) struct Registry {
+    seats: Box<[Seat]>,
+    /// One per external seat, same index.
+    runs: Box<[RunSlot]>,
+    injector: Injector<JobRef>,
+    sleepers: CachePadded<AtomicUsize>,
+    terminate: AtomicBool,
+    parks: AtomicU64,
+    wakes: AtomicU64,
+}
+
+impl Registry {
+    fn new(worker_threads: usize, external_seats: usize) -> Self {
+        let seats = (0..external_seats + worker_threads)
+            .map(|_| {
+                let deque = Worker::new_lifo();
+                let parker = Parker::new();
+                Seat {
+                    stealer: deque.stealer(),
+                    unparker: parker.unparker().clone(),
+                    owned: Mutex::new(Some(SeatOwned { deque, parker })),
+                    sleeping: CachePadded::new(AtomicBool::new(false)),
+                    occupied: AtomicBool::new(false),
+                }
+            })
+            .collect();
+        Self {
+            seats,
+            runs: (0..external_seats).map(RunSlot::new).collect(),
+            injector: Injector::new(),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            terminate: AtomicBool::new(false),
+            parks: AtomicU64::new(0),
+            wakes: AtomicU64::new(0),
+        }
+    }
+
+    /// Threads that can work on one run at a time: the caller plus the
+    /// worker threads.
+    pub(crate) fn thread_count(&self) -> usize {
+        self.seats.len() - self.runs.len() + 1
+    }
+
+    pub(crate) fn run_slot(&self, seat: usize) -> &RunSlot {
+        &self.runs[seat]
+    }
+
+    /// Pushes a job from a thread that is not a participant of this pool.
+    /// (The injector allocates a block every 63 jobs: this is the slow path.)
+    pub(crate) fn inject(&self, job: JobRef) {
+        self.injector.push(job);
+        self.notify(1);
+    }
+
+    /// Wakes up to `count` sleeping participants after work was published.
+    pub(crate) fn notify(&self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        // Pairs with the fence in `sleep`: either the sleeper's recheck sees
+        // the new work, or this load sees the sleeper.
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut woken = 0;
+        for seat in self.seats.iter() {
+            if woken == count {
+                break;
+            }
+            if seat.sleeping.load(Ordering::Relaxed) && seat.sleeping.swap(false, Ordering::SeqCst)
+            {
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                self.wakes.fetch_add(1, Ordering::Relaxed);
+                seat.unparker.unpark();
+                woken += 1;
+            }
+        }
+    }
+
+    /// Wakes the occupant of `seat` whatever it is waiting for (its run may
+    /// be ready to close).
+    pub(crate) fn wake_seat(&self, seat: usize) {
+        self.seats[seat].unparker.unpark();
+    }
+
+    /// Parks `worker` unless `still_idle` (evaluated after announcing the
+    /// sleep) says otherwise.
+    fn sleep(&self, worker: &WorkerThread, still_idle: impl FnOnce() -> bool) {
+        let seat = &self.seats[worker.index];
+        seat.sleeping.store(true, Ordering::SeqCst);
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if still_idle() {
+            self.parks.fetch_add(1, Ordering::Relaxed);
+            worker.owned.parker.park();
+        }
+        if seat.sleeping.swap(false, Ordering::SeqCst) {
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn terminating(&self) -> bool {
+        self.terminate.load(Ordering::Acquire)
+    }
+
+    /// Whether any queue holds work `worker` could take.
+    fn has_work(&self, worker: &WorkerThread, own: Option<&RunSlot>, own_loose: bool) -> bool {
+        if !self.injector.is_empty() || self.seats.iter().any(|seat| !seat.stealer.is_empty()) {
+            return true;
+        }
+        self.runs.iter().any(|run| match own {
+            Some(own) if ptr::eq(own, run) => run.visit(worker, true, own_loose, false),
+            _ => run.visit(worker, false, true, false),
+        })
+    }
+
+    /// Runs `f` on the calling thread as the occupant of a free external seat
+    /// (seat 0 when free); waits for a seat when all are taken.
+    pub(crate) fn with_external_seat<R>(self: &Arc<Self>, f: impl FnOnce(&WorkerThread) -> R) -> R {
+        if let Some(current) = WorkerThread::current() {
+            assert!(
+                !ptr::eq(&*current.registry, &**self),
+                "a run on this pool was started from inside one of its own nodes or tasks"
+            );
+        }
+        let index = self.claim_external_seat();
+        let owned = self.seats[index]
+            .owned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .expect("a free seat has its deque");
+        let worker = WorkerThread {
+            registry: Arc::clone(self),
+            index,
+            owned,
+            rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
+        };
+        let _current = CurrentGuard::set(&worker);
+        f(&worker)
+    }
+
+    fn claim_external_seat(&self) -> usize {
+        loop {
+            for (index, seat) in self.seats[..self.runs.len()].iter().enumerate() {
+                if !seat.occupied.load(Ordering::Relaxed)
+                    && seat
+                        .occupied
+                        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    return index;
+                }
+            }
+            // More concurrent runs than seats: rare, wait politely.
+            thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+/// A participant: a worker thread, or a caller for the length of its run.
+/// The rayon-core name; the main thread is worker 0.
+pub(crate) struct WorkerThread {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) index: usize,
+    owned: SeatOwned,
+    rng: Cell<u64>,
+}
+
+impl WorkerThread {
+    /// The participant running on this thread, if any.
+    pub(crate) fn current() -> Option<&'static WorkerThread> {
+        let current = CURRENT.with(Cell::get);
+        // SAFETY:
+        // - `CURRENT` is only non-null between `CurrentGuard::set(worker)` and
+        //   the guard's drop, which happens before `worker` (on this thread's
+        //   stack, borrowed by the guard) goes away.
+        // - The reference is only used on this thread, within that span: the
+        //   callers use it immediately and do not keep it.
+        unsafe { current.as_ref() }
+    }
+
+    /// The participant of `registry` running on this thread, if any.
+    pub(crate) fn current_of(registry: &Registry) -> Option<&'static WorkerThread> {
+        Self::current().filter(|worker| ptr::eq(&*worker.registry, registry))
+    }
+
+    /// Pushes a job onto the local deque; `false` when the deque is at its
+    /// allocation-free capacity (the caller then overflows elsewhere).
+    pub(crate) fn push_local(&self, job: JobRef) -> bool {
+        if self.owned.deque.len() >= LOCAL_CAPACITY {
+            return false;
+        }
+        self.owned.deque.push(job);
+        true
+    }
+
+    /// Pushes a job: the local deque, or the injector when it is full.
+    pub(crate) fn push(&self, job: JobRef) {
+        if !self.push_local(job) {
+            self.registry.injector.push(job);
+        }
+    }
+
+    fn next_random(&self) -> usize {
+        // xorshift64*
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize
+    }
+
+    fn steal(&self) -> Option<JobRef> {
+        let seats = &self.registry.seats;
+        loop {
+            let mut retry = false;
+            match self.registry.injector.steal() {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let start = self.next_random() % seats.len();
+            for offset in 0..seats.len() {
+                let victim = (start + offset) % seats.len();
+                if victim == self.index {
+                    continue;
+                }
+                match seats[victim].stealer.steal() {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// Finds one unit of work and runs it; `false` when there was none.
+    ///
+    /// Order: the local deque (the continuation just pushed), this thread's
+    /// own run (its ready ring, then its loose queues when `own_loose`),
+    /// stealing, then the other runs on the pool.
+    fn work_once(&self, own: Option<&RunSlot>, own_loose: bool) -> bool {
+        if let Some(job) = self.owned.deque.pop() {
+            // SAFETY:
+            // - The job was just popped from the local deque: this is its
+            //   only execution.
+            unsafe { self.execute(job) };
+            return true;
+        }
+        if let Some(own) = own
+            && own.visit(self, true, own_loose, true)
+        {
+            return true;
+        }
+        if let Some(job) = self.steal() {
+            // SAFETY:
+            // - The job was just stolen (removed from its queue): this is its
+            //   only execution.
+            unsafe { self.execute(job) };
+            return true;
+        }
+        self.registry.runs.iter().any(|run| {
+            !own.is_some_and(|own| ptr::eq(own, run)) && run.visit(self, false, true, true)
+        })
+    }
+
+    /// Runs a job taken from a queue, aborting if a panic escapes it.
+    ///
+    /// # Safety
+    ///
+    /// - `job` was just removed from the queue that held it (or made for
+    ///   this call), so this is its only execution.
+    pub(crate) unsafe fn execute(&self, job: JobRef) {
+        let abort = AbortOnUnwind;
+        // SAFETY:
+        // - The caller guarantees this is the job's only execution.
+        unsafe { job.execute(self) };
+        std::mem::forget(abort);
+    }
+
+    /// Works until `done` returns true, sleeping when there is nothing to do.
+    ///
+    /// `done` is called after each failed search for work (it may act, e.g.
+    /// close the run); `finished` is the side-effect-free version of it,
+    /// rechecked before parking.
+    pub(crate) fn wait_until(
+        &self,
+        own: Option<&RunSlot>,
+        own_loose: bool,
+        mut done: impl FnMut() -> bool,
+        finished: impl Fn() -> bool,
+    ) {
+        let mut rounds = 0;
+        loop {
+            if self.work_once(own, own_loose) {
+                rounds = 0;
+                continue;
+            }
+            if done() {
+                return;
+            }
+            if rounds < SPIN_ROUNDS {
+                rounds += 1;
+                if rounds < 8 {
+                    for _ in 0..(1 << rounds) {
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    thread::yield_now();
+                }
+                continue;
+            }
+            rounds = 0;
+            self.registry.sleep(self, || {
+                !finished() && !self.registry.has_work(self, own, own_loose)
+            });
+        }
+    }
+}
+
+impl Drop for WorkerThread {
+    fn drop(&mut self) {
+        // Give the deque and parker back to the seat and free it.
+        let seat = &self.registry.seats[self.index];
+        let owned = SeatOwned {
+            deque: Worker::new_lifo(),
+            parker: Parker::new(),
+        };
+        let owned = std::mem::replace(&mut self.owned, owned);
+        *seat.owned.lock().unwrap_or_else(PoisonError::into_inner) = Some(owned);
+        seat.occupied.store(false, Ordering::Release);
+    }
+}
+
+impl fmt::Debug for WorkerThread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerThread")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sets [`CURRENT`] for its lifetime, restoring the previous value.
+struct CurrentGuard {
+    previous: *const WorkerThread,
+}
+
+impl CurrentGuard {
+    fn set(worker: &WorkerThread) -> Self {
+        Self {
+            previous: CURRENT.with(|current| current.replace(worker)),
+        }
+    }
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.set(self.previous));
+    }
+}
+
+/// Aborts the process if dropped during unwinding: a panic escaping a job
+/// (they all catch their own) would otherwise leave a run waiting forever.
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        eprintln!("sluice: a panic escaped an executor job; aborting");
+        std::process::abort();
+    }
+}
+
+/// Counters that show what the pool's threads are doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Threads that can work on one run: the caller plus the workers.
+    pub threads: usize,
+    /// Worker threads parked right now.
+    pub sleeping_workers: usize,
+    /// Times any participant parked since the pool started.
+    pub parks: u64,
+    /// Times a participant was woken because work was published.
+    pub wakes: u64,
+}
+
+/// Configures a [`ThreadPool`].
+#[derive(Debug, Clone)]
+pub struct ThreadPoolBuilder {
+    num_threads: Option<usize>,
+    max_concurrent_runs: usize,
+    thread_name_prefix: String,
+}
+
+impl Default for ThreadPoolBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ThreadPoolBuilder {
+    /// Defaults: as many threads as `std::thread::available_parallelism`,
+    /// four concurrent runs, threads named `sluice-worker-N`.
+    pub fn new() -> Self {
+        Self {
+            num_threads: None,
+            max_concurrent_runs: 4,
+            thread_name_prefix: "sluice-worker".to_owned(),
+        }
+    }
+
+    /// Threads working on a run, the caller included: `1` means the calling
+    /// thread only (no worker thread is started). `0` means the default.
+    pub fn num_threads(mut self, num_threads: usize) -> Self {
+        self.num_threads = (num_threads > 0).then_some(num_threads);
+        self
+    }
+
+    /// How many runs (worlds) may be in flight on the pool at once; more
+    /// callers wait for a free seat. At least 1.
+    pub fn max_concurrent_runs(mut self, runs: usize) -> Self {
+        self.max_concurrent_runs = runs.max(1);
+        self
+    }
+
+    /// Worker threads are named `{prefix}-{index}`.
+    pub fn thread_name_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.thread_name_prefix = prefix.into();
+        self
+    }
+
+    /// Starts the worker threads.
+    pub fn build(self) -> io::Result<ThreadPool> {
+        let threads = self
+            .num_threads
+            .unwrap_or_else(|| thread::available_parallelism().map_or(1, NonZeroUsize::get));
+        let externals = self.max_concurrent_runs;
+        let registry = Arc::new(Registry::new(threads - 1, externals));
+        let mut inner = PoolInner {
+            registry: Arc::clone(&registry),
+            threads: Vec::new(),
+        };
+        for index in externals..externals + threads - 1 {
+            let registry = Arc::clone(&registry);
+            let handle = thread::Builder::new()
+                .name(format!(
+                    "{}-{}",
+                    self.thread_name_prefix,
+                    index - externals + 1
+                ))
+                .spawn(move || worker_main(registry, index))?;
+            // On error `inner` drops: the started threads are stopped and joined.
+            inner.threads.push(handle);
+        }
+        Ok(ThreadPool {
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+/// A pool of threads that runs compiled graphs: the calling thread is
+/// worker 0 and n-1 worker threads help it.
+///
+/// Cloning gives another handle to the same pool, so several worlds can
+/// share it, even running at the same time from different threads. The
+/// threads stop and are joined when the last handle is dropped.
+#[derive(Clone)]
+pub struct ThreadPool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    registry: Arc<Registry>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Drop for PoolInner {
+    fn drop(&mut self) {
+        self.registry.terminate.store(true, Ordering::SeqCst);
+        for seat in self.registry.seats.iter() {
+            seat.unparker.unpark();
+        }
+        for handle in self.threads.drain(..) {
+            // A worker thread never panics (jobs abort on escaping panics).
+            let _ = handle.join();
+        }
+    }
+}
+
+impl ThreadPool {
+    /// A pool of `num_threads` threads, the caller included (`0`: one per
+    /// available core).
+    pub fn new(num_threads: usize) -> io::Result<Self> {
+        ThreadPoolBuilder::new().num_threads(num_threads).build()
+    }
+
+    /// Threads working on one run: the caller plus the worker threads.
+    pub fn num_threads(&self) -> usize {
+        self.inner.registry.thread_count()
+    }
+
+    /// What the threads are doing.
+    pub fn stats(&self) -> PoolStats {
+        let registry = &self.inner.registry;
+        PoolStats {
+            threads: registry.thread_count(),
+            sleeping_workers: registry.seats[registry.runs.len()..]
+                .iter()
+                .filter(|seat| seat.sleeping.load(Ordering::SeqCst))
+                .count(),
+            parks: registry.parks.load(Ordering::Relaxed),
+            wakes: registry.wakes.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
+    }
+}
+
+impl fmt::Debug for ThreadPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPool")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// Creates the registry of a serial executor: no worker thread.
+pub(crate) fn serial_registry(max_concurrent_runs: usize) -> Arc<Registry> {
+    Arc::new(Registry::new(0, max_concurrent_runs.max(1)))
+}
+
+fn worker_main(registry: Arc<Registry>, index: usize) {
+    let owned = registry.seats[index]
+        .owned
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .expect("a worker seat has its deque");
+    let worker = WorkerThread {
+        registry: Arc::clone(&registry),
+        index,
+        owned,
+        rng: Cell::new(0x2545_F491_4F6C_DD1D ^ (index as u64 + 1)),
+    };
+    let _current = CurrentGuard::set(&worker);
+    worker.wait_until(
+        None,
+        false,
+        || registry.terminating(),
+        || registry.terminating(),
+    );
+}

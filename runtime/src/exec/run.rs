@@ -1,0 +1,792 @@
+//! One run of a compiled graph: the state its threads share, how a node is
+//! run and completed, and the handles a node body sees.
+//!
+//! Every run lives in a [`RunSlot`], one per external seat of the registry,
+//! so its memory outlives the run. A slot packs a generation and an *active*
+//! count in one atomic word. The count holds:
+//!
+//! - 1 for the caller (the *hold*), while the run is open;
+//! - 1 per node job that exists (queued or running), per deferred node not
+//!   yet completed, and per batch helper job;
+//! - 1 per thread visiting the run to take work from its ready ring or its
+//!   loose queues.
+//!
+//! A visitor joins only while the count is non-zero (a compare-and-swap that
+//! also checks the generation), so the run's parameters are valid whenever
+//! the count it holds is. The caller closes the run by swapping the count
+//! from 1 (its hold alone) to 0; after that nothing of the run is touched.
+
+use std::any::Any;
+use std::cell::{Cell, UnsafeCell};
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+
+use super::graph::CompiledGraph;
+use super::job::JobRef;
+use super::loose::{LooseShared, LooseTasks};
+use super::pool::{Registry, WorkerThread};
+use super::state::ExecutionState;
+
+/// What a node body reports when it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub enum NodeOutcome {
+    /// The node is complete: its successors may start.
+    Done,
+    /// The node completes later, through the [`Completion`] it took with
+    /// [`NodeContext::defer`] (or a batch it scheduled): its successors are
+    /// released only then.
+    Deferred,
+}
+
+/// A node that panicked (or broke the deferral contract), and the payload.
+///
+/// The run that returns it started nothing new after the failure, let the
+/// work already running finish, and left the pool ready for the next run.
+pub struct NodeFailure {
+    node: usize,
+    payload: Box<dyn Any + Send>,
+}
+
+impl NodeFailure {
+    pub(crate) fn new(node: usize, payload: Box<dyn Any + Send>) -> Self {
+        Self { node, payload }
+    }
+
+    /// The index of the node that failed (the first one, when several did).
+    pub fn node(&self) -> usize {
+        self.node
+    }
+
+    /// The panic payload.
+    pub fn payload(&self) -> &(dyn Any + Send) {
+        &*self.payload
+    }
+
+    /// The panic payload, to resume the panic with `std::panic::resume_unwind`.
+    pub fn into_payload(self) -> Box<dyn Any + Send> {
+        self.payload
+    }
+
+    /// The panic message, when the payload is a string.
+    pub fn message(&self) -> Option<&str> {
+        self.payload
+            .downcast_ref::<&'static str>()
+            .copied()
+            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+    }
+}
+
+impl fmt::Debug for NodeFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeFailure")
+            .field("node", &self.node)
+            .field("message", &self.message())
+            .finish()
+    }
+}
+
+impl fmt::Display for NodeFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.message() {
+            Some(message) => write!(f, "node {} panicked: {message}", self.node),
+            None => write!(f, "node {} panicked", self.node),
+        }
+    }
+}
+
+impl std::error::Error for NodeFailure {}
+
+const DEFERRED_WITHOUT_HANDLE: &str =
+    "node returned NodeOutcome::Deferred without calling NodeContext::defer";
+const DONE_AFTER_DEFER: &str =
+    "node called NodeContext::defer but returned NodeOutcome::Done (return Deferred)";
+
+/// The type-erased call of a run's node body.
+pub(crate) type BodyFn = unsafe fn(*const (), &RawContext) -> NodeOutcome;
+
+/// What a run works on; written when the run opens, read while it is open.
+#[derive(Clone, Copy)]
+pub(crate) struct RunParams {
+    graph: *const CompiledGraph,
+    state: *const ExecutionState,
+    epoch: Option<Instant>,
+    body: *const (),
+    call: BodyFn,
+    loose: *const LooseShared,
+    serial: bool,
+}
+
+impl RunParams {
+    /// Erases the parts of a run. The pointers must stay valid until the run
+    /// closes (the drivers hold the borrows for longer).
+    pub(crate) fn new<'scope, F>(
+        graph: &CompiledGraph,
+        state: &ExecutionState,
+        epoch: Option<Instant>,
+        body: &F,
+        loose: Option<&LooseTasks>,
+        serial: bool,
+    ) -> Self
+    where
+        F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
+    {
+        Self {
+            graph,
+            state,
+            epoch,
+            body: (body as *const F).cast(),
+            call: call_body::<F>,
+            loose: loose.map_or(std::ptr::null(), LooseTasks::shared),
+            serial,
+        }
+    }
+}
+
+/// # Safety
+///
+/// - `body` points at a live `F`.
+/// - `cx` belongs to a run whose scope is `'scope` (everything the run
+///   borrows for `'scope` outlives the run).
+unsafe fn call_body<'scope, F>(body: *const (), cx: &RawContext) -> NodeOutcome
+where
+    F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
+{
+    // SAFETY:
+    // - `body` points at a live `F` (the caller's contract).
+    let body = unsafe { &*body.cast::<F>() };
+    // SAFETY:
+    // - `NodeContext` is a `repr(transparent)` wrapper of `RawContext`.
+    // - The `'scope` it claims is the run's (the caller's contract).
+    let cx = unsafe { &*std::ptr::from_ref(cx).cast::<NodeContext<'scope>>() };
+    body(cx)
+}
+
+const ACTIVE_MASK: u64 = 0xFFFF_FFFF;
+
+fn active_of(state: u64) -> u32 {
+    (state & ACTIVE_MASK) as u32
+}
+
+/// The shared state of the run in flight at one external seat.
+pub(crate) struct RunSlot {
+    /// `generation << 32 | active`.
+    state: CachePadded<AtomicU64>,
+    seat: usize,
+    aborted: AtomicBool,
+    failure: Mutex<Option<NodeFailure>>,
+    /// End of the regular loose-task window, in nanoseconds since the loose
+    /// queues' epoch; 0 until the first regular task of the run starts.
+    deadline: AtomicU64,
+    params: UnsafeCell<Option<RunParams>>,
+}
+
+// SAFETY:
+// - `params` is written only by `open`, while the run is closed (active count
+//   0) and the caller occupies the seat; it is read only by threads holding a
+//   count on the open run, which synchronize with `open` through the
+//   release/acquire `state` word. So it is never written while read.
+// - The pointers in `params` point at `Sync` data (`CompiledGraph`,
+//   `ExecutionState`, a `Sync` body, `LooseShared`) that the run's caller
+//   keeps alive until the run closes.
+// - Every other field is `Sync`.
+unsafe impl Sync for RunSlot {}
+// SAFETY:
+// - As above: nothing in the slot is tied to a thread.
+unsafe impl Send for RunSlot {}
+
+impl RunSlot {
+    pub(crate) fn new(seat: usize) -> Self {
+        Self {
+            state: CachePadded::new(AtomicU64::new(0)),
+            seat,
+            aborted: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            deadline: AtomicU64::new(0),
+            params: UnsafeCell::new(None),
+        }
+    }
+
+    /// Opens a run with the caller's hold and `initial_jobs` counts.
+    ///
+    /// # Safety
+    ///
+    /// - The calling thread occupies this slot's seat and the slot is closed.
+    /// - Everything `params` points at stays valid until [`try_close`](Self::try_close)
+    ///   succeeds.
+    pub(crate) unsafe fn open(&self, params: RunParams, initial_jobs: u32) {
+        debug_assert_eq!(active_of(self.state.load(Ordering::Relaxed)), 0);
+        // SAFETY:
+        // - The run is closed (active 0), so no thread holds a count and none
+        //   can join: nobody reads `params` now.
+        unsafe { *self.params.get() = Some(params) };
+        self.aborted.store(false, Ordering::Relaxed);
+        self.deadline.store(0, Ordering::Relaxed);
+        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        let generation = (self.state.load(Ordering::Relaxed) >> 32).wrapping_add(1) & ACTIVE_MASK;
+        self.state.store(
+            generation << 32 | u64::from(1 + initial_jobs),
+            Ordering::Release,
+        );
+    }
+
+    /// Closes the run if only the caller's hold is left.
+    pub(crate) fn try_close(&self) -> bool {
+        let state = self.state.load(Ordering::Acquire);
+        active_of(state) == 1
+            && self
+                .state
+                .compare_exchange(
+                    state,
+                    state & !ACTIVE_MASK,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+    }
+
+    /// The active count (1: only the caller's hold is left).
+    pub(crate) fn active(&self) -> u32 {
+        active_of(self.state.load(Ordering::Acquire))
+    }
+
+    /// Adds `n` counts; the caller must already hold one.
+    pub(crate) fn acquire(&self, n: u32) {
+        self.state.fetch_add(u64::from(n), Ordering::Relaxed);
+    }
+
+    /// Gives back `n` counts. When that leaves only the hold, the caller is
+    /// woken so it can close the run. Nothing of the run may be touched after.
+    pub(crate) fn release(&self, n: u32, registry: &Registry, me: Option<usize>) {
+        let previous = self.state.fetch_sub(u64::from(n), Ordering::AcqRel);
+        if active_of(previous) == n + 1 && me != Some(self.seat) {
+            registry.wake_seat(self.seat);
+        }
+    }
+
+    /// Joins an open run as a visitor (one more count).
+    fn try_join(&self) -> bool {
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if active_of(state) == 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(current) => state = current,
+            }
+        }
+    }
+
+    /// The run's parameters.
+    ///
+    /// # Safety
+    ///
+    /// - The calling thread holds a count on the open run.
+    pub(crate) unsafe fn params(&self) -> &RunParams {
+        // SAFETY:
+        // - A count is held, so the run is open and `params` is not written
+        //   until it closes, which cannot happen before the count is given back.
+        match unsafe { &*self.params.get() } {
+            Some(params) => params,
+            None => unreachable!("an open run has parameters"),
+        }
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
+    /// Records a failure (the first one is kept) and stops new work.
+    pub(crate) fn fail(&self, node: u32, payload: Box<dyn Any + Send>) {
+        self.aborted.store(true, Ordering::Release);
+        let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        if failure.is_none() {
+            *failure = Some(NodeFailure::new(node as usize, payload));
+        }
+    }
+
+    /// Takes the run's failure; call after closing, before leaving the seat.
+    pub(crate) fn take_failure(&self) -> Option<NodeFailure> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// A job that runs `node` of this run.
+    pub(crate) fn node_job(&self, node: u32) -> JobRef {
+        // SAFETY:
+        // - The slot lives in the registry, which outlives every queue (the
+        //   queues are the registry's) and every thread running jobs (they
+        //   hold the registry).
+        // - `execute_node` is sound to run once per queued node: every node
+        //   job is created with a count on the open run, which keeps the
+        //   parameters valid until the job gives it back.
+        unsafe { JobRef::new(std::ptr::from_ref(self).cast(), node, execute_node) }
+    }
+
+    /// Queues `node`, whose count the caller has already added: the local
+    /// deque, the run's ready ring when that is full, or the injector from a
+    /// thread outside the pool.
+    ///
+    /// # Safety
+    ///
+    /// - The calling thread holds a count on the open run.
+    /// - `worker`, if any, belongs to `registry`.
+    pub(crate) unsafe fn push_node(
+        &self,
+        node: u32,
+        worker: Option<&WorkerThread>,
+        registry: &Registry,
+    ) {
+        let job = self.node_job(node);
+        match worker {
+            Some(worker) => {
+                if !worker.push_local(job) {
+                    // SAFETY:
+                    // - A count is held (the caller's contract).
+                    let state = unsafe { &*self.params().state };
+                    state.ring.push(node);
+                }
+            }
+            None => registry.inject(job),
+        }
+    }
+
+    /// Completes `node`: records its end, releases its successors (keeping
+    /// one for the calling thread when `keep`), and gives back the node's
+    /// count unless a successor inherits it. Returns the kept successor.
+    ///
+    /// # Safety
+    ///
+    /// - The caller holds the node's count on the open run, and gives it up:
+    ///   after this returns `None`, nothing of the run may be touched.
+    /// - `worker`, if any, belongs to `registry`.
+    pub(crate) unsafe fn complete_node(
+        &self,
+        node: u32,
+        worker: Option<&WorkerThread>,
+        registry: &Registry,
+        keep: bool,
+    ) -> Option<u32> {
+        // SAFETY:
+        // - The node's count is held (the caller's contract).
+        let params = unsafe { self.params() };
+        // SAFETY:
+        // - `params.state` is valid while the run is open.
+        let state = unsafe { &*params.state };
+        if let Some(epoch) = params.epoch {
+            state.timings.clocks()[node as usize].end(epoch);
+        }
+        let mut kept = None;
+        if !params.serial && !self.is_aborted() {
+            // SAFETY:
+            // - `params.graph` is valid while the run is open.
+            let graph = unsafe { &*params.graph };
+            let mut pushed = 0;
+            for &next in graph.successors(node as usize) {
+                // AcqRel: the last predecessor to finish sees every other
+                // predecessor's effects, and hands them to the successor.
+                if state.pending[next as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    if keep && kept.is_none() {
+                        kept = Some(next);
+                    } else {
+                        self.acquire(1);
+                        // SAFETY:
+                        // - The node's count is still held; `worker` belongs
+                        //   to `registry` (the caller's contract).
+                        unsafe { self.push_node(next, worker, registry) };
+                        pushed += 1;
+                    }
+                }
+            }
+            registry.notify(pushed);
+        }
+        if kept.is_none() {
+            self.release(1, registry, worker.map(|worker| worker.index));
+        }
+        kept
+    }
+
+    /// Runs the body of `node` on `worker`.
+    ///
+    /// # Safety
+    ///
+    /// - `worker` holds the node's count on the open run.
+    unsafe fn run_body(&self, node: u32, worker: &WorkerThread) -> BodyEnd {
+        // SAFETY:
+        // - The node's count is held (the caller's contract).
+        let params = unsafe { self.params() };
+        // SAFETY:
+        // - `params.state` is valid while the run is open.
+        let state = unsafe { &*params.state };
+        if let Some(epoch) = params.epoch {
+            state.timings.clocks()[node as usize].start(epoch);
+        }
+        let cx = RawContext {
+            slot: self,
+            node,
+            worker,
+            deferred: Cell::new(false),
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY:
+            // - `params.graph` is valid while the run is open.
+            let graph = unsafe { &*params.graph };
+            let span = tracing::info_span!("node", name = graph.name(node as usize), index = node);
+            let _entered = span.enter();
+            // SAFETY:
+            // - `params.body` and `params.call` were erased together from the
+            //   run's body, which outlives the run; `cx` belongs to this run.
+            unsafe { (params.call)(params.body, &cx) }
+        }));
+        let deferred = cx.deferred.get();
+        let payload: Option<Box<dyn Any + Send>> = match (&result, deferred) {
+            (Ok(NodeOutcome::Done), false) => return BodyEnd::Complete,
+            (Ok(NodeOutcome::Deferred), true) => return BodyEnd::Handed,
+            (Ok(NodeOutcome::Done), true) => Some(Box::new(DONE_AFTER_DEFER)),
+            (Ok(NodeOutcome::Deferred), false) => Some(Box::new(DEFERRED_WITHOUT_HANDLE)),
+            (Err(_), _) => None,
+        };
+        let payload = payload.unwrap_or_else(|| match result {
+            Err(payload) => payload,
+            Ok(_) => unreachable!(),
+        });
+        self.fail(node, payload);
+        if deferred {
+            BodyEnd::Handed
+        } else {
+            BodyEnd::Failed
+        }
+    }
+
+    /// Looks at this run's shared work (its ready ring, and its loose queues
+    /// when `loose`) from `worker`; with `take`, runs one unit of it. Returns
+    /// whether there was work. `owner` is the run's caller (holding the hold).
+    pub(crate) fn visit(
+        &self,
+        worker: &WorkerThread,
+        owner: bool,
+        loose: bool,
+        take: bool,
+    ) -> bool {
+        if !owner && !self.try_join() {
+            return false;
+        }
+        // SAFETY:
+        // - A count is held: the caller's hold, or the one just joined.
+        let params = unsafe { self.params() };
+        let mut found = false;
+        let mut job = None;
+        if !self.is_aborted() && (owner || !params.serial) {
+            // SAFETY:
+            // - `params.state` is valid while the run is open.
+            let state = unsafe { &*params.state };
+            if take {
+                if let Some(node) = state.ring.pop() {
+                    job = Some(self.node_job(node));
+                    found = true;
+                }
+            } else {
+                found = !state.ring.is_empty();
+            }
+            if !found && loose {
+                // SAFETY:
+                // - `params.loose`, when set, is valid while the run is open.
+                let tasks = unsafe { params.loose.as_ref() };
+                if let Some(tasks) = tasks {
+                    found = if take {
+                        self.run_loose(tasks)
+                    } else {
+                        self.loose_pending(tasks)
+                    };
+                }
+            }
+        }
+        if !owner {
+            self.release(1, &worker.registry, Some(worker.index));
+        }
+        if let Some(job) = job {
+            // SAFETY:
+            // - The node was just popped from the ring: this is its only
+            //   execution; the job carries the node's count.
+            unsafe { worker.execute(job) };
+        }
+        found
+    }
+
+    fn run_loose(&self, tasks: &LooseShared) -> bool {
+        if let Some(task) = tasks.pop_prioritized() {
+            LooseShared::run_task(task);
+            return true;
+        }
+        if tasks.has_regular()
+            && self.window_open(tasks, true)
+            && let Some(task) = tasks.pop_regular()
+        {
+            LooseShared::run_task(task);
+            return true;
+        }
+        false
+    }
+
+    fn loose_pending(&self, tasks: &LooseShared) -> bool {
+        tasks.has_prioritized() || (tasks.has_regular() && self.window_open(tasks, false))
+    }
+
+    /// Whether the regular window of this run is still open; `start` opens it
+    /// (the first regular task of a run starts the clock).
+    fn window_open(&self, tasks: &LooseShared, start: bool) -> bool {
+        let window = tasks.window_nanos();
+        if window == 0 {
+            return false;
+        }
+        let now = tasks.now_nanos();
+        let mut deadline = self.deadline.load(Ordering::Relaxed);
+        if deadline == 0 {
+            if !start {
+                return true;
+            }
+            let proposed = now.saturating_add(window).max(1);
+            deadline = match self.deadline.compare_exchange(
+                0,
+                proposed,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => proposed,
+                Err(current) => current,
+            };
+        }
+        now < deadline
+    }
+}
+
+enum BodyEnd {
+    /// Completed on return.
+    Complete,
+    /// A completion handle owns the node's completion.
+    Handed,
+    /// Failed without a handle: the node is over.
+    Failed,
+}
+
+/// Runs a node job: the body, then the completion, then the kept successor,
+/// and so on (a continuation loop).
+///
+/// # Safety
+///
+/// - `data` is a [`RunSlot`] of `worker`'s registry and the job holds the
+///   node's count on its open run (see [`RunSlot::node_job`]).
+pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThread) {
+    // SAFETY:
+    // - `data` is a `RunSlot` in the registry `worker` keeps alive.
+    let slot = unsafe { &*data.cast::<RunSlot>() };
+    let registry = &*worker.registry;
+    let mut node = node;
+    loop {
+        if slot.is_aborted() {
+            // Nothing new starts after a failure: drop the job.
+            slot.release(1, registry, Some(worker.index));
+            return;
+        }
+        // SAFETY:
+        // - This job holds the node's count.
+        match unsafe { slot.run_body(node, worker) } {
+            BodyEnd::Complete => {
+                // SAFETY:
+                // - The node's count is held and handed over; `worker`
+                //   belongs to `registry`.
+                match unsafe { slot.complete_node(node, Some(worker), registry, true) } {
+                    Some(next) => node = next,
+                    None => return,
+                }
+            }
+            BodyEnd::Handed => {
+                // The completion took its own count in `defer`; this is the job's.
+                slot.release(1, registry, Some(worker.index));
+                return;
+            }
+            BodyEnd::Failed => {
+                // SAFETY:
+                // - The node's count is still held.
+                let params = unsafe { slot.params() };
+                if let Some(epoch) = params.epoch {
+                    // SAFETY:
+                    // - `params.state` is valid while the run is open.
+                    unsafe { &*params.state }.timings.clocks()[node as usize].end(epoch);
+                }
+                slot.release(1, registry, Some(worker.index));
+                return;
+            }
+        }
+    }
+}
+
+/// The lifetime-free part of a [`NodeContext`].
+pub(crate) struct RawContext {
+    slot: *const RunSlot,
+    node: u32,
+    worker: *const WorkerThread,
+    deferred: Cell<bool>,
+}
+
+/// What a node body gets: which node it is, which thread runs it, and the
+/// means to complete later.
+///
+/// `'scope` is the run's scope: everything borrowed for it outlives the run,
+/// so work that finishes after the body returns (a batch) may use it. It is
+/// invariant, so a body cannot pass off a local as living that long.
+#[repr(transparent)]
+pub struct NodeContext<'scope> {
+    raw: RawContext,
+    _scope: PhantomData<fn(&'scope ()) -> &'scope ()>,
+}
+
+impl<'scope> NodeContext<'scope> {
+    /// The index of the running node.
+    pub fn node(&self) -> usize {
+        self.raw.node as usize
+    }
+
+    /// The seat of the running thread (0: the thread that called `run`, when
+    /// it is the only run on the pool).
+    pub fn worker_index(&self) -> usize {
+        self.worker().index
+    }
+
+    /// Threads that may work on this run at once (1 for the serial executor).
+    pub fn thread_count(&self) -> usize {
+        if self.is_serial() {
+            1
+        } else {
+            self.worker().registry.thread_count()
+        }
+    }
+
+    /// Whether the run is the serial executor's.
+    pub fn is_serial(&self) -> bool {
+        // SAFETY:
+        // - The context exists only during the node's body, while the node's
+        //   count is held.
+        unsafe { self.slot().params() }.serial
+    }
+
+    /// Takes this node's completion: the node is complete when the returned
+    /// handle is completed (or dropped), not when the body returns. The body
+    /// must then return [`NodeOutcome::Deferred`].
+    ///
+    /// # Panics
+    ///
+    /// When called twice for one node.
+    pub fn defer(&self) -> Completion {
+        let (slot, node) = self.defer_raw();
+        Completion {
+            slot,
+            node,
+            registry: Arc::clone(&self.worker().registry),
+        }
+    }
+
+    /// Whether the node already took its completion.
+    pub(crate) fn is_deferred(&self) -> bool {
+        self.raw.deferred.get()
+    }
+
+    /// Marks the node deferred and adds the completion's count.
+    pub(crate) fn defer_raw(&self) -> (NonNull<RunSlot>, u32) {
+        assert!(
+            !self.raw.deferred.replace(true),
+            "NodeContext::defer called twice for one node"
+        );
+        self.slot().acquire(1);
+        (NonNull::from(self.slot()), self.raw.node)
+    }
+
+    pub(crate) fn worker(&self) -> &WorkerThread {
+        // SAFETY:
+        // - The worker runs the body that borrows this context, so it
+        //   outlives the borrow.
+        unsafe { &*self.raw.worker }
+    }
+
+    pub(crate) fn slot(&self) -> &RunSlot {
+        // SAFETY:
+        // - The slot lives in the registry, which the running worker holds.
+        unsafe { &*self.raw.slot }
+    }
+}
+
+impl fmt::Debug for NodeContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeContext")
+            .field("node", &self.node())
+            .field("worker_index", &self.worker_index())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The completion of a deferred node: completing it (or dropping it)
+/// releases the node's successors, from any thread.
+///
+/// The run that the node belongs to does not return until every completion
+/// is completed, so hold it only as long as the node's work takes.
+pub struct Completion {
+    slot: NonNull<RunSlot>,
+    node: u32,
+    registry: Arc<Registry>,
+}
+
+// SAFETY:
+// - The slot is `Sync` and lives in the registry, which the handle keeps
+//   alive; the handle holds a count on the run, so completing it from any
+//   thread is sound (`complete_node` works from outside the pool through
+//   the injector).
+unsafe impl Send for Completion {}
+// SAFETY:
+// - `&Completion` only reads `node`.
+unsafe impl Sync for Completion {}
+
+impl Completion {
+    /// The node this completes.
+    pub fn node(&self) -> usize {
+        self.node as usize
+    }
+
+    /// Completes the node (same as dropping the handle).
+    pub fn complete(self) {}
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        let worker = WorkerThread::current_of(&self.registry);
+        // SAFETY:
+        // - The slot lives in the registry this handle keeps alive.
+        let slot = unsafe { self.slot.as_ref() };
+        // SAFETY:
+        // - The handle holds the count `defer` added, and gives it up here;
+        //   `worker` belongs to `registry` (`current_of`).
+        unsafe { slot.complete_node(self.node, worker, &self.registry, false) };
+    }
+}
+
+impl fmt::Debug for Completion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Completion")
+            .field("node", &self.node)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,198 @@
+//! The per-graph, reusable arrays an iteration runs on.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+use super::graph::CompiledGraph;
+use super::timing::{SystemTiming, Timings};
+
+/// The mutable side of running a [`CompiledGraph`]: the pending predecessor
+/// count of every node (copied from the graph at the start of each run), an
+/// overflow queue of ready nodes, and the timing storage.
+///
+/// Everything is allocated when the state is made (or
+/// [`reset_for`](Self::reset_for) a graph of another size); a run allocates
+/// nothing. Keep one per graph and reuse it every iteration.
+pub struct ExecutionState {
+    graph_id: u64,
+    pub(crate) pending: Box<[AtomicU32]>,
+    pub(crate) ring: ReadyRing,
+    pub(crate) timings: Timings,
+}
+
+impl ExecutionState {
+    /// Arrays sized for `graph`, timing off.
+    pub fn new(graph: &CompiledGraph) -> Self {
+        let n = graph.node_count();
+        Self {
+            graph_id: graph.id(),
+            pending: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            ring: ReadyRing::new(n),
+            timings: Timings::new(n),
+        }
+    }
+
+    /// Re-targets this state at `graph`, reusing its arrays when the sizes
+    /// match (a pooled state). Clears timing measurements; keeps the switch.
+    pub fn reset_for(&mut self, graph: &CompiledGraph) {
+        let n = graph.node_count();
+        if self.pending.len() != n {
+            self.pending = (0..n).map(|_| AtomicU32::new(0)).collect();
+            self.ring = ReadyRing::new(n);
+        }
+        self.timings.resize(n);
+        self.graph_id = graph.id();
+    }
+
+    /// Whether this state was made (or reset) for `graph`.
+    pub fn is_for(&self, graph: &CompiledGraph) -> bool {
+        self.graph_id == graph.id()
+    }
+
+    /// Turns per-node timing on or off. Either way, previous measurements are
+    /// cleared. While off, runs take no timestamps and [`timings`](Self::timings)
+    /// reports zeros.
+    pub fn enable_timing(&mut self, enabled: bool) {
+        self.timings.set_enabled(enabled);
+    }
+
+    /// Whether timing is on.
+    pub fn timing_enabled(&self) -> bool {
+        self.timings.enabled()
+    }
+
+    /// The measurements of the most recent run, in node-index order (also
+    /// after a failed run).
+    pub fn timings(&self) -> &[SystemTiming] {
+        self.timings.snapshot()
+    }
+
+    /// Copies the graph's predecessor counts in and empties the ready ring.
+    pub(crate) fn prepare(&mut self, graph: &CompiledGraph) {
+        assert!(
+            self.is_for(graph),
+            "ExecutionState used with a graph it was not made for (call reset_for)"
+        );
+        for (pending, &count) in self.pending.iter().zip(graph.predecessor_counts()) {
+            pending.store(count, Ordering::Relaxed);
+        }
+        self.ring.reset();
+    }
+}
+
+impl fmt::Debug for ExecutionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecutionState")
+            .field("graph_id", &self.graph_id)
+            .field("node_count", &self.pending.len())
+            .field("timing_enabled", &self.timings.enabled())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where ready nodes go when a thread's local deque is full: a bounded
+/// multi-producer multi-consumer queue with one slot per node.
+///
+/// Each node becomes ready at most once per run, so indices only grow during
+/// a run and a slot is written once: no wrap-around, no ABA. A slot holds
+/// `node + 1` once published, 0 before. Keeping the local deques short (below
+/// crossbeam's initial capacity) is what keeps them from reallocating, so a
+/// graph of any width runs without allocating.
+pub(crate) struct ReadyRing {
+    slots: Box<[AtomicU32]>,
+    head: CachePadded<AtomicU32>,
+    tail: CachePadded<AtomicU32>,
+}
+
+impl ReadyRing {
+    fn new(capacity: usize) -> Self {
+        Self {
+            slots: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
+            head: CachePadded::new(AtomicU32::new(0)),
+            tail: CachePadded::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// Empties the ring; clears only the slots the last run used.
+    fn reset(&mut self) {
+        let used = (*self.tail.get_mut() as usize).min(self.slots.len());
+        for slot in &mut self.slots[..used] {
+            *slot.get_mut() = 0;
+        }
+        *self.head.get_mut() = 0;
+        *self.tail.get_mut() = 0;
+    }
+
+    /// Adds a ready node. Each node is pushed at most once per run.
+    pub(crate) fn push(&self, node: u32) {
+        let index = self.tail.fetch_add(1, Ordering::Relaxed) as usize;
+        self.slots[index].store(node + 1, Ordering::Release);
+    }
+
+    /// Takes the oldest published node. `None` when empty, or when the next
+    /// slot is claimed but not yet written (its pusher notifies afterwards).
+    pub(crate) fn pop(&self) -> Option<u32> {
+        let mut head = self.head.load(Ordering::Acquire);
+        loop {
+            if head >= self.tail.load(Ordering::Acquire) {
+                return None;
+            }
+            let value = self.slots[head as usize].load(Ordering::Acquire);
+            if value == 0 {
+                return None;
+            }
+            match self.head.compare_exchange_weak(
+                head,
+                head + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(value - 1),
+                Err(current) => head = current,
+            }
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.load(Ordering::Acquire) >= self.tail.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_is_fifo_and_resets() {
+        let mut ring = ReadyRing::new(4);
+        assert!(ring.is_empty());
+        ring.push(3);
+        ring.push(0);
+        assert_eq!(ring.pop(), Some(3));
+        assert_eq!(ring.pop(), Some(0));
+        assert_eq!(ring.pop(), None);
+        ring.reset();
+        assert!(ring.is_empty());
+        ring.push(2);
+        assert_eq!(ring.pop(), Some(2));
+    }
+
+    #[test]
+    fn state_copies_counts() {
+        let g = CompiledGraph::from_edges(3, &[(0, 1), (0, 2), (1, 2)]).unwrap();
+        let mut s = ExecutionState::new(&g);
+        s.prepare(&g);
+        let counts: Vec<u32> = s
+            .pending
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(counts, [0, 1, 2]);
+        let other = CompiledGraph::from_edges(3, &[]).unwrap();
+        assert!(!s.is_for(&other));
+        s.reset_for(&other);
+        assert!(s.is_for(&other));
+    }
+}
