@@ -366,6 +366,12 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: if cfg!(miri) { 4 } else { 256 },
+            // Miri's isolation forbids the file lookups of failure persistence.
+            failure_persistence: if cfg!(miri) {
+                None
+            } else {
+                ProptestConfig::default().failure_persistence
+            },
             ..ProptestConfig::default()
         })]
 
