@@ -1,1 +1,3 @@
 //! Shared workload generators for the sluice benchmarks.
+
+pub mod plan_workload;
