@@ -29,7 +29,7 @@ use core::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell, spin_loop};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell, spin_loop, yield_now};
 
 /// The number of segment pointers. Segments past `SEGMENTS - base_shift`
 /// are never used (see [`LockOnResizeArray::locate`]).
@@ -265,8 +265,16 @@ impl<T> LockOnResizeArray<T> {
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
+            // Spin a little, then let the holder (which may have been
+            // preempted) run.
+            let mut spins = 0u32;
             while self.lock.load(Ordering::Relaxed) {
-                spin_loop();
+                if spins < 64 {
+                    spin_loop();
+                    spins += 1;
+                } else {
+                    yield_now();
+                }
             }
         }
         LockGuard(&self.lock)
@@ -404,7 +412,46 @@ impl<T> LockOnResizeArray<T> {
 
     /// Drops every value and resets the length; the segments stay allocated.
     pub fn clear(&mut self) {
-        drop(self.drain());
+        self.for_each_claimed_slot(|slot| {
+            // Relaxed: `&mut self` orders every push before us.
+            if slot.ready.load(Ordering::Relaxed) {
+                slot.ready.store(false, Ordering::Relaxed);
+                slot.value.with_mut(|cell| {
+                    // SAFETY:
+                    // - `ready` was set, so the value is initialised;
+                    // - we just cleared `ready`, so nothing reads or drops it
+                    //   again;
+                    // - `&mut self`: no other thread touches the slot.
+                    unsafe { (*cell).assume_init_drop() }
+                });
+            }
+        });
+        self.len.store(0, Ordering::Relaxed);
+    }
+
+    /// Runs `f` on every allocated slot below the length, segment by
+    /// segment, in index order.
+    fn for_each_claimed_slot(&mut self, mut f: impl FnMut(&Slot<T>)) {
+        let len = self.len();
+        let mut start = 0;
+        for k in 0..SEGMENTS - self.base_shift as usize {
+            if start >= len {
+                break;
+            }
+            let segment_len = self.segment_len(k);
+            let segment = self.segments[k].load(Ordering::Relaxed);
+            if !segment.is_null() {
+                // SAFETY:
+                // - a non-null segment is an allocation of `segment_len`
+                //   initialised slots, and we take at most that many;
+                // - it stays allocated while `self` is borrowed.
+                let slots =
+                    unsafe { core::slice::from_raw_parts(segment, segment_len.min(len - start)) };
+                slots.iter().for_each(&mut f);
+            }
+            // No overflow: segment starts stay below `2^SEGMENTS`.
+            start += segment_len;
+        }
     }
 
     /// Moves the value at `index` out if there is one, clearing its flag.
@@ -433,7 +480,9 @@ impl<T> LockOnResizeArray<T> {
 
 impl<T> Drop for LockOnResizeArray<T> {
     fn drop(&mut self) {
-        self.clear();
+        if core::mem::needs_drop::<T>() {
+            self.clear();
+        }
         for (k, segment) in self.segments.iter().enumerate() {
             let segment = segment.load(Ordering::Relaxed);
             if segment.is_null() {
@@ -444,8 +493,8 @@ impl<T> Drop for LockOnResizeArray<T> {
             // - a non-null segment came from `alloc_segment(len)` for this
             //   very `len`, i.e. from `Box::<[Slot<T>]>::into_raw`;
             // - it is freed once, here, and nothing uses it after `drop`;
-            // - its values were dropped by `clear` above, and dropping a
-            //   `Slot` does not drop its `MaybeUninit` value.
+            // - its values were dropped by `clear` above (or need no drop),
+            //   and dropping a `Slot` does not drop its `MaybeUninit` value.
             drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(segment, len)) });
         }
     }

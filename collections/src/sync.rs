@@ -34,6 +34,16 @@ pub(crate) fn spin_loop() {
     std::hint::spin_loop();
 }
 
+/// Gives the rest of this thread's time slice away (under loom, lets another
+/// thread run).
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+}
+
 /// `std::cell::UnsafeCell` with loom's closure-based API, so the same code
 /// compiles against both.
 #[cfg(not(loom))]
