@@ -5,8 +5,8 @@
 //! Each iteration spawns the producers, which split 1,000,000 `u64`
 //! messages between them, and receives every message on the bench thread;
 //! the capacity is 1024. Lock-free queues that find themselves full or empty
-//! yield the thread (the machine may have fewer cores than threads), the
-//! channels block.
+//! back off the same way (spin a little, then yield the thread: the machine
+//! may have fewer cores than threads), the channels block.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -19,6 +19,26 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 const MESSAGES: u64 = 1_000_000;
 /// The queue capacity.
 const CAPACITY: usize = 1024;
+
+/// Spins for a doubling number of rounds, then yields the thread.
+struct Backoff(u32);
+
+impl Backoff {
+    fn new() -> Self {
+        Self(0)
+    }
+
+    fn snooze(&mut self) {
+        if self.0 <= 6 {
+            for _ in 0..1u32 << self.0 {
+                std::hint::spin_loop();
+            }
+            self.0 += 1;
+        } else {
+            thread::yield_now();
+        }
+    }
+}
 
 /// The range of messages producer `p` of `producers` sends.
 fn share(p: u64, producers: u64) -> std::ops::Range<u64> {
@@ -33,9 +53,10 @@ fn sluice(producers: u64) -> u64 {
             let tx = tx.clone();
             thread::spawn(move || {
                 for mut v in share(p, producers) {
+                    let mut backoff = Backoff::new();
                     while let Err(back) = tx.push(v) {
                         v = back;
-                        thread::yield_now();
+                        backoff.snooze();
                     }
                 }
             })
@@ -43,13 +64,15 @@ fn sluice(producers: u64) -> u64 {
         .collect();
     let mut sum = 0;
     let mut received = 0;
+    let mut backoff = Backoff::new();
     while received < MESSAGES {
         match rx.pop() {
             Some(v) => {
                 sum += v;
                 received += 1;
+                backoff = Backoff::new();
             }
-            None => thread::yield_now(),
+            None => backoff.snooze(),
         }
     }
     for h in handles {
@@ -66,9 +89,10 @@ fn array_queue(producers: u64) -> u64 {
             let queue = queue.clone();
             thread::spawn(move || {
                 for mut v in share(p, producers) {
+                    let mut backoff = Backoff::new();
                     while let Err(back) = queue.push(v) {
                         v = back;
-                        thread::yield_now();
+                        backoff.snooze();
                     }
                 }
             })
@@ -76,13 +100,15 @@ fn array_queue(producers: u64) -> u64 {
         .collect();
     let mut sum = 0;
     let mut received = 0;
+    let mut backoff = Backoff::new();
     while received < MESSAGES {
         match queue.pop() {
             Some(v) => {
                 sum += v;
                 received += 1;
+                backoff = Backoff::new();
             }
-            None => thread::yield_now(),
+            None => backoff.snooze(),
         }
     }
     for h in handles {
@@ -133,6 +159,9 @@ fn std_sync_channel(producers: u64) -> u64 {
     sum
 }
 
+/// A queue's run: producers in, checksum of the messages out.
+type Run = fn(u64) -> u64;
+
 fn bench(c: &mut Criterion) {
     let expected = MESSAGES * (MESSAGES - 1) / 2;
     for producers in [1u64, 3] {
@@ -142,7 +171,7 @@ fn bench(c: &mut Criterion) {
             .sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(3));
-        let peers: [(&str, fn(u64) -> u64); 4] = [
+        let peers: [(&str, Run); 4] = [
             ("sluice", sluice),
             ("crossbeam_queue::ArrayQueue", array_queue),
             ("crossbeam_channel::bounded", crossbeam_channel),
