@@ -1,1 +1,135 @@
-//! Procedural macros for sluice. Not written yet: this crate exports nothing.
+//! The attribute macros of sluice: a node's signature is its declaration.
+//!
+//! `#[system]`, `#[factory]` and `#[run_condition]` read a function's
+//! parameters as the services it touches (`&T` shared, `&mut T` gated,
+//! `Out<T>` / the return type produced), check them with the rules of
+//! `sluice-rules` (the same checks `sluice check` runs, SA0001-SA0007), and
+//! expand to exactly the registration a person would write by hand with
+//! `sluice::NodeBuilder`. Use them through `sluice`, which re-exports them.
+//!
+//! Each macro is a pipeline: parse the item, validate it (the rules crate,
+//! plus the shapes only a macro cares about), then expand it, or, when
+//! anything is wrong, emit every
+//! error spanned on its offending token *and* a fallback that keeps the
+//! function's name defined, so one mistake gives one error.
+//!
+//! # `#[system]` on a free function
+//!
+//! ```ignore
+//! /// Draws the banner.
+//! #[system(after = "spawner", before = Render, run_if = banner_visible)]
+//! pub fn banner(camera: &CameraRotation, banners: &mut Banners) { /* .. */ }
+//!
+//! world.add_system(banner);
+//! ```
+//!
+//! becomes
+//!
+//! ```ignore
+//! /// Draws the banner.
+//! #[allow(non_camel_case_types)]
+//! #[derive(Clone, Copy, Debug)]
+//! pub struct banner;
+//!
+//! impl banner {
+//!     /// Draws the banner.
+//!     pub fn run(camera: &CameraRotation, banners: &mut Banners) { /* .. */ }
+//! }
+//!
+//! impl ::sluice::IntoSystem<()> for banner {
+//!     fn into_system(self) -> ::sluice::NodeSpec {
+//!         ::sluice::NodeBuilder::new("banner")
+//!             .after("spawner")
+//!             .before("Render")
+//!             .system(banner::run)
+//!             .run_if(banner_visible)
+//!     }
+//! }
+//! ```
+//!
+//! The name `banner` now names a unit struct (in both the type and the value
+//! namespace); the function as written is `banner::run`, callable directly
+//! (in a unit test, say). Registration costs what the hand-written
+//! `NodeBuilder::new("banner").system(f)` costs, and running costs nothing
+//! more: the node's body is the function item `banner::run` itself.
+//! Because `banner` is a unit struct, a `let banner = ..` in the same scope
+//! is a pattern, not a new binding; name such locals differently.
+//!
+//! Arguments (parsed by `sluice-rules`):
+//!
+//! - `after = "name"` / `before = "name"`: order against a node (its name) or
+//!   a marker; `after = PreUpdate` (a path) orders against the marker whose
+//!   label is the path's **last segment** (`phases::PreUpdate` is
+//!   `"PreUpdate"`). Repeatable.
+//! - `name = "hud"`: the node's name (default: the function's name).
+//! - `exclusive`: the node gates the whole world.
+//! - `allow_locks = "reason"`: opts the body out of SA0005 (locks,
+//!   `static mut`, `thread_local!`).
+//! - `run_if = path`: a `#[run_condition]` function; repeatable, all must
+//!   hold.
+//!
+//! # `#[system]` on a method
+//!
+//! Inside an inherent `impl` block, where only impl items can be emitted, the
+//! method is kept as written and an associated function `<method>_system()`
+//! returning the `NodeSpec` is added beside it:
+//! `world.add_system(Counter::tick_system())`. `&self` / `&mut self` is
+//! shared / gated access to the service `Self`: `Counter::tick` is a plain
+//! function whose first parameter is `&Counter` or `&mut Counter`. A `#[system]`
+//! function inside an impl must take `self` (an associated function without
+//! one would need a struct, which an impl cannot hold); methods of trait
+//! impls cannot be nodes.
+//!
+//! # `#[factory]`
+//!
+//! Inputs are `&T`; outputs are the return type (a tuple for several, nested
+//! tuples flattened), `Out<T>` parameters, and `Next<T>` for the next
+//! iteration, either in the return type or as `Out<Next<T>>`. In the return
+//! type `Next<T>` is a marker the macro reads: the body returns a plain `T`,
+//! and `banner::run`'s return type is written with `T`. A factory registers
+//! with `world.add_factory(name)` (`IntoFactory<()>`); on a method, the
+//! added function is `<method>_factory()`. A single plain output uses the
+//! runtime's factory path directly; several outputs, or `Next<T>`, go through
+//! a non-capturing closure taking `sluice::Out` / `sluice::Next` parameters
+//! that destructures the returned tuple.
+//!
+//! # `#[run_condition]`
+//!
+//! Read-only (`&T` only; a `&mut` is SA0003, pointing at that parameter),
+//! returns `bool`. The function is kept as written, so it is a
+//! `sluice::ConditionFn` that `run_if = name` (or `NodeSpec::run_if`) takes.
+
+mod condition;
+mod expand;
+mod factory;
+mod parse;
+mod system;
+
+use proc_macro::TokenStream;
+use sluice_rules::NodeKind;
+
+/// Declares a system: a function whose parameters are the services it
+/// touches (`&T` shared, `&mut T` gated). See the crate documentation for the
+/// expansion and the arguments (`after`, `before`, `name`, `exclusive`,
+/// `allow_locks`, `run_if`).
+#[proc_macro_attribute]
+pub fn system(attr: TokenStream, item: TokenStream) -> TokenStream {
+    parse::node(NodeKind::System, attr.into(), item.into()).into()
+}
+
+/// Declares a factory: its `&T` parameters are its inputs, its return type
+/// and `Out<T>` parameters what it produces (`Next<T>` for the next
+/// iteration). It is skipped in iterations where none of its inputs moved.
+/// Takes the same arguments as [`macro@system`].
+#[proc_macro_attribute]
+pub fn factory(attr: TokenStream, item: TokenStream) -> TokenStream {
+    parse::node(NodeKind::Factory, attr.into(), item.into()).into()
+}
+
+/// Declares a run condition: a read-only function (`&T` parameters only)
+/// returning `bool`, named by a node's `run_if = ..`. Arguments: `name`,
+/// `allow_locks`.
+#[proc_macro_attribute]
+pub fn run_condition(attr: TokenStream, item: TokenStream) -> TokenStream {
+    parse::node(NodeKind::RunCondition, attr.into(), item.into()).into()
+}

@@ -13,6 +13,7 @@ pub mod world;
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use node::{Label, Marker, NodeBuilder, NodeDescriptor};
 pub use registry::{Registry, ServiceSlot};
+pub use sluice_macros::{factory, run_condition, system};
 pub mod plan;
 pub use exec::{
     BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, SerialExecutor,
