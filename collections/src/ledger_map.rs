@@ -20,9 +20,9 @@
 //! # Algorithm
 //!
 //! The ledger is the producer half of crossbeam-queue's `SegQueue` (an
-//! unbounded queue made of a linked list of fixed-size blocks, itself after
-//! Dmitry Vyukov's segmented queues), with the concurrent consumer replaced by
-//! an exclusive drain:
+//! unbounded queue made of a linked list of fixed-size blocks, `push` in
+//! `crossbeam-queue/src/seg_queue.rs`), with the concurrent consumer replaced
+//! by an exclusive drain:
 //!
 //! * A recorder claims the next slot by a compare-and-swap on the tail index
 //!   and then writes its transaction into that slot. Each block spans
@@ -40,8 +40,9 @@
 //!   slots need no "written" flag, unlike `SegQueue`'s.
 //!
 //! The first block is allocated once, by [`LedgerMap::new`], and reused after
-//! every drain; an iteration that records at most `BLOCK_CAP` (31) writes
-//! allocates nothing in the ledger.
+//! every drain; an iteration that records fewer than `BLOCK_CAP` (31) writes
+//! allocates nothing in the ledger (the recorder of a block's last slot
+//! allocates the next block ahead of need).
 
 use core::borrow::Borrow;
 use core::fmt;
@@ -505,8 +506,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Default> FromIterator<(K, V)> for LedgerM
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use crate::sync::{Arc, AtomicUsize};
     use std::thread;
 
     /// Writes per recorder in the threaded tests.
@@ -574,6 +574,31 @@ mod tests {
                 let i = (0..=last).rev().find(|i| 1 + (i % 5) as u8 == k).unwrap();
                 assert_eq!(map.get(&k), Some(&(round, i)));
             }
+        }
+    }
+
+    /// An iteration of fewer than `BLOCK_CAP` writes stays in the first
+    /// block, and after a drain of many blocks recording starts there again.
+    #[test]
+    fn first_block_is_reused() {
+        let mut map = LedgerMap::new();
+        let head = map.ledger.head.as_ptr();
+        for writes in [BLOCK_CAP - 1, 3 * BLOCK_CAP, BLOCK_CAP - 1] {
+            for i in 0..writes {
+                map.insert(i, writes);
+            }
+            let tail = map.ledger.tail.block.load(Ordering::Relaxed);
+            // SAFETY: the head block lives as long as the ledger.
+            let next = unsafe { &*head }.next.load(Ordering::Relaxed);
+            assert_eq!(core::ptr::eq(tail, head), writes < BLOCK_CAP);
+            assert_eq!(next.is_null(), writes < BLOCK_CAP);
+            assert_eq!(map.apply(), writes);
+            assert!(core::ptr::eq(
+                map.ledger.tail.block.load(Ordering::Relaxed),
+                head
+            ));
+            // SAFETY: as above.
+            assert!(unsafe { &*head }.next.load(Ordering::Relaxed).is_null());
         }
     }
 
