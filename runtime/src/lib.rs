@@ -28,6 +28,7 @@ pub use system::{
     Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
 };
 pub use world::{
-    FrameTime, FunctionMarker, IntoFactory, IntoSystem, IterationError, NodeContext, NodePanic,
-    NodeSpec, World,
+    CommandQueue, Commands, Context, Execution, ExecutorKind, FrameTime, FunctionMarker,
+    IntoFactory, IntoSystem, IterationError, NodePanic, NodeSpec, PlanOutcome, PlanWatch,
+    Registrations, World,
 };

@@ -34,8 +34,16 @@ fn functions_declare_their_access_and_run_in_plan_order() {
     assert_eq!(world.get::<Hp>(), Some(&Hp(11)));
     assert_eq!(world.get::<Log>().unwrap().0, ["hurt", "regenerate"]);
     let plan = world.plan().unwrap();
-    let names: Vec<_> = plan.order().map(|n| plan.node_name(n).to_owned()).collect();
-    assert_eq!(names, ["report", "regenerate"]);
+    let names: Vec<_> = plan
+        .order()
+        .map(|n| plan.node_name(n).to_owned())
+        .filter(|name| !name.starts_with("sluice::"))
+        .collect();
+    assert_eq!(
+        names,
+        ["report", "regenerate"],
+        "the world's own factories aside"
+    );
     assert_eq!(plan.stage_count(), 2, "both gate Log, so they are ordered");
 }
 
@@ -220,4 +228,59 @@ fn run_conditions_skip_the_body_and_keep_the_factory_cursor() {
         "the skipped runs did not advance the factory's cursor past Terrain's change"
     );
     assert_eq!(world.get::<Builds>().unwrap().0, 2);
+}
+
+#[derive(Debug, Default)]
+struct Spawned(u32);
+
+#[test]
+fn nodes_registered_by_commands_join_the_plan_of_a_later_iteration() {
+    use sluice::Commands;
+    let mut world = World::new();
+    world.insert(Spawned::default());
+    world.insert(Hp(0));
+    world.add_system(NodeBuilder::new("spawner").system(
+        |commands: Commands<'_>, spawned: &mut Spawned| {
+            if spawned.0 == 0 {
+                commands.add_system(NodeBuilder::new("late").system(|hp: &mut Hp| hp.0 += 1));
+            }
+            spawned.0 += 1;
+        },
+    ));
+    let watch = world.plan_watch();
+    world.run_iteration().unwrap(); // records the command; lands at the boundary
+    let first = watch.load().unwrap();
+    assert!(!(0..first.len()).any(|n| first.node_name(sluice::NodeIndex(n as u32)) == "late"));
+    world.run_iteration().unwrap(); // the plan factory plans `late`
+    assert_eq!(world.get::<Hp>(), Some(&Hp(0)));
+    world.run_iteration().unwrap(); // `late` runs
+    assert_eq!(world.get::<Hp>(), Some(&Hp(1)));
+    let current = watch.load().unwrap();
+    assert!((0..current.len()).any(|n| current.node_name(sluice::NodeIndex(n as u32)) == "late"));
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Hp>(), Some(&Hp(2)));
+}
+
+#[test]
+fn serial_and_parallel_executors_agree() {
+    use sluice::ExecutorKind;
+    fn build(executor: ExecutorKind) -> World {
+        let mut world = World::new();
+        world.set_executor(executor);
+        world.insert(Hp(1));
+        world.insert(Armor(1));
+        world.insert(Log::default());
+        world.add_system(regenerate);
+        world.add_system(report);
+        world.add_system(NodeBuilder::new("double").system(|hp: &mut Hp| hp.0 *= 2));
+        world
+    }
+    let mut serial = build(ExecutorKind::Serial);
+    let mut parallel = build(ExecutorKind::Parallel);
+    for _ in 0..20 {
+        serial.run_iteration().unwrap();
+        parallel.run_iteration().unwrap();
+    }
+    assert_eq!(serial.get::<Hp>(), parallel.get::<Hp>());
+    assert_eq!(serial.get::<Log>(), parallel.get::<Log>());
 }

@@ -7,12 +7,12 @@ use fixedbitset::FixedBitSet;
 
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::Explicit;
-use crate::plan::{Graph, NodeIndex, Plan};
+use crate::plan::{GraphView, NodeIndex, Plan};
 
 /// Every pair of conflicting nodes that no path of explicit or produce edges
 /// joins, earlier node first, in plan order.
 pub(crate) fn find(
-    graph: &Graph,
+    graph: &GraphView<'_>,
     edges: &Explicit,
     released: &[u32],
     plan: &Plan,

@@ -7,7 +7,7 @@ use crate::plan::diagnostics::{Diagnostic, Level};
 use crate::plan::order::{self, Explicit};
 use crate::plan::view::EdgeRecord;
 use crate::plan::{
-    AmbiguityLevel, CompiledPlan, Graph, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
+    AmbiguityLevel, CompiledPlan, GraphView, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
     PlanErrors, PlanOptions, Reason, stages,
 };
 
@@ -99,7 +99,7 @@ fn lane_reason(service: ServiceId, kind: LaneKind) -> Reason {
 
 const WORLD: ServiceId = ServiceId(u32::MAX);
 
-pub(crate) fn build(graph: &Graph, options: &PlanOptions) -> Result<Plan, PlanErrors> {
+pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
     let mut diagnostics = Vec::new();
     let edges = Explicit::collect(graph, &mut diagnostics);
     let sorted = match order::sort(graph, &edges) {
@@ -143,14 +143,14 @@ fn finish(mut plan: Plan, diagnostics: Vec<Diagnostic>) -> Result<Plan, PlanErro
 /// (explicit, lanes, whole-world lane), merges the reasons per source, and
 /// derives its stage from its predecessors.
 fn walk_lanes(
-    graph: &Graph,
+    graph: &GraphView<'_>,
     edges: &Explicit,
     marker_preds: &MarkerPredecessors,
     plan_order: Vec<u32>,
 ) -> Plan {
     let nodes = graph.nodes();
     let n = nodes.len();
-    let service_count = graph.registry().table().len();
+    let service_count = graph.table().len();
     let mut lanes: Vec<Lane> = (0..service_count).map(|_| Lane::default()).collect();
     let mut world = Lane::default();
     let mut position = vec![0u32; n];
@@ -224,7 +224,7 @@ fn walk_lanes(
             .iter()
             .map(|marker| marker.label_cow().clone())
             .collect(),
-        service_names: graph.registry().table().names().to_vec(),
+        service_names: graph.table().names().to_vec(),
         position,
         stage_of,
         stage_offsets,

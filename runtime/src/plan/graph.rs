@@ -1,8 +1,9 @@
 //! The registrations a plan is built from.
 
+use crate::access::ServiceTable;
 use crate::node::{Label, Marker, NodeBuilder, NodeDescriptor};
 use crate::plan::{Plan, PlanErrors, PlanOptions};
-use crate::registry::Registry;
+use crate::registry::{Registry, ServiceSlot};
 
 /// A registered node: its index in registration order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,15 +64,9 @@ impl Graph {
 
     /// The node descriptors, the id table and the service slots at once: the
     /// executor reads the first two while nodes reach into the slots.
-    pub(crate) fn parts_mut(
-        &mut self,
-    ) -> (
-        &[NodeDescriptor],
-        &crate::access::ServiceTable,
-        &mut [crate::registry::ServiceSlot],
-    ) {
+    pub(crate) fn parts_mut(&mut self) -> (GraphView<'_>, &mut [ServiceSlot]) {
         let (table, slots) = self.registry.split_mut();
-        (&self.nodes, table, slots)
+        (GraphView::new(table, &self.nodes, &self.markers), slots)
     }
 
     /// Registers a node, resolving its services to ids.
@@ -101,6 +96,65 @@ impl Graph {
     /// The markers, by registration index.
     pub fn markers(&self) -> &[Marker] {
         &self.markers
+    }
+
+    /// Builds the plan, or returns every error found (with the warnings).
+    pub fn build(&self, options: &PlanOptions) -> Result<Plan, PlanErrors> {
+        crate::plan::builder::build(&self.view(), options)
+    }
+
+    /// What the planner reads, without the service values.
+    pub fn view(&self) -> GraphView<'_> {
+        GraphView {
+            table: self.registry.table(),
+            nodes: &self.nodes,
+            markers: &self.markers,
+        }
+    }
+}
+
+/// What a plan is built from, borrowed: the id table, the node descriptors
+/// and the markers. Holds no service values, so a plan factory can read it
+/// while other nodes of the running iteration write services.
+#[derive(Debug, Clone, Copy)]
+pub struct GraphView<'a> {
+    table: &'a ServiceTable,
+    nodes: &'a [NodeDescriptor],
+    markers: &'a [Marker],
+}
+
+impl<'a> GraphView<'a> {
+    /// A view over parts held elsewhere.
+    pub fn new(
+        table: &'a ServiceTable,
+        nodes: &'a [NodeDescriptor],
+        markers: &'a [Marker],
+    ) -> Self {
+        Self {
+            table,
+            nodes,
+            markers,
+        }
+    }
+
+    /// The id table.
+    pub fn table(&self) -> &'a ServiceTable {
+        self.table
+    }
+
+    /// The node descriptors, by registration index.
+    pub fn nodes(&self) -> &'a [NodeDescriptor] {
+        self.nodes
+    }
+
+    /// One node's descriptor.
+    pub fn node(&self, index: NodeIndex) -> &'a NodeDescriptor {
+        &self.nodes[index.index()]
+    }
+
+    /// The markers, by registration index.
+    pub fn markers(&self) -> &'a [Marker] {
+        self.markers
     }
 
     /// Builds the plan, or returns every error found (with the warnings).

@@ -31,7 +31,7 @@ mod why;
 pub use diagnostics::{
     AmbiguityLevel, Diagnostic, DiagnosticKind, Level, NodeRef, PlanErrors, Relation,
 };
-pub use graph::{Graph, MarkerIndex, NodeIndex};
+pub use graph::{Graph, GraphView, MarkerIndex, NodeIndex};
 pub use view::{CompiledPlan, Edge, LaneKind, Plan, Reason};
 
 /// How the stage view packs nodes.

@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
-use crate::plan::{Graph, MarkerIndex, NodeIndex, Reason};
+use crate::plan::{GraphView, MarkerIndex, NodeIndex, Reason};
 
 const NONE: u32 = u32::MAX;
 
@@ -52,7 +52,7 @@ pub(crate) fn vertex_ref(nodes: usize, vertex: u32) -> NodeRef {
     }
 }
 
-pub(crate) fn vertex_name(graph: &Graph, vertex: u32) -> &str {
+pub(crate) fn vertex_name<'a>(graph: &GraphView<'a>, vertex: u32) -> &'a str {
     match vertex_ref(graph.nodes().len(), vertex) {
         NodeRef::Node(node) => graph.node(node).name(),
         NodeRef::Marker(marker) => graph.markers()[marker.index()].label(),
@@ -84,7 +84,7 @@ impl Targets<'_> {
 impl Explicit {
     /// Resolves every ordering attribute and produce relation into edges,
     /// reporting duplicate keys (SL0004) and unknown names (SL0002).
-    pub(crate) fn collect(graph: &Graph, diagnostics: &mut Vec<Diagnostic>) -> Self {
+    pub(crate) fn collect(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) -> Self {
         let nodes = graph.nodes();
         let n = nodes.len();
         let vertices = n + graph.markers().len();
@@ -160,7 +160,7 @@ impl Explicit {
     }
 
     /// A producer before every consumer of what it produces.
-    fn push_produce_edges(&mut self, graph: &Graph) {
+    fn push_produce_edges(&mut self, graph: &GraphView<'_>) {
         let nodes = graph.nodes();
         if nodes
             .iter()
@@ -168,7 +168,7 @@ impl Explicit {
         {
             return;
         }
-        let mut producers: Vec<Vec<u32>> = vec![Vec::new(); graph.registry().table().len()];
+        let mut producers: Vec<Vec<u32>> = vec![Vec::new(); graph.table().len()];
         for (i, node) in nodes.iter().enumerate() {
             for service in node.access().produced() {
                 producers[service.index()].push(i as u32);
@@ -204,7 +204,7 @@ impl Explicit {
     }
 }
 
-fn duplicate(graph: &Graph, key: &str, first: u32, second: u32) -> Diagnostic {
+fn duplicate(graph: &GraphView<'_>, key: &str, first: u32, second: u32) -> Diagnostic {
     let n = graph.nodes().len();
     let message = format!(
         "`{key}` is registered twice ({} and {}); give one of them its own instance key",
@@ -223,14 +223,14 @@ fn duplicate(graph: &Graph, key: &str, first: u32, second: u32) -> Diagnostic {
     Diagnostic::new(Level::Error, kind, message, names)
 }
 
-fn describe(graph: &Graph, vertex: u32) -> String {
+fn describe(graph: &GraphView<'_>, vertex: u32) -> String {
     match vertex_ref(graph.nodes().len(), vertex) {
         NodeRef::Node(node) => format!("node #{} `{}`", node.0, graph.node(node).name()),
         NodeRef::Marker(marker) => format!("marker `{}`", graph.markers()[marker.index()].label()),
     }
 }
 
-fn unknown(graph: &Graph, vertex: u32, target: &str, relation: Relation) -> Diagnostic {
+fn unknown(graph: &GraphView<'_>, vertex: u32, target: &str, relation: Relation) -> Diagnostic {
     let source = vertex_name(graph, vertex);
     let message = format!(
         "`{source}` is ordered {relation} `{target}`, which is not a registered node or marker; \
@@ -256,7 +256,7 @@ pub(crate) struct Sorted {
 /// Kahn's algorithm with a min-heap on registration index. Markers are released
 /// the moment they are ready: they emit nothing, so the nodes waiting on them
 /// compete on registration index alone. On a cycle, returns every SL0001.
-pub(crate) fn sort(graph: &Graph, edges: &Explicit) -> Result<Sorted, Vec<Diagnostic>> {
+pub(crate) fn sort(graph: &GraphView<'_>, edges: &Explicit) -> Result<Sorted, Vec<Diagnostic>> {
     let n = edges.nodes;
     let vertices = edges.vertices();
     let mut waiting: Vec<u32> = (0..vertices as u32)
@@ -403,7 +403,7 @@ fn find_cycles(edges: &Explicit, stuck: &[bool]) -> Vec<Vec<u32>> {
     cycles
 }
 
-fn cycle_diagnostic(graph: &Graph, cycle: &[u32]) -> Diagnostic {
+fn cycle_diagnostic(graph: &GraphView<'_>, cycle: &[u32]) -> Diagnostic {
     let names: Vec<String> = cycle
         .iter()
         .map(|&v| vertex_name(graph, v).to_owned())

@@ -7,7 +7,7 @@
 use fixedbitset::FixedBitSet;
 
 use crate::access::AccessSet;
-use crate::plan::Graph;
+use crate::plan::GraphView;
 use crate::plan::NodeIndex;
 use crate::plan::builder::MarkerPredecessors;
 use crate::plan::order::Explicit;
@@ -74,7 +74,7 @@ impl StageUnion {
 /// placed above its lower bound conflicts with a member of the stage below it,
 /// and every member of a stage conflicts with none of the others.
 pub(crate) fn first_fit(
-    graph: &Graph,
+    graph: &GraphView<'_>,
     edges: &Explicit,
     marker_preds: &MarkerPredecessors,
     order: &[u32],

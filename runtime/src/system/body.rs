@@ -1,17 +1,17 @@
 //! What the executor runs for each node.
 
-use crate::access::ServiceTable;
 use crate::node::NodeDescriptor;
+use crate::plan::GraphView;
 use crate::system::cells::ServiceCells;
 
-/// What a running node sees: the world's cells, its id table, and its own
-/// declaration.
+/// What a running node sees: the world's cells, the registrations (id table,
+/// descriptors, markers), and its own declaration.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeEnv<'w> {
     /// The world's services.
     pub cells: ServiceCells<'w>,
-    /// Type and name to id.
-    pub table: &'w ServiceTable,
+    /// The registrations: read-only for the whole iteration.
+    pub graph: GraphView<'w>,
     /// The running node's declaration.
     pub descriptor: &'w NodeDescriptor,
 }

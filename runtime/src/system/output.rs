@@ -62,6 +62,15 @@ unsafe impl<T: Service> Param for Out<'_, T> {
 pub struct NextValue<T>(Option<T>);
 
 impl<T> NextValue<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(Some(value))
+    }
+
+    /// Takes the value out, leaving nothing pending.
+    pub(crate) fn take(&mut self) -> Option<T> {
+        self.0.take()
+    }
+
     /// The value waiting for the boundary, if one was produced.
     pub fn get(&self) -> Option<&T> {
         self.0.as_ref()

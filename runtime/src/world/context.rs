@@ -1,5 +1,5 @@
 //! The runtime composition API's view of the world: a node body written as a
-//! closure reaches services through a [`NodeContext`], which hands out only
+//! closure reaches services through a [`Context`], which hands out only
 //! what the node declared.
 
 use crate::access::AccessKind;
@@ -12,18 +12,18 @@ use crate::system::{NodeBody, NodeEnv};
 /// functions registered with [`NodeBuilder::system`](crate::NodeBuilder::system)
 /// resolve their parameters once, at registration, and pay nothing per call.
 #[derive(Debug)]
-pub struct NodeContext<'w> {
+pub struct Context<'w> {
     env: NodeEnv<'w>,
 }
 
-impl<'w> NodeContext<'w> {
+impl<'w> Context<'w> {
     /// The running node's name.
     pub fn name(&self) -> &str {
         self.env.descriptor.name()
     }
 
     fn declared<T: 'static>(&self, wanted: AccessKind) -> crate::ServiceId {
-        let id = self.env.table.id_of::<T>();
+        let id = self.env.graph.table().id_of::<T>();
         let granted = id.and_then(|id| self.env.descriptor.access().access_to(id));
         match (id, granted) {
             (Some(id), Some(AccessKind::Gated)) => id,
@@ -85,7 +85,7 @@ fn missing<T>() -> ! {
     )
 }
 
-/// A closure body reached through a [`NodeContext`].
+/// A closure body reached through a [`Context`].
 pub(crate) struct ContextBody<F> {
     body: F,
 }
@@ -96,9 +96,9 @@ impl<F> ContextBody<F> {
     }
 }
 
-impl<F: FnMut(&mut NodeContext<'_>) + Send + 'static> NodeBody for ContextBody<F> {
+impl<F: FnMut(&mut Context<'_>) + Send + 'static> NodeBody for ContextBody<F> {
     unsafe fn run(&mut self, env: &NodeEnv<'_>) {
-        let mut context = NodeContext { env: *env };
+        let mut context = Context { env: *env };
         (self.body)(&mut context);
     }
 }

@@ -1,22 +1,46 @@
 //! The world: services, registered nodes, and the plan that runs them.
+//!
+//! - [`World`] holds the registrations and the current plan, and runs
+//!   iterations on a [`ThreadPool`] (or serially), per `run.rs`.
+//! - Registrations made between iterations replan before the next one;
+//!   registrations recorded by running nodes ([`Commands`]) land at the
+//!   boundary and are planned by the plan factory during the next iteration
+//!   (`schedule.rs`), so they run in the one after.
 
+mod batch;
+#[cfg(any(debug_assertions, feature = "checked"))]
+mod checked;
+mod commands;
 mod context;
 mod error;
+mod node;
 mod node_cell;
+mod run;
+mod schedule;
 mod spec;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::node::Marker;
-use crate::plan::{Graph, NodeIndex, Plan, PlanErrors, PlanOptions};
-use crate::system::{BoundaryHooks, NodeEnv, ServiceCells};
+use arc_swap::ArcSwapOption;
+use sluice_collections::Pool;
 
-pub use context::NodeContext;
+use crate::access::ServiceId;
+use crate::exec::{BatchNode, BatchProcessor, LooseTasks, SystemTiming, Task, ThreadPool};
+use crate::node::{Marker, NodeBuilder};
+use crate::plan::{Graph, NodeIndex, Plan, PlanErrors, PlanOptions};
+use crate::system::{BoundaryHooks, NextValue};
+
+pub use commands::{CommandQueue, Commands};
+pub use context::Context;
 pub use error::{IterationError, NodePanic};
-use node_cell::NodeCell;
+pub use schedule::{Execution, PlanOutcome, Registrations};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec};
+
+use batch::WorldBatch;
+use node::WorldNode;
+use node_cell::NodeCell;
+use schedule::{ExecutionFactory, PlanFactory, SpareState};
 
 /// The frame clock [`World::update`] advances before each iteration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -25,35 +49,82 @@ pub struct FrameTime {
     pub delta: Duration,
     /// Time summed over every update.
     pub elapsed: Duration,
-    /// How many updates have run before this one.
+    /// How many updates ran before this one.
     pub frame: u64,
 }
 
-/// Services, entities-to-come, registered nodes, and the current plan.
+/// Which executor runs a world's iterations. Both follow the same plan and
+/// give the same results (serial equivalence).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ExecutorKind {
+    /// The world's thread pool: the calling thread is worker 0.
+    #[default]
+    Parallel,
+    /// One node at a time on the calling thread, in plan order.
+    Serial,
+}
+
+/// The ids of the services every world holds for its own scheduling.
+#[derive(Debug, Clone, Copy)]
+struct BuiltinIds {
+    registrations: ServiceId,
+    next_plan: ServiceId,
+    next_execution: ServiceId,
+}
+
+/// A read-only handle on a world's current plan, for other threads (an
+/// inspector, a debug overlay): loads are lock-free and never block the world.
+#[derive(Debug, Clone)]
+pub struct PlanWatch {
+    current: Arc<ArcSwapOption<Plan>>,
+}
+
+impl PlanWatch {
+    /// The plan the world runs now (`None` before its first iteration).
+    pub fn load(&self) -> Option<Arc<Plan>> {
+        self.current.load_full()
+    }
+}
+
+/// Services, registered nodes, and the current plan.
 ///
 /// Register services with [`insert`](World::insert) and nodes with
-/// [`add_system`](World::add_system) / [`add_factory`](World::add_factory);
-/// [`run_iteration`](World::run_iteration) plans (when registrations changed)
-/// and runs one frame.
+/// [`add_system`](World::add_system), [`add_factory`](World::add_factory) and
+/// [`add_batch_processor`](World::add_batch_processor);
+/// [`run_iteration`](World::run_iteration) runs one frame.
 pub struct World {
     /// Services (values and ids), node descriptors and markers.
     graph: Graph,
-    /// Node bodies, by registration index (parallel to `graph.nodes()`).
-    cells: Vec<NodeCell>,
+    /// Run-time side of every node, by registration index.
+    nodes: Vec<WorldNode>,
     /// The `Next<T>` swaps of the registered nodes.
     hooks: BoundaryHooks,
-    options: PlanOptions,
-    /// The plan of the current registrations; `None` when they changed since
-    /// it was built.
-    plan: Option<Arc<Plan>>,
+    builtin: BuiltinIds,
+    pool: ThreadPool,
+    executor: ExecutorKind,
+    loose: LooseTasks,
+    /// The plan now running; shared with [`PlanWatch`] handles.
+    current: Arc<ArcSwapOption<Plan>>,
+    /// `current` compiled, with its run state. `None` until the first plan.
+    execution: Option<Execution>,
+    /// Outgoing execution states, reused by the next plan's execution.
+    spares: Arc<Pool<SpareState>>,
+    /// Registrations changed between iterations: replan before the next one.
+    stale: bool,
+    /// The plan factory's last failure, reported by the next iteration.
+    plan_error: Option<PlanErrors>,
+    timing: bool,
+    #[cfg(any(debug_assertions, feature = "checked"))]
+    borrows: checked::BorrowTracker,
 }
 
 impl std::fmt::Debug for World {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("World")
-            .field("nodes", &self.cells.len())
+            .field("nodes", &self.nodes.len())
             .field("services", &self.graph.registry().table().len())
-            .field("planned", &self.plan.is_some())
+            .field("executor", &self.executor)
+            .field("threads", &self.pool.num_threads())
             .finish_non_exhaustive()
     }
 }
@@ -65,21 +136,89 @@ impl Default for World {
 }
 
 impl World {
-    /// An empty world.
+    /// An empty world on a pool of its own, one thread per core.
+    ///
+    /// # Panics
+    /// When the operating system refuses to start the pool's threads.
     pub fn new() -> Self {
-        Self {
-            graph: Graph::new(),
-            cells: Vec::new(),
-            hooks: BoundaryHooks::default(),
-            options: PlanOptions::default(),
-            plan: None,
-        }
+        let pool = ThreadPool::new(0).expect("the operating system refused the pool's threads");
+        Self::with_pool(pool)
     }
 
-    /// How plans are built (packing, ambiguity reporting); replans next run.
+    /// An empty world running on `pool`, which other worlds may share (each
+    /// at its own rate).
+    pub fn with_pool(pool: ThreadPool) -> Self {
+        let mut graph = Graph::new();
+        let registry = graph.registry_mut();
+        registry.insert(Registrations::default());
+        registry.insert(CommandQueue::default());
+        let builtin = BuiltinIds {
+            registrations: registry.resolve::<Registrations>(),
+            next_plan: registry.resolve::<NextValue<PlanOutcome>>(),
+            next_execution: registry.resolve::<NextValue<Execution>>(),
+        };
+        let spares = Arc::new(Pool::new(4));
+        let mut world = Self {
+            graph,
+            nodes: Vec::new(),
+            hooks: BoundaryHooks::default(),
+            builtin,
+            pool,
+            executor: ExecutorKind::default(),
+            loose: LooseTasks::new(),
+            current: Arc::new(ArcSwapOption::empty()),
+            execution: None,
+            spares: Arc::clone(&spares),
+            stale: true,
+            plan_error: None,
+            timing: false,
+            #[cfg(any(debug_assertions, feature = "checked"))]
+            borrows: checked::BorrowTracker::new(0),
+        };
+        world.add_builtin(
+            NodeBuilder::new("sluice::plan")
+                .reads::<Registrations>()
+                .produces::<NextValue<PlanOutcome>>(),
+            Box::new(PlanFactory {
+                registrations: builtin.registrations,
+                next_plan: builtin.next_plan,
+            }),
+        );
+        world.add_builtin(
+            NodeBuilder::new("sluice::execution")
+                .reads::<NextValue<PlanOutcome>>()
+                .produces::<NextValue<Execution>>(),
+            Box::new(ExecutionFactory {
+                next_plan: builtin.next_plan,
+                next_execution: builtin.next_execution,
+                spares,
+            }),
+        );
+        world
+    }
+
+    /// The pool this world runs on (clone it to share it with another world).
+    pub fn pool(&self) -> &ThreadPool {
+        &self.pool
+    }
+
+    /// Chooses the executor. Both follow the same plan with the same results.
+    pub fn set_executor(&mut self, executor: ExecutorKind) {
+        self.executor = executor;
+    }
+
+    /// How plans are built (packing, ambiguity reporting); replans before the
+    /// next iteration.
     pub fn set_plan_options(&mut self, options: PlanOptions) {
-        self.options = options;
-        self.plan = None;
+        self.registrations_mut().options = options;
+        self.stale = true;
+    }
+
+    fn registrations_mut(&mut self) -> &mut Registrations {
+        self.graph
+            .registry_mut()
+            .get_mut::<Registrations>()
+            .expect("every world holds its Registrations")
     }
 
     /// Stores `value` as the service `T`, replacing any previous value.
@@ -92,7 +231,7 @@ impl World {
         self.graph.registry().get()
     }
 
-    /// The service `T`, mutably (bumps its version).
+    /// The service `T`, mutably (bumps its version, as a gate would).
     pub fn get_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
         self.graph.registry_mut().get_mut()
     }
@@ -108,12 +247,37 @@ impl World {
         self.add_spec(factory.into_factory())
     }
 
+    /// Registers a batch processor under `node` (name and ordering); its
+    /// buffer service `P::Buffer` is gated automatically, so every writer of
+    /// the buffer runs first and its successors start after `after_update`.
+    pub fn add_batch_processor<P: BatchProcessor>(
+        &mut self,
+        node: NodeBuilder,
+        processor: P,
+    ) -> NodeIndex {
+        let index = self.graph.add_node(node.gates::<P::Buffer>());
+        let buffer = self.graph.registry_mut().resolve::<P::Buffer>();
+        self.nodes.push(WorldNode::Batch(Box::new(WorldBatch {
+            node: BatchNode::new(processor),
+            buffer,
+        })));
+        self.stale = true;
+        index
+    }
+
     /// Registers a marker nodes can order themselves against.
     pub fn add_marker(&mut self, marker: impl Into<Marker>) {
         self.graph.add_marker(marker);
-        self.plan = None;
+        self.stale = true;
     }
 
+    fn add_builtin(&mut self, node: NodeBuilder, body: Box<dyn crate::system::NodeBody>) {
+        let index = self.graph.add_node(node);
+        self.push_cell(index, body, Vec::new());
+    }
+
+    /// Registers `spec` now: between iterations (replans before the next one)
+    /// or at a boundary for a ledger command (the plan factory replans).
     fn add_spec(&mut self, spec: NodeSpec) -> NodeIndex {
         let index = self.graph.add_node(spec.builder);
         let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
@@ -122,24 +286,83 @@ impl World {
             .into_iter()
             .map(|recipe| recipe(self.graph.registry_mut(), &mut self.hooks))
             .collect();
-        let access = self.graph.node(index).access();
-        let is_factory = access.produced().next().is_some();
-        let inputs = access.shared().chain(access.gated()).collect();
-        self.cells
-            .push(NodeCell::new(body, conditions, inputs, is_factory));
-        self.plan = None;
+        self.push_cell(index, body, conditions);
+        self.stale = true;
         index
     }
 
-    /// The plan of the current registrations, built if they changed.
+    fn push_cell(
+        &mut self,
+        index: NodeIndex,
+        body: Box<dyn crate::system::NodeBody>,
+        conditions: Vec<Box<dyn crate::system::ConditionBody>>,
+    ) {
+        let access = self.graph.node(index).access();
+        let is_factory = access.produced().next().is_some();
+        let inputs = access.shared().chain(access.gated()).collect();
+        self.nodes.push(WorldNode::Body(NodeCell::new(
+            body, conditions, inputs, is_factory,
+        )));
+    }
+
+    /// The plan the world runs now, built first if registrations changed
+    /// between iterations.
     ///
     /// # Errors
     /// Every problem the planner found ([`PlanErrors`]).
-    pub fn plan(&mut self) -> Result<&Arc<Plan>, PlanErrors> {
-        if self.plan.is_none() {
-            self.plan = Some(Arc::new(self.graph.build(&self.options)?));
+    pub fn plan(&mut self) -> Result<Arc<Plan>, PlanErrors> {
+        self.ensure_plan()?;
+        Ok(self.current.load_full().expect("planned above"))
+    }
+
+    /// A handle other threads can read the current plan through.
+    pub fn plan_watch(&self) -> PlanWatch {
+        PlanWatch {
+            current: Arc::clone(&self.current),
         }
-        Ok(self.plan.as_ref().expect("built above"))
+    }
+
+    /// Spawns an async continuation: it is polled in the regular loose-task
+    /// window of each iteration until it completes; waking re-queues it.
+    pub fn spawn<F>(&self, future: F) -> Task<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.loose.spawn(future)
+    }
+
+    /// Spawns a prioritized task, drained to completion inside the next
+    /// iteration.
+    pub fn spawn_prioritized<F>(&self, future: F) -> Task<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.loose.spawn_prioritized(future)
+    }
+
+    /// How long regular loose tasks may run per iteration; the rest carry over.
+    pub fn set_regular_window(&self, window: Duration) {
+        self.loose.set_regular_window(window);
+    }
+
+    /// Turns per-node timing on or off (clearing previous measurements).
+    /// While off, no timestamps are taken and [`timings`](World::timings)
+    /// reports zeros.
+    pub fn enable_timing(&mut self, enabled: bool) {
+        self.timing = enabled;
+        if let Some(execution) = &mut self.execution {
+            execution.state.enable_timing(enabled);
+        }
+    }
+
+    /// The most recent iteration's per-node timings, in registration order
+    /// (also after a failed iteration).
+    pub fn timings(&self) -> &[SystemTiming] {
+        self.execution
+            .as_ref()
+            .map_or(&[], |execution| execution.state.timings())
     }
 
     /// Advances [`FrameTime`] by `delta`, then runs one iteration.
@@ -161,52 +384,5 @@ impl World {
         };
         self.insert(time);
         self.run_iteration()
-    }
-
-    /// Runs every node of the plan once, in plan order, then crosses the
-    /// iteration boundary.
-    ///
-    /// # Errors
-    /// [`IterationError::Plan`] when the registrations do not plan (nothing
-    /// runs); [`IterationError::NodePanicked`] naming the node whose body
-    /// panicked (nothing new starts after it; the boundary is still crossed so
-    /// the world stays consistent, and the next iteration runs normally).
-    pub fn run_iteration(&mut self) -> Result<(), IterationError> {
-        let plan = Arc::clone(self.plan().map_err(IterationError::Plan)?);
-        let result = self.run_serial(&plan);
-        self.cross_boundary();
-        result
-    }
-
-    fn run_serial(&mut self, plan: &Plan) -> Result<(), IterationError> {
-        let (nodes, table, slots) = self.graph.parts_mut();
-        let cells = ServiceCells::new(slots);
-        for node in plan.order() {
-            let env = NodeEnv {
-                cells,
-                table,
-                descriptor: &nodes[node.index()],
-            };
-            let cell = &self.cells[node.index()];
-            // SAFETY:
-            // - this thread is the only one running nodes of this world (the
-            //   serial executor holds `&mut self`), so it alone enters `cell`;
-            // - nodes run one at a time in plan order, so no two accesses
-            //   overlap at all, and `env` is this node's own.
-            let outcome = catch_unwind(AssertUnwindSafe(|| unsafe { cell.run(&env) }));
-            if let Err(payload) = outcome {
-                return Err(IterationError::NodePanicked(NodePanic::new(
-                    nodes[node.index()].name(),
-                    payload,
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// The iteration boundary: pending `Next<T>` values replace their services.
-    fn cross_boundary(&mut self) {
-        let (_, _, slots) = self.graph.parts_mut();
-        self.hooks.apply(slots);
     }
 }

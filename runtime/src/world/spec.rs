@@ -9,7 +9,7 @@ use crate::system::{
     BoundaryHooks, Condition, ConditionBody, ConditionFn, FactoryBody, FactoryFn, NodeBody,
     SystemBody, SystemFn,
 };
-use crate::world::context::{ContextBody, NodeContext};
+use crate::world::context::{Context, ContextBody};
 
 /// Makes a node's body once its services have ids in the world's registry.
 type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn NodeBody> + Send>;
@@ -110,9 +110,9 @@ impl NodeBuilder {
     }
 
     /// Pairs this declaration with a closure that reaches services through a
-    /// [`NodeContext`], which hands out only what was declared:
+    /// [`Context`], which hands out only what was declared:
     /// `NodeBuilder::new("hud").reads::<Hp>().run(|cx| { let hp = cx.read::<Hp>(); })`.
-    pub fn run(self, body: impl FnMut(&mut NodeContext<'_>) + Send + 'static) -> NodeSpec {
+    pub fn run(self, body: impl FnMut(&mut Context<'_>) + Send + 'static) -> NodeSpec {
         NodeSpec::new(self, Box::new(move |_, _| Box::new(ContextBody::new(body))))
     }
 }

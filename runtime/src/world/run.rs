@@ -1,0 +1,199 @@
+//! One iteration: make sure a plan is current, run it, cross the boundary.
+
+use std::sync::Arc;
+
+use sluice_collections::Taken;
+
+use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, SerialExecutor};
+use crate::plan::{GraphView, PlanErrors};
+use crate::system::{NextValue, NodeEnv, ServiceCells};
+#[cfg(any(debug_assertions, feature = "checked"))]
+use crate::world::checked::BorrowTracker;
+use crate::world::error::{IterationError, NodePanic};
+use crate::world::node::WorldNode;
+use crate::world::schedule::{Execution, PlanOutcome, SpareState};
+use crate::world::{ExecutorKind, World};
+
+impl World {
+    /// Plans now when registrations changed between iterations (or on the
+    /// first run); reports the plan factory's last failure once.
+    pub(super) fn ensure_plan(&mut self) -> Result<(), PlanErrors> {
+        if let Some(errors) = self.plan_error.take() {
+            return Err(errors);
+        }
+        if !self.stale && self.execution.is_some() {
+            return Ok(());
+        }
+        let plan = Arc::new(self.graph.build(&self.registrations().options)?);
+        self.install(plan, None);
+        self.stale = false;
+        Ok(())
+    }
+
+    fn registrations(&self) -> &crate::world::Registrations {
+        self.graph
+            .registry()
+            .get()
+            .expect("every world holds its Registrations")
+    }
+
+    /// Makes `plan` current with its compiled `execution` (compiled here
+    /// when `None`); the outgoing state goes back to the pool.
+    fn install(&mut self, plan: Arc<crate::plan::Plan>, execution: Option<Execution>) {
+        let mut execution = execution.unwrap_or_else(|| {
+            let spare = Taken::into_inner(self.spares.take()).0;
+            Execution::compile(&plan, spare)
+        });
+        execution.state.enable_timing(self.timing);
+        if let Some(old) = self.execution.replace(execution) {
+            self.spares.give_back(SpareState(Some(old.state)));
+        }
+        self.current.store(Some(plan));
+        #[cfg(any(debug_assertions, feature = "checked"))]
+        {
+            let services = self.graph.registry().table().len();
+            if self.borrows.services() != services {
+                self.borrows = crate::world::checked::BorrowTracker::new(services);
+            }
+        }
+    }
+
+    /// Runs every node of the plan once, then crosses the iteration boundary.
+    ///
+    /// With the parallel executor the calling thread is worker 0 and works
+    /// until the iteration is quiescent: every node done, prioritized loose
+    /// tasks drained, regular ones given their window.
+    ///
+    /// # Errors
+    /// [`IterationError::Plan`] when the registrations do not plan (nothing
+    /// runs); [`IterationError::NodePanicked`] naming the first node whose body
+    /// panicked: nothing new started after it, running work finished, the
+    /// boundary was crossed, and the next iteration runs normally.
+    pub fn run_iteration(&mut self) -> Result<(), IterationError> {
+        self.ensure_plan().map_err(IterationError::Plan)?;
+        let result = self.execute();
+        self.cross_boundary();
+        result.map_err(|failure| {
+            let name = self.graph.nodes()[failure.node()].name().to_owned();
+            IterationError::NodePanicked(NodePanic::new(&name, failure.into_payload()))
+        })
+    }
+
+    fn execute(&mut self) -> Result<(), NodeFailure> {
+        #[cfg(any(debug_assertions, feature = "checked"))]
+        {
+            let services = self.graph.registry().table().len();
+            if self.borrows.services() != services {
+                self.borrows = crate::world::checked::BorrowTracker::new(services);
+            }
+            self.borrows.reset();
+        }
+        let execution = self.execution.as_mut().expect("planned before executing");
+        let (graph, slots) = self.graph.parts_mut();
+        let body = node_runner(
+            &self.nodes,
+            ServiceCells::new(slots),
+            graph,
+            #[cfg(any(debug_assertions, feature = "checked"))]
+            &self.borrows,
+        );
+        match self.executor {
+            ExecutorKind::Parallel => {
+                self.pool
+                    .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
+            }
+            ExecutorKind::Serial => SerialExecutor::new().run_with_loose(
+                &execution.graph,
+                &mut execution.state,
+                &self.loose,
+                body,
+            ),
+        }
+    }
+
+    /// The iteration boundary: `Next<T>` values replace their services, the
+    /// plan factory's output becomes current, and recorded commands land.
+    fn cross_boundary(&mut self) {
+        let (_, slots) = self.graph.parts_mut();
+        self.hooks.apply(slots);
+        let outcome = self.take_pending::<PlanOutcome>(self.builtin.next_plan);
+        let execution = self.take_pending::<Execution>(self.builtin.next_execution);
+        match outcome {
+            Some(Ok(plan)) => {
+                let execution = execution.expect("the execution factory follows the plan factory");
+                self.install(plan, Some(execution));
+            }
+            Some(Err(errors)) => self.plan_error = Some(errors),
+            None => {}
+        }
+        self.apply_commands();
+    }
+
+    /// Takes a built-in factory's pending output without bumping its version
+    /// (so its consumers do not rerun for the emptied slot).
+    fn take_pending<T: Send + Sync + 'static>(&mut self, id: crate::ServiceId) -> Option<T> {
+        self.graph
+            .registry_mut()
+            .slot_mut(id)?
+            .value
+            .as_deref_mut()?
+            .downcast_mut::<NextValue<T>>()?
+            .take()
+    }
+
+    /// Lands the ledger of commands recorded during the iteration. Nodes they
+    /// register are planned by the plan factory during the next iteration.
+    fn apply_commands(&mut self) {
+        let queue = self
+            .graph
+            .registry_mut()
+            .get_mut::<crate::world::CommandQueue>()
+            .expect("every world holds its CommandQueue");
+        if queue.is_empty() {
+            return;
+        }
+        let commands = queue.take_all();
+        let stale = self.stale;
+        for command in commands {
+            command(self);
+        }
+        // Registrations from the ledger are planned by the plan factory, not
+        // before the next iteration: bump what it reads instead.
+        self.stale = stale;
+        if let Some(slot) = self
+            .graph
+            .registry_mut()
+            .slot_mut(self.builtin.registrations)
+        {
+            slot.version += 1;
+        }
+    }
+}
+
+/// The body the executor calls for every node of one iteration; `'s` is the
+/// run's scope, for which the world's nodes and cells are borrowed.
+fn node_runner<'s>(
+    nodes: &'s [WorldNode],
+    cells: ServiceCells<'s>,
+    graph: GraphView<'s>,
+    #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
+) -> impl Fn(&RunContext<'s>) -> NodeOutcome + Sync + 's {
+    move |cx| {
+        let index = cx.node();
+        let env = NodeEnv {
+            cells,
+            graph,
+            descriptor: &graph.nodes()[index],
+        };
+        #[cfg(any(debug_assertions, feature = "checked"))]
+        let _borrows = borrows.enter(graph, index);
+        // SAFETY:
+        // - the executor runs each node once per iteration, on one thread,
+        //   only after every predecessor in the current plan completed;
+        // - the plan orders every pair of nodes that conflict on a service
+        //   (checked at run time in checked mode), so the node's declared
+        //   accesses overlap with no running node's;
+        // - `cells` borrow the world's slots exclusively for the run `'s`.
+        unsafe { nodes[index].run(&env, cx) }
+    }
+}
