@@ -17,12 +17,11 @@ use sluice::exec::{
 
 /// Runs `graph` and checks the order with sequence numbers: every node once,
 /// each starting after all of its predecessors ended.
+/// A node body, type-erased.
+type Body<'a> = dyn Fn(&NodeContext<'_>) -> NodeOutcome + Sync + 'a;
+
 fn check_order_with(
-    run: &dyn Fn(
-        &CompiledGraph,
-        &mut ExecutionState,
-        &(dyn Fn(&NodeContext<'_>) -> NodeOutcome + Sync),
-    ),
+    run: &dyn Fn(&CompiledGraph, &mut ExecutionState, &Body<'_>),
     graph: &CompiledGraph,
     iterations: usize,
 ) {
@@ -69,10 +68,7 @@ fn pool(threads: usize) -> ThreadPool {
     ThreadPool::new(threads).unwrap()
 }
 
-fn parallel(
-    pool: &ThreadPool,
-) -> impl Fn(&CompiledGraph, &mut ExecutionState, &(dyn Fn(&NodeContext<'_>) -> NodeOutcome + Sync)) + '_
-{
+fn parallel(pool: &ThreadPool) -> impl Fn(&CompiledGraph, &mut ExecutionState, &Body<'_>) + '_ {
     move |graph, state, body| pool.run(graph, state, body).unwrap()
 }
 

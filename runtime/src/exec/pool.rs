@@ -32,10 +32,13 @@ use super::run::RunSlot;
 /// before it parks.
 const SPIN_ROUNDS: u32 = 32;
 
-/// A local deque holds at most this many jobs; beyond it ready nodes go to the
-/// run's ready ring. crossbeam's deque starts with 64 slots and reallocates
-/// when it grows past them (and again when it shrinks back), so staying below
-/// keeps a run allocation-free.
+/// crossbeam's deque starts with (and never shrinks below) 64 slots, and
+/// reallocates when it grows past them (and again when it shrinks back):
+/// a local deque never holds more, which keeps a run allocation-free.
+const DEQUE_CAPACITY: usize = 64;
+
+/// Ready nodes fill a local deque up to here; beyond it they go to the run's
+/// ready ring. The rest of the deque is kept for batch helpers.
 const LOCAL_CAPACITY: usize = 48;
 
 thread_local! {
@@ -158,7 +161,7 @@ impl Registry {
         fence(Ordering::SeqCst);
         if still_idle() {
             self.parks.fetch_add(1, Ordering::Relaxed);
-            worker.owned.parker.park();
+            worker.owned().parker.park();
         }
         if seat.sleeping.swap(false, Ordering::SeqCst) {
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -199,7 +202,7 @@ impl Registry {
         let worker = WorkerThread {
             registry: Arc::clone(self),
             index,
-            owned,
+            owned: Some(owned),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
         };
         let _current = CurrentGuard::set(&worker);
@@ -229,11 +232,16 @@ impl Registry {
 pub(crate) struct WorkerThread {
     pub(crate) registry: Arc<Registry>,
     pub(crate) index: usize,
-    owned: SeatOwned,
+    /// The seat's deque and parker; `None` only while being given back.
+    owned: Option<SeatOwned>,
     rng: Cell<u64>,
 }
 
 impl WorkerThread {
+    fn owned(&self) -> &SeatOwned {
+        self.owned.as_ref().expect("a participant holds its seat's deque")
+    }
+
     /// The participant running on this thread, if any.
     pub(crate) fn current() -> Option<&'static WorkerThread> {
         let current = CURRENT.with(Cell::get);
@@ -254,16 +262,24 @@ impl WorkerThread {
     /// Pushes a job onto the local deque; `false` when the deque is at its
     /// allocation-free capacity (the caller then overflows elsewhere).
     pub(crate) fn push_local(&self, job: JobRef) -> bool {
-        if self.owned.deque.len() >= LOCAL_CAPACITY {
+        if self.owned().deque.len() >= LOCAL_CAPACITY {
             return false;
         }
-        self.owned.deque.push(job);
+        self.owned().deque.push(job);
         true
     }
 
-    /// Pushes a job: the local deque, or the injector when it is full.
+    /// Free slots of the local deque (see [`DEQUE_CAPACITY`]).
+    pub(crate) fn spare_capacity(&self) -> usize {
+        DEQUE_CAPACITY.saturating_sub(self.owned().deque.len())
+    }
+
+    /// Pushes a job: the local deque, or the injector when it is full (which
+    /// [`spare_capacity`](Self::spare_capacity) lets callers avoid).
     pub(crate) fn push(&self, job: JobRef) {
-        if !self.push_local(job) {
+        if self.owned().deque.len() < DEQUE_CAPACITY {
+            self.owned().deque.push(job);
+        } else {
             self.registry.injector.push(job);
         }
     }
@@ -311,7 +327,7 @@ impl WorkerThread {
     /// own run (its ready ring, then its loose queues when `own_loose`),
     /// stealing, then the other runs on the pool.
     fn work_once(&self, own: Option<&RunSlot>, own_loose: bool) -> bool {
-        if let Some(job) = self.owned.deque.pop() {
+        if let Some(job) = self.owned().deque.pop() {
             // SAFETY:
             // - The job was just popped from the local deque: this is its
             //   only execution.
@@ -393,12 +409,7 @@ impl Drop for WorkerThread {
     fn drop(&mut self) {
         // Give the deque and parker back to the seat and free it.
         let seat = &self.registry.seats[self.index];
-        let owned = SeatOwned {
-            deque: Worker::new_lifo(),
-            parker: Parker::new(),
-        };
-        let owned = std::mem::replace(&mut self.owned, owned);
-        *seat.owned.lock().unwrap_or_else(PoisonError::into_inner) = Some(owned);
+        *seat.owned.lock().unwrap_or_else(PoisonError::into_inner) = self.owned.take();
         seat.occupied.store(false, Ordering::Release);
     }
 }
@@ -611,7 +622,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     let worker = WorkerThread {
         registry: Arc::clone(&registry),
         index,
-        owned,
+        owned: Some(owned),
         rng: Cell::new(0x2545_F491_4F6C_DD1D ^ (index as u64 + 1)),
     };
     let _current = CurrentGuard::set(&worker);

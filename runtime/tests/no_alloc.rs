@@ -1,0 +1,208 @@
+//! A tick allocates nothing: after one warm-up iteration, running a plain
+//! graph (wide enough to overflow the local deques) and a batch processor
+//! with thousands of slices makes no heap allocation at all, on any thread.
+//!
+//! Its own test binary, for the counting global allocator. One test function,
+//! so no other test allocates concurrently.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use sluice::exec::{
+    BatchBuffer, BatchNode, BatchProcessor, CompiledGraph, ExecutionState, NodeContext,
+    NodeFailure, NodeOutcome, SerialExecutor, ThreadPool,
+};
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY:
+// - Every call is forwarded unchanged to `System`, which upholds the
+//   `GlobalAlloc` contract; the counter has no effect on the memory.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY:
+        // - Forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY:
+        // - Forwarded with the caller's layout.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY:
+        // - Forwarded with the caller's pointer, layout and size.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY:
+        // - Forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Counts allocations made by `f`, on every thread.
+fn allocations_during(f: impl FnOnce()) -> usize {
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    f();
+    COUNTING.store(false, Ordering::SeqCst);
+    ALLOCATIONS.load(Ordering::SeqCst)
+}
+
+/// Sums `x * 1.5` per slice into an atomic total.
+struct Scale {
+    total: AtomicU64,
+    slices: AtomicUsize,
+}
+
+impl BatchProcessor for Scale {
+    type Buffer = Vec<u32>;
+    type Item = u32;
+    const BATCH_SIZE: usize = 32;
+
+    fn items(buffer: &Vec<u32>) -> &[u32] {
+        buffer
+    }
+
+    fn process_batch(&self, _start: usize, batch: &[u32]) {
+        let sum: u64 = batch.iter().map(|&x| u64::from(x) * 3 / 2).sum();
+        self.total.fetch_add(sum, Ordering::Relaxed);
+        self.slices.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn after_update(&mut self, _buffer: &mut Vec<u32>) {
+        // Keep the items: the next tick processes them again.
+    }
+}
+
+/// A graph that overflows a local deque (200 successors of node 0), has a
+/// chain, and a batch node (index 1) between a writer and a reader.
+fn graph() -> CompiledGraph {
+    let mut edges = vec![(0, 1), (1, 2)];
+    for i in 3..203 {
+        edges.push((0, i));
+        edges.push((i, 203));
+    }
+    for i in 203..260 {
+        edges.push((i, i + 1));
+    }
+    CompiledGraph::from_edges(261, &edges).unwrap()
+}
+
+/// The executor under test.
+#[derive(Clone, Copy)]
+enum Exec<'a> {
+    Pool(&'a ThreadPool),
+    Serial(&'a SerialExecutor),
+}
+
+impl Exec<'_> {
+    fn run<'scope, F>(
+        self,
+        graph: &CompiledGraph,
+        state: &mut ExecutionState,
+        body: F,
+    ) -> Result<(), NodeFailure>
+    where
+        F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
+    {
+        match self {
+            Exec::Pool(pool) => pool.run(graph, state, body),
+            Exec::Serial(serial) => serial.run(graph, state, body),
+        }
+    }
+}
+
+fn tick(
+    exec: Exec<'_>,
+    graph: &CompiledGraph,
+    state: &mut ExecutionState,
+    batch: &BatchNode<Scale>,
+    buffer: &BatchBuffer<Vec<u32>>,
+    plain_runs: &AtomicUsize,
+) {
+    exec.run(graph, state, |cx| {
+        if cx.node() == 1 {
+            batch.schedule(cx, buffer)
+        } else {
+            plain_runs.fetch_add(1, Ordering::Relaxed);
+            NodeOutcome::Done
+        }
+    })
+    .unwrap();
+}
+
+#[test]
+fn ticks_allocate_nothing() {
+    let graph = graph();
+    let items = 100_000u32;
+    // 100_000 / 32 = 3125 slices per tick.
+    let expected_sum: u64 = (0..items).map(|x| u64::from(x) * 3 / 2).sum();
+    let pools: Vec<ThreadPool> = [1, 2, 4].map(|t| ThreadPool::new(t).unwrap()).into();
+    let serial = SerialExecutor::new();
+    for (name, exec) in [
+        ("1 thread", Exec::Pool(&pools[0])),
+        ("2 threads", Exec::Pool(&pools[1])),
+        ("4 threads", Exec::Pool(&pools[2])),
+        ("serial", Exec::Serial(&serial)),
+    ] {
+        for timing in [false, true] {
+            let mut state = ExecutionState::new(&graph);
+            state.enable_timing(timing);
+            let mut batch = BatchNode::new(Scale {
+                total: AtomicU64::new(0),
+                slices: AtomicUsize::new(0),
+            });
+            let buffer = BatchBuffer::new((0..items).collect::<Vec<u32>>());
+            let plain_runs = AtomicUsize::new(0);
+            // Warm-up: first-use registrations (thread-locals, tracing
+            // call sites, epoch handles) happen here.
+            for _ in 0..3 {
+                tick(exec, &graph, &mut state, &batch, &buffer, &plain_runs);
+            }
+            // Every worker thread of every pool has started (thread
+            // start-up allocates) and is parked.
+            for pool in &pools {
+                while pool.stats().sleeping_workers + 1 < pool.num_threads() {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            let ticks = 50;
+            let allocations = allocations_during(|| {
+                for _ in 0..ticks {
+                    tick(exec, &graph, &mut state, &batch, &buffer, &plain_runs);
+                }
+            });
+            assert_eq!(
+                allocations, 0,
+                "{name}, timing {timing}: {allocations} allocations in {ticks} ticks"
+            );
+            assert_eq!(plain_runs.load(Ordering::Relaxed), (ticks + 3) * 260);
+            let scale = batch.processor_mut();
+            assert_eq!(
+                scale.total.load(Ordering::Relaxed),
+                expected_sum * (ticks as u64 + 3)
+            );
+            assert_eq!(scale.slices.load(Ordering::Relaxed), 3125 * (ticks + 3));
+        }
+    }
+}
