@@ -1,0 +1,427 @@
+//! A headless game frame on sluice: a few dozen systems (input, AI squads,
+//! movement, a render arena with a gated commit, a particle batch processor,
+//! a navigation factory, an async asset stream) run for a few hundred frames;
+//! prints per-frame timing and the plan's stage view.
+//!
+//! `cargo run --release -p sluice --example frame [-- FRAMES]`
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+use atomic_waker::AtomicWaker;
+use sluice::exec::ClearBuffer;
+use sluice::{BatchProcessor, Commands, FrameTime, NodeBuilder, Out, World};
+use sluice_collections::{AppendArena, RingHistory};
+
+const ENTITIES: usize = 4_096;
+const SQUADS: usize = 8;
+const PARTICLES: usize = 65_536;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Vec2 {
+    x: f32,
+    y: f32,
+}
+
+/// This frame's player input (a scripted stick).
+#[derive(Debug, Default)]
+struct Input {
+    stick: Vec2,
+    fire: bool,
+}
+
+#[derive(Debug)]
+struct Positions(Vec<Vec2>);
+#[derive(Debug)]
+struct Velocities(Vec<Vec2>);
+/// Where each squad wants to go; one service per squad so squads think in parallel.
+#[derive(Debug, Default)]
+struct Intent<const SQUAD: usize>(Vec2);
+#[derive(Debug)]
+struct Health(Vec<f32>);
+#[derive(Debug, Default)]
+struct Score(u64);
+/// The level's static geometry; changes rarely.
+#[derive(Debug)]
+struct Terrain {
+    revision: u32,
+    walls: Vec<Vec2>,
+}
+/// Built from the terrain by a factory: skipped while the terrain holds still.
+#[derive(Debug)]
+struct NavMesh {
+    revision: u32,
+    cells: usize,
+}
+#[derive(Debug, Clone, Copy)]
+struct Draw {
+    sprite: u32,
+    at: Vec2,
+}
+/// Draw commands appended concurrently by every drawing system (shared
+/// access), committed by one gate.
+#[derive(Debug)]
+struct DrawArena(AppendArena<Draw>);
+#[derive(Debug, Default)]
+struct RenderStats {
+    submitted: u64,
+    dropped: u64,
+}
+/// Particles simulated by a batch processor; they persist across frames.
+#[derive(Debug)]
+struct Particles(Vec<f32>);
+
+impl ClearBuffer for Particles {
+    fn clear_buffer(&mut self) {
+        self.0.clear();
+    }
+}
+#[derive(Debug, Default)]
+struct ParticleSum(Arc<AtomicU64>);
+
+/// Advances all particles in parallel slices.
+#[derive(Debug)]
+struct ParticleSim {
+    sum: Arc<AtomicU64>,
+}
+
+impl BatchProcessor for ParticleSim {
+    type Buffer = Particles;
+    type Item = f32;
+    const BATCH_SIZE: usize = 4_096;
+
+    fn items(buffer: &Particles) -> &[f32] {
+        &buffer.0
+    }
+
+    fn process_batch(&self, _start: usize, batch: &[f32]) {
+        let energy: f32 = batch.iter().map(|p| (p * 1.0001 + 0.5).sin().abs()).sum();
+        self.sum.fetch_add(energy as u64, Ordering::Relaxed);
+    }
+
+    fn after_update(&mut self, _buffer: &mut Particles) {
+        // Particles persist across frames; nothing to clear.
+    }
+}
+
+/// A frame counter an async task can wait on.
+#[derive(Debug, Default)]
+struct FrameSignal {
+    frame: AtomicU64,
+    waker: AtomicWaker,
+}
+
+/// Resolves once the frame signal reaches `target`.
+struct UntilFrame {
+    signal: Arc<FrameSignal>,
+    target: u64,
+}
+
+impl Future for UntilFrame {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        self.signal.waker.register(cx.waker());
+        if self.signal.frame.load(Ordering::Acquire) >= self.target {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// The signal as a service, so a system can tick it.
+#[derive(Debug, Default)]
+struct Signal(Arc<FrameSignal>);
+#[derive(Debug, Default)]
+struct Streamed(Arc<AtomicUsize>);
+
+fn read_input(time: &FrameTime, input: &mut Input) {
+    let t = time.elapsed.as_secs_f32();
+    input.stick = Vec2 {
+        x: t.cos(),
+        y: t.sin(),
+    };
+    input.fire = time.frame.is_multiple_of(30);
+}
+
+fn think<const SQUAD: usize>(positions: &Positions, nav: &NavMesh, intent: &mut Intent<SQUAD>) {
+    let members = positions.0.iter().skip(SQUAD).step_by(SQUADS);
+    let (sum, count) = members.fold((Vec2::default(), 0.0f32), |(s, n), p| {
+        (
+            Vec2 {
+                x: s.x + p.x,
+                y: s.y + p.y,
+            },
+            n + 1.0,
+        )
+    });
+    let bias = (nav.cells % 7) as f32 * 0.01;
+    intent.0 = Vec2 {
+        x: -sum.x / count.max(1.0) + bias,
+        y: -sum.y / count.max(1.0),
+    };
+}
+
+fn steer(
+    input: &Input,
+    i0: &Intent<0>,
+    i1: &Intent<1>,
+    i2: &Intent<2>,
+    i3: &Intent<3>,
+    velocities: &mut Velocities,
+) {
+    let intents = [i0.0, i1.0, i2.0, i3.0];
+    for (index, v) in velocities.0.iter_mut().enumerate() {
+        let goal = intents[index % intents.len()];
+        v.x = 0.9 * v.x + 0.1 * (goal.x + input.stick.x);
+        v.y = 0.9 * v.y + 0.1 * (goal.y + input.stick.y);
+    }
+}
+
+fn integrate(time: &FrameTime, velocities: &Velocities, positions: &mut Positions) {
+    let dt = time.delta.as_secs_f32();
+    for (p, v) in positions.0.iter_mut().zip(&velocities.0) {
+        p.x += v.x * dt;
+        p.y += v.y * dt;
+    }
+}
+
+fn damage(input: &Input, positions: &Positions, health: &mut Health, score: &mut Score) {
+    if !input.fire {
+        return;
+    }
+    for (h, p) in health.0.iter_mut().zip(&positions.0) {
+        if p.x * p.x + p.y * p.y < 0.25 {
+            *h -= 1.0;
+            score.0 += 1;
+        }
+    }
+}
+
+fn draw_actors(positions: &Positions, arena: &DrawArena) {
+    for (index, &at) in positions.0.iter().enumerate().step_by(4) {
+        let _ = arena.0.push(Draw {
+            sprite: index as u32,
+            at,
+        });
+    }
+}
+
+fn draw_hud(score: &Score, health: &Health, arena: &DrawArena) {
+    let alive = health.0.iter().filter(|h| **h > 0.0).count();
+    let _ = arena.0.push(Draw {
+        sprite: (score.0 as u32) ^ (alive as u32),
+        at: Vec2::default(),
+    });
+}
+
+fn draw_walls(terrain: &Terrain, arena: &DrawArena) {
+    for &at in &terrain.walls {
+        let _ = arena.0.push(Draw { sprite: 7, at });
+    }
+}
+
+/// The gated commit: runs after every drawing system of the frame.
+fn commit(arena: &mut DrawArena, stats: &mut RenderStats) {
+    let capacity = arena.0.capacity();
+    let mut checksum = 0u32;
+    for draw in arena.0.drain() {
+        checksum = checksum.wrapping_add(draw.sprite) ^ (draw.at.x.to_bits());
+        stats.submitted += 1;
+    }
+    std::hint::black_box(checksum);
+    // Grow between frames if the arena overflowed (push returns `Full`).
+    stats.dropped = stats.dropped.max(capacity as u64);
+}
+
+fn build_navmesh(terrain: &Terrain, mut nav: Out<'_, NavMesh>) {
+    nav.set(NavMesh {
+        revision: terrain.revision,
+        cells: terrain.walls.len() * 3 + 1,
+    });
+}
+
+fn tick_signal(time: &FrameTime, signal: &Signal) {
+    signal.0.frame.store(time.frame, Ordering::Release);
+    signal.0.waker.wake();
+}
+
+/// Every 120 frames the level changes: the navigation factory reruns.
+fn edit_terrain(time: &FrameTime, terrain: &mut Terrain) {
+    if time.frame % 120 == 119 {
+        terrain.revision += 1;
+        terrain.walls.push(Vec2 {
+            x: terrain.revision as f32,
+            y: 0.0,
+        });
+    }
+}
+
+fn main() {
+    let frames: u64 = std::env::args()
+        .nth(1)
+        .and_then(|arg| arg.parse().ok())
+        .unwrap_or(300);
+
+    let mut world = World::new();
+    world.insert(Input::default());
+    world.insert(Positions(
+        (0..ENTITIES)
+            .map(|i| Vec2 {
+                x: (i as f32).sin(),
+                y: (i as f32).cos(),
+            })
+            .collect(),
+    ));
+    world.insert(Velocities(vec![Vec2::default(); ENTITIES]));
+    world.insert(Intent::<0>::default());
+    world.insert(Intent::<1>::default());
+    world.insert(Intent::<2>::default());
+    world.insert(Intent::<3>::default());
+    world.insert(Health(vec![10.0; ENTITIES]));
+    world.insert(Score::default());
+    world.insert(Terrain {
+        revision: 0,
+        walls: vec![Vec2::default(); 64],
+    });
+    world.insert(DrawArena(AppendArena::with_capacity(2 * ENTITIES)));
+    world.insert(RenderStats::default());
+    world.insert(Particles(
+        (0..PARTICLES).map(|i| i as f32 * 0.001).collect(),
+    ));
+    let particle_sum = ParticleSum::default();
+    let sum = Arc::clone(&particle_sum.0);
+    world.insert(particle_sum);
+    let signal = Signal::default();
+    let frame_signal = Arc::clone(&signal.0);
+    world.insert(signal);
+    let streamed = Streamed::default();
+    let streamed_count = Arc::clone(&streamed.0);
+    world.insert(streamed);
+
+    world.add_marker("PreUpdate");
+    world.add_system(
+        NodeBuilder::new("read_input")
+            .before("PreUpdate")
+            .system(read_input),
+    );
+    world.add_system(
+        NodeBuilder::new("tick_signal")
+            .before("PreUpdate")
+            .system(tick_signal),
+    );
+    world.add_system(edit_terrain);
+    world.add_system(build_navmesh);
+    world.add_system(
+        NodeBuilder::new("think#0")
+            .after("PreUpdate")
+            .system(think::<0>),
+    );
+    world.add_system(
+        NodeBuilder::new("think#1")
+            .after("PreUpdate")
+            .system(think::<1>),
+    );
+    world.add_system(
+        NodeBuilder::new("think#2")
+            .after("PreUpdate")
+            .system(think::<2>),
+    );
+    world.add_system(
+        NodeBuilder::new("think#3")
+            .after("PreUpdate")
+            .system(think::<3>),
+    );
+    world.add_system(steer);
+    world.add_system(integrate);
+    world.add_system(damage);
+    world.add_system(draw_actors);
+    world.add_system(draw_hud);
+    world.add_system(draw_walls);
+    world.add_system(commit);
+    world.add_batch_processor(NodeBuilder::new("particles"), ParticleSim { sum });
+    // A one-time registration from inside a frame: joins a later plan.
+    world.add_system(NodeBuilder::new("spawn_stats").system(
+        |commands: Commands<'_>, time: &FrameTime| {
+            if time.frame == 10 {
+                commands.add_system(NodeBuilder::new("late_stats").system(
+                    |stats: &RenderStats, score: &Score| {
+                        std::hint::black_box((stats.submitted, score.0));
+                    },
+                ));
+            }
+        },
+    ));
+    // An async asset stream: one chunk every 30 frames, across frames.
+    let stream = world.spawn(async move {
+        for chunk in 1..=5u64 {
+            UntilFrame {
+                signal: Arc::clone(&frame_signal),
+                target: chunk * 30,
+            }
+            .await;
+            streamed_count.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    stream.detach();
+
+    world.enable_timing(true);
+    let mut frame_times = RingHistory::new(60);
+    let started = Instant::now();
+    for frame in 0..frames {
+        let begin = Instant::now();
+        world
+            .update(Duration::from_micros(16_667))
+            .expect("the frame runs");
+        let elapsed = begin.elapsed();
+        frame_times.push(elapsed);
+        if frame % 50 == 0 || frame + 1 == frames {
+            let busiest = world
+                .plan()
+                .expect("planned")
+                .order()
+                .max_by_key(|node| world.timings()[node.index()].duration)
+                .map(|node| node.index());
+            let plan = world.plan().expect("planned");
+            let busiest =
+                busiest.map_or("-", |node| plan.node_name(sluice::NodeIndex(node as u32)));
+            println!(
+                "frame {frame:>4}: {:>7.1} us  (peak of last 60: {:>7.1} us, busiest node: {busiest})",
+                elapsed.as_secs_f64() * 1e6,
+                frame_times.max().unwrap_or_default().as_secs_f64() * 1e6,
+            );
+        }
+    }
+    let total = started.elapsed();
+
+    let plan = world.plan().expect("planned");
+    println!(
+        "\nplan: {} nodes, {} stages",
+        plan.len(),
+        plan.stage_count()
+    );
+    for (index, stage) in plan.stages().enumerate() {
+        let names: Vec<&str> = stage.iter().map(|&node| plan.node_name(node)).collect();
+        println!("stage {index}: {}", names.join(" "));
+    }
+    let stats = world.get::<RenderStats>().expect("inserted");
+    let nav = world.get::<NavMesh>().expect("produced");
+    println!(
+        "\n{frames} frames in {:.1} ms ({:.1} us/frame) on {} threads; {} draws submitted; navmesh revision {}; {} asset chunks streamed; score {}",
+        total.as_secs_f64() * 1e3,
+        total.as_secs_f64() * 1e6 / frames as f64,
+        world.pool().num_threads(),
+        stats.submitted,
+        nav.revision,
+        world
+            .get::<Streamed>()
+            .expect("inserted")
+            .0
+            .load(Ordering::Relaxed),
+        world.get::<Score>().expect("inserted").0,
+    );
+}
