@@ -284,3 +284,32 @@ fn serial_and_parallel_executors_agree() {
     assert_eq!(serial.get::<Hp>(), parallel.get::<Hp>());
     assert_eq!(serial.get::<Log>(), parallel.get::<Log>());
 }
+
+#[test]
+fn services_nothing_provides_are_all_reported_before_anything_runs() {
+    let mut world = World::new();
+    world.insert(Hp(1));
+    world.add_system(NodeBuilder::new("a").system(|_: &Armor, hp: &mut Hp| hp.0 += 1));
+    world.add_system(NodeBuilder::new("b").system(|_: &mut Log| {}));
+    world.add_system(NodeBuilder::new("c").system(|_: &Mesh| {}));
+    world.add_factory(NodeBuilder::new("mesher").factory(|hp: &Hp| Mesh(hp.0 as u32)));
+    let error = world.run_iteration().unwrap_err();
+    let IterationError::MissingServices(missing) = &error else {
+        panic!("expected missing services, got {error}");
+    };
+    let found: Vec<(&str, bool)> = missing.iter().map(|m| (m.node.as_str(), m.gated)).collect();
+    assert_eq!(
+        found,
+        [("a", false), ("b", true)],
+        "Mesh is produced, so `c` is fine"
+    );
+    assert!(
+        error.to_string().contains("node `a` reads `world::Armor`"),
+        "{error}"
+    );
+    assert_eq!(world.get::<Hp>(), Some(&Hp(1)), "nothing ran");
+    world.insert(Armor(0));
+    world.insert(Log::default());
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Hp>(), Some(&Hp(2)));
+}

@@ -61,12 +61,37 @@ impl fmt::Display for NodePanic {
     }
 }
 
+/// A node that touches a service the world does not hold and nothing produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingService {
+    /// The node's name.
+    pub node: String,
+    /// The service's type name.
+    pub service: String,
+    /// Whether the node gates the service (`&mut`) rather than reading it.
+    pub gated: bool,
+}
+
+impl fmt::Display for MissingService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.gated { "gates" } else { "reads" };
+        write!(
+            f,
+            "node `{}` {verb} `{}`, which the world does not hold and no factory produces: insert it with `World::insert` or register a factory that produces it",
+            self.node, self.service
+        )
+    }
+}
+
 /// Why [`World::run_iteration`](crate::World::run_iteration) failed.
 #[non_exhaustive]
 #[derive(Debug)]
 pub enum IterationError {
     /// The registrations do not form a valid plan; nothing ran.
     Plan(PlanErrors),
+    /// Nodes touch services the world does not hold and nothing produces;
+    /// every such access is listed. Nothing ran.
+    MissingServices(Vec<MissingService>),
     /// A node's body panicked. Nothing new started after it; nodes already
     /// running finished. The world is consistent and the next iteration runs
     /// normally.
@@ -77,6 +102,15 @@ impl fmt::Display for IterationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IterationError::Plan(errors) => write!(f, "the plan could not be built:\n{errors}"),
+            IterationError::MissingServices(missing) => {
+                for (index, service) in missing.iter().enumerate() {
+                    if index > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(f, "{service}")?;
+                }
+                Ok(())
+            }
             IterationError::NodePanicked(panic) => panic.fmt(f),
         }
     }

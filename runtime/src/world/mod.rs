@@ -28,12 +28,12 @@ use sluice_collections::Pool;
 use crate::access::ServiceId;
 use crate::exec::{BatchNode, BatchProcessor, LooseTasks, SystemTiming, Task, ThreadPool};
 use crate::node::{Marker, NodeBuilder};
-use crate::plan::{Graph, NodeIndex, Plan, PlanErrors, PlanOptions};
+use crate::plan::{Graph, NodeIndex, Plan, PlanOptions};
 use crate::system::{BoundaryHooks, NextValue};
 
 pub use commands::{CommandQueue, Commands};
 pub use context::Context;
-pub use error::{IterationError, NodePanic};
+pub use error::{IterationError, MissingService, NodePanic};
 pub use schedule::{Execution, PlanOutcome, Registrations};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec};
 
@@ -112,7 +112,7 @@ pub struct World {
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
     /// The plan factory's last failure, reported by the next iteration.
-    plan_error: Option<PlanErrors>,
+    plan_error: Option<IterationError>,
     timing: bool,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
@@ -309,8 +309,10 @@ impl World {
     /// between iterations.
     ///
     /// # Errors
-    /// Every problem the planner found ([`PlanErrors`]).
-    pub fn plan(&mut self) -> Result<Arc<Plan>, PlanErrors> {
+    /// Every problem the planner found ([`IterationError::Plan`]), or every
+    /// service nodes need that nothing provides
+    /// ([`IterationError::MissingServices`]).
+    pub fn plan(&mut self) -> Result<Arc<Plan>, IterationError> {
         self.ensure_plan()?;
         Ok(self.current.load_full().expect("planned above"))
     }

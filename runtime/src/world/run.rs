@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use sluice_collections::Taken;
 
+use crate::ServiceId;
 use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, SerialExecutor};
-use crate::plan::{GraphView, PlanErrors};
+use crate::plan::{GraphView, Plan};
 use crate::system::{NextValue, NodeEnv, ServiceCells};
 #[cfg(any(debug_assertions, feature = "checked"))]
 use crate::world::checked::BorrowTracker;
-use crate::world::error::{IterationError, NodePanic};
+use crate::world::error::{IterationError, MissingService, NodePanic};
 use crate::world::node::WorldNode;
 use crate::world::schedule::{Execution, PlanOutcome, SpareState};
 use crate::world::{ExecutorKind, World};
@@ -17,17 +18,56 @@ use crate::world::{ExecutorKind, World};
 impl World {
     /// Plans now when registrations changed between iterations (or on the
     /// first run); reports the plan factory's last failure once.
-    pub(super) fn ensure_plan(&mut self) -> Result<(), PlanErrors> {
-        if let Some(errors) = self.plan_error.take() {
-            return Err(errors);
+    pub(super) fn ensure_plan(&mut self) -> Result<(), IterationError> {
+        if let Some(error) = self.plan_error.take() {
+            return Err(error);
         }
         if !self.stale && self.execution.is_some() {
             return Ok(());
         }
-        let plan = Arc::new(self.graph.build(&self.registrations().options)?);
-        self.install(plan, None);
+        let plan = self
+            .graph
+            .build(&self.registrations().options)
+            .map_err(IterationError::Plan)?;
+        self.check_services(&plan)?;
+        self.install(Arc::new(plan), None);
         self.stale = false;
         Ok(())
+    }
+
+    /// Every service a planned node reads or gates must be held by the world
+    /// or produced by some node; lists every access that is neither.
+    fn check_services(&self, plan: &Plan) -> Result<(), IterationError> {
+        let registry = self.graph.registry();
+        let nodes = self.graph.nodes();
+        let mut produced = vec![false; registry.table().len()];
+        for node in plan.order() {
+            for id in nodes[node.index()].access().produced() {
+                produced[id.index()] = true;
+            }
+        }
+        let held = |id: ServiceId| {
+            produced[id.index()] || registry.slot(id).is_some_and(|slot| slot.value.is_some())
+        };
+        let mut missing = Vec::new();
+        for node in plan.order() {
+            let access = nodes[node.index()].access();
+            let touched = access.shared().map(|id| (id, false));
+            for (id, gated) in touched.chain(access.gated().map(|id| (id, true))) {
+                if !held(id) {
+                    missing.push(MissingService {
+                        node: nodes[node.index()].name().to_owned(),
+                        service: registry.table().name(id).to_owned(),
+                        gated,
+                    });
+                }
+            }
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(IterationError::MissingServices(missing))
+        }
     }
 
     fn registrations(&self) -> &crate::world::Registrations {
@@ -70,7 +110,7 @@ impl World {
     /// panicked: nothing new started after it, running work finished, the
     /// boundary was crossed, and the next iteration runs normally.
     pub fn run_iteration(&mut self) -> Result<(), IterationError> {
-        self.ensure_plan().map_err(IterationError::Plan)?;
+        self.ensure_plan()?;
         let result = self.execute();
         self.cross_boundary();
         result.map_err(|failure| {
@@ -119,11 +159,15 @@ impl World {
         let outcome = self.take_pending::<PlanOutcome>(self.builtin.next_plan);
         let execution = self.take_pending::<Execution>(self.builtin.next_execution);
         match outcome {
-            Some(Ok(plan)) => {
-                let execution = execution.expect("the execution factory follows the plan factory");
-                self.install(plan, Some(execution));
-            }
-            Some(Err(errors)) => self.plan_error = Some(errors),
+            Some(Ok(plan)) => match self.check_services(&plan) {
+                Ok(()) => {
+                    let execution =
+                        execution.expect("the execution factory follows the plan factory");
+                    self.install(plan, Some(execution));
+                }
+                Err(error) => self.plan_error = Some(error),
+            },
+            Some(Err(errors)) => self.plan_error = Some(IterationError::Plan(errors)),
             None => {}
         }
         self.apply_commands();
