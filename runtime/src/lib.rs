@@ -29,6 +29,6 @@ pub use system::{
 };
 pub use world::{
     CommandQueue, Commands, Context, Execution, ExecutorKind, FrameTime, FunctionMarker,
-    IntoFactory, IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanOutcome, PlanWatch,
-    Registrations, World,
+    IntoFactory, IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanOutcome,
+    PlanWatch, Registrations, World,
 };
