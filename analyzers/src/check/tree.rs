@@ -30,8 +30,15 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
     for node in nodes {
         let sig = &node.checked.signature;
         let file = node.found.file;
+        // a method node is registered through the function the macro adds
+        // beside it: `world.add_system(Counter::tick_system())`
+        let method_registration = sig
+            .receiver
+            .is_some()
+            .then(|| format!("{}_{}", sig.ident, sig.kind.attribute_name()));
         let registered = collected.registered.contains(&sig.ident.to_string())
-            || collected.registered.contains(&sig.name());
+            || collected.registered.contains(&sig.name())
+            || method_registration.is_some_and(|name| collected.registered.contains(&name));
         if sig.kind != NodeKind::RunCondition && !registered {
             out.push((
                 file,
