@@ -141,3 +141,72 @@ impl Drop for Borrows<'_> {
         self.tracker.release(self.graph, self.node);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::NodeBuilder;
+    use crate::plan::Graph;
+
+    struct Hp;
+    struct Armor;
+
+    fn graph() -> Graph {
+        let mut graph = Graph::new();
+        graph.add_node(NodeBuilder::new("poison").gates::<Hp>());
+        graph.add_node(NodeBuilder::new("hud").reads::<Hp>().reads::<Armor>());
+        graph.add_node(NodeBuilder::new("armory").reads::<Armor>());
+        graph.add_node(NodeBuilder::new("save").exclusive());
+        graph
+    }
+
+    fn panic_message(run: impl FnOnce()) -> String {
+        let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_err();
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn shared_borrows_overlap_and_release() {
+        let graph = graph();
+        let tracker = BorrowTracker::new(graph.registry().table().len());
+        let hud = tracker.enter(graph.view(), 1);
+        let armory = tracker.enter(graph.view(), 2);
+        drop((hud, armory));
+        let _poison = tracker.enter(graph.view(), 0);
+    }
+
+    #[test]
+    fn a_gate_overlapping_a_reader_names_both_nodes() {
+        let graph = graph();
+        let tracker = BorrowTracker::new(graph.registry().table().len());
+        let _hud = tracker.enter(graph.view(), 1);
+        let message = panic_message(|| {
+            let _poison = tracker.enter(graph.view(), 0);
+        });
+        assert!(
+            message.contains("`poison` and `hud` overlapped"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn an_exclusive_node_overlapping_anything_names_both_nodes() {
+        let graph = graph();
+        let mut tracker = BorrowTracker::new(graph.registry().table().len());
+        {
+            let _armory = tracker.enter(graph.view(), 2);
+            let message = panic_message(|| {
+                let _save = tracker.enter(graph.view(), 3);
+            });
+            assert!(
+                message.contains("`save` and `armory` overlapped on the whole world"),
+                "{message}"
+            );
+        }
+        tracker.reset();
+        let _save = tracker.enter(graph.view(), 3);
+    }
+}
