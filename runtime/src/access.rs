@@ -10,10 +10,10 @@
 //! fields are private so that addition does not break anyone.
 
 use std::any::TypeId;
-use std::collections::HashMap;
 use std::fmt;
 
 use fixedbitset::FixedBitSet;
+use foldhash::HashMap;
 
 /// A dense id for a service of one world, assigned in order of first mention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -5,7 +5,9 @@
 //! marker `k` is vertex `n + k`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use foldhash::HashMap;
 
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
 use crate::plan::{GraphView, MarkerIndex, NodeIndex, Reason};
