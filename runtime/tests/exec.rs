@@ -887,3 +887,47 @@ fn every_node_runs_in_a_span_named_after_it() {
             .collect()
     );
 }
+
+#[test]
+fn shared_serial_executor_keeps_every_run_on_its_calling_thread() {
+    struct Where(Mutex<HashSet<thread::ThreadId>>);
+    impl BatchProcessor for Where {
+        type Buffer = Vec<u8>;
+        type Item = u8;
+        const BATCH_SIZE: usize = 4;
+        fn items(buffer: &Vec<u8>) -> &[u8] {
+            buffer
+        }
+        fn process_batch(&self, _: usize, _: &[u8]) {
+            self.0.lock().unwrap().insert(thread::current().id());
+        }
+        fn after_update(&mut self, _: &mut Vec<u8>) {}
+    }
+    let serial = SerialExecutor::new();
+    let graph = CompiledGraph::from_edges(2, &[(0, 1)]).unwrap();
+    thread::scope(|scope| {
+        for _ in 0..2 {
+            let (serial, graph) = (serial.clone(), &graph);
+            scope.spawn(move || {
+                let me = thread::current().id();
+                let mut state = ExecutionState::new(graph);
+                let mut batch = BatchNode::new(Where(Mutex::new(HashSet::new())));
+                let buffer = BatchBuffer::new(vec![0u8; 4000]);
+                for _ in 0..50 {
+                    serial
+                        .run(graph, &mut state, |cx| {
+                            assert_eq!(thread::current().id(), me);
+                            if cx.node() == 1 {
+                                batch.schedule(cx, &buffer)
+                            } else {
+                                NodeOutcome::Done
+                            }
+                        })
+                        .unwrap();
+                }
+                let threads = batch.processor_mut().0.get_mut().unwrap().clone();
+                assert_eq!(threads, HashSet::from([me]));
+            });
+        }
+    });
+}

@@ -264,7 +264,9 @@ impl<P: BatchProcessor> BatchNode<P> {
         std::mem::forget(guard);
         // One helper per thread that can help, as long as they fit in the
         // local deque without reallocating it.
-        let helpers = slices.min(cx.thread_count()).min(cx.worker().spare_capacity().max(1));
+        let helpers = slices
+            .min(cx.thread_count())
+            .min(cx.worker().spare_capacity().max(1));
         self.buffer.store(buffer.as_ptr(), Ordering::Relaxed);
         self.buffer_busy.store(
             buffer_busy.map_or(ptr::null_mut(), |flag| ptr::from_ref(flag).cast_mut()),

@@ -71,6 +71,9 @@ pub(crate) struct Registry {
     /// One per external seat, same index.
     runs: Box<[RunSlot]>,
     injector: Injector<JobRef>,
+    /// A serial executor's registry: a run never takes work from another
+    /// run (every node and slice stays on its caller's thread).
+    isolated: bool,
     sleepers: CachePadded<AtomicUsize>,
     terminate: AtomicBool,
     parks: AtomicU64,
@@ -78,7 +81,7 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    fn new(worker_threads: usize, external_seats: usize) -> Self {
+    fn new(worker_threads: usize, external_seats: usize, isolated: bool) -> Self {
         let seats = (0..external_seats + worker_threads)
             .map(|_| {
                 let deque = Worker::new_lifo();
@@ -96,6 +99,7 @@ impl Registry {
             seats,
             runs: (0..external_seats).map(RunSlot::new).collect(),
             injector: Injector::new(),
+            isolated,
             sleepers: CachePadded::new(AtomicUsize::new(0)),
             terminate: AtomicBool::new(false),
             parks: AtomicU64::new(0),
@@ -174,6 +178,10 @@ impl Registry {
 
     /// Whether any queue holds work `worker` could take.
     fn has_work(&self, worker: &WorkerThread, own: Option<&RunSlot>, own_loose: bool) -> bool {
+        if self.isolated {
+            return !self.seats[worker.index].stealer.is_empty()
+                || own.is_some_and(|own| own.visit(worker, true, own_loose, false));
+        }
         if !self.injector.is_empty() || self.seats.iter().any(|seat| !seat.stealer.is_empty()) {
             return true;
         }
@@ -239,7 +247,9 @@ pub(crate) struct WorkerThread {
 
 impl WorkerThread {
     fn owned(&self) -> &SeatOwned {
-        self.owned.as_ref().expect("a participant holds its seat's deque")
+        self.owned
+            .as_ref()
+            .expect("a participant holds its seat's deque")
     }
 
     /// The participant running on this thread, if any.
@@ -338,6 +348,9 @@ impl WorkerThread {
             && own.visit(self, true, own_loose, true)
         {
             return true;
+        }
+        if self.registry.isolated {
+            return false;
         }
         if let Some(job) = self.steal() {
             // SAFETY:
@@ -516,7 +529,7 @@ impl ThreadPoolBuilder {
             .num_threads
             .unwrap_or_else(|| thread::available_parallelism().map_or(1, NonZeroUsize::get));
         let externals = self.max_concurrent_runs;
-        let registry = Arc::new(Registry::new(threads - 1, externals));
+        let registry = Arc::new(Registry::new(threads - 1, externals, false));
         let mut inner = PoolInner {
             registry: Arc::clone(&registry),
             threads: Vec::new(),
@@ -609,7 +622,7 @@ impl fmt::Debug for ThreadPool {
 
 /// Creates the registry of a serial executor: no worker thread.
 pub(crate) fn serial_registry(max_concurrent_runs: usize) -> Arc<Registry> {
-    Arc::new(Registry::new(0, max_concurrent_runs.max(1)))
+    Arc::new(Registry::new(0, max_concurrent_runs.max(1), true))
 }
 
 fn worker_main(registry: Arc<Registry>, index: usize) {
