@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::CachePadded;
+use sluice_collections::Pooled;
 
 use super::graph::CompiledGraph;
 use super::timing::{SystemTiming, Timings};
@@ -34,11 +35,12 @@ impl ExecutionState {
         }
     }
 
-    /// Re-targets this state at `graph`, reusing its arrays when the sizes
-    /// match (a pooled state). Clears timing measurements; keeps the switch.
+    /// Re-targets this state at `graph`, reusing its arrays when they are
+    /// large enough (a pooled state). Clears timing measurements; keeps the
+    /// switch.
     pub fn reset_for(&mut self, graph: &CompiledGraph) {
         let n = graph.node_count();
-        if self.pending.len() != n {
+        if self.pending.len() < n {
             self.pending = (0..n).map(|_| AtomicU32::new(0)).collect();
             self.ring = ReadyRing::new(n);
         }
@@ -82,11 +84,36 @@ impl ExecutionState {
     }
 }
 
+impl Default for ExecutionState {
+    /// A state for no graph yet: [`reset_for`](Self::reset_for) it first.
+    fn default() -> Self {
+        Self {
+            graph_id: 0,
+            pending: Box::new([]),
+            ring: ReadyRing::new(0),
+            timings: Timings::new(0),
+        }
+    }
+}
+
+/// Execution states are pooled: the world's execution factory takes one for
+/// the next plan (`ExecutionState::pool().take()`, then
+/// [`reset_for`](ExecutionState::reset_for)), which reuses the arrays of a
+/// state given back by an earlier plan.
+impl Pooled for ExecutionState {
+    const POOL_CAPACITY: usize = 8;
+
+    fn reset(&mut self) {
+        self.enable_timing(false);
+        self.graph_id = 0;
+    }
+}
+
 impl fmt::Debug for ExecutionState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecutionState")
             .field("graph_id", &self.graph_id)
-            .field("node_count", &self.pending.len())
+            .field("node_count", &self.timings.snapshot().len())
             .field("timing_enabled", &self.timings.enabled())
             .finish_non_exhaustive()
     }
@@ -194,5 +221,29 @@ mod tests {
         assert!(!s.is_for(&other));
         s.reset_for(&other);
         assert!(s.is_for(&other));
+    }
+
+    #[test]
+    fn pooled_states_keep_their_arrays() {
+        let big = CompiledGraph::from_edges(10, &[(0, 1)]).unwrap();
+        let small = CompiledGraph::from_edges(4, &[(0, 1)]).unwrap();
+        let pool = sluice_collections::Pool::<ExecutionState>::new(2);
+        let mut state = pool.take();
+        state.reset_for(&big);
+        state.enable_timing(true);
+        let pending = state.pending.as_ptr();
+        drop(state);
+        let mut state = pool.take();
+        assert!(!state.is_for(&big), "a given-back state is for no graph");
+        assert!(!state.timing_enabled());
+        state.reset_for(&small);
+        assert_eq!(state.pending.as_ptr(), pending, "arrays reused");
+        assert_eq!(state.timings().len(), 4);
+        state.prepare(&small);
+        let counts: Vec<u32> = state.pending[..4]
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(counts, [0, 1, 0, 0]);
     }
 }
