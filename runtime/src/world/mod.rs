@@ -23,10 +23,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
-use sluice_collections::Pool;
 
 use crate::access::ServiceId;
-use crate::exec::{BatchNode, BatchProcessor, LooseTasks, SystemTiming, Task, ThreadPool};
+use crate::exec::{
+    BatchNode, BatchProcessor, LooseTasks, SerialExecutor, SystemTiming, Task, ThreadPool,
+};
 use crate::node::{Marker, NodeBuilder};
 use crate::plan::{Graph, NodeIndex, Plan, PlanOptions};
 use crate::system::{BoundaryHooks, NextValue};
@@ -40,7 +41,7 @@ pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec};
 use batch::WorldBatch;
 use node::WorldNode;
 use node_cell::NodeCell;
-use schedule::{ExecutionFactory, PlanFactory, SpareState};
+use schedule::{ExecutionFactory, PlanFactory};
 
 /// The frame clock [`World::update`] advances before each iteration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,13 +103,14 @@ pub struct World {
     builtin: BuiltinIds,
     pool: ThreadPool,
     executor: ExecutorKind,
+    /// The serial executor, made when first chosen and kept, so that serial
+    /// iterations allocate nothing.
+    serial: Option<SerialExecutor>,
     loose: LooseTasks,
     /// The plan now running; shared with [`PlanWatch`] handles.
     current: Arc<ArcSwapOption<Plan>>,
     /// `current` compiled, with its run state. `None` until the first plan.
     execution: Option<Execution>,
-    /// Outgoing execution states, reused by the next plan's execution.
-    spares: Arc<Pool<SpareState>>,
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
     /// The plan factory's last failure, reported by the next iteration.
@@ -157,7 +159,6 @@ impl World {
             next_plan: registry.resolve::<NextValue<PlanOutcome>>(),
             next_execution: registry.resolve::<NextValue<Execution>>(),
         };
-        let spares = Arc::new(Pool::new(4));
         let mut world = Self {
             graph,
             nodes: Vec::new(),
@@ -165,10 +166,10 @@ impl World {
             builtin,
             pool,
             executor: ExecutorKind::default(),
+            serial: None,
             loose: LooseTasks::new(),
             current: Arc::new(ArcSwapOption::empty()),
             execution: None,
-            spares: Arc::clone(&spares),
             stale: true,
             plan_error: None,
             timing: false,
@@ -191,7 +192,6 @@ impl World {
             Box::new(ExecutionFactory {
                 next_plan: builtin.next_plan,
                 next_execution: builtin.next_execution,
-                spares,
             }),
         );
         world
@@ -205,6 +205,9 @@ impl World {
     /// Chooses the executor. Both follow the same plan with the same results.
     pub fn set_executor(&mut self, executor: ExecutorKind) {
         self.executor = executor;
+        if executor == ExecutorKind::Serial && self.serial.is_none() {
+            self.serial = Some(SerialExecutor::new());
+        }
     }
 
     /// How plans are built (packing, ambiguity reporting); replans before the

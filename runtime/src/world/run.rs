@@ -2,17 +2,19 @@
 
 use std::sync::Arc;
 
-use sluice_collections::Taken;
+use sluice_collections::Pooled;
 
 use crate::ServiceId;
-use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, SerialExecutor};
+use crate::exec::{
+    ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome, SerialExecutor,
+};
 use crate::plan::{GraphView, Plan};
 use crate::system::{NextValue, NodeEnv, ServiceCells};
 #[cfg(any(debug_assertions, feature = "checked"))]
 use crate::world::checked::BorrowTracker;
 use crate::world::error::{IterationError, MissingService, NodePanic};
 use crate::world::node::WorldNode;
-use crate::world::schedule::{Execution, PlanOutcome, SpareState};
+use crate::world::schedule::{Execution, PlanOutcome};
 use crate::world::{ExecutorKind, World};
 
 impl World {
@@ -80,13 +82,10 @@ impl World {
     /// Makes `plan` current with its compiled `execution` (compiled here
     /// when `None`); the outgoing state goes back to the pool.
     fn install(&mut self, plan: Arc<crate::plan::Plan>, execution: Option<Execution>) {
-        let mut execution = execution.unwrap_or_else(|| {
-            let spare = Taken::into_inner(self.spares.take()).0;
-            Execution::compile(&plan, spare)
-        });
+        let mut execution = execution.unwrap_or_else(|| Execution::compile(&plan));
         execution.state.enable_timing(self.timing);
         if let Some(old) = self.execution.replace(execution) {
-            self.spares.give_back(SpareState(Some(old.state)));
+            ExecutionState::pool().give_back(old.state);
         }
         self.current.store(Some(plan));
         #[cfg(any(debug_assertions, feature = "checked"))]
@@ -142,12 +141,10 @@ impl World {
                 self.pool
                     .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
             }
-            ExecutorKind::Serial => SerialExecutor::new().run_with_loose(
-                &execution.graph,
-                &mut execution.state,
-                &self.loose,
-                body,
-            ),
+            ExecutorKind::Serial => self
+                .serial
+                .get_or_insert_with(SerialExecutor::new)
+                .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body),
         }
     }
 
@@ -229,8 +226,15 @@ fn node_runner<'s>(
             graph,
             descriptor: &graph.nodes()[index],
         };
+        // A batch node completes when its last slice does, possibly on another
+        // thread before its body returns here, and its successors start then:
+        // its borrows are checked at its start but not held, or a successor
+        // would find them still taken.
         #[cfg(any(debug_assertions, feature = "checked"))]
-        let _borrows = borrows.enter(graph, index);
+        let _borrows = {
+            let taken = borrows.enter(graph, index);
+            (!matches!(nodes[index], WorldNode::Batch(_))).then_some(taken)
+        };
         // SAFETY:
         // - the executor runs each node once per iteration, on one thread,
         //   only after every predecessor in the current plan completed;

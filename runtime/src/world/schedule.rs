@@ -9,11 +9,11 @@
 //!   [`Execution`] (the compiled arrays and a pooled [`ExecutionState`]).
 //!
 //! At the boundary both are swapped in; the outgoing state goes back to the
-//! pool.
+//! per-type pool of [`ExecutionState`]s.
 
 use std::sync::Arc;
 
-use sluice_collections::{Pool, Pooled, Taken};
+use sluice_collections::{Pooled, Taken};
 
 use crate::access::ServiceId;
 use crate::exec::{CompiledGraph, ExecutionState};
@@ -40,8 +40,9 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// Compiles `plan`, reusing `spare`'s arrays when there is one.
-    pub(crate) fn compile(plan: &Plan, spare: Option<ExecutionState>) -> Self {
+    /// Compiles `plan` onto a state from the per-type pool (whose arrays are
+    /// reused when a plan of the same size gave it back).
+    pub(crate) fn compile(plan: &Plan) -> Self {
         let compiled = plan.compiled();
         let graph = CompiledGraph::from_parts(
             compiled.successor_offsets.clone(),
@@ -55,24 +56,10 @@ impl Execution {
             )
         })
         .expect("the planner's arrays form an acyclic graph");
-        let state = match spare {
-            Some(mut state) => {
-                state.reset_for(&graph);
-                state
-            }
-            None => ExecutionState::new(&graph),
-        };
+        let mut state = Taken::into_inner(ExecutionState::pool().take());
+        state.reset_for(&graph);
         Self { graph, state }
     }
-}
-
-/// A pooled slot for an outgoing [`ExecutionState`]: its arrays are reused by
-/// the next plan of the same size.
-#[derive(Debug, Default)]
-pub(crate) struct SpareState(pub(crate) Option<ExecutionState>);
-
-impl Pooled for SpareState {
-    fn reset(&mut self) {}
 }
 
 /// The body of `sluice::plan`.
@@ -98,7 +85,6 @@ impl NodeBody for PlanFactory {
 pub(crate) struct ExecutionFactory {
     pub(crate) next_plan: ServiceId,
     pub(crate) next_execution: ServiceId,
-    pub(crate) spares: Arc<Pool<SpareState>>,
 }
 
 impl NodeBody for ExecutionFactory {
@@ -109,8 +95,7 @@ impl NodeBody for ExecutionFactory {
         let Some(Ok(plan)) = next.and_then(NextValue::get) else {
             return;
         };
-        let spare = Taken::into_inner(self.spares.take()).0;
-        let execution = Execution::compile(plan, spare);
+        let execution = Execution::compile(plan);
         // SAFETY: the node declares that it produces `NextValue<Execution>`.
         unsafe {
             env.cells
