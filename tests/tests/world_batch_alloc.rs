@@ -1,0 +1,297 @@
+//! A warmed-up world iteration allocates nothing: a world of 50 systems over
+//! 16 services and a batch processor over thousands of items (hundreds of
+//! slices, refilled every iteration) runs `run_iteration` without a single
+//! heap allocation on any thread, on the serial executor and on pools of 1,
+//! 2 and 4 threads.
+//!
+//! Its own test binary, for the counting global allocator, without the test
+//! harness (`harness = false`): `main` runs the check on the main thread, so
+//! no harness thread allocates beside the measurement. When an iteration
+//! allocates, the allocator captures the backtraces of the first few
+//! allocations and the failure message shows them.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use sluice::exec::ClearBuffer;
+use sluice::{BatchProcessor, Context, ExecutorKind, NodeBuilder, ThreadPool, World};
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+/// Backtraces of the first allocations while counting.
+static TRACES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+const TRACED: usize = 3;
+
+thread_local! {
+    /// Set while this thread captures a backtrace (which allocates itself).
+    static TRACING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn counted(layout: Layout) {
+    if !COUNTING.load(Ordering::Relaxed) || TRACING.with(Cell::get) {
+        return;
+    }
+    let seen = ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    if seen < TRACED {
+        TRACING.with(|tracing| tracing.set(true));
+        let trace = std::backtrace::Backtrace::force_capture();
+        let thread = std::thread::current();
+        let entry = format!(
+            "allocation of {} bytes on thread {:?}:\n{trace}",
+            layout.size(),
+            thread.name().unwrap_or("?")
+        );
+        TRACES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(entry);
+        TRACING.with(|tracing| tracing.set(false));
+    }
+}
+
+// SAFETY:
+// - Every call is forwarded unchanged to `System`, which upholds the
+//   `GlobalAlloc` contract; counting (and capturing a backtrace, guarded
+//   against recursion per thread) has no effect on the memory returned.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        counted(layout);
+        // SAFETY:
+        // - Forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        counted(layout);
+        // SAFETY:
+        // - Forwarded with the caller's layout.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        counted(layout);
+        // SAFETY:
+        // - Forwarded with the caller's pointer, layout and size.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY:
+        // - Forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Counts the allocations made by `f`, on every thread.
+fn allocations_during(f: impl FnOnce()) -> (usize, Vec<String>) {
+    TRACES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    f();
+    COUNTING.store(false, Ordering::SeqCst);
+    // An allocation counted on another thread may still be capturing its
+    // backtrace.
+    let allocations = ALLOCATIONS.load(Ordering::SeqCst);
+    for _ in 0..10_000 {
+        if TRACES.lock().unwrap_or_else(PoisonError::into_inner).len() >= allocations.min(TRACED) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let traces = std::mem::take(&mut *TRACES.lock().unwrap_or_else(PoisonError::into_inner));
+    (allocations, traces)
+}
+
+const SERVICES: usize = 16;
+const SYSTEMS: usize = 50;
+const ITEMS: u32 = 5_000;
+
+/// A counter service.
+#[derive(Debug, Default)]
+struct Svc<const N: usize>(u64);
+
+/// Calls `$f::<K>(args)` for the runtime service index `$i` in `0..16`.
+macro_rules! by_index {
+    ($i:expr, $f:ident ( $($arg:expr),* )) => {
+        match $i {
+            0 => $f::<0>($($arg),*),
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            6 => $f::<6>($($arg),*),
+            7 => $f::<7>($($arg),*),
+            8 => $f::<8>($($arg),*),
+            9 => $f::<9>($($arg),*),
+            10 => $f::<10>($($arg),*),
+            11 => $f::<11>($($arg),*),
+            12 => $f::<12>($($arg),*),
+            13 => $f::<13>($($arg),*),
+            14 => $f::<14>($($arg),*),
+            15 => $f::<15>($($arg),*),
+            other => unreachable!("service index {other} out of range"),
+        }
+    };
+}
+
+fn declare_read<const N: usize>(node: NodeBuilder) -> NodeBuilder {
+    node.reads::<Svc<N>>()
+}
+
+fn declare_gate<const N: usize>(node: NodeBuilder) -> NodeBuilder {
+    node.gates::<Svc<N>>()
+}
+
+fn insert<const N: usize>(world: &mut World) {
+    world.insert(Svc::<N>(0));
+}
+
+fn read<const N: usize>(cx: &Context<'_>) -> u64 {
+    cx.read::<Svc<N>>().0
+}
+
+fn add<const N: usize>(cx: &mut Context<'_>, value: u64) {
+    let svc = cx.write::<Svc<N>>();
+    svc.0 = svc.0.wrapping_add(value);
+}
+
+/// The batch buffer, refilled every iteration by the `fill` system.
+#[derive(Debug, Default)]
+struct Items(Vec<u32>);
+
+impl ClearBuffer for Items {
+    fn clear_buffer(&mut self) {
+        self.0.clear();
+    }
+}
+
+struct Sum {
+    total: Arc<AtomicU64>,
+}
+
+impl BatchProcessor for Sum {
+    type Buffer = Items;
+    type Item = u32;
+    const BATCH_SIZE: usize = 16;
+
+    fn items(buffer: &Items) -> &[u32] {
+        &buffer.0
+    }
+
+    fn process_batch(&self, _start: usize, batch: &[u32]) {
+        let sum: u64 = batch.iter().map(|&x| u64::from(x)).sum();
+        self.total.fetch_add(sum, Ordering::Relaxed);
+    }
+}
+
+fn build(pool: &ThreadPool, executor: ExecutorKind) -> (World, Arc<AtomicU64>) {
+    let mut world = World::with_pool(pool.clone());
+    world.set_executor(executor);
+    for s in 0..SERVICES {
+        by_index!(s, insert(&mut world));
+    }
+    world.insert(Items::default());
+    for index in 0..SYSTEMS {
+        // Shared reads of two services, a gate of a third: lanes with both
+        // parallel readers and barriers.
+        let reads = [index % SERVICES, (index * 7 + 3) % SERVICES];
+        let gate = (index * 5 + 1) % SERVICES;
+        let mut builder = NodeBuilder::new(format!("s{index}"));
+        for s in reads {
+            if s != gate {
+                builder = by_index!(s, declare_read(builder));
+            }
+        }
+        builder = by_index!(gate, declare_gate(builder));
+        if index % 10 == 9 {
+            builder = builder.after(format!("s{}", index - 5));
+        }
+        world.add_system(builder.run(move |cx| {
+            let mut h = index as u64;
+            for s in reads {
+                h = h.wrapping_add(by_index!(s, read(cx)));
+            }
+            by_index!(gate, add(cx, h));
+        }));
+    }
+    world.add_system(NodeBuilder::new("fill").system(|items: &mut Items| items.0.extend(0..ITEMS)));
+    let total = Arc::new(AtomicU64::new(0));
+    world.add_batch_processor(
+        NodeBuilder::new("sum"),
+        Sum {
+            total: Arc::clone(&total),
+        },
+    );
+    (world, total)
+}
+
+/// Waits until every worker thread of `pool` has started and gone to sleep
+/// once: a thread's start and its first steal (which registers it with
+/// crossbeam-epoch) allocate once per thread, not per iteration. On a busy
+/// machine a worker may not have been scheduled during the warm-up yet.
+fn settle(pool: &ThreadPool) {
+    let workers = pool.num_threads() - 1;
+    for _ in 0..50_000 {
+        if pool.stats().sleeping_workers == workers {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+fn main() {
+    a_warm_world_iteration_allocates_nothing();
+    println!("world_batch_alloc: a warm world iteration allocates nothing: ok");
+}
+
+fn a_warm_world_iteration_allocates_nothing() {
+    let per_iteration = u64::from(ITEMS) * u64::from(ITEMS - 1) / 2;
+    let setups = [
+        (1, ExecutorKind::Serial),
+        (1, ExecutorKind::Parallel),
+        (2, ExecutorKind::Parallel),
+        (4, ExecutorKind::Parallel),
+    ];
+    let mut failures = Vec::new();
+    for (threads, executor) in setups {
+        let pool = ThreadPool::new(threads).expect("the pool starts");
+        let (mut world, total) = build(&pool, executor);
+        for _ in 0..5 {
+            world.run_iteration().expect("warm-up iteration");
+        }
+        settle(&pool);
+        let iterations = 20;
+        let (allocations, traces) = allocations_during(|| {
+            for _ in 0..iterations {
+                world.run_iteration().expect("counted iteration");
+            }
+        });
+        if allocations > 0 {
+            failures.push(format!(
+                "{executor:?} on {threads} threads: {allocations} allocations in {iterations} warm iterations; the first:\n{}",
+                traces.join("\n")
+            ));
+        }
+        assert_eq!(
+            total.load(Ordering::Relaxed),
+            per_iteration * (5 + iterations),
+            "every item was summed in every iteration"
+        );
+        assert!(
+            world.get::<Items>().expect("inserted").0.is_empty(),
+            "after_update cleared the buffer"
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
