@@ -1,7 +1,47 @@
 //! sluice: a runtime that runs a game's frame as a graph.
 //!
-//! Systems and factories declare the services they touch; the planner turns
-//! those declarations into a plan whose edges carry their reasons.
+//! Systems and factories declare the services they touch in their
+//! signatures: `&T` is shared access, `&mut T` gated, a factory's return value
+//! (or `Out<T>` / `Next<T>` parameter) is what it produces. The planner turns
+//! those declarations into edges with reasons; the executor runs each
+//! iteration on the calling thread plus the pool's workers. Parallel is the
+//! default, order comes from sharing a service, and a gate is a barrier.
+//!
+//! ```
+//! use sluice::{NodeBuilder, World};
+//!
+//! struct Armor(u32);
+//! struct Hp(u32);
+//! struct Log(Vec<String>);
+//!
+//! fn regenerate(armor: &Armor, hp: &mut Hp) {
+//!     hp.0 += armor.0;
+//! }
+//!
+//! fn report(hp: &Hp, log: &mut Log) {
+//!     log.0.push(format!("hp {}", hp.0));
+//! }
+//!
+//! let mut world = World::new();
+//! world.insert(Armor(2));
+//! world.insert(Hp(10));
+//! world.insert(Log(Vec::new()));
+//! world.add_system(regenerate); // gates Hp: runs before every later reader of Hp
+//! world.add_system(report);
+//! world.add_system(NodeBuilder::new("audit").after("report").system(|log: &Log| {
+//!     assert_eq!(log.0.last().map(String::as_str), Some("hp 12"));
+//! }));
+//! world.run_iteration()?;
+//!
+//! let plan = world.plan()?;
+//! let why = plan.why(sluice::NodeIndex(2), sluice::NodeIndex(3)).expect("ordered");
+//! let reason = why[0].to_string(); // "regenerate -> report: lane ..::Hp: shared after gate"
+//! assert!(reason.starts_with("regenerate -> report: lane ") && reason.ends_with("Hp: shared after gate"));
+//! # Ok::<(), sluice::IterationError>(())
+//! ```
+//!
+//! Node indices count the world's two built-in factories (`sluice::plan` and
+//! `sluice::execution`, which build the next iteration's plan) first.
 
 pub mod access;
 pub mod exec;
