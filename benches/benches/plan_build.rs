@@ -11,41 +11,12 @@ use std::hint::black_box;
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::SystemSet;
-#[allow(deprecated)]
-use bevy_ecs::system::FilteredResourcesMutParamBuilder;
-use bevy_ecs::system::SystemParamBuilder;
-#[allow(deprecated)]
-use bevy_ecs::world::FilteredResourcesMut;
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use sluice::{Graph, NodeBuilder, PlanOptions};
 use sluice_benches::plan_workload::{SystemSpec, systems};
+use sluice_benches::services::{SERVICES, bevy_system, register_bevy, with_accesses};
 
-const SERVICES: usize = 64;
 const SEED: u64 = 0x5EED_5A1C;
-
-/// One resource type per service, for both sides.
-#[derive(Resource, Default)]
-struct R<const N: usize>;
-
-type Access = fn(NodeBuilder, bool) -> NodeBuilder;
-type Register = fn(&mut World) -> bevy_ecs::component::ComponentId;
-
-macro_rules! per_service {
-    ($($n:literal)*) => {
-        /// Typed access to service `N` for a sluice node.
-        const ACCESS: [Access; SERVICES] = [$(|node, gated| {
-            if gated { node.gates::<R<$n>>() } else { node.reads::<R<$n>>() }
-        }),*];
-        /// Registers service `N` as a bevy resource.
-        const REGISTER: [Register; SERVICES] = [$(|world| {
-            world.init_resource::<R<$n>>()
-        }),*];
-    };
-}
-
-per_service!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
-    30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59
-    60 61 62 63);
 
 /// Node names as `&'static str`, as function names would be.
 fn names(count: usize) -> Vec<&'static str> {
@@ -57,10 +28,7 @@ fn names(count: usize) -> Vec<&'static str> {
 fn sluice_plan(specs: &[SystemSpec], names: &[&'static str]) -> sluice::Plan {
     let mut graph = Graph::new();
     for (spec, &name) in specs.iter().zip(names) {
-        let mut node = NodeBuilder::new(name);
-        for &(service, gated) in &spec.accesses {
-            node = ACCESS[service](node, gated);
-        }
+        let mut node = with_accesses(NodeBuilder::new(name), &spec.accesses);
         if let Some(after) = spec.after {
             node = node.after(names[after]);
         }
@@ -72,7 +40,6 @@ fn sluice_plan(specs: &[SystemSpec], names: &[&'static str]) -> sluice::Plan {
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Node(usize);
 
-#[allow(deprecated)]
 fn bevy_schedule(
     specs: &[SystemSpec],
     world: &mut World,
@@ -86,18 +53,7 @@ fn bevy_schedule(
     }
     let mut schedule = Schedule::default();
     for (i, spec) in specs.iter().enumerate() {
-        let accesses = spec.accesses.clone();
-        let system = (FilteredResourcesMutParamBuilder::new(move |builder| {
-            for (service, gated) in accesses {
-                if gated {
-                    builder.add_write_by_id(ids[service]);
-                } else {
-                    builder.add_read_by_id(ids[service]);
-                }
-            }
-        }),)
-            .build_state(world)
-            .build_system(|_resources: FilteredResourcesMut| {});
+        let system = bevy_system(world, ids, &spec.accesses, || {});
         match (targeted[i], spec.after) {
             (true, Some(after)) => schedule.add_systems(system.in_set(Node(i)).after(Node(after))),
             (true, None) => schedule.add_systems(system.in_set(Node(i))),
@@ -111,10 +67,7 @@ fn bevy_schedule(
 
 fn bevy_world() -> (World, Vec<bevy_ecs::component::ComponentId>) {
     let mut world = World::new();
-    let ids = REGISTER
-        .iter()
-        .map(|register| register(&mut world))
-        .collect();
+    let ids = register_bevy(&mut world, SERVICES);
     (world, ids)
 }
 

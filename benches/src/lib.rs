@@ -1,3 +1,4 @@
 //! Shared workload generators for the sluice benchmarks.
 
 pub mod plan_workload;
+pub mod services;

@@ -42,10 +42,24 @@ pub struct SystemSpec {
 /// access in four gated), and one `after` edge to an earlier system per four
 /// systems (so the graph stays acyclic).
 pub fn systems(nodes: usize, services: usize, seed: u64) -> Vec<SystemSpec> {
+    systems_with(nodes, services, 4, true, seed)
+}
+
+/// `nodes` systems, each touching 1 to `max_accesses` distinct services of
+/// `services` (one access in four gated); with `after`, one system in four
+/// also runs after a random earlier one.
+pub fn systems_with(
+    nodes: usize,
+    services: usize,
+    max_accesses: usize,
+    after: bool,
+    seed: u64,
+) -> Vec<SystemSpec> {
+    assert!((1..=services).contains(&max_accesses));
     let mut rng = XorShift::new(seed);
     (0..nodes)
         .map(|i| {
-            let count = 1 + rng.below(4) as usize;
+            let count = 1 + rng.below(max_accesses as u64) as usize;
             let mut accesses: Vec<(usize, bool)> = Vec::with_capacity(count);
             while accesses.len() < count {
                 let service = rng.below(services as u64) as usize;
@@ -53,7 +67,7 @@ pub fn systems(nodes: usize, services: usize, seed: u64) -> Vec<SystemSpec> {
                     accesses.push((service, rng.below(4) == 0));
                 }
             }
-            let after = (i > 0 && rng.below(4) == 0).then(|| rng.below(i as u64) as usize);
+            let after = (after && i > 0 && rng.below(4) == 0).then(|| rng.below(i as u64) as usize);
             SystemSpec { accesses, after }
         })
         .collect()
@@ -78,5 +92,13 @@ mod tests {
         let accesses: Vec<_> = a.iter().flat_map(|s| &s.accesses).collect();
         let gated = accesses.iter().filter(|(_, g)| *g).count();
         assert!(gated * 5 < accesses.len() * 2 && gated * 6 > accesses.len());
+    }
+
+    #[test]
+    fn systems_without_edges() {
+        let a = systems_with(1000, 16, 3, false, 7);
+        assert!(a.iter().all(|s| (1..=3).contains(&s.accesses.len())));
+        assert!(a.iter().all(|s| s.after.is_none()));
+        assert!(a.iter().flat_map(|s| &s.accesses).all(|&(s, _)| s < 16));
     }
 }
