@@ -1,0 +1,195 @@
+//! `empty_systems`: the executor's own cost. One iteration of 10, 100 and
+//! 1,000 no-op systems with mixed access over 16 services (each touches 1 to
+//! 3 of them, one access in four gated, seeded), on sluice's parallel and
+//! serial executors, beside bevy_ecs running the same systems (same accesses,
+//! dynamic `FilteredResourcesMut` systems with empty bodies) in a `Schedule`
+//! with its multi-threaded and single-threaded executors.
+//!
+//! Both parallel executors use one thread per core (sluice: the caller plus
+//! workers; bevy: its `ComputeTaskPool`). After criterion's figures, a
+//! summary measures every peer again, interleaved, and prints ns per node and
+//! the ratios.
+
+#![allow(missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule, SingleThreadedExecutor};
+use bevy_ecs::world::World as BevyWorld;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use sluice::exec::ThreadPool;
+use sluice::{ExecutorKind, NodeBuilder, World};
+use sluice_benches::plan_workload::{SystemSpec, systems_with};
+use sluice_benches::services::{bevy_system, insert_sluice, register_bevy, with_accesses};
+
+const SERVICES: usize = 16;
+const MAX_ACCESSES: usize = 3;
+const SEED: u64 = 0x5EED_E4E7;
+const SIZES: [usize; 3] = [10, 100, 1_000];
+
+fn specs(nodes: usize) -> Vec<SystemSpec> {
+    systems_with(nodes, SERVICES, MAX_ACCESSES, false, SEED)
+}
+
+/// A sluice world holding the systems of `specs`, planned (one iteration run).
+fn sluice_world(specs: &[SystemSpec], executor: ExecutorKind) -> World {
+    let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
+    world.set_executor(executor);
+    insert_sluice(&mut world, SERVICES);
+    for (i, spec) in specs.iter().enumerate() {
+        let node = with_accesses(NodeBuilder::new(format!("system_{i}")), &spec.accesses);
+        world.add_system(node.run(|_cx| {}));
+    }
+    world.run_iteration().expect("plans and runs");
+    world
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BevyExecutor {
+    MultiThreaded,
+    SingleThreaded,
+}
+
+/// A bevy world and schedule with the same systems, initialized (one run).
+fn bevy_world(specs: &[SystemSpec], executor: BevyExecutor) -> (BevyWorld, Schedule) {
+    let mut world = BevyWorld::new();
+    let ids = register_bevy(&mut world, SERVICES);
+    let mut schedule = Schedule::default();
+    match executor {
+        BevyExecutor::MultiThreaded => schedule.set_executor(MultiThreadedExecutor::new()),
+        BevyExecutor::SingleThreaded => schedule.set_executor(SingleThreadedExecutor::new()),
+    };
+    for spec in specs {
+        schedule.add_systems(bevy_system(&mut world, &ids, &spec.accesses, || {}));
+    }
+    schedule.run(&mut world);
+    (world, schedule)
+}
+
+/// One peer, ready to run iterations.
+enum Peer {
+    Sluice(Box<World>),
+    Bevy(Box<(BevyWorld, Schedule)>),
+}
+
+impl Peer {
+    const NAMES: [&'static str; 4] = [
+        "sluice_parallel",
+        "sluice_serial",
+        "bevy_multi_threaded",
+        "bevy_single_threaded",
+    ];
+
+    fn new(name: &str, specs: &[SystemSpec]) -> Self {
+        match name {
+            "sluice_parallel" => {
+                Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Parallel)))
+            }
+            "sluice_serial" => Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Serial))),
+            "bevy_multi_threaded" => {
+                let (world, schedule) = bevy_world(specs, BevyExecutor::MultiThreaded);
+                Peer::Bevy(Box::new((world, schedule)))
+            }
+            "bevy_single_threaded" => {
+                let (world, schedule) = bevy_world(specs, BevyExecutor::SingleThreaded);
+                Peer::Bevy(Box::new((world, schedule)))
+            }
+            _ => unreachable!("unknown peer {name}"),
+        }
+    }
+
+    #[inline]
+    fn iterate(&mut self) {
+        match self {
+            Peer::Sluice(world) => world.run_iteration().expect("runs"),
+            Peer::Bevy(bevy) => {
+                let (world, schedule) = &mut **bevy;
+                schedule.run(world);
+            }
+        }
+    }
+}
+
+fn empty_systems(c: &mut Criterion) {
+    let mut group = c.benchmark_group("empty_systems");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+    for nodes in SIZES {
+        let specs = specs(nodes);
+        group.throughput(Throughput::Elements(nodes as u64));
+        for name in Peer::NAMES {
+            let mut peer = Peer::new(name, &specs);
+            group.bench_function(BenchmarkId::new(name, nodes), |b| b.iter(|| peer.iterate()));
+        }
+    }
+    group.finish();
+}
+
+/// Mean time of one iteration over about `budget`, in nanoseconds.
+fn mean_ns(peer: &mut Peer, budget: Duration) -> f64 {
+    let mut iterations = 0u64;
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        for _ in 0..16 {
+            peer.iterate();
+        }
+        iterations += 16;
+    }
+    start.elapsed().as_nanos() as f64 / iterations as f64
+}
+
+/// Every peer again, interleaved in rounds (the median round counts), so
+/// the ratios compare figures taken side by side.
+fn summary() {
+    const ROUNDS: usize = 7;
+    println!("\nempty_systems summary (median of {ROUNDS} interleaved rounds of 100 ms):");
+    println!(
+        "{:>6} {:>22} {:>12} {:>10}",
+        "nodes", "peer", "iteration", "ns/node"
+    );
+    for nodes in SIZES {
+        let specs = specs(nodes);
+        let mut peers: Vec<Peer> = Peer::NAMES.iter().map(|n| Peer::new(n, &specs)).collect();
+        let mut samples = vec![Vec::with_capacity(ROUNDS); peers.len()];
+        for _ in 0..ROUNDS {
+            for (peer, samples) in peers.iter_mut().zip(&mut samples) {
+                samples.push(mean_ns(peer, Duration::from_millis(100)));
+            }
+        }
+        let medians: Vec<f64> = samples
+            .iter_mut()
+            .map(|s| {
+                s.sort_by(f64::total_cmp);
+                s[ROUNDS / 2]
+            })
+            .collect();
+        for (name, &ns) in Peer::NAMES.iter().zip(&medians) {
+            println!(
+                "{nodes:>6} {name:>22} {:>9.2} us {:>10.1}",
+                ns / 1e3,
+                ns / nodes as f64
+            );
+        }
+        let [par, ser, bevy_mt, bevy_st] = [medians[0], medians[1], medians[2], medians[3]];
+        println!(
+            "{nodes:>6}   bevy_mt / sluice_par = {:.2}x, sluice_par / bevy_st = {:.2}x, \
+             sluice_par / sluice_serial = {:.2}x, sluice_serial / bevy_st = {:.2}x",
+            bevy_mt / par,
+            par / bevy_st,
+            par / ser,
+            ser / bevy_st
+        );
+    }
+}
+
+criterion_group!(benches, empty_systems);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    if !std::env::args().any(|a| a == "--list" || a == "--test") {
+        summary();
+    }
+}
