@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use atomic_waker::AtomicWaker;
 use sluice::exec::ClearBuffer;
-use sluice::{BatchProcessor, Commands, FrameTime, NodeBuilder, Out, World};
+use sluice::{
+    BatchProcessor, Commands, FrameTime, NodeBuilder, World, factory, run_condition, system,
+};
 use sluice_collections::{AppendArena, RingHistory};
 
 const ENTITIES: usize = 4_096;
@@ -139,6 +141,8 @@ struct Signal(Arc<FrameSignal>);
 #[derive(Debug, Default)]
 struct Streamed(Arc<AtomicUsize>);
 
+/// Samples this frame's input; everything in the update phase follows it.
+#[system(before = "PreUpdate")]
 fn read_input(time: &FrameTime, input: &mut Input) {
     let t = time.elapsed.as_secs_f32();
     input.stick = Vec2 {
@@ -182,6 +186,7 @@ fn steer(
     }
 }
 
+#[system(after = "steer")]
 fn integrate(time: &FrameTime, velocities: &Velocities, positions: &mut Positions) {
     let dt = time.delta.as_secs_f32();
     for (p, v) in positions.0.iter_mut().zip(&velocities.0) {
@@ -190,10 +195,14 @@ fn integrate(time: &FrameTime, velocities: &Velocities, positions: &mut Position
     }
 }
 
-fn damage(input: &Input, positions: &Positions, health: &mut Health, score: &mut Score) {
-    if !input.fire {
-        return;
-    }
+/// Only on frames where the player fires.
+#[run_condition]
+fn firing(input: &Input) -> bool {
+    input.fire
+}
+
+#[system(run_if = firing)]
+fn damage(positions: &Positions, health: &mut Health, score: &mut Score) {
     for (h, p) in health.0.iter_mut().zip(&positions.0) {
         if p.x * p.x + p.y * p.y < 0.25 {
             *h -= 1.0;
@@ -238,11 +247,13 @@ fn commit(arena: &mut DrawArena, stats: &mut RenderStats) {
     stats.dropped = stats.dropped.max(capacity as u64);
 }
 
-fn build_navmesh(terrain: &Terrain, mut nav: Out<'_, NavMesh>) {
-    nav.set(NavMesh {
+/// Rebuilt only when the terrain changed (a factory is skipped otherwise).
+#[factory]
+fn build_navmesh(terrain: &Terrain) -> NavMesh {
+    NavMesh {
         revision: terrain.revision,
         cells: terrain.walls.len() * 3 + 1,
-    });
+    }
 }
 
 fn tick_signal(time: &FrameTime, signal: &Signal) {
@@ -304,18 +315,14 @@ fn main() {
     world.insert(streamed);
 
     world.add_marker("PreUpdate");
-    world.add_system(
-        NodeBuilder::new("read_input")
-            .before("PreUpdate")
-            .system(read_input),
-    );
+    world.add_system(read_input);
     world.add_system(
         NodeBuilder::new("tick_signal")
             .before("PreUpdate")
             .system(tick_signal),
     );
     world.add_system(edit_terrain);
-    world.add_system(build_navmesh);
+    world.add_factory(build_navmesh);
     world.add_system(
         NodeBuilder::new("think#0")
             .after("PreUpdate")

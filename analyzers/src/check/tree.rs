@@ -27,6 +27,19 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
     for node in nodes {
         names.insert(node.checked.signature.name());
     }
+    // a plain function registered without a macro is a node named after it
+    // (`world.add_system(steer)`); a macro node is known only by its name
+    let macro_idents: std::collections::HashSet<String> = nodes
+        .iter()
+        .map(|node| node.checked.signature.ident.to_string())
+        .collect();
+    names.extend(
+        collected
+            .registered
+            .iter()
+            .filter(|mention| !macro_idents.contains(*mention))
+            .cloned(),
+    );
     for node in nodes {
         let sig = &node.checked.signature;
         let file = node.found.file;
