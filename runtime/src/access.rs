@@ -4,15 +4,18 @@
 //! named, by type or by name. Type-to-id and name-to-id resolution happens once,
 //! at registration ([`ServiceTable`]); everything after that indexes by id.
 //!
-//! An [`AccessSet`] records what one node touches as three bitsets over service
-//! ids (shared, gated, produced) plus an `exclusive` flag. Components will get
-//! their own id space (`ComponentId`) and their own bitsets beside these; the
-//! fields are private so that addition does not break anyone.
+//! An [`AccessSet`] records what one node touches as a sorted list of service
+//! ids, each with how it is touched (shared, gated, produced), plus an
+//! `exclusive` flag. A node touches a handful of services, so the list lives
+//! inline (no heap) up to [`INLINE_ACCESSES`] entries and spills to a vector
+//! beyond. Components will get their own id space (`ComponentId`) beside
+//! these; the fields are private so that addition does not break anyone.
 
 use std::any::TypeId;
 use std::fmt;
 
-use fixedbitset::FixedBitSet;
+use std::hash::BuildHasher;
+
 use foldhash::HashMap;
 
 /// A dense id for a service of one world, assigned in order of first mention.
@@ -42,12 +45,21 @@ pub enum AccessKind {
 ///
 /// A service named by type is also reachable by its type name
 /// (`std::any::type_name`), so tools that only know names still find it.
+///
+/// Each name is stored once: the name index maps a name's hash to the latest
+/// id with that hash, and ids sharing a hash are chained through `same_hash`.
 #[derive(Debug, Default, Clone)]
 pub struct ServiceTable {
     by_type: HashMap<TypeId, ServiceId>,
-    by_name: HashMap<Box<str>, ServiceId>,
+    by_hash: HashMap<u64, u32>,
+    /// Per id, the previous id whose name has the same hash (`u32::MAX`: none).
+    same_hash: Vec<u32>,
     names: Vec<Box<str>>,
+    hasher: foldhash::fast::RandomState,
 }
+
+/// Room reserved on first mention: a world names a few dozen services.
+const INITIAL_SERVICES: usize = 64;
 
 impl ServiceTable {
     /// An empty table.
@@ -76,17 +88,38 @@ impl ServiceTable {
             return id;
         }
         let id = self.resolve_name(name);
+        if self.by_type.capacity() == 0 {
+            self.by_type.reserve(INITIAL_SERVICES);
+        }
         self.by_type.insert(type_id, id);
         id
     }
 
+    fn find(&self, hash: u64, name: &str) -> Option<ServiceId> {
+        let mut at = *self.by_hash.get(&hash)?;
+        while at != u32::MAX {
+            if *self.names[at as usize] == *name {
+                return Some(ServiceId(at));
+            }
+            at = self.same_hash[at as usize];
+        }
+        None
+    }
+
     /// The id of the service called `name`, assigning one on first mention.
     pub fn resolve_name(&mut self, name: &str) -> ServiceId {
-        if let Some(&id) = self.by_name.get(name) {
+        let hash = self.hasher.hash_one(name);
+        if let Some(id) = self.find(hash, name) {
             return id;
         }
         let id = ServiceId(u32::try_from(self.names.len()).expect("more than u32::MAX services"));
-        self.by_name.insert(name.into(), id);
+        if self.names.capacity() == 0 {
+            self.names.reserve(INITIAL_SERVICES);
+            self.same_hash.reserve(INITIAL_SERVICES);
+            self.by_hash.reserve(INITIAL_SERVICES);
+        }
+        let previous = self.by_hash.insert(hash, id.0).unwrap_or(u32::MAX);
+        self.same_hash.push(previous);
         self.names.push(name.into());
         id
     }
@@ -98,7 +131,7 @@ impl ServiceTable {
 
     /// The id of the service called `name` if it has been mentioned.
     pub fn id_by_name(&self, name: &str) -> Option<ServiceId> {
-        self.by_name.get(name).copied()
+        self.find(self.hasher.hash_one(name), name)
     }
 
     /// The name of `id` (its type name for services named by type).
@@ -115,32 +148,126 @@ impl ServiceTable {
     }
 }
 
+/// A short list of `Copy` values kept inline up to `N` entries, on the heap
+/// beyond: the planner's per-node lists are almost always short.
+#[derive(Clone)]
+pub(crate) enum SmallList<T: Copy + Default, const N: usize> {
+    Inline { len: u8, items: [T; N] },
+    Heap(Vec<T>),
+}
+
+impl<T: Copy + Default, const N: usize> Default for SmallList<T, N> {
+    fn default() -> Self {
+        SmallList::Inline {
+            len: 0,
+            items: [T::default(); N],
+        }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> SmallList<T, N> {
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            SmallList::Inline { len, items } => &items[..*len as usize],
+            SmallList::Heap(items) => items,
+        }
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            SmallList::Inline { len, items } => &mut items[..*len as usize],
+            SmallList::Heap(items) => items,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Inserts `value` at `at` (`at <= len`), shifting the rest up.
+    pub(crate) fn insert(&mut self, at: usize, value: T) {
+        match self {
+            SmallList::Inline { len, items } if (*len as usize) < N => {
+                // A few entries: shift by hand rather than call memmove.
+                let mut i = *len as usize;
+                while i > at {
+                    items[i] = items[i - 1];
+                    i -= 1;
+                }
+                items[at] = value;
+                *len += 1;
+            }
+            SmallList::Inline { len, items } => {
+                let mut spilled = Vec::with_capacity(N * 2);
+                spilled.extend_from_slice(&items[..*len as usize]);
+                spilled.insert(at, value);
+                *self = SmallList::Heap(spilled);
+            }
+            SmallList::Heap(items) => items.insert(at, value),
+        }
+    }
+
+    pub(crate) fn push(&mut self, value: T) {
+        self.insert(self.len(), value);
+    }
+}
+
+impl<T: Copy + Default + fmt::Debug, const N: usize> fmt::Debug for SmallList<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// Accesses an [`AccessSet`] holds without touching the heap.
+pub const INLINE_ACCESSES: usize = 4;
+
+/// One service of an access set: its id and how it is touched (a union of
+/// [`Touch::SHARED`], [`Touch::GATED`], [`Touch::PRODUCED`]; never both
+/// shared and gated, never empty).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Touch {
+    pub(crate) id: u32,
+    pub(crate) how: u8,
+}
+
+impl Touch {
+    pub(crate) const SHARED: u8 = 1;
+    pub(crate) const GATED: u8 = 2;
+    pub(crate) const PRODUCED: u8 = 4;
+    /// Gated or produced: a barrier in the service's lane.
+    pub(crate) const WRITES: u8 = Self::GATED | Self::PRODUCED;
+
+    #[inline]
+    pub(crate) fn service(self) -> ServiceId {
+        ServiceId(self.id)
+    }
+
+    #[inline]
+    pub(crate) fn is(self, how: u8) -> bool {
+        self.how & how != 0
+    }
+}
+
 /// What one node touches: shared, gated and produced services, and whether it
 /// needs the whole world.
 ///
 /// A service is either shared or gated, never both: gating subsumes reading.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// Stored as a list sorted by id (inline for up to [`INLINE_ACCESSES`]
+/// services), so the usual set costs no allocation and the conflict test is a
+/// merge of two short lists.
+#[derive(Clone, Default)]
 pub struct AccessSet {
-    shared: FixedBitSet,
-    gated: FixedBitSet,
-    produced: FixedBitSet,
+    touches: SmallList<Touch, INLINE_ACCESSES>,
     exclusive: bool,
 }
 
-fn insert(set: &mut FixedBitSet, id: ServiceId) {
-    if set.len() <= id.index() {
-        set.grow(id.index() + 1);
+impl PartialEq for AccessSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.exclusive == other.exclusive && self.touches.as_slice() == other.touches.as_slice()
     }
-    set.insert(id.index());
 }
 
-fn contains(set: &FixedBitSet, id: ServiceId) -> bool {
-    set.contains(id.index())
-}
-
-fn ids(set: &FixedBitSet) -> impl Iterator<Item = ServiceId> + '_ {
-    set.ones().map(|i| ServiceId(i as u32))
-}
+impl Eq for AccessSet {}
 
 impl AccessSet {
     /// An empty set: touches nothing, not exclusive.
@@ -148,24 +275,63 @@ impl AccessSet {
         Self::default()
     }
 
+    fn find(&self, id: ServiceId) -> Result<usize, usize> {
+        let touches = self.touches.as_slice();
+        // Short lists (the usual case) are scanned; long ones searched.
+        if touches.len() <= 8 {
+            for (at, touch) in touches.iter().enumerate() {
+                if touch.id >= id.0 {
+                    return if touch.id == id.0 { Ok(at) } else { Err(at) };
+                }
+            }
+            Err(touches.len())
+        } else {
+            touches.binary_search_by_key(&id.0, |touch| touch.id)
+        }
+    }
+
+    fn touch(&self, id: ServiceId) -> u8 {
+        match self.find(id) {
+            Ok(at) => self.touches.as_slice()[at].how,
+            Err(_) => 0,
+        }
+    }
+
+    fn update(&mut self, id: ServiceId, how: impl FnOnce(u8) -> u8) {
+        match self.find(id) {
+            Ok(at) => {
+                let touch = &mut self.touches.as_mut_slice()[at];
+                touch.how = how(touch.how);
+            }
+            Err(at) => self.touches.insert(
+                at,
+                Touch {
+                    id: id.0,
+                    how: how(0),
+                },
+            ),
+        }
+    }
+
     /// Adds shared access to `id` (no-op when `id` is already gated).
     pub fn add_shared(&mut self, id: ServiceId) {
-        if !contains(&self.gated, id) {
-            insert(&mut self.shared, id);
-        }
+        self.update(id, |how| {
+            if how & Touch::GATED == 0 {
+                how | Touch::SHARED
+            } else {
+                how
+            }
+        });
     }
 
     /// Adds gated access to `id`, replacing shared access to it.
     pub fn add_gated(&mut self, id: ServiceId) {
-        if contains(&self.shared, id) {
-            self.shared.set(id.index(), false);
-        }
-        insert(&mut self.gated, id);
+        self.update(id, |how| (how & !Touch::SHARED) | Touch::GATED);
     }
 
     /// Records that the node produces `id`.
     pub fn add_produced(&mut self, id: ServiceId) {
-        insert(&mut self.produced, id);
+        self.update(id, |how| how | Touch::PRODUCED);
     }
 
     /// Adds `kind` access to `id`.
@@ -187,57 +353,77 @@ impl AccessSet {
         self.exclusive
     }
 
+    fn with(&self, how: u8) -> impl Iterator<Item = ServiceId> + '_ {
+        self.touches
+            .as_slice()
+            .iter()
+            .filter(move |touch| touch.is(how))
+            .map(|touch| touch.service())
+    }
+
+    /// Every service touched, in id order, with how.
+    pub(crate) fn touches(&self) -> &[Touch] {
+        self.touches.as_slice()
+    }
+
     /// Services read without a gate, in id order.
     pub fn shared(&self) -> impl Iterator<Item = ServiceId> + '_ {
-        ids(&self.shared)
+        self.with(Touch::SHARED)
     }
 
     /// Services gated, in id order.
     pub fn gated(&self) -> impl Iterator<Item = ServiceId> + '_ {
-        ids(&self.gated)
+        self.with(Touch::GATED)
     }
 
     /// Services produced, in id order.
     pub fn produced(&self) -> impl Iterator<Item = ServiceId> + '_ {
-        ids(&self.produced)
+        self.with(Touch::PRODUCED)
     }
 
     /// Whether the node reads or gates `id` (a consumer of it).
     pub fn consumes(&self, id: ServiceId) -> bool {
-        contains(&self.shared, id) || contains(&self.gated, id)
+        self.touch(id) & (Touch::SHARED | Touch::GATED) != 0
     }
 
     /// How the node touches `id`: gated wins over produced, produced over shared.
     pub fn access_to(&self, id: ServiceId) -> Option<AccessKind> {
-        if contains(&self.gated, id) {
+        let how = self.touch(id);
+        if how & Touch::GATED != 0 {
             Some(AccessKind::Gated)
-        } else if contains(&self.produced, id) {
+        } else if how & Touch::PRODUCED != 0 {
             Some(AccessKind::Produced)
-        } else if contains(&self.shared, id) {
+        } else if how & Touch::SHARED != 0 {
             Some(AccessKind::Shared)
         } else {
             None
         }
     }
 
-    pub(crate) fn shared_bits(&self) -> &FixedBitSet {
-        &self.shared
-    }
-
-    pub(crate) fn gated_bits(&self) -> &FixedBitSet {
-        &self.gated
-    }
-
-    pub(crate) fn produced_bits(&self) -> &FixedBitSet {
-        &self.produced
-    }
-
     /// Whether the set touches nothing and is not exclusive.
     pub fn is_empty(&self) -> bool {
-        !self.exclusive
-            && self.shared.is_clear()
-            && self.gated.is_clear()
-            && self.produced.is_clear()
+        !self.exclusive && self.touches.len() == 0
+    }
+
+    /// Calls `each` for every service both sets touch, with how each does,
+    /// in id order, until it returns `true`; returns whether one did.
+    fn any_common(&self, other: &AccessSet, mut each: impl FnMut(u32, u8, u8) -> bool) -> bool {
+        let (a, b) = (self.touches.as_slice(), other.touches.as_slice());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].id.cmp(&b[j].id) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    if each(a[i].id, a[i].how, b[j].how) {
+                        return true;
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        false
     }
 
     /// Whether a node with this set and one with `other` must not run at the
@@ -247,41 +433,32 @@ impl AccessSet {
         if self.exclusive || other.exclusive {
             return true;
         }
-        let writes_hit = |writer: &AccessSet, other: &AccessSet| {
-            [&writer.gated, &writer.produced].into_iter().any(|w| {
-                !w.is_disjoint(&other.shared)
-                    || !w.is_disjoint(&other.gated)
-                    || !w.is_disjoint(&other.produced)
-            })
-        };
-        writes_hit(self, other) || writes_hit(other, self)
+        // Every touch is non-empty, so a common service conflicts unless both
+        // only share it.
+        self.any_common(other, |_, a, b| (a | b) & Touch::WRITES != 0)
     }
 
     /// The services on which the two sets conflict, in id order (empty when
     /// the conflict comes only from exclusivity).
     pub fn conflicting_services(&self, other: &AccessSet) -> Vec<ServiceId> {
-        let mut writes = self.gated.clone();
-        writes.union_with(&self.produced);
-        let mut other_writes = other.gated.clone();
-        other_writes.union_with(&other.produced);
-        let mut all = self.shared.clone();
-        all.union_with(&writes);
-        let mut other_all = other.shared.clone();
-        other_all.union_with(&other_writes);
-        writes.intersect_with(&other_all);
-        other_writes.intersect_with(&all);
-        writes.union_with(&other_writes);
-        ids(&writes).collect()
+        let mut services = Vec::new();
+        self.any_common(other, |id, a, b| {
+            if (a | b) & Touch::WRITES != 0 {
+                services.push(ServiceId(id));
+            }
+            false
+        });
+        services
     }
 }
 
 impl fmt::Debug for AccessSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |set: &FixedBitSet| set.ones().collect::<Vec<_>>();
+        let list = |how: u8| self.with(how).map(ServiceId::index).collect::<Vec<_>>();
         f.debug_struct("AccessSet")
-            .field("shared", &list(&self.shared))
-            .field("gated", &list(&self.gated))
-            .field("produced", &list(&self.produced))
+            .field("shared", &list(Touch::SHARED))
+            .field("gated", &list(Touch::GATED))
+            .field("produced", &list(Touch::PRODUCED))
             .field("exclusive", &self.exclusive)
             .finish()
     }
@@ -332,6 +509,44 @@ mod tests {
         let mut produced = AccessSet::new();
         produced.add_produced(ServiceId(2));
         assert!(produced.conflicts(&set(&[2], &[])));
+    }
+
+    #[test]
+    fn a_set_past_the_inline_entries_keeps_its_meaning() {
+        let ids = [9, 3, 12, 0, 7, 5, 1];
+        let mut s = AccessSet::new();
+        for (i, &id) in ids.iter().enumerate() {
+            if i % 3 == 0 {
+                s.add_gated(ServiceId(id));
+            } else {
+                s.add_shared(ServiceId(id));
+            }
+        }
+        s.add_produced(ServiceId(3));
+        s.add_shared(ServiceId(9));
+        s.add_gated(ServiceId(5));
+        let list = |it: &mut dyn Iterator<Item = ServiceId>| it.map(|s| s.0).collect::<Vec<_>>();
+        assert_eq!(list(&mut s.gated()), vec![0, 1, 5, 9]);
+        assert_eq!(list(&mut s.shared()), vec![3, 7, 12]);
+        assert_eq!(list(&mut s.produced()), vec![3]);
+        assert_eq!(s.access_to(ServiceId(3)), Some(AccessKind::Produced));
+        assert_eq!(s.access_to(ServiceId(4)), None);
+        assert!(s.consumes(ServiceId(3)) && !s.consumes(ServiceId(4)));
+        assert!(!s.conflicts(&set(&[7, 12], &[])));
+        assert!(s.conflicts(&set(&[3], &[])));
+        assert_eq!(
+            s.conflicting_services(&set(&[0, 7, 12, 3, 40], &[])),
+            vec![ServiceId(0), ServiceId(3)]
+        );
+        let mut again = AccessSet::new();
+        for id in [12, 7, 3] {
+            again.add_shared(ServiceId(id));
+        }
+        for id in [5, 9, 1, 0] {
+            again.add_gated(ServiceId(id));
+        }
+        again.add_produced(ServiceId(3));
+        assert_eq!(again, s);
     }
 
     #[test]

@@ -5,21 +5,47 @@
 //! no runnable body: the executor pairs a body with each descriptor by its
 //! registration index.
 
-use std::any::TypeId;
 use std::borrow::Cow;
 
-use crate::access::{AccessKind, AccessSet};
+use crate::access::{AccessKind, AccessSet, INLINE_ACCESSES, ServiceId, SmallList};
 use crate::registry::Registry;
 
 /// A node or marker name as written by the user: borrowed when static, owned
 /// when built at run time (the CLI).
 pub type Label = Cow<'static, str>;
 
-/// A service named in a builder, before it has an id.
-#[derive(Debug, Clone)]
+/// A service named in a builder, before it has an id: a type (as the function
+/// that resolves it, one pointer), or the index of a name in the builder's
+/// `names`.
+#[derive(Debug, Clone, Copy)]
 enum ServiceKey {
-    Type { id: TypeId, name: &'static str },
-    Name(Label),
+    Type(fn(&mut Registry) -> ServiceId),
+    Name(u32),
+}
+
+/// What a builder rarely carries, boxed so the builder stays small (it is
+/// moved by value through every call of the chain).
+#[derive(Debug, Clone, Default)]
+struct Rare {
+    key: Option<Label>,
+    /// Services named by name rather than type (tools, the CLI).
+    names: Vec<Label>,
+}
+
+/// One access declared on a builder.
+#[derive(Debug, Clone, Copy)]
+struct Declared {
+    key: ServiceKey,
+    kind: AccessKind,
+}
+
+impl Default for Declared {
+    fn default() -> Self {
+        Self {
+            key: ServiceKey::Name(0),
+            kind: AccessKind::Shared,
+        }
+    }
 }
 
 /// Builds a [`NodeDescriptor`]:
@@ -27,8 +53,8 @@ enum ServiceKey {
 #[derive(Debug, Clone)]
 pub struct NodeBuilder {
     name: Label,
-    key: Option<Label>,
-    accesses: Vec<(ServiceKey, AccessKind)>,
+    accesses: SmallList<Declared, INLINE_ACCESSES>,
+    rare: Option<Box<Rare>>,
     exclusive: bool,
     after: Vec<Label>,
     before: Vec<Label>,
@@ -39,8 +65,8 @@ impl NodeBuilder {
     pub fn new(name: impl Into<Label>) -> Self {
         Self {
             name: name.into(),
-            key: None,
-            accesses: Vec::new(),
+            accesses: SmallList::default(),
+            rare: None,
             exclusive: false,
             after: Vec::new(),
             before: Vec::new(),
@@ -48,16 +74,19 @@ impl NodeBuilder {
     }
 
     fn typed<T: 'static>(mut self, kind: AccessKind) -> Self {
-        let key = ServiceKey::Type {
-            id: TypeId::of::<T>(),
-            name: std::any::type_name::<T>(),
-        };
-        self.accesses.push((key, kind));
+        let key = ServiceKey::Type(|registry| registry.resolve::<T>());
+        self.accesses.push(Declared { key, kind });
         self
     }
 
     fn named(mut self, name: impl Into<Label>, kind: AccessKind) -> Self {
-        self.accesses.push((ServiceKey::Name(name.into()), kind));
+        let names = &mut self.rare.get_or_insert_default().names;
+        let index = u32::try_from(names.len()).expect("too many named services");
+        names.push(name.into());
+        self.accesses.push(Declared {
+            key: ServiceKey::Name(index),
+            kind,
+        });
         self
     }
 
@@ -111,7 +140,7 @@ impl NodeBuilder {
 
     /// The instance key, for the same function registered twice (defaults to the name).
     pub fn key(mut self, key: impl Into<Label>) -> Self {
-        self.key = Some(key.into());
+        self.rare.get_or_insert_default().key = Some(key.into());
         self
     }
 
@@ -120,15 +149,19 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        for (key, kind) in self.accesses {
-            let id = match key {
-                ServiceKey::Type { id, name } => registry.resolve_type(id, name),
-                ServiceKey::Name(name) => registry.resolve_name(&name),
+        let (key, names) = match self.rare {
+            Some(rare) => (rare.key, rare.names),
+            None => (None, Vec::new()),
+        };
+        for declared in self.accesses.as_slice() {
+            let id = match declared.key {
+                ServiceKey::Type(resolve) => resolve(registry),
+                ServiceKey::Name(index) => registry.resolve_name(&names[index as usize]),
             };
-            access.add(id, kind);
+            access.add(id, declared.kind);
         }
         NodeDescriptor {
-            key: self.key.unwrap_or_else(|| self.name.clone()),
+            key: key.unwrap_or_else(|| self.name.clone()),
             name: self.name,
             access,
             after: self.after,

@@ -2,7 +2,7 @@
 //! with its reasons), the stage view and the compiled arrays, in one pass over
 //! the nodes in plan order.
 
-use crate::access::ServiceId;
+use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, Level};
 use crate::plan::order::{self, Explicit};
 use crate::plan::view::EdgeRecord;
@@ -58,46 +58,67 @@ impl MarkerPredecessors {
     }
 }
 
-/// One service's lane while walking it in plan order.
-#[derive(Default)]
-struct Lane {
-    last_gate: Option<u32>,
-    /// Shared accessors since `last_gate`.
-    readers: Vec<u32>,
+/// Every service's lane while walking them in plan order. A lane keeps its
+/// last gate and the shared accessors since it, as a chain through one arena
+/// shared by all lanes (no list per lane).
+struct Lanes {
+    /// Per service: the last gate, and the head of its readers' chain.
+    lanes: Vec<(u32, u32)>,
+    /// `(reader, next)` links; `next` is `NONE` at a chain's end.
+    arena: Vec<(u32, u32)>,
 }
 
-impl Lane {
-    fn shared(&mut self, node: u32, service: ServiceId, incoming: &mut Vec<(u32, Reason)>) {
-        if let Some(gate) = self.last_gate {
-            let kind = LaneKind::SharedAfterGate;
-            incoming.push((gate, lane_reason(service, kind)));
+impl Lanes {
+    fn new(services: usize, capacity: usize) -> Self {
+        Self {
+            lanes: vec![(NONE, NONE); services],
+            arena: Vec::with_capacity(capacity),
         }
-        self.readers.push(node);
+    }
+
+    fn shared(&mut self, node: u32, service: ServiceId, incoming: &mut Vec<(u32, Reason)>) {
+        let (last_gate, readers) = &mut self.lanes[service.index()];
+        if *last_gate != NONE {
+            incoming.push((
+                *last_gate,
+                Reason::Lane {
+                    service,
+                    kind: LaneKind::SharedAfterGate,
+                },
+            ));
+        }
+        self.arena.push((node, *readers));
+        *readers = (self.arena.len() - 1) as u32;
     }
 
     fn gate(&mut self, node: u32, service: ServiceId, incoming: &mut Vec<(u32, Reason)>) {
-        if self.readers.is_empty() {
-            if let Some(gate) = self.last_gate {
-                incoming.push((gate, lane_reason(service, LaneKind::GateAfterGate)));
+        let (last_gate, readers) = &mut self.lanes[service.index()];
+        if *readers == NONE {
+            if *last_gate != NONE {
+                incoming.push((
+                    *last_gate,
+                    Reason::Lane {
+                        service,
+                        kind: LaneKind::GateAfterGate,
+                    },
+                ));
             }
         } else {
-            let reason = lane_reason(service, LaneKind::GateAfterShared);
-            incoming.extend(self.readers.drain(..).map(|reader| (reader, reason)));
+            let reason = Reason::Lane {
+                service,
+                kind: LaneKind::GateAfterShared,
+            };
+            let mut at = *readers;
+            while at != NONE {
+                let (reader, next) = self.arena[at as usize];
+                incoming.push((reader, reason));
+                at = next;
+            }
+            *readers = NONE;
         }
-        self.last_gate = Some(node);
+        *last_gate = node;
     }
 }
-
-/// The whole-world lane has no service: its reason is `Exclusive`.
-fn lane_reason(service: ServiceId, kind: LaneKind) -> Reason {
-    if service == WORLD {
-        Reason::Exclusive
-    } else {
-        Reason::Lane { service, kind }
-    }
-}
-
-const WORLD: ServiceId = ServiceId(u32::MAX);
 
 pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
     let mut diagnostics = Vec::new();
@@ -151,41 +172,54 @@ fn walk_lanes(
     let nodes = graph.nodes();
     let n = nodes.len();
     let service_count = graph.table().len();
-    let mut lanes: Vec<Lane> = (0..service_count).map(|_| Lane::default()).collect();
-    let mut world = Lane::default();
+    let mut lanes = Lanes::new(service_count, n * 2);
+    // The whole-world lane: every node reads it, exclusive nodes gate it. The
+    // readers since its last gate are the nodes placed since that gate.
+    let mut last_exclusive: Option<(u32, usize)> = None;
     let mut position = vec![0u32; n];
     let mut stage_of = vec![0u32; n];
     let mut stage_count = 0u32;
-    let mut records: Vec<EdgeRecord> = Vec::with_capacity(n * 2);
-    let mut reasons: Vec<Reason> = Vec::with_capacity(n * 2);
+    let mut records: Vec<EdgeRecord> = Vec::with_capacity(n * 2 + edges.from.len());
+    let mut reasons: Vec<Reason> = Vec::with_capacity(n * 3 + edges.from.len());
     let mut predecessor_counts = vec![0u32; n];
-    let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::new();
+    let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::with_capacity(n);
     let mut exclusive_nodes = Vec::new();
-    let mut incoming: Vec<(u32, Reason)> = Vec::new();
+    let mut incoming: Vec<(u32, Reason)> = Vec::with_capacity(16);
 
     for (at, &node) in plan_order.iter().enumerate() {
         position[node as usize] = at as u32;
         let access = nodes[node as usize].access();
         incoming.clear();
         marker_preds.each(edges, node, |from, reason| incoming.push((from, reason)));
-        for service in access.shared() {
-            lanes[service.index()].shared(node, service, &mut incoming);
-        }
-        // A gate and a produce of one service are one barrier in its lane.
-        let writes = access.gated().chain(
-            access
-                .produced()
-                .filter(|&s| access.access_to(s) != Some(crate::access::AccessKind::Gated)),
-        );
-        for service in writes {
-            lanes[service.index()].gate(node, service, &mut incoming);
-            gates.push((service, NodeIndex(node)));
+        // A gate and a produce of one service are one barrier in its lane; a
+        // node that reads and produces a service reads first.
+        for touch in access.touches() {
+            let service = touch.service();
+            if touch.is(Touch::SHARED) {
+                lanes.shared(node, service, &mut incoming);
+            }
+            if touch.is(Touch::WRITES) {
+                lanes.gate(node, service, &mut incoming);
+                gates.push((service, NodeIndex(node)));
+            }
         }
         if access.is_exclusive() {
-            world.gate(node, WORLD, &mut incoming);
+            let since = last_exclusive.map_or(0, |(_, gate_at)| gate_at + 1);
+            if since == at {
+                if let Some((gate, _)) = last_exclusive {
+                    incoming.push((gate, Reason::Exclusive));
+                }
+            } else {
+                incoming.extend(
+                    plan_order[since..at]
+                        .iter()
+                        .map(|&reader| (reader, Reason::Exclusive)),
+                );
+            }
+            last_exclusive = Some((node, at));
             exclusive_nodes.push(NodeIndex(node));
-        } else {
-            world.shared(node, WORLD, &mut incoming);
+        } else if let Some((gate, _)) = last_exclusive {
+            incoming.push((gate, Reason::Exclusive));
         }
 
         // A node that reads and produces one service meets itself in its lane.

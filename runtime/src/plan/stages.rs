@@ -6,7 +6,7 @@
 
 use fixedbitset::FixedBitSet;
 
-use crate::access::AccessSet;
+use crate::access::{AccessSet, Touch};
 use crate::plan::GraphView;
 use crate::plan::NodeIndex;
 use crate::plan::builder::MarkerPredecessors;
@@ -41,6 +41,15 @@ struct StageUnion {
     occupied: bool,
 }
 
+fn contains(set: &FixedBitSet, id: u32) -> bool {
+    set.contains(id as usize)
+}
+
+fn insert(set: &mut FixedBitSet, id: u32) {
+    set.grow(id as usize + 1);
+    set.insert(id as usize);
+}
+
 impl StageUnion {
     /// Whether a node with `access` conflicts with no member.
     fn admits(&self, access: &AccessSet) -> bool {
@@ -50,19 +59,24 @@ impl StageUnion {
         if self.exclusive || access.is_exclusive() {
             return false;
         }
-        let writes = [access.gated_bits(), access.produced_bits()];
-        writes
-            .iter()
-            .all(|w| w.is_disjoint(&self.shared) && w.is_disjoint(&self.writes))
-            && access.shared_bits().is_disjoint(&self.writes)
+        // A member's write meets any access; a member's read meets a write.
+        !access.touches().iter().any(|touch| {
+            contains(&self.writes, touch.id)
+                || (touch.is(Touch::WRITES) && contains(&self.shared, touch.id))
+        })
     }
 
     fn add(&mut self, access: &AccessSet) {
         self.occupied = true;
         self.exclusive |= access.is_exclusive();
-        self.shared.union_with(access.shared_bits());
-        self.writes.union_with(access.gated_bits());
-        self.writes.union_with(access.produced_bits());
+        for touch in access.touches() {
+            if touch.is(Touch::SHARED) {
+                insert(&mut self.shared, touch.id);
+            }
+            if touch.is(Touch::WRITES) {
+                insert(&mut self.writes, touch.id);
+            }
+        }
     }
 }
 
