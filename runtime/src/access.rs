@@ -185,6 +185,7 @@ impl<T: Copy + Default, const N: usize> SmallList<T, N> {
     }
 
     /// Inserts `value` at `at` (`at <= len`), shifting the rest up.
+    #[inline]
     pub(crate) fn insert(&mut self, at: usize, value: T) {
         match self {
             SmallList::Inline { len, items } if (*len as usize) < N => {
@@ -197,6 +198,14 @@ impl<T: Copy + Default, const N: usize> SmallList<T, N> {
                 items[at] = value;
                 *len += 1;
             }
+            _ => self.insert_spilled(at, value),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn insert_spilled(&mut self, at: usize, value: T) {
+        match self {
             SmallList::Inline { len, items } => {
                 let mut spilled = Vec::with_capacity(N * 2);
                 spilled.extend_from_slice(&items[..*len as usize]);
@@ -207,6 +216,7 @@ impl<T: Copy + Default, const N: usize> SmallList<T, N> {
         }
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, value: T) {
         self.insert(self.len(), value);
     }

@@ -5,7 +5,7 @@
 use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, Level};
 use crate::plan::order::{self, Explicit};
-use crate::plan::view::EdgeRecord;
+use crate::plan::view::{EdgeRecord, Names};
 use crate::plan::{
     AmbiguityLevel, CompiledPlan, GraphView, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
     PlanErrors, PlanOptions, Reason, stages,
@@ -252,13 +252,9 @@ fn walk_lanes(
     let (stage_offsets, stage_nodes) = stages::members(&plan_order, &stage_of, stage_count);
     let (barrier_offsets, barrier_nodes) = barriers(service_count, &gates);
     Plan {
-        node_names: nodes.iter().map(|node| node.name_label().clone()).collect(),
-        marker_names: graph
-            .markers()
-            .iter()
-            .map(|marker| marker.label_cow().clone())
-            .collect(),
-        service_names: graph.table().names().to_vec(),
+        node_names: Names::of_labels(nodes.iter().map(|node| node.name_label())),
+        marker_names: Names::of_labels(graph.markers().iter().map(|marker| marker.label_cow())),
+        service_names: Names::of_strs(graph.table().names().iter().map(|name| &**name)),
         position,
         stage_of,
         stage_offsets,
@@ -288,15 +284,17 @@ fn successors(n: usize, records: &[EdgeRecord]) -> (Vec<u32>, Vec<u32>, Vec<u32>
     for i in 0..n {
         offsets[i + 1] += offsets[i];
     }
-    let mut next = offsets.clone();
     let mut targets = vec![NONE; records.len()];
     let mut edge_ids = vec![NONE; records.len()];
+    // Each node's cursor ends where the next node's successors start.
     for (id, record) in records.iter().enumerate() {
-        let slot = &mut next[record.from as usize];
+        let slot = &mut offsets[record.from as usize];
         targets[*slot as usize] = record.to;
         edge_ids[*slot as usize] = id as u32;
         *slot += 1;
     }
+    offsets.copy_within(0..n, 1);
+    offsets[0] = 0;
     (offsets, targets, edge_ids)
 }
 

@@ -37,12 +37,15 @@ fn csr(vertices: usize, keys: &[u32]) -> (Vec<u32>, Vec<u32>) {
     for v in 0..vertices {
         offsets[v + 1] += offsets[v];
     }
-    let mut next = offsets.clone();
     let mut ids = vec![0u32; keys.len()];
+    // Place each id at its key's cursor; the cursors end where the next key
+    // starts, so shifting them up by one gives back the offsets.
     for (edge, &k) in keys.iter().enumerate() {
-        ids[next[k as usize] as usize] = edge as u32;
-        next[k as usize] += 1;
+        ids[offsets[k as usize] as usize] = edge as u32;
+        offsets[k as usize] += 1;
     }
+    offsets.copy_within(0..vertices, 1);
+    offsets[0] = 0;
     (offsets, ids)
 }
 
@@ -115,11 +118,17 @@ impl Explicit {
             }
         }
 
+        // One edge per ordering target is the usual count (more when a name
+        // matches several nodes, plus the produce edges).
+        let declared: usize = nodes
+            .iter()
+            .map(|node| node.after().len() + node.before().len())
+            .sum();
         let mut edges = Explicit {
             nodes: n,
-            from: Vec::new(),
-            to: Vec::new(),
-            reason: Vec::new(),
+            from: Vec::with_capacity(declared),
+            to: Vec::with_capacity(declared),
+            reason: Vec::with_capacity(declared),
             succ_offsets: Vec::new(),
             succ: Vec::new(),
             pred_offsets: Vec::new(),
@@ -264,17 +273,21 @@ pub(crate) fn sort(graph: &GraphView<'_>, edges: &Explicit) -> Result<Sorted, Ve
     let mut waiting: Vec<u32> = (0..vertices as u32)
         .map(|v| edges.predecessors(v).len() as u32)
         .collect();
-    let mut ready_nodes = BinaryHeap::with_capacity(n);
-    let mut ready_markers = Vec::new();
-    for (v, &count) in waiting.iter().enumerate() {
-        if count == 0 {
-            if v < n {
-                ready_nodes.push(Reverse(v as u32));
-            } else {
-                ready_markers.push(v as u32);
-            }
+    // Nodes with no predecessor are ready from the start, in index order: a
+    // cursor walks them; only nodes released later go through the heap.
+    let initially_ready = |v: usize| edges.pred_offsets[v] == edges.pred_offsets[v + 1];
+    let next_initial = |mut v: usize| {
+        while v < n && !initially_ready(v) {
+            v += 1;
         }
-    }
+        v
+    };
+    let mut cursor = next_initial(0);
+    let mut ready_nodes = BinaryHeap::new();
+    let mut ready_markers: Vec<u32> = (n..vertices)
+        .filter(|&v| waiting[v] == 0)
+        .map(|v| v as u32)
+        .collect();
     let mut sorted = Sorted {
         nodes: Vec::with_capacity(n),
         vertices: Vec::with_capacity(vertices),
@@ -282,13 +295,22 @@ pub(crate) fn sort(graph: &GraphView<'_>, edges: &Explicit) -> Result<Sorted, Ve
     loop {
         let vertex = match ready_markers.pop() {
             Some(marker) => marker,
-            None => match ready_nodes.pop() {
-                Some(Reverse(node)) => {
-                    sorted.nodes.push(node);
-                    node
-                }
-                None => break,
-            },
+            None => {
+                let node = match ready_nodes.peek() {
+                    Some(&Reverse(released)) if cursor >= n || (released as usize) < cursor => {
+                        ready_nodes.pop();
+                        released
+                    }
+                    _ if cursor < n => {
+                        let node = cursor as u32;
+                        cursor = next_initial(cursor + 1);
+                        node
+                    }
+                    _ => break,
+                };
+                sorted.nodes.push(node);
+                node
+            }
         };
         sorted.vertices.push(vertex);
         for &edge in edges.successors(vertex) {

@@ -143,13 +143,79 @@ impl fmt::Display for Edge<'_> {
     }
 }
 
+/// A plan's copy of some names: static names are kept as references, the
+/// others copied into one buffer (two allocations for any number of names).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Names {
+    text: String,
+    spans: Vec<NameSpan>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum NameSpan {
+    Static(&'static str),
+    Copied { start: u32, end: u32 },
+}
+
+impl Names {
+    /// The names of `labels`, in order.
+    pub(crate) fn of_labels<'a>(labels: impl ExactSizeIterator<Item = &'a Label> + Clone) -> Self {
+        let copied = labels
+            .clone()
+            .map(|label| match label {
+                Label::Borrowed(_) => 0,
+                Label::Owned(name) => name.len(),
+            })
+            .sum();
+        let mut names = Self {
+            text: String::with_capacity(copied),
+            spans: Vec::with_capacity(labels.len()),
+        };
+        for label in labels {
+            match label {
+                Label::Borrowed(name) => names.spans.push(NameSpan::Static(name)),
+                Label::Owned(name) => names.copy(name),
+            }
+        }
+        names
+    }
+
+    /// Copies of `strs`, in order.
+    pub(crate) fn of_strs<'a>(strs: impl ExactSizeIterator<Item = &'a str> + Clone) -> Self {
+        let mut names = Self {
+            text: String::with_capacity(strs.clone().map(str::len).sum()),
+            spans: Vec::with_capacity(strs.len()),
+        };
+        strs.for_each(|name| names.copy(name));
+        names
+    }
+
+    fn copy(&mut self, name: &str) {
+        let start = self.text.len() as u32;
+        self.text.push_str(name);
+        let end = self.text.len() as u32;
+        self.spans.push(NameSpan::Copied { start, end });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub(crate) fn get(&self, index: usize) -> &str {
+        match self.spans[index] {
+            NameSpan::Static(name) => name,
+            NameSpan::Copied { start, end } => &self.text[start as usize..end as usize],
+        }
+    }
+}
+
 /// The immutable result of planning: order, edges with reasons, stages,
 /// barriers, warnings, and the compiled arrays an executor runs.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub(crate) node_names: Vec<Label>,
-    pub(crate) marker_names: Vec<Label>,
-    pub(crate) service_names: Vec<Box<str>>,
+    pub(crate) node_names: Names,
+    pub(crate) marker_names: Names,
+    pub(crate) service_names: Names,
     pub(crate) position: Vec<u32>,
     pub(crate) stage_of: Vec<u32>,
     pub(crate) stage_offsets: Vec<u32>,
@@ -175,22 +241,22 @@ impl Plan {
 
     /// Whether the plan has no nodes.
     pub fn is_empty(&self) -> bool {
-        self.node_names.is_empty()
+        self.node_names.len() == 0
     }
 
     /// A node's name.
     pub fn node_name(&self, node: NodeIndex) -> &str {
-        &self.node_names[node.index()]
+        self.node_names.get(node.index())
     }
 
     /// A marker's label.
     pub fn marker_name(&self, marker: MarkerIndex) -> &str {
-        &self.marker_names[marker.index()]
+        self.marker_names.get(marker.index())
     }
 
     /// A service's name.
     pub fn service_name(&self, service: ServiceId) -> &str {
-        &self.service_names[service.index()]
+        self.service_names.get(service.index())
     }
 
     /// The nodes in plan order (the serial order every executor is
