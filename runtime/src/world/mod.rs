@@ -7,6 +7,7 @@
 //!   boundary and are planned by the plan factory during the next iteration
 //!   (`schedule.rs`), so they run in the one after.
 
+mod adaptive;
 mod batch;
 #[cfg(any(debug_assertions, feature = "checked"))]
 mod checked;
@@ -54,12 +55,16 @@ pub struct FrameTime {
     pub frame: u64,
 }
 
-/// Which executor runs a world's iterations. Both follow the same plan and
+/// Which executor runs a world's iterations. All follow the same plan and
 /// give the same results (serial equivalence).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ExecutorKind {
-    /// The world's thread pool: the calling thread is worker 0.
+    /// Each iteration on the pool or inline, whichever ran this world's recent
+    /// iterations faster; the other is re-measured every 32 iterations. A
+    /// frame too small to gain from threads runs inline.
     #[default]
+    Adaptive,
+    /// Always the world's thread pool: the calling thread is worker 0.
     Parallel,
     /// One node at a time on the calling thread, in plan order.
     Serial,
@@ -102,10 +107,10 @@ pub struct World {
     hooks: BoundaryHooks,
     builtin: BuiltinIds,
     pool: ThreadPool,
+    /// Runs inline iterations; kept so choosing it allocates nothing.
+    serial: SerialExecutor,
     executor: ExecutorKind,
-    /// The serial executor, made when first chosen and kept, so that serial
-    /// iterations allocate nothing.
-    serial: Option<SerialExecutor>,
+    adaptive: adaptive::Adaptive,
     loose: LooseTasks,
     /// The plan now running; shared with [`PlanWatch`] handles.
     current: Arc<ArcSwapOption<Plan>>,
@@ -165,8 +170,9 @@ impl World {
             hooks: BoundaryHooks::default(),
             builtin,
             pool,
+            serial: SerialExecutor::new(),
             executor: ExecutorKind::default(),
-            serial: None,
+            adaptive: adaptive::Adaptive::default(),
             loose: LooseTasks::new(),
             current: Arc::new(ArcSwapOption::empty()),
             execution: None,
@@ -202,12 +208,9 @@ impl World {
         &self.pool
     }
 
-    /// Chooses the executor. Both follow the same plan with the same results.
+    /// Chooses the executor. All follow the same plan with the same results.
     pub fn set_executor(&mut self, executor: ExecutorKind) {
         self.executor = executor;
-        if executor == ExecutorKind::Serial && self.serial.is_none() {
-            self.serial = Some(SerialExecutor::new());
-        }
     }
 
     /// How plans are built (packing, ambiguity reporting); replans before the

@@ -1,15 +1,15 @@
 //! One iteration: make sure a plan is current, run it, cross the boundary.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use sluice_collections::Pooled;
 
 use crate::ServiceId;
-use crate::exec::{
-    ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome, SerialExecutor,
-};
+use crate::exec::{ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome};
 use crate::plan::{GraphView, Plan};
 use crate::system::{NextValue, NodeEnv, ServiceCells};
+use crate::world::adaptive::Choice;
 #[cfg(any(debug_assertions, feature = "checked"))]
 use crate::world::checked::BorrowTracker;
 use crate::world::error::{IterationError, MissingService, NodePanic};
@@ -88,6 +88,7 @@ impl World {
             ExecutionState::pool().give_back(old.state);
         }
         self.current.store(Some(plan));
+        self.adaptive.reset();
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
@@ -136,16 +137,29 @@ impl World {
             #[cfg(any(debug_assertions, feature = "checked"))]
             &self.borrows,
         );
-        match self.executor {
-            ExecutorKind::Parallel => {
+        let choice = match self.executor {
+            ExecutorKind::Parallel => Choice::Pool,
+            ExecutorKind::Serial => Choice::Inline,
+            ExecutorKind::Adaptive if self.pool.num_threads() == 1 => Choice::Inline,
+            ExecutorKind::Adaptive => self.adaptive.choose(),
+        };
+        let started = (self.executor == ExecutorKind::Adaptive).then(Instant::now);
+        let result = match choice {
+            Choice::Pool => {
                 self.pool
                     .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
             }
-            ExecutorKind::Serial => self
-                .serial
-                .get_or_insert_with(SerialExecutor::new)
-                .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body),
+            Choice::Inline => self.serial.run_with_loose(
+                &execution.graph,
+                &mut execution.state,
+                &self.loose,
+                body,
+            ),
+        };
+        if let (Some(started), Ok(())) = (started, &result) {
+            self.adaptive.record(choice, started.elapsed());
         }
+        result
     }
 
     /// The iteration boundary: `Next<T>` values replace their services, the
@@ -157,11 +171,9 @@ impl World {
         let execution = self.take_pending::<Execution>(self.builtin.next_execution);
         match outcome {
             Some(Ok(plan)) => match self.check_services(&plan) {
-                Ok(()) => {
-                    let execution =
-                        execution.expect("the execution factory follows the plan factory");
-                    self.install(plan, Some(execution));
-                }
+                // The execution factory may not have run: a node's panic
+                // stops new work, possibly before the factory started.
+                Ok(()) => self.install(plan, execution),
                 Err(error) => self.plan_error = Some(error),
             },
             Some(Err(errors)) => self.plan_error = Some(IterationError::Plan(errors)),
