@@ -70,9 +70,9 @@ impl Shape {
     }
 }
 
-fn sluice_world(shape: Shape) -> World {
+fn sluice_world(shape: Shape, executor: ExecutorKind) -> World {
     let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
-    world.set_executor(ExecutorKind::Parallel);
+    world.set_executor(executor);
     insert_sluice(&mut world, SYSTEMS);
     for i in 0..SYSTEMS {
         let node = with_accesses(NodeBuilder::new(format!("busy_{i}")), &[shape.access(i)]);
@@ -113,11 +113,16 @@ enum Peer {
 }
 
 impl Peer {
-    const NAMES: [&'static str; 2] = ["sluice_parallel", "bevy_multi_threaded"];
+    const NAMES: [&'static str; 3] = ["sluice_adaptive", "sluice_parallel", "bevy_multi_threaded"];
 
     fn new(name: &str, shape: Shape) -> Self {
         match name {
-            "sluice_parallel" => Peer::Sluice(Box::new(sluice_world(shape))),
+            "sluice_adaptive" => {
+                Peer::Sluice(Box::new(sluice_world(shape, ExecutorKind::Adaptive)))
+            }
+            "sluice_parallel" => {
+                Peer::Sluice(Box::new(sluice_world(shape, ExecutorKind::Parallel)))
+            }
             "bevy_multi_threaded" => {
                 let (world, schedule) = bevy_world(shape);
                 Peer::Bevy(Box::new((world, schedule)))

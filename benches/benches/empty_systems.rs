@@ -73,7 +73,8 @@ enum Peer {
 }
 
 impl Peer {
-    const NAMES: [&'static str; 4] = [
+    const NAMES: [&'static str; 5] = [
+        "sluice_adaptive",
         "sluice_parallel",
         "sluice_serial",
         "bevy_multi_threaded",
@@ -82,6 +83,9 @@ impl Peer {
 
     fn new(name: &str, specs: &[SystemSpec]) -> Self {
         match name {
+            "sluice_adaptive" => {
+                Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Adaptive)))
+            }
             "sluice_parallel" => {
                 Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Parallel)))
             }
@@ -172,7 +176,15 @@ fn summary() {
                 ns / nodes as f64
             );
         }
-        let [par, ser, bevy_mt, bevy_st] = [medians[0], medians[1], medians[2], medians[3]];
+        let [adaptive, par, ser, bevy_mt, bevy_st] =
+            [medians[0], medians[1], medians[2], medians[3], medians[4]];
+        println!(
+            "{nodes:>6}   bevy_mt / sluice_adaptive = {:.2}x, sluice_adaptive / bevy_st = {:.2}x, \
+             sluice_adaptive / sluice_serial = {:.2}x",
+            bevy_mt / adaptive,
+            adaptive / bevy_st,
+            adaptive / ser,
+        );
         println!(
             "{nodes:>6}   bevy_mt / sluice_par = {:.2}x, sluice_par / bevy_st = {:.2}x, \
              sluice_par / sluice_serial = {:.2}x, sluice_serial / bevy_st = {:.2}x",
