@@ -491,10 +491,12 @@ impl RunSlot {
         let params = unsafe { self.params() };
         let mut found = false;
         let mut job = None;
-        if !self.is_aborted() && (owner || !params.serial) {
+        if owner || !params.serial {
             // SAFETY:
             // - `params.state` is valid while the run is open.
             let state = unsafe { &*params.state };
+            // The ring is drained also after a failure: each queued node
+            // holds a count, which its job gives back without running it.
             if take {
                 if let Some(node) = state.ring.pop() {
                     job = Some(self.node_job(node));
@@ -503,7 +505,7 @@ impl RunSlot {
             } else {
                 found = !state.ring.is_empty();
             }
-            if !found && loose {
+            if !found && loose && !self.is_aborted() {
                 // SAFETY:
                 // - `params.loose`, when set, is valid while the run is open.
                 let tasks = unsafe { params.loose.as_ref() };
