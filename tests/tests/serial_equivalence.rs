@@ -1,6 +1,6 @@
 //! Serial equivalence on random worlds: the same registrations run on the
-//! serial executor and on the parallel one (pools of 1, 2 and 4 threads,
-//! each run repeated) leave identical logs.
+//! serial executor and on the parallel and adaptive ones (pools of 1, 2 and
+//! 4 threads, each run repeated) leave identical logs.
 //!
 //! A random plan has up to 40 nodes over 16 services `Svc<0>..Svc<15>`, each
 //! a log of strings. A node reads some services (shared) and gates others;
@@ -288,15 +288,18 @@ proptest! {
             prop_assert_eq!(observations.len(), ITERATIONS as usize);
         }
         for pool in pools() {
-            for repeat in 0..REPEATS {
-                let parallel = run(&spec, pool, ExecutorKind::Parallel);
-                prop_assert_eq!(
-                    &parallel,
-                    &serial,
-                    "{} threads, repeat {}",
-                    pool.num_threads(),
-                    repeat
-                );
+            for executor in [ExecutorKind::Parallel, ExecutorKind::Adaptive] {
+                for repeat in 0..REPEATS {
+                    let other = run(&spec, pool, executor);
+                    prop_assert_eq!(
+                        &other,
+                        &serial,
+                        "{:?} on {} threads, repeat {}",
+                        executor,
+                        pool.num_threads(),
+                        repeat
+                    );
+                }
             }
         }
     }
@@ -334,5 +337,6 @@ fn the_logs_record_plan_order() {
     assert_eq!(serial.logs[0].len(), 2 * ITERATIONS as usize);
     for pool in pools() {
         assert_eq!(run(&spec, pool, ExecutorKind::Parallel), serial);
+        assert_eq!(run(&spec, pool, ExecutorKind::Adaptive), serial);
     }
 }

@@ -1,8 +1,8 @@
 //! A warmed-up world iteration allocates nothing: a world of 50 systems over
 //! 16 services and a batch processor over thousands of items (hundreds of
 //! slices, refilled every iteration) runs `run_iteration` without a single
-//! heap allocation on any thread, on the serial executor and on pools of 1,
-//! 2 and 4 threads.
+//! heap allocation on any thread, on the serial executor, the parallel one on
+//! pools of 1, 2 and 4 threads, and the adaptive one.
 //!
 //! Its own test binary, for the counting global allocator, without the test
 //! harness (`harness = false`): `main` runs the check on the main thread, so
@@ -262,6 +262,7 @@ fn a_warm_world_iteration_allocates_nothing() {
         (1, ExecutorKind::Parallel),
         (2, ExecutorKind::Parallel),
         (4, ExecutorKind::Parallel),
+        (4, ExecutorKind::Adaptive),
     ];
     let mut failures = Vec::new();
     for (threads, executor) in setups {
@@ -271,7 +272,8 @@ fn a_warm_world_iteration_allocates_nothing() {
             world.run_iteration().expect("warm-up iteration");
         }
         settle(&pool);
-        let iterations = 20;
+        // Past 64: the adaptive executor re-measures its other choice every 32.
+        let iterations = 70;
         let (allocations, traces) = allocations_during(|| {
             for _ in 0..iterations {
                 world.run_iteration().expect("counted iteration");
