@@ -231,13 +231,13 @@ fn expected() -> Vec<Vec<u64>> {
         .collect()
 }
 
-fn run_on_shared_pool(threads: usize, expected: &[Vec<u64>]) {
+fn run_on_shared_pool(threads: usize, executor: ExecutorKind, expected: &[Vec<u64>]) {
     let pool = ThreadPool::new(threads).expect("the pool starts");
     let start = Arc::new(Barrier::new(WORLDS.len()));
     let handles: Vec<_> = WORLDS
         .iter()
         .map(|&(seed, nodes, batch, iterations, pause)| {
-            let mut world = world(&pool, ExecutorKind::Parallel, seed, nodes, batch);
+            let mut world = world(&pool, executor, seed, nodes, batch);
             let start = Arc::clone(&start);
             thread::spawn(move || {
                 start.wait();
@@ -253,7 +253,7 @@ fn run_on_shared_pool(threads: usize, expected: &[Vec<u64>]) {
             .position(|(got, want)| got != want);
         assert_eq!(
             first_difference, None,
-            "world {index} on a shared {threads}-thread pool diverged from its serial run"
+            "world {index} ({executor:?}) on a shared {threads}-thread pool diverged from its serial run"
         );
         assert_eq!(snapshots.len(), expected[index].len());
     }
@@ -263,8 +263,9 @@ fn run_on_shared_pool(threads: usize, expected: &[Vec<u64>]) {
 fn two_worlds_on_one_pool_give_their_serial_results() {
     let expected = expected();
     for threads in [2, 4] {
-        run_on_shared_pool(threads, &expected);
+        run_on_shared_pool(threads, ExecutorKind::Parallel, &expected);
     }
+    run_on_shared_pool(4, ExecutorKind::Adaptive, &expected);
 }
 
 /// The batch world really ran its batch every iteration, with every item.
