@@ -313,3 +313,29 @@ fn services_nothing_provides_are_all_reported_before_anything_runs() {
     world.run_iteration().unwrap();
     assert_eq!(world.get::<Hp>(), Some(&Hp(2)));
 }
+
+#[test]
+fn timings_are_readable_after_every_iteration_including_replans() {
+    use sluice::Commands;
+    let mut world = World::new();
+    world.insert(Hp(0));
+    world.enable_timing(true);
+    let tick = world.add_system(NodeBuilder::new("tick").system(|hp: &mut Hp| hp.0 += 1));
+    world.add_system(
+        NodeBuilder::new("register").system(|commands: Commands<'_>, hp: &Hp| {
+            if hp.0 == 1 {
+                commands.add_system(NodeBuilder::new("late").system(|_: &Hp| {}));
+            }
+        }),
+    );
+    for iteration in 0..5 {
+        world.run_iteration().unwrap();
+        let timing = world.timings()[tick.index()];
+        assert!(timing.ran, "iteration {iteration}: tick's timing was lost");
+    }
+    world.enable_timing(false);
+    assert!(
+        world.timings().iter().all(|t| !t.ran),
+        "turning timing off clears it"
+    );
+}

@@ -260,12 +260,7 @@ fn random_panics(threads: usize, executor: ExecutorKind, seed: u64) {
             }
         }
         // Timings are readable after success and failure alike: a node ran
-        // exactly when its body started. (Not after iteration 1: its
-        // boundary installs the plan the world's plan factory built in it,
-        // whose execution state, timings included, is fresh.)
-        if iteration == 1 {
-            continue;
-        }
+        // exactly when its body started.
         let timings = world.timings();
         for (i, index) in indices.iter().enumerate() {
             assert_eq!(

@@ -44,6 +44,10 @@ use node::WorldNode;
 use node_cell::NodeCell;
 use schedule::{ExecutionFactory, PlanFactory};
 
+/// The world's own nodes, registered first by every world: the plan factory
+/// and the execution factory.
+pub(crate) const BUILTIN_NODES: usize = 2;
+
 /// The frame clock [`World::update`] advances before each iteration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FrameTime {
@@ -121,6 +125,9 @@ pub struct World {
     /// The plan factory's last failure, reported by the next iteration.
     plan_error: Option<IterationError>,
     timing: bool,
+    /// The last iteration's timings when a new plan was installed after it
+    /// (its state went back to the pool); cleared when the next one runs.
+    last_timings: Option<Vec<SystemTiming>>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -179,6 +186,7 @@ impl World {
             stale: true,
             plan_error: None,
             timing: false,
+            last_timings: None,
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
@@ -360,6 +368,7 @@ impl World {
     /// reports zeros.
     pub fn enable_timing(&mut self, enabled: bool) {
         self.timing = enabled;
+        self.last_timings = None;
         if let Some(execution) = &mut self.execution {
             execution.state.enable_timing(enabled);
         }
@@ -368,9 +377,11 @@ impl World {
     /// The most recent iteration's per-node timings, in registration order
     /// (also after a failed iteration).
     pub fn timings(&self) -> &[SystemTiming] {
-        self.execution
-            .as_ref()
-            .map_or(&[], |execution| execution.state.timings())
+        match (&self.last_timings, &self.execution) {
+            (Some(timings), _) => timings,
+            (None, Some(execution)) => execution.state.timings(),
+            (None, None) => &[],
+        }
     }
 
     /// Advances [`FrameTime`] by `delta`, then runs one iteration.

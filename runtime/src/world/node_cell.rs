@@ -3,6 +3,7 @@
 use std::cell::UnsafeCell;
 
 use crate::access::ServiceId;
+use crate::registry::Registry;
 use crate::system::{ConditionBody, NodeBody, NodeEnv};
 
 /// What only the running thread touches.
@@ -100,6 +101,19 @@ impl NodeCell {
         // SAFETY: as for `before`.
         state.seen = Some(unsafe { self.input_versions(env) });
         Ran::Body
+    }
+
+    /// Records the inputs' current versions as seen, so a factory skips until
+    /// one of them moves.
+    pub(crate) fn mark_current(&mut self, registry: &Registry) {
+        if self.is_factory {
+            let versions = self
+                .inputs
+                .iter()
+                .map(|&id| registry.version(id))
+                .fold(0u64, u64::wrapping_add);
+            self.state.get_mut().seen = Some(versions);
+        }
     }
 
     /// # Safety

@@ -15,7 +15,7 @@ use crate::world::checked::BorrowTracker;
 use crate::world::error::{IterationError, MissingService, NodePanic};
 use crate::world::node::WorldNode;
 use crate::world::schedule::{Execution, PlanOutcome};
-use crate::world::{ExecutorKind, World};
+use crate::world::{BUILTIN_NODES, ExecutorKind, World};
 
 impl World {
     /// Plans now when registrations changed between iterations (or on the
@@ -34,6 +34,14 @@ impl World {
         self.check_services(&plan)?;
         self.install(Arc::new(plan), None);
         self.stale = false;
+        // This plan is already what the scheduling factories would build from
+        // the current registrations: let them skip until those move again.
+        let registry = self.graph.registry();
+        for node in &mut self.nodes[..BUILTIN_NODES] {
+            if let WorldNode::Body(cell) = node {
+                cell.mark_current(registry);
+            }
+        }
         Ok(())
     }
 
@@ -85,6 +93,11 @@ impl World {
         let mut execution = execution.unwrap_or_else(|| Execution::compile(&plan));
         execution.state.enable_timing(self.timing);
         if let Some(old) = self.execution.replace(execution) {
+            // The outgoing state holds the timings of the iteration that just
+            // ran; keep them readable until the next one.
+            if self.timing {
+                self.last_timings = Some(old.state.timings().to_vec());
+            }
             ExecutionState::pool().give_back(old.state);
         }
         self.current.store(Some(plan));
@@ -120,6 +133,7 @@ impl World {
     }
 
     fn execute(&mut self) -> Result<(), NodeFailure> {
+        self.last_timings = None;
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
