@@ -8,18 +8,18 @@
 mod sync;
 
 mod append_arena;
+mod ledger_map;
 mod lock_on_resize_array;
 pub mod mpsc;
-mod ledger_map;
 mod pool;
 mod ring_history;
 
 pub use append_arena::{AppendArena, Drain as AppendArenaDrain, Full};
+pub use ledger_map::LedgerMap;
 pub use lock_on_resize_array::{
     Drain as LockOnResizeArrayDrain, Iter as LockOnResizeArrayIter,
     IterMut as LockOnResizeArrayIterMut, LockOnResizeArray,
 };
 pub use mpsc::{Consumer, Producer};
-pub use ledger_map::LedgerMap;
 pub use pool::{Pool, Pooled, Taken};
 pub use ring_history::{Iter as RingHistoryIter, RingHistory};

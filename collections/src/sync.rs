@@ -13,16 +13,16 @@ pub(crate) use loom::cell::UnsafeCell;
 #[cfg(loom)]
 pub(crate) use loom::sync::Arc;
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
-#[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicPtr;
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
-#[cfg(not(loom))]
 pub(crate) use std::sync::atomic::AtomicPtr;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 
 /// Tells the scheduler (or loom) that this thread is spinning on a value
 /// another thread will change.
