@@ -380,7 +380,7 @@ impl<P: BatchProcessor> BatchNode<P> {
         // - The completion count taken by `defer_raw` is given up here;
         //   `worker` belongs to the slot's registry. `self` is not touched
         //   after.
-        unsafe { slot.complete_node(node, Some(worker), &worker.registry, false) };
+        unsafe { slot.complete_node(node, Some(worker), &worker.registry) };
     }
 }
 

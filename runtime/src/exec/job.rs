@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::pool::WorkerThread;
+use super::run::RunSlot;
 
 /// The function a [`JobRef`] runs: its data pointer, its argument, and the
 /// thread running it.
@@ -39,6 +40,14 @@ impl JobRef {
             arg,
             execute_fn,
         }
+    }
+
+    /// The node this job runs, when it is a node job of the run slot at
+    /// `slot` (see `RunSlot::node_job`, the only maker of jobs whose data is
+    /// a run slot: no other job's data can be at a slot's address while the
+    /// slot lives).
+    pub(crate) fn node_of(&self, slot: &RunSlot) -> Option<u32> {
+        std::ptr::eq(self.data, std::ptr::from_ref(slot).cast()).then_some(self.arg)
     }
 
     /// Runs the job.

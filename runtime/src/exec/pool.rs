@@ -279,6 +279,11 @@ impl WorkerThread {
         true
     }
 
+    /// Takes the job on top of the local deque.
+    pub(crate) fn pop_local(&self) -> Option<JobRef> {
+        self.owned().deque.pop()
+    }
+
     /// Free slots of the local deque (see [`DEQUE_CAPACITY`]).
     pub(crate) fn spare_capacity(&self) -> usize {
         DEQUE_CAPACITY.saturating_sub(self.owned().deque.len())
@@ -308,10 +313,16 @@ impl WorkerThread {
         let seats = &self.registry.seats;
         loop {
             let mut retry = false;
-            match self.registry.injector.steal() {
-                Steal::Success(job) => return Some(job),
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
+            // `is_empty` first: two loads, where a failed `steal` costs a
+            // SeqCst fence. (A deque's `steal` is called even when empty: it
+            // registers this thread with crossbeam-epoch on first use, which
+            // allocates, and must happen in the first runs, not later.)
+            if !self.registry.injector.is_empty() {
+                match self.registry.injector.steal() {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
             }
             let start = self.next_random() % seats.len();
             for offset in 0..seats.len() {

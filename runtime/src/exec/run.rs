@@ -366,22 +366,56 @@ impl RunSlot {
         }
     }
 
-    /// Completes `node`: records its end, releases its successors (keeping
-    /// one for the calling thread when `keep`), and gives back the node's
-    /// count unless a successor inherits it. Returns the kept successor.
+    /// Completes `node` and gives back its count: records its end, releases
+    /// its successors (pushing them all).
     ///
     /// # Safety
     ///
     /// - The caller holds the node's count on the open run, and gives it up:
-    ///   after this returns `None`, nothing of the run may be touched.
+    ///   after this returns, nothing of the run may be touched.
     /// - `worker`, if any, belongs to `registry`.
     pub(crate) unsafe fn complete_node(
         &self,
         node: u32,
         worker: Option<&WorkerThread>,
         registry: &Registry,
+    ) {
+        let mut held = 1;
+        // SAFETY:
+        // - The node's count is held and is one of `held` (the caller's
+        //   contract); `worker` belongs to `registry`.
+        let kept = unsafe { self.complete_node_holding(node, worker, registry, false, &mut held) };
+        debug_assert!(kept.is_none());
+        self.release(held, registry, worker.map(|worker| worker.index));
+    }
+
+    /// Completes `node`: records its end and releases its successors,
+    /// keeping the first one that became ready for the calling thread when
+    /// `keep` (a continuation) and pushing the others. Returns the kept
+    /// successor.
+    ///
+    /// `held` is the number of counts the caller holds on the run, the
+    /// node's own included (so at least 1). Each pushed successor takes one
+    /// of them; when only one is left, more are acquired first (as many as
+    /// successors remain, in one step), so the caller keeps at least one
+    /// throughout. On return `held >= 1` still: with a kept successor, one of
+    /// them is its count (the finished node's, inherited); the rest are the
+    /// caller's to use for later pushes or to give back.
+    ///
+    /// # Safety
+    ///
+    /// - The caller holds `*held >= 1` counts on the open run, the node's
+    ///   own among them.
+    /// - `worker`, if any, belongs to `registry`.
+    pub(crate) unsafe fn complete_node_holding(
+        &self,
+        node: u32,
+        worker: Option<&WorkerThread>,
+        registry: &Registry,
         keep: bool,
+        held: &mut u32,
     ) -> Option<u32> {
+        debug_assert!(*held >= 1);
         // SAFETY:
         // - The node's count is held (the caller's contract).
         let params = unsafe { self.params() };
@@ -396,27 +430,39 @@ impl RunSlot {
             // SAFETY:
             // - `params.graph` is valid while the run is open.
             let graph = unsafe { &*params.graph };
+            let predecessors = graph.predecessor_counts();
+            let successors = graph.successors(node as usize);
             let mut pushed = 0;
-            for &next in graph.successors(node as usize) {
-                // AcqRel: the last predecessor to finish sees every other
-                // predecessor's effects, and hands them to the successor.
-                if state.pending[next as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                    if keep && kept.is_none() {
-                        kept = Some(next);
-                    } else {
-                        self.acquire(1);
-                        // SAFETY:
-                        // - The node's count is still held; `worker` belongs
-                        //   to `registry` (the caller's contract).
-                        unsafe { self.push_node(next, worker, registry) };
-                        pushed += 1;
-                    }
+            for (i, &next) in successors.iter().enumerate() {
+                // A successor whose only predecessor this is is ready now:
+                // nobody else touches its count, so it is left alone.
+                // Otherwise AcqRel: the last predecessor to finish sees every
+                // other predecessor's effects, and hands them to the successor.
+                if predecessors[next as usize] != 1
+                    && state.pending[next as usize].fetch_sub(1, Ordering::AcqRel) != 1
+                {
+                    continue;
                 }
+                if keep && kept.is_none() {
+                    kept = Some(next);
+                    continue;
+                }
+                if *held == 1 {
+                    // Keep one for this node (or the kept successor):
+                    // acquire for every successor that may still be pushed.
+                    let more = (successors.len() - i) as u32;
+                    self.acquire(more);
+                    *held += more;
+                }
+                *held -= 1;
+                // SAFETY:
+                // - A count is still held (`*held >= 1`) and one was set
+                //   aside for this job; `worker` belongs to `registry` (the
+                //   caller's contract).
+                unsafe { self.push_node(next, worker, registry) };
+                pushed += 1;
             }
             registry.notify(pushed);
-        }
-        if kept.is_none() {
-            self.release(1, registry, worker.map(|worker| worker.index));
         }
         kept
     }
@@ -599,10 +645,15 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
     let slot = unsafe { &*data.cast::<RunSlot>() };
     let registry = &*worker.registry;
     let mut node = node;
+    // Counts this thread holds on the run: the running node's, and spare
+    // ones (a finished node's count that no successor inherited), used for
+    // later pushes instead of touching the shared word. Given back, all at
+    // once, when this loop ends.
+    let mut held: u32 = 1;
     loop {
         if slot.is_aborted() {
             // Nothing new starts after a failure: drop the job.
-            slot.release(1, registry, Some(worker.index));
+            slot.release(held, registry, Some(worker.index));
             return;
         }
         // SAFETY:
@@ -610,16 +661,39 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
         match unsafe { slot.run_body(node, worker) } {
             BodyEnd::Complete => {
                 // SAFETY:
-                // - The node's count is held and handed over; `worker`
+                // - `held` counts are held, the node's among them; `worker`
                 //   belongs to `registry`.
-                match unsafe { slot.complete_node(node, Some(worker), registry, true) } {
-                    Some(next) => node = next,
-                    None => return,
+                let kept = unsafe {
+                    slot.complete_node_holding(node, Some(worker), registry, true, &mut held)
+                };
+                if let Some(next) = kept {
+                    // The finished node's count passes to `next`.
+                    node = next;
+                    continue;
                 }
+                // No continuation: every held count is spare. Run the job on
+                // top of the local deque next if it is a node of this run
+                // (it brings its own count), keeping the spare counts.
+                // SAFETY:
+                // - A count is held (`held >= 1`).
+                if !unsafe { slot.params() }.serial
+                    && let Some(job) = worker.pop_local()
+                {
+                    if let Some(next) = job.node_of(slot) {
+                        node = next;
+                        held += 1;
+                        continue;
+                    }
+                    // Another run's job or a batch helper: back on top, for
+                    // the work loop, once the counts are given back.
+                    worker.push(job);
+                }
+                slot.release(held, registry, Some(worker.index));
+                return;
             }
             BodyEnd::Handed => {
-                // The completion took its own count in `defer`; this is the job's.
-                slot.release(1, registry, Some(worker.index));
+                // The completion took its own count in `defer`; these are the job's.
+                slot.release(held, registry, Some(worker.index));
                 return;
             }
             BodyEnd::Failed => {
@@ -631,7 +705,7 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
                     // - `params.state` is valid while the run is open.
                     unsafe { &*params.state }.timings.clocks()[node as usize].end(epoch);
                 }
-                slot.release(1, registry, Some(worker.index));
+                slot.release(held, registry, Some(worker.index));
                 return;
             }
         }
@@ -781,7 +855,7 @@ impl Drop for Completion {
         // SAFETY:
         // - The handle holds the count `defer` added, and gives it up here;
         //   `worker` belongs to `registry` (`current_of`).
-        unsafe { slot.complete_node(self.node, worker, &self.registry, false) };
+        unsafe { slot.complete_node(self.node, worker, &self.registry) };
     }
 }
 
