@@ -439,7 +439,7 @@ impl RunSlot {
                 // Otherwise AcqRel: the last predecessor to finish sees every
                 // other predecessor's effects, and hands them to the successor.
                 if predecessors[next as usize] != 1
-                    && state.pending[next as usize].fetch_sub(1, Ordering::AcqRel) != 1
+                    && state.pending(next).fetch_sub(1, Ordering::AcqRel) != 1
                 {
                     continue;
                 }

@@ -18,7 +18,11 @@ use super::timing::{SystemTiming, Timings};
 /// nothing. Keep one per graph and reuse it every iteration.
 pub struct ExecutionState {
     graph_id: u64,
-    pub(crate) pending: Box<[AtomicU32]>,
+    /// Node `n`'s count is at `pending_slot(n)`: consecutive nodes are
+    /// spread over different cache lines (see there).
+    pending: Box<[AtomicU32]>,
+    /// log2 of the number of cache lines of `pending`.
+    pending_shift: u32,
     pub(crate) ring: ReadyRing,
     pub(crate) timings: Timings,
 }
@@ -27,9 +31,11 @@ impl ExecutionState {
     /// Arrays sized for `graph`, timing off.
     pub fn new(graph: &CompiledGraph) -> Self {
         let n = graph.node_count();
+        let (pending, pending_shift) = pending_array(n);
         Self {
             graph_id: graph.id(),
-            pending: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            pending,
+            pending_shift,
             ring: ReadyRing::new(n),
             timings: Timings::new(n),
         }
@@ -41,7 +47,7 @@ impl ExecutionState {
     pub fn reset_for(&mut self, graph: &CompiledGraph) {
         let n = graph.node_count();
         if self.pending.len() < n {
-            self.pending = (0..n).map(|_| AtomicU32::new(0)).collect();
+            (self.pending, self.pending_shift) = pending_array(n);
             self.ring = ReadyRing::new(n);
         }
         self.timings.resize(n);
@@ -71,17 +77,47 @@ impl ExecutionState {
         self.timings.snapshot()
     }
 
+    /// The pending predecessor count of `node`.
+    #[inline]
+    pub(crate) fn pending(&self, node: u32) -> &AtomicU32 {
+        &self.pending[pending_slot(node, self.pending_shift)]
+    }
+
     /// Copies the graph's predecessor counts in and empties the ready ring.
     pub(crate) fn prepare(&mut self, graph: &CompiledGraph) {
         assert!(
             self.is_for(graph),
             "ExecutionState used with a graph it was not made for (call reset_for)"
         );
-        for (pending, &count) in self.pending.iter().zip(graph.predecessor_counts()) {
-            pending.store(count, Ordering::Relaxed);
+        for (node, &count) in graph.predecessor_counts().iter().enumerate() {
+            self.pending(node as u32).store(count, Ordering::Relaxed);
         }
         self.ring.reset();
     }
+}
+
+/// Counts per cache line of `pending`.
+const PER_LINE: u32 = 16;
+
+/// `pending` for `n` nodes: a power-of-two number of lines `L` of 16 counts,
+/// and log2 `L`.
+fn pending_array(n: usize) -> (Box<[AtomicU32]>, u32) {
+    let lines = n.div_ceil(PER_LINE as usize).next_power_of_two();
+    let slots = (0..lines * PER_LINE as usize)
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    (slots, lines.trailing_zeros())
+}
+
+/// Where node `n`'s count lives: line `n mod L`, position `n / L` in it.
+/// Nodes close in index (which run close in time, on different threads)
+/// fall on different lines; a line is shared by nodes `L` apart. This keeps
+/// the threads' decrements from contending for one line without spending a
+/// line per node.
+#[inline]
+fn pending_slot(node: u32, shift: u32) -> usize {
+    let line = node & ((1 << shift) - 1);
+    ((line * PER_LINE) | (node >> shift)) as usize
 }
 
 impl Default for ExecutionState {
@@ -90,6 +126,7 @@ impl Default for ExecutionState {
         Self {
             graph_id: 0,
             pending: Box::new([]),
+            pending_shift: 0,
             ring: ReadyRing::new(0),
             timings: Timings::new(0),
         }
@@ -211,16 +248,33 @@ mod tests {
         let g = CompiledGraph::from_edges(3, &[(0, 1), (0, 2), (1, 2)]).unwrap();
         let mut s = ExecutionState::new(&g);
         s.prepare(&g);
-        let counts: Vec<u32> = s
-            .pending
-            .iter()
-            .map(|c| c.load(Ordering::Relaxed))
+        let counts: Vec<u32> = (0..3)
+            .map(|n| s.pending(n).load(Ordering::Relaxed))
             .collect();
         assert_eq!(counts, [0, 1, 2]);
         let other = CompiledGraph::from_edges(3, &[]).unwrap();
         assert!(!s.is_for(&other));
         s.reset_for(&other);
         assert!(s.is_for(&other));
+    }
+
+    #[test]
+    fn pending_slots_are_distinct_and_spread() {
+        for n in [0usize, 1, 15, 16, 17, 100, 1000, 1025] {
+            let (array, shift) = pending_array(n);
+            let mut seen = vec![false; array.len()];
+            for node in 0..n as u32 {
+                let slot = pending_slot(node, shift);
+                assert!(
+                    !std::mem::replace(&mut seen[slot], true),
+                    "n {n} node {node}"
+                );
+            }
+            if n > PER_LINE as usize {
+                // Neighbours are a line apart.
+                assert_eq!(pending_slot(1, shift) - pending_slot(0, shift), 16);
+            }
+        }
     }
 
     #[test]
@@ -240,9 +294,8 @@ mod tests {
         assert_eq!(state.pending.as_ptr(), pending, "arrays reused");
         assert_eq!(state.timings().len(), 4);
         state.prepare(&small);
-        let counts: Vec<u32> = state.pending[..4]
-            .iter()
-            .map(|c| c.load(Ordering::Relaxed))
+        let counts: Vec<u32> = (0..4)
+            .map(|n| state.pending(n).load(Ordering::Relaxed))
             .collect();
         assert_eq!(counts, [0, 1, 0, 0]);
     }
