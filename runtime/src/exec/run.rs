@@ -431,6 +431,7 @@ impl RunSlot {
             // - `params.graph` is valid while the run is open.
             let graph = unsafe { &*params.graph };
             let predecessors = graph.predecessor_counts();
+            let pending = state.pending_counts();
             let successors = graph.successors(node as usize);
             let mut pushed = 0;
             for (i, &next) in successors.iter().enumerate() {
@@ -439,7 +440,7 @@ impl RunSlot {
                 // Otherwise AcqRel: the last predecessor to finish sees every
                 // other predecessor's effects, and hands them to the successor.
                 if predecessors[next as usize] != 1
-                    && state.pending(next).fetch_sub(1, Ordering::AcqRel) != 1
+                    && pending.get(next).fetch_sub(1, Ordering::AcqRel) != 1
                 {
                     continue;
                 }

@@ -78,9 +78,20 @@ impl ExecutionState {
     }
 
     /// The pending predecessor count of `node`.
+    #[cfg(test)]
+    fn pending(&self, node: u32) -> &AtomicU32 {
+        self.pending_counts().get(node)
+    }
+
+    /// The pending predecessor counts (taken once, outside a loop over
+    /// nodes).
     #[inline]
-    pub(crate) fn pending(&self, node: u32) -> &AtomicU32 {
-        &self.pending[pending_slot(node, self.pending_shift)]
+    pub(crate) fn pending_counts(&self) -> PendingCounts<'_> {
+        PendingCounts {
+            slots: &self.pending,
+            mask: (1 << self.pending_shift) - 1,
+            shift: self.pending_shift,
+        }
     }
 
     /// Copies the graph's predecessor counts in and empties the ready ring.
@@ -89,10 +100,34 @@ impl ExecutionState {
             self.is_for(graph),
             "ExecutionState used with a graph it was not made for (call reset_for)"
         );
-        for (node, &count) in graph.predecessor_counts().iter().enumerate() {
-            self.pending(node as u32).store(count, Ordering::Relaxed);
+        // Node `k * L + line` is at `line * 16 + k` (see `pending_slot`).
+        let lines = 1 << self.pending_shift;
+        for (k, counts) in graph.predecessor_counts().chunks(lines).enumerate() {
+            for (line, &count) in counts.iter().enumerate() {
+                *self.pending[line * PER_LINE as usize + k].get_mut() = count;
+            }
         }
         self.ring.reset();
+    }
+}
+
+/// The pending predecessor counts of a run, by node.
+#[derive(Clone, Copy)]
+pub(crate) struct PendingCounts<'a> {
+    slots: &'a [AtomicU32],
+    /// `L - 1`.
+    mask: u32,
+    /// log2 `L`.
+    shift: u32,
+}
+
+impl<'a> PendingCounts<'a> {
+    /// The count of `node`.
+    #[inline]
+    pub(crate) fn get(&self, node: u32) -> &'a AtomicU32 {
+        let slot = ((node & self.mask) * PER_LINE) | (node >> self.shift);
+        debug_assert_eq!(slot as usize, pending_slot(node, self.shift));
+        &self.slots[slot as usize]
     }
 }
 
