@@ -128,6 +128,8 @@ pub struct BatchNode<P: BatchProcessor> {
     next: CachePadded<AtomicUsize>,
     /// Helpers that have not left yet; the last one finishes the batch.
     helpers_left: CachePadded<AtomicUsize>,
+    /// How many helpers the batch in flight started with (sizes the claims).
+    helpers: AtomicUsize,
     // The current batch, written by `schedule` before the helpers are
     // queued (the queue hand-off publishes them).
     buffer: AtomicPtr<P::Buffer>,
@@ -153,6 +155,7 @@ impl<P: BatchProcessor> BatchNode<P> {
             busy: AtomicBool::new(false),
             next: CachePadded::new(AtomicUsize::new(0)),
             helpers_left: CachePadded::new(AtomicUsize::new(0)),
+            helpers: AtomicUsize::new(0),
             buffer: AtomicPtr::new(ptr::null_mut()),
             buffer_busy: AtomicPtr::new(ptr::null_mut()),
             slot: AtomicPtr::new(ptr::null_mut()),
@@ -275,6 +278,7 @@ impl<P: BatchProcessor> BatchNode<P> {
         self.len.store(len, Ordering::Relaxed);
         self.next.store(0, Ordering::Relaxed);
         self.helpers_left.store(helpers, Ordering::Relaxed);
+        self.helpers.store(helpers, Ordering::Relaxed);
         self.poisoned.store(false, Ordering::Relaxed);
         let (slot, node) = cx.defer_raw();
         self.slot.store(slot.as_ptr(), Ordering::Relaxed);
@@ -291,6 +295,30 @@ impl<P: BatchProcessor> BatchNode<P> {
         // This thread pops one helper itself once the body returns.
         worker.registry.notify(helpers - 1);
         NodeOutcome::Deferred
+    }
+
+    /// Claims the next run of slices, guided self-scheduling: a share of
+    /// what is left (at least one slice), so a helper takes few, long,
+    /// contiguous runs early and short ones near the end for balance. One
+    /// claim per slice would bounce `next` (and the neighbouring results
+    /// a processor writes) between the cores on every slice.
+    fn claim(&self, slices: usize, helpers: usize) -> Option<std::ops::Range<usize>> {
+        let mut first = self.next.load(Ordering::Relaxed);
+        loop {
+            if first >= slices {
+                return None;
+            }
+            let count = ((slices - first) / (2 * helpers)).max(1);
+            match self.next.compare_exchange_weak(
+                first,
+                first + count,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(first..first + count),
+                Err(actual) => first = actual,
+            }
+        }
     }
 
     /// A helper job: claims slices until none is left; the last helper to
@@ -312,29 +340,28 @@ impl<P: BatchProcessor> BatchNode<P> {
         let buffer = this.buffer.load(Ordering::Relaxed);
         {
             let _span = tracing::trace_span!("batch", node).entered();
-            loop {
-                let start = this
-                    .next
-                    .fetch_add(1, Ordering::Relaxed)
-                    .saturating_mul(P::BATCH_SIZE);
-                if start >= len {
-                    break;
-                }
-                if this.poisoned.load(Ordering::Relaxed) {
-                    continue;
-                }
-                let end = (start + P::BATCH_SIZE).min(len);
-                // SAFETY:
-                // - A slice was claimed, so the batch is not finished: no
-                //   `&mut` to the processor or the buffer exists until this
-                //   helper leaves.
-                let (processor, items) = unsafe { (&*this.processor.get(), P::items(&*buffer)) };
-                let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                    processor.process_batch(start, &items[start..end]);
-                }));
-                if let Err(payload) = result {
-                    this.poisoned.store(true, Ordering::Relaxed);
-                    slot.fail(node, payload);
+            let slices = len.div_ceil(P::BATCH_SIZE);
+            let helpers = this.helpers.load(Ordering::Relaxed).max(1);
+            while let Some(claimed) = this.claim(slices, helpers) {
+                for slice in claimed {
+                    if this.poisoned.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let start = slice * P::BATCH_SIZE;
+                    let end = (start + P::BATCH_SIZE).min(len);
+                    // SAFETY:
+                    // - A slice was claimed, so the batch is not finished: no
+                    //   `&mut` to the processor or the buffer exists until
+                    //   this helper leaves.
+                    let (processor, items) =
+                        unsafe { (&*this.processor.get(), P::items(&*buffer)) };
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                        processor.process_batch(start, &items[start..end]);
+                    }));
+                    if let Err(payload) = result {
+                        this.poisoned.store(true, Ordering::Relaxed);
+                        slot.fail(node, payload);
+                    }
                 }
             }
         }
