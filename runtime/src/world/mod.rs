@@ -64,8 +64,8 @@ pub struct FrameTime {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ExecutorKind {
     /// Each iteration on the pool or inline, whichever ran this world's recent
-    /// iterations faster; the other is re-measured every 32 iterations. A
-    /// frame too small to gain from threads runs inline.
+    /// iterations faster; the other is re-measured now and then (every 32 to
+    /// 1,024 iterations). A frame too small to gain from threads runs inline.
     #[default]
     Adaptive,
     /// Always the world's thread pool: the calling thread is worker 0.

@@ -151,13 +151,13 @@ impl World {
             #[cfg(any(debug_assertions, feature = "checked"))]
             &self.borrows,
         );
-        let choice = match self.executor {
-            ExecutorKind::Parallel => Choice::Pool,
-            ExecutorKind::Serial => Choice::Inline,
-            ExecutorKind::Adaptive if self.pool.num_threads() == 1 => Choice::Inline,
+        let (choice, timed) = match self.executor {
+            ExecutorKind::Parallel => (Choice::Pool, false),
+            ExecutorKind::Serial => (Choice::Inline, false),
+            ExecutorKind::Adaptive if self.pool.num_threads() == 1 => (Choice::Inline, false),
             ExecutorKind::Adaptive => self.adaptive.choose(),
         };
-        let started = (self.executor == ExecutorKind::Adaptive).then(Instant::now);
+        let started = timed.then(Instant::now);
         let result = match choice {
             Choice::Pool => {
                 self.pool
