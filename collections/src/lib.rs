@@ -14,11 +14,11 @@ pub mod mpsc;
 mod pool;
 mod ring_history;
 
-pub use append_arena::{AppendArena, Drain as AppendArenaDrain, Full};
+pub use append_arena::{AppendArena, ArenaAppender, Drain as AppendArenaDrain, Full};
 pub use ledger_map::LedgerMap;
 pub use lock_on_resize_array::{
-    Drain as LockOnResizeArrayDrain, Iter as LockOnResizeArrayIter,
-    IterMut as LockOnResizeArrayIterMut, LockOnResizeArray,
+    Appender as LockOnResizeArrayAppender, Drain as LockOnResizeArrayDrain,
+    Iter as LockOnResizeArrayIter, IterMut as LockOnResizeArrayIterMut, LockOnResizeArray,
 };
 pub use mpsc::{Consumer, Producer};
 pub use pool::{Pool, Pooled, Taken};

@@ -19,6 +19,12 @@
 //! * The pusher then writes the value and sets the slot's ready flag with a
 //!   Release store. A reader returns a slot only after an Acquire load of its
 //!   flag, so it never sees a value half written.
+//! * An [`Appender`] claims a run of indices with one `fetch_add` and fills
+//!   them one by one, each exactly like a push (write, then Release the ready
+//!   flag), so two appending threads share the length's cache line once per
+//!   run instead of once per value, and write slots a run apart. Indices of a
+//!   run it never fills keep their ready flags cleared: they are holes, which
+//!   every reader already skips.
 //! * Removing values (`clear`, `drain`, `iter_mut`) takes `&mut self`, so it
 //!   never overlaps a push or a reader.
 
@@ -53,7 +59,9 @@ struct Slot<T> {
 ///
 /// # Phase contract
 ///
-/// * Overlapping (`&self`): [`push`](Self::push), [`get`](Self::get),
+/// * Overlapping (`&self`): [`push`](Self::push),
+///   [`appender`](Self::appender) (and pushes through any number of
+///   [`Appender`]s, one per thread), [`get`](Self::get),
 ///   [`iter`](Self::iter), [`len`](Self::len),
 ///   [`capacity`](Self::capacity).
 /// * Alone (`&mut self`): [`clear`](Self::clear),
@@ -83,8 +91,8 @@ pub struct LockOnResizeArray<T> {
     /// The number of indices claimed. Every index below it has been handed to
     /// exactly one push (one `fetch_add` each); its slot is ready once that
     /// push has finished, so under `&mut self` the slots below `len` are
-    /// ready, except those of a push that panicked (capacity overflow) and
-    /// those a leaked [`Drain`] took.
+    /// ready, except the holes an [`Appender`] left (the unfilled rest of its
+    /// last run) and those a leaked [`Drain`] took.
     len: CachePadded<AtomicUsize>,
     /// `log2` of the base capacity: segment `k` holds `1 << (base_shift + k)`
     /// slots. Never changes.
@@ -164,6 +172,17 @@ fn capacity_overflow() -> ! {
 }
 
 impl<T> LockOnResizeArray<T> {
+    /// The run length of [`appender`](Self::appender): 64 indices, so one
+    /// claim serves 64 pushes and two appenders' runs of small values lie
+    /// several cache lines apart.
+    pub const APPENDER_CHUNK: usize = 64;
+
+    /// The longest run [`appender_with_chunk`](Self::appender_with_chunk)
+    /// accepts (`2^16`). Bounding it keeps the claimed length, which may run
+    /// past the last segment by one run per appending thread before the
+    /// process aborts, far from wrapping around.
+    pub const MAX_APPENDER_CHUNK: usize = 1 << 16;
+
     /// Creates an empty array. Nothing is allocated until the first push;
     /// the first segment holds 32 values.
     pub fn new() -> Self {
@@ -335,6 +354,37 @@ impl<T> LockOnResizeArray<T> {
         index
     }
 
+    /// A handle that appends through this array in runs of
+    /// [`APPENDER_CHUNK`](Self::APPENDER_CHUNK) indices: one atomic increment
+    /// claims a whole run, which the handle then fills without touching the
+    /// shared length. Meant for one thread appending many values while other
+    /// appenders, pushes and readers run.
+    ///
+    /// See [`Appender`] for the order of its indices and for the holes it
+    /// leaves when dropped before filling its last run.
+    pub fn appender(&self) -> Appender<'_, T> {
+        self.appender_with_chunk(Self::APPENDER_CHUNK)
+    }
+
+    /// Like [`appender`](Self::appender), with runs of `chunk` indices.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `chunk` is zero or above [`MAX_APPENDER_CHUNK`](Self::MAX_APPENDER_CHUNK).
+    pub fn appender_with_chunk(&self, chunk: usize) -> Appender<'_, T> {
+        assert!(
+            (1..=Self::MAX_APPENDER_CHUNK).contains(&chunk),
+            "LockOnResizeArray::appender_with_chunk: the chunk must be in 1..=2^16"
+        );
+        Appender {
+            array: self,
+            next: 0,
+            end: 0,
+            slots: &[],
+            chunk,
+        }
+    }
+
     /// The value at `index`, if a push has claimed that index and finished
     /// writing it.
     ///
@@ -359,7 +409,9 @@ impl<T> LockOnResizeArray<T> {
         }))
     }
 
-    /// The number of indices claimed: pushes finished and in flight.
+    /// The number of indices claimed: pushes finished and in flight, and the
+    /// whole runs [`Appender`]s claimed, holes included (see [`Appender`]).
+    /// Without appenders, the number of values once every push has finished.
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
@@ -658,6 +710,159 @@ impl<T> Drop for Drain<'_, T> {
     }
 }
 
+/// A handle of [`LockOnResizeArray::appender`]: appends in runs of indices
+/// claimed with one atomic increment each.
+///
+/// It borrows the array shared, so any number of appenders, plain
+/// [`push`](LockOnResizeArray::push)es and readers may run at once; it is
+/// `Send` but takes `&mut self` to push, so each thread holds its own.
+///
+/// # Semantics
+///
+/// * Indices of one appender are ascending; across appenders (and plain
+///   pushes) they interleave by runs.
+/// * A value is readable ([`get`](LockOnResizeArray::get),
+///   [`iter`](LockOnResizeArray::iter)) once its `push` has returned, exactly
+///   as with a plain push.
+/// * When an appender is dropped (or leaked) before filling its run, the
+///   unfilled rest of the run stays unwritten: holes. A hole reads as `None`
+///   through `get`, and `iter`, `iter_mut`, `drain` and `clear` skip it. The
+///   array's [`len`](LockOnResizeArray::len) counts claimed indices, so it
+///   counts holes too (at most `chunk - 1` per appender) until the next
+///   `clear` or `drain` resets it; count the values with `iter().count()`.
+///
+/// # Examples
+///
+/// ```
+/// use sluice_collections::LockOnResizeArray;
+///
+/// let mut array = LockOnResizeArray::new();
+/// std::thread::scope(|s| {
+///     for t in 0..2 {
+///         let array = &array;
+///         s.spawn(move || {
+///             let mut appender = array.appender();
+///             for i in 0..100 {
+///                 appender.push(t * 1000 + i);
+///             }
+///         });
+///     }
+/// });
+/// // Each thread's last run was cut short: `len` counts the holes.
+/// assert!(array.len() >= 200);
+/// assert_eq!(array.iter().count(), 200);
+/// let mut items: Vec<_> = array.drain().collect();
+/// items.sort();
+/// assert_eq!(items[..2], [0, 1]);
+/// assert!(array.is_empty());
+/// ```
+pub struct Appender<'a, T> {
+    /// The array.
+    array: &'a LockOnResizeArray<T>,
+    /// The index of the next push, which owns the slot `slots[0]` if
+    /// `slots` is not empty.
+    next: usize,
+    /// The end of the run claimed last: indices `next..end` are this
+    /// appender's and unwritten.
+    end: usize,
+    /// The slots of indices `next..` up to the end of the run or of the
+    /// segment of `next`, whichever comes first; empty when a new run or
+    /// segment must be looked up.
+    slots: &'a [Slot<T>],
+    /// The number of indices claimed at once.
+    chunk: usize,
+}
+
+// SAFETY:
+// - the appender holds `&LockOnResizeArray<T>` (sendable when the array is
+//   `Sync`, i.e. `T: Send + Sync`) and references to slots it alone writes
+//   (`next..end`, claimed by its `fetch_add`); moving it to another thread
+//   moves that exclusive right to write along with it.
+unsafe impl<T: Send + Sync> Send for Appender<'_, T> {}
+
+impl<T> fmt::Debug for Appender<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Appender")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .field("chunk", &self.chunk)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Appender<'_, T> {
+    /// Appends `value` and returns its index.
+    ///
+    /// Claims a new run of indices (one atomic increment) when the last one
+    /// is used up, and looks up a segment (allocating it under the growth
+    /// lock if needed) when the run enters a new one; otherwise touches no
+    /// shared counter.
+    ///
+    /// # Aborts
+    ///
+    /// Like [`LockOnResizeArray::push`], aborts the process if the array
+    /// cannot hold the index.
+    #[inline]
+    pub fn push(&mut self, value: T) -> usize {
+        if self.slots.is_empty() {
+            self.refill();
+        }
+        let (slot, rest) = self
+            .slots
+            .split_first()
+            .expect("refill leaves a slot to write");
+        self.slots = rest;
+        let index = self.next;
+        self.next += 1;
+        slot.value.with_mut(|cell| {
+            // SAFETY:
+            // - `index` lies in the run this appender claimed with one
+            //   `fetch_add`, and the appender moves past it now, so no other
+            //   push ever writes the slot;
+            // - no reader touches the value before `ready` is set below;
+            // - the slot holds no value: an index is claimed once between two
+            //   resets, resets take `&mut` access to the array (which this
+            //   appender borrows), and they empty every slot below the length.
+            unsafe { (*cell).write(value) };
+        });
+        // Release: publishes the value to readers' Acquire loads.
+        slot.ready.store(true, Ordering::Release);
+        index
+    }
+
+    /// Points `slots` at the slots from `next` on, claiming a new run first
+    /// if the current one is used up.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self) {
+        let array = self.array;
+        if self.next == self.end {
+            // Relaxed: the claim only needs atomicity; each value is
+            // published by its ready flag.
+            let start = array.len.fetch_add(self.chunk, Ordering::Relaxed);
+            let Some(end) = start.checked_add(self.chunk) else {
+                capacity_overflow()
+            };
+            self.next = start;
+            self.end = end;
+        }
+        let Some((k, offset)) = array.locate(self.next) else {
+            capacity_overflow()
+        };
+        let segment = array.segment(k);
+        let len = (array.segment_len(k) - offset).min(self.end - self.next);
+        // SAFETY:
+        // - `segment` is an allocation of `segment_len(k)` initialised slots
+        //   (see `segment`), and `offset + len <= segment_len(k)`;
+        // - segments are freed only when the array is dropped, so the slots
+        //   outlive the `'a` borrow of the array;
+        // - the slots are only reached through shared references; their
+        //   values are written through the cells, by this appender alone
+        //   (the indices `next..end` are its claim).
+        self.slots = unsafe { core::slice::from_raw_parts(segment.add(offset), len) };
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -869,11 +1074,154 @@ mod tests {
     }
 
     #[test]
+    fn appender_smoke() {
+        let mut array = LockOnResizeArray::with_capacity(1);
+        let mut a = array.appender_with_chunk(3);
+        // The first run, 0..3, spans segments 0 (index 0) and 1 (1..3).
+        assert_eq!(a.push(10), 0);
+        assert_eq!(array.push(99), 3); // a plain push lands after the run
+        assert_eq!(a.push(11), 1);
+        assert_eq!(a.push(12), 2);
+        assert_eq!(a.push(13), 4); // the next run, 4..7
+        assert_eq!(array.get(4), Some(&13));
+        assert_eq!(array.len(), 7);
+        assert!(format!("{a:?}").contains("next: 5"));
+        let _ = a; // its run ends here, unfilled
+        // 5 and 6 are holes: claimed, never written.
+        assert_eq!(array.get(5), None);
+        assert_eq!(array.get(6), None);
+        assert_eq!(array.len(), 7);
+        assert_eq!(
+            array.iter().copied().collect::<Vec<_>>(),
+            [10, 11, 12, 99, 13]
+        );
+        array.iter_mut().for_each(|v| *v += 1);
+        assert_eq!(array.drain().collect::<Vec<_>>(), [11, 12, 13, 100, 14]);
+        assert!(array.is_empty());
+        // Holes are reused after the reset.
+        let mut a = array.appender();
+        for i in 0..200 {
+            assert_eq!(a.push(i), i);
+        }
+        let _ = a;
+        assert_eq!(array.len(), 256);
+        assert!(array.iter().copied().eq(0..200));
+        // An appender that never pushed claims nothing.
+        let _ = array.appender();
+        assert_eq!(array.len(), 256);
+    }
+
+    #[test]
+    #[should_panic(expected = "the chunk must be in")]
+    fn zero_chunk_panics() {
+        let _ = LockOnResizeArray::<u8>::new().appender_with_chunk(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "the chunk must be in")]
+    fn huge_chunk_panics() {
+        let _ = LockOnResizeArray::<u8>::new()
+            .appender_with_chunk(LockOnResizeArray::<u8>::MAX_APPENDER_CHUNK + 1);
+    }
+
+    #[test]
+    fn appender_drops() {
+        let drops = Arc::new(StdAtomicUsize::new(0));
+        let count = || drops.load(std::sync::atomic::Ordering::Relaxed);
+        let mut array = LockOnResizeArray::with_capacity(2);
+        // Appenders dropped with holes, a leaked one, and plain pushes.
+        let mut a = array.appender_with_chunk(4);
+        let mut b = array.appender_with_chunk(5);
+        for _ in 0..7 {
+            a.push(Counted(drops.clone()));
+            b.push(Counted(drops.clone()));
+            array.push(Counted(drops.clone()));
+        }
+        let _ = a;
+        let _ = b; // no `Drop`: leaking an appender is the same as dropping it
+        assert_eq!(array.iter().count(), 21);
+        array.clear();
+        assert_eq!(count(), 21);
+        assert_eq!(array.get(0).map(|_| ()), None);
+        let mut a = array.appender_with_chunk(3);
+        for _ in 0..5 {
+            a.push(Counted(drops.clone()));
+        }
+        let _ = a;
+        let mut drain = array.drain();
+        drop(drain.next());
+        assert_eq!(count(), 22);
+        drop(drain);
+        assert_eq!(count(), 26);
+        let mut a = array.appender();
+        for _ in 0..3 {
+            a.push(Counted(drops.clone()));
+        }
+        let _ = a;
+        drop(array);
+        assert_eq!(count(), 29);
+    }
+
+    #[test]
+    fn appenders_and_pushers() {
+        // Two appenders and a plain pusher, with readers that only ever see
+        // complete values; then each writer's values are in its own order.
+        const WRITERS: usize = 3;
+        let mut array = LockOnResizeArray::new();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        thread::scope(|s| {
+            let writers: Vec<_> = (0..WRITERS)
+                .map(|t| {
+                    let array = &array;
+                    s.spawn(move || {
+                        if t == 0 {
+                            for i in 0..COUNT {
+                                array.push(vec![t, i]);
+                            }
+                        } else {
+                            let mut appender = array.appender_with_chunk(t * 7);
+                            let mut last = None;
+                            for i in 0..COUNT {
+                                let index = appender.push(vec![t, i]);
+                                assert!(last < Some(index));
+                                last = Some(index);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        for v in array.iter() {
+                            assert_eq!(v.len(), 2);
+                            assert!(v[0] < WRITERS && v[1] < COUNT);
+                        }
+                    }
+                });
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert!(array.len() >= WRITERS * COUNT);
+        let mut last = [None; WRITERS];
+        for v in array.iter_mut() {
+            assert!(last[v[0]] < Some(v[1]));
+            last[v[0]] = Some(v[1]);
+        }
+        assert_eq!(last, [Some(COUNT - 1); WRITERS]);
+        assert_eq!(array.drain().count(), WRITERS * COUNT);
+    }
+
+    #[test]
     fn send_sync() {
         fn send<T: Send>() {}
         fn sync<T: Sync>() {}
         send::<LockOnResizeArray<Vec<u8>>>();
         sync::<LockOnResizeArray<Vec<u8>>>();
         send::<LockOnResizeArray<std::cell::Cell<u8>>>();
+        send::<Appender<'_, Vec<u8>>>();
     }
 }
