@@ -6,8 +6,15 @@
 //! The growable ones (`LockOnResizeArray`, `boxcar::Vec`, `Mutex<Vec>`) start
 //! with no preallocation and grow as they go; `AppendArena` has a fixed
 //! capacity by contract, so it is created with room for all the items.
+//!
+//! The `(appender)` rows push through one per-thread appender each
+//! (`LockOnResizeArray::appender`, `AppendArena::appender`), which claims 64
+//! slots per atomic increment; the plain rows claim one per push. An appender
+//! may strand up to 63 slots at the end of its last run, so that arena gets
+//! room for the items plus 63 per thread.
 
 use std::hint::black_box;
+use std::ops::Range;
 use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
@@ -22,14 +29,15 @@ const THREADS: u64 = 2;
 
 /// Runs `push` for every item, split between the threads.
 fn split(push: impl Fn(u64) + Sync) {
+    split_ranges(|items| items.for_each(&push));
+}
+
+/// Runs `run` once per thread on that thread's share of the items.
+fn split_ranges(run: impl Fn(Range<u64>) + Sync) {
     thread::scope(|s| {
         for t in 0..THREADS {
-            let push = &push;
-            s.spawn(move || {
-                for v in ITEMS * t / THREADS..ITEMS * (t + 1) / THREADS {
-                    push(v);
-                }
-            });
+            let run = &run;
+            s.spawn(move || run(ITEMS * t / THREADS..ITEMS * (t + 1) / THREADS));
         }
     });
 }
@@ -59,6 +67,35 @@ fn bench(c: &mut Criterion) {
                 arena.push(v).unwrap();
             });
             assert_eq!(arena.len() as u64, ITEMS);
+            black_box(arena)
+        })
+    });
+    group.bench_function("sluice::LockOnResizeArray (appender)", |b| {
+        b.iter(|| {
+            let array = LockOnResizeArray::new();
+            split_ranges(|items| {
+                let mut appender = array.appender();
+                for v in items {
+                    appender.push(v);
+                }
+            });
+            // `len` counts the slots each appender's last run left unfilled.
+            let holes = 2 * (LockOnResizeArray::<u64>::APPENDER_CHUNK as u64 - 1);
+            assert!((ITEMS..=ITEMS + holes).contains(&(array.len() as u64)));
+            black_box(array)
+        })
+    });
+    group.bench_function("sluice::AppendArena (appender)", |b| {
+        b.iter(|| {
+            let slack = THREADS as usize * (AppendArena::<u64>::APPENDER_CHUNK - 1);
+            let arena = AppendArena::with_capacity(ITEMS as usize + slack);
+            split_ranges(|items| {
+                let mut appender = arena.appender();
+                for v in items {
+                    appender.push(v).unwrap();
+                }
+            });
+            assert!((ITEMS..=ITEMS + slack as u64).contains(&(arena.len() as u64)));
             black_box(arena)
         })
     });
