@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once};
 
 use sluice::{Context, ExecutorKind, IterationError, NodeBuilder, NodeIndex, ThreadPool, World};
+use sluice_tests::by_index;
 
 const NODES: usize = 20;
 const FRAGILE: usize = 8;
@@ -28,21 +29,6 @@ const PLANNED: &str = "planned failure";
 /// A counter service.
 #[derive(Debug, Default)]
 struct Svc<const N: usize>(u64);
-
-/// Calls `$f::<K>(args)` for the runtime service index `$i` in `0..6`.
-macro_rules! by_index {
-    ($i:expr, $f:ident ( $($arg:expr),* )) => {
-        match $i {
-            0 => $f::<0>($($arg),*),
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            5 => $f::<5>($($arg),*),
-            other => unreachable!("service index {other} out of range"),
-        }
-    };
-}
 
 fn declare_read<const N: usize>(node: NodeBuilder) -> NodeBuilder {
     node.reads::<Svc<N>>()

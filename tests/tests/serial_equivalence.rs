@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use proptest::prelude::*;
 use sluice::{Context, ExecutorKind, NodeBuilder, ThreadPool, World};
+use sluice_tests::by_index;
 
 const SERVICES: usize = 16;
 const ITERATIONS: u64 = 4;
@@ -25,31 +26,6 @@ const REPEATS: usize = 4;
 /// One service: a log of entries `name|summary`.
 #[derive(Debug, Default)]
 struct Svc<const N: usize>(Vec<String>);
-
-/// Calls `$f::<K>(args)` for the runtime service index `$i` in `0..16`.
-macro_rules! by_index {
-    ($i:expr, $f:ident ( $($arg:expr),* )) => {
-        match $i {
-            0 => $f::<0>($($arg),*),
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            5 => $f::<5>($($arg),*),
-            6 => $f::<6>($($arg),*),
-            7 => $f::<7>($($arg),*),
-            8 => $f::<8>($($arg),*),
-            9 => $f::<9>($($arg),*),
-            10 => $f::<10>($($arg),*),
-            11 => $f::<11>($($arg),*),
-            12 => $f::<12>($($arg),*),
-            13 => $f::<13>($($arg),*),
-            14 => $f::<14>($($arg),*),
-            15 => $f::<15>($($arg),*),
-            other => unreachable!("service index {other} out of range"),
-        }
-    };
-}
 
 fn declare_read<const N: usize>(node: NodeBuilder) -> NodeBuilder {
     node.reads::<Svc<N>>()

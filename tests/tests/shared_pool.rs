@@ -15,29 +15,13 @@ use std::thread;
 
 use sluice::exec::ClearBuffer;
 use sluice::{BatchProcessor, Context, ExecutorKind, NodeBuilder, ThreadPool, World};
+use sluice_tests::by_index;
 
 const SERVICES: usize = 8;
 
 /// A counter service.
 #[derive(Debug, Default)]
 struct Svc<const N: usize>(u64);
-
-/// Calls `$f::<K>(args)` for the runtime service index `$i` in `0..8`.
-macro_rules! by_index {
-    ($i:expr, $f:ident ( $($arg:expr),* )) => {
-        match $i {
-            0 => $f::<0>($($arg),*),
-            1 => $f::<1>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            5 => $f::<5>($($arg),*),
-            6 => $f::<6>($($arg),*),
-            7 => $f::<7>($($arg),*),
-            other => unreachable!("service index {other} out of range"),
-        }
-    };
-}
 
 fn declare_read<const N: usize>(node: NodeBuilder) -> NodeBuilder {
     node.reads::<Svc<N>>()
