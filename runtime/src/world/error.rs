@@ -3,19 +3,21 @@
 use std::any::Any;
 use std::fmt;
 
+use crate::exec::NodeFailure;
 use crate::plan::PlanErrors;
 
-/// A node whose body panicked, with the panic's payload.
+/// A node whose body panicked: the engine's [`NodeFailure`] (index and
+/// payload) with the node's name.
 pub struct NodePanic {
     node: String,
-    payload: Box<dyn Any + Send>,
+    failure: NodeFailure,
 }
 
 impl NodePanic {
-    pub(crate) fn new(node: &str, payload: Box<dyn Any + Send>) -> Self {
+    pub(crate) fn new(node: &str, failure: NodeFailure) -> Self {
         Self {
             node: node.to_owned(),
-            payload,
+            failure,
         }
     }
 
@@ -26,20 +28,17 @@ impl NodePanic {
 
     /// The panic's payload, as `catch_unwind` returned it.
     pub fn payload(&self) -> &(dyn Any + Send) {
-        &*self.payload
+        self.failure.payload()
     }
 
     /// The payload, to resume the panic with `std::panic::resume_unwind`.
     pub fn into_payload(self) -> Box<dyn Any + Send> {
-        self.payload
+        self.failure.into_payload()
     }
 
     /// The panic message, when the payload is a string.
     pub fn message(&self) -> Option<&str> {
-        self.payload
-            .downcast_ref::<&'static str>()
-            .copied()
-            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+        self.failure.message()
     }
 }
 

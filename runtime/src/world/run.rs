@@ -128,7 +128,7 @@ impl World {
         self.cross_boundary();
         result.map_err(|failure| {
             let name = self.graph.nodes()[failure.node()].name().to_owned();
-            IterationError::NodePanicked(NodePanic::new(&name, failure.into_payload()))
+            IterationError::NodePanicked(NodePanic::new(&name, failure))
         })
     }
 
