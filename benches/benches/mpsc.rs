@@ -45,16 +45,20 @@ fn share(p: u64, producers: u64) -> std::ops::Range<u64> {
     MESSAGES * p / producers..MESSAGES * (p + 1) / producers
 }
 
-/// Ours: Vyukov's bounded queue with an owned consumer head.
-fn sluice(producers: u64) -> u64 {
-    let (tx, mut rx) = sluice_collections::mpsc::bounded::<u64>(CAPACITY);
+/// Runs `producers` threads pushing their share through `push` (snoozing
+/// while full) and pops every message on this thread (snoozing while empty):
+/// one harness for every lock-free peer, so they wait the same way.
+fn drive_lock_free<P>(producers: u64, push: P, mut pop: impl FnMut() -> Option<u64>) -> u64
+where
+    P: Fn(u64) -> Result<(), u64> + Clone + Send + 'static,
+{
     let handles: Vec<_> = (0..producers)
         .map(|p| {
-            let tx = tx.clone();
+            let push = push.clone();
             thread::spawn(move || {
                 for mut v in share(p, producers) {
                     let mut backoff = Backoff::new();
-                    while let Err(back) = tx.push(v) {
+                    while let Err(back) = push(v) {
                         v = back;
                         backoff.snooze();
                     }
@@ -66,7 +70,7 @@ fn sluice(producers: u64) -> u64 {
     let mut received = 0;
     let mut backoff = Backoff::new();
     while received < MESSAGES {
-        match rx.pop() {
+        match pop() {
             Some(v) => {
                 sum += v;
                 received += 1;
@@ -81,40 +85,17 @@ fn sluice(producers: u64) -> u64 {
     sum
 }
 
+/// Ours: Vyukov's bounded queue with an owned consumer head.
+fn sluice(producers: u64) -> u64 {
+    let (tx, mut rx) = sluice_collections::mpsc::bounded::<u64>(CAPACITY);
+    drive_lock_free(producers, move |v| tx.push(v), move || rx.pop())
+}
+
 /// crossbeam-queue's `ArrayQueue` (MPMC, CAS on both ends).
 fn array_queue(producers: u64) -> u64 {
     let queue = Arc::new(crossbeam_queue::ArrayQueue::<u64>::new(CAPACITY));
-    let handles: Vec<_> = (0..producers)
-        .map(|p| {
-            let queue = queue.clone();
-            thread::spawn(move || {
-                for mut v in share(p, producers) {
-                    let mut backoff = Backoff::new();
-                    while let Err(back) = queue.push(v) {
-                        v = back;
-                        backoff.snooze();
-                    }
-                }
-            })
-        })
-        .collect();
-    let mut sum = 0;
-    let mut received = 0;
-    let mut backoff = Backoff::new();
-    while received < MESSAGES {
-        match queue.pop() {
-            Some(v) => {
-                sum += v;
-                received += 1;
-                backoff = Backoff::new();
-            }
-            None => backoff.snooze(),
-        }
-    }
-    for h in handles {
-        h.join().unwrap();
-    }
-    sum
+    let consumer = Arc::clone(&queue);
+    drive_lock_free(producers, move |v| queue.push(v), move || consumer.pop())
 }
 
 /// crossbeam-channel's bounded channel (blocking).
