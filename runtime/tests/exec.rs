@@ -108,6 +108,65 @@ fn wide_graphs_overflow_without_losing_nodes() {
     }
 }
 
+/// Issue 8, finding 2: a pooled state made for 65 nodes (a 65-slot ready
+/// ring, 128 pending slots) reused for a graph of 66..=128 nodes. Before the
+/// fix, `reset_for` kept the short ring because the pending array was long
+/// enough, and a wide fan-out overflowing the local deque pushed past the
+/// ring's end inside a job: the process aborted.
+#[test]
+fn pooled_state_reused_for_a_bigger_graph_runs_it() {
+    fn fan_out(n: u32) -> CompiledGraph {
+        // Node 0 releases every other node at once: 48 fill the local deque,
+        // the rest overflow into the ready ring.
+        let edges: Vec<(u32, u32)> = (1..n).map(|i| (0, i)).collect();
+        CompiledGraph::from_edges(n as usize, &edges).unwrap()
+    }
+    let pool = ThreadPool::new(2).unwrap();
+    let single = ThreadPool::new(1).unwrap();
+    let serial = SerialExecutor::new();
+    type Run<'a> = Box<dyn Fn(&CompiledGraph, &mut ExecutionState, &Body<'_>) + 'a>;
+    let executors: [(&str, Run<'_>); 3] = [
+        ("pool of 2", Box::new(|g, s, b| pool.run(g, s, b).unwrap())),
+        (
+            "pool of 1",
+            Box::new(|g, s, b| single.run(g, s, b).unwrap()),
+        ),
+        ("serial", Box::new(|g, s, b| serial.run(g, s, b).unwrap())),
+    ];
+    let small = fan_out(65);
+    for (name, run) in &executors {
+        for n in [66u32, 100, 116, 128] {
+            let states = sluice_collections::Pool::<ExecutionState>::new(1);
+            let mut state = states.take();
+            state.reset_for(&small);
+            state.enable_timing(true);
+            run(&small, &mut state, &|_| NodeOutcome::Done);
+            drop(state);
+            // The given-back state, with its 65-node arrays, for `n` nodes.
+            let mut state = states.take();
+            let big = fan_out(n);
+            state.reset_for(&big);
+            state.enable_timing(true);
+            for _ in 0..3 {
+                let runs: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+                run(&big, &mut state, &|cx| {
+                    runs[cx.node()].fetch_add(1, Ordering::Relaxed);
+                    NodeOutcome::Done
+                });
+                for (node, count) in runs.iter().enumerate() {
+                    assert_eq!(
+                        count.load(Ordering::Relaxed),
+                        1,
+                        "{name}, {n} nodes: node {node}"
+                    );
+                }
+                assert_eq!(state.timings().len(), n as usize);
+                assert!(state.timings().iter().all(|t| t.ran), "{name}, {n} nodes");
+            }
+        }
+    }
+}
+
 #[test]
 fn long_chain_runs_in_order() {
     let edges: Vec<(u32, u32)> = (0..999).map(|i| (i, i + 1)).collect();

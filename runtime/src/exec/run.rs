@@ -359,7 +359,12 @@ impl RunSlot {
                     // SAFETY:
                     // - A count is held (the caller's contract).
                     let state = unsafe { &*self.params().state };
-                    state.ring.push(node);
+                    // The ring has a slot per node (`prepare` checked it);
+                    // were it full anyway, the deque takes the job (it may
+                    // allocate), rather than a panic inside a job.
+                    if !state.ring.push(node) {
+                        worker.push(job);
+                    }
                 }
             }
             None => registry.inject(job),
@@ -423,7 +428,7 @@ impl RunSlot {
         // - `params.state` is valid while the run is open.
         let state = unsafe { &*params.state };
         if let Some(epoch) = params.epoch {
-            state.timings.clocks()[node as usize].end(epoch);
+            state.timings.end(node, epoch);
         }
         let mut kept = None;
         if !params.serial && !self.is_aborted() {
@@ -481,7 +486,7 @@ impl RunSlot {
         // - `params.state` is valid while the run is open.
         let state = unsafe { &*params.state };
         if let Some(epoch) = params.epoch {
-            state.timings.clocks()[node as usize].start(epoch);
+            state.timings.start(node, epoch);
         }
         let cx = RawContext {
             slot: self,
@@ -704,7 +709,7 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
                 if let Some(epoch) = params.epoch {
                     // SAFETY:
                     // - `params.state` is valid while the run is open.
-                    unsafe { &*params.state }.timings.clocks()[node as usize].end(epoch);
+                    unsafe { &*params.state }.timings.end(node, epoch);
                 }
                 slot.release(held, registry, Some(worker.index));
                 return;

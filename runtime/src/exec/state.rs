@@ -44,14 +44,32 @@ impl ExecutionState {
     /// Re-targets this state at `graph`, reusing its arrays when they are
     /// large enough (a pooled state). Clears timing measurements; keeps the
     /// switch.
+    ///
+    /// Every array is checked on its own: the pending counts, the ready ring
+    /// and the timing storage each hold at least one entry per node of
+    /// `graph` afterwards (a pooled state reused for a bigger graph grows
+    /// whichever is short).
     pub fn reset_for(&mut self, graph: &CompiledGraph) {
-        let n = graph.node_count();
+        self.fit(graph.node_count());
+        self.timings.resize(graph.node_count());
+        self.graph_id = graph.id();
+    }
+
+    /// Grows the pending counts and the ready ring to hold `n` nodes, when
+    /// they are shorter. (They are kept when longer: a pooled state.)
+    fn fit(&mut self, n: usize) {
         if self.pending.len() < n {
             (self.pending, self.pending_shift) = pending_array(n);
+        }
+        if self.ring.capacity() < n {
             self.ring = ReadyRing::new(n);
         }
-        self.timings.resize(n);
-        self.graph_id = graph.id();
+    }
+
+    /// Whether every array holds one entry per node of a graph of `n`
+    /// nodes: what the jobs of a run index without a check of their own.
+    fn fits(&self, n: usize) -> bool {
+        self.pending.len() >= n && self.ring.capacity() >= n && self.timings.fits(n)
     }
 
     /// Whether this state was made (or reset) for `graph`.
@@ -95,11 +113,28 @@ impl ExecutionState {
     }
 
     /// Copies the graph's predecessor counts in and empties the ready ring.
+    ///
+    /// This is where a run checks, before any job exists, that the state is
+    /// for `graph` and that every array is large enough for it: nothing a
+    /// job indexes can then be out of bounds. An array found short (it
+    /// cannot be, after [`reset_for`](Self::reset_for)) is grown here, on the
+    /// caller's thread.
+    ///
+    /// # Panics
+    ///
+    /// When the state was not made (or reset) for `graph`: on the caller's
+    /// thread, before the run starts.
     pub(crate) fn prepare(&mut self, graph: &CompiledGraph) {
         assert!(
             self.is_for(graph),
             "ExecutionState used with a graph it was not made for (call reset_for)"
         );
+        let n = graph.node_count();
+        if !self.fits(n) {
+            self.fit(n);
+            self.timings.resize(n);
+        }
+        debug_assert!(self.fits(n));
         // Node `k * L + line` is at `line * 16 + k` (see `pending_slot`).
         let lines = 1 << self.pending_shift;
         for (k, counts) in graph.predecessor_counts().chunks(lines).enumerate() {
@@ -224,10 +259,26 @@ impl ReadyRing {
         *self.tail.get_mut() = 0;
     }
 
-    /// Adds a ready node. Each node is pushed at most once per run.
-    pub(crate) fn push(&self, node: u32) {
+    /// Slots: the most nodes one run may push.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Adds a ready node. Each node is pushed at most once per run, and the
+    /// ring has a slot per node of the run's graph (checked by
+    /// [`ExecutionState::prepare`]), so it never fills; should it anyway,
+    /// `push` returns `false` (the node is not queued) instead of panicking
+    /// inside a job.
+    #[must_use]
+    pub(crate) fn push(&self, node: u32) -> bool {
         let index = self.tail.fetch_add(1, Ordering::Relaxed) as usize;
-        self.slots[index].store(node + 1, Ordering::Release);
+        match self.slots.get(index) {
+            Some(slot) => {
+                slot.store(node + 1, Ordering::Release);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Takes the oldest published node. `None` when empty, or when the next
@@ -238,7 +289,10 @@ impl ReadyRing {
             if head >= self.tail.load(Ordering::Acquire) {
                 return None;
             }
-            let value = self.slots[head as usize].load(Ordering::Acquire);
+            let value = match self.slots.get(head as usize) {
+                Some(slot) => slot.load(Ordering::Acquire),
+                None => return None,
+            };
             if value == 0 {
                 return None;
             }
@@ -255,7 +309,8 @@ impl ReadyRing {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.head.load(Ordering::Acquire) >= self.tail.load(Ordering::Acquire)
+        let tail = (self.tail.load(Ordering::Acquire) as usize).min(self.slots.len());
+        self.head.load(Ordering::Acquire) as usize >= tail
     }
 }
 
@@ -310,6 +365,40 @@ mod tests {
                 assert_eq!(pending_slot(1, shift) - pending_slot(0, shift), 16);
             }
         }
+    }
+
+    #[test]
+    fn reset_for_a_bigger_graph_grows_every_array() {
+        // 65 nodes: 8 lines of pending counts (128 slots), a 65-slot ring.
+        let small = CompiledGraph::from_edges(65, &[]).unwrap();
+        for n in [66, 100, 128, 129, 300] {
+            let mut state = ExecutionState::new(&small);
+            state.enable_timing(true);
+            let big = CompiledGraph::from_edges(n, &[]).unwrap();
+            state.reset_for(&big);
+            assert!(state.pending.len() >= n, "pending for {n}");
+            assert!(state.ring.capacity() >= n, "ring for {n}");
+            assert_eq!(state.timings().len(), n);
+            assert!(state.timings.fits(n));
+            assert!(state.fits(n));
+            state.prepare(&big);
+            for node in 0..n as u32 {
+                assert!(state.ring.push(node), "ring slot for node {node} of {n}");
+            }
+            for node in 0..n as u32 {
+                assert_eq!(state.ring.pop(), Some(node));
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_ring_refuses_instead_of_panicking() {
+        let ring = ReadyRing::new(1);
+        assert!(ring.push(0));
+        assert!(!ring.push(1));
+        assert_eq!(ring.pop(), Some(0));
+        assert_eq!(ring.pop(), None);
+        assert!(ring.is_empty());
     }
 
     #[test]

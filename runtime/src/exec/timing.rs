@@ -80,6 +80,12 @@ impl Timings {
         self.set_enabled(self.enabled);
     }
 
+    /// Whether the storage holds one entry per node of a graph of
+    /// `node_count` nodes (the clocks too, when timing is on).
+    pub(crate) fn fits(&self, node_count: usize) -> bool {
+        self.snapshot.len() == node_count && (!self.enabled || self.clocks.len() == node_count)
+    }
+
     /// Prepares a run: returns the run's epoch when timing is on (the only
     /// `Instant::now` of a run outside the nodes), `None` otherwise.
     pub(crate) fn begin_run(&self) -> Option<Instant> {
@@ -94,8 +100,26 @@ impl Timings {
     }
 
     /// The clocks the run writes into (empty when timing is off).
+    #[cfg(test)]
     pub(crate) fn clocks(&self) -> &[NodeClock] {
         &self.clocks
+    }
+
+    /// Records the start of `node` (no clock for it, which `prepare` rules
+    /// out, records nothing: never a panic inside a job).
+    #[inline]
+    pub(crate) fn start(&self, node: u32, epoch: Instant) {
+        if let Some(clock) = self.clocks.get(node as usize) {
+            clock.start(epoch);
+        }
+    }
+
+    /// Records the completion of `node` (see [`start`](Self::start)).
+    #[inline]
+    pub(crate) fn end(&self, node: u32, epoch: Instant) {
+        if let Some(clock) = self.clocks.get(node as usize) {
+            clock.end(epoch);
+        }
     }
 
     /// Copies the run's clocks into the snapshot.
