@@ -13,6 +13,21 @@
 //! error spanned on its offending token *and* a fallback that keeps the
 //! function's name defined, so one mistake gives one error.
 //!
+//! # One service, one access
+//!
+//! A signature never names one service twice in conflicting ways (at least
+//! one of the two not shared: `&mut A` twice, `&mut A` and `&A`, `&A` and
+//! `Out<A>`, two `Out<A>`, `Out<Next<A>>` and `&NextValue<A>`, a factory
+//! returning `A` and taking `&A`). Spelled the same, SA0002 reports it. By
+//! another path (`m::Hp`) or an alias (`type Health = Hp`), only the compiler
+//! knows the two are one type, so the macro emits, beside the function, one
+//! trait per such pair with an impl for each type: rustc refuses the pair
+//! with E0119, "conflicting implementations of trait
+//! `SignatureGatesAndReadsOneService` for type `Hp`", pointing at both
+//! parameters (the trait names the two accesses). Types mentioning the
+//! function's generics, `Self` or `impl Trait`, and the parameters of
+//! methods, are left to the runtime's check.
+//!
 //! # `#[system]` on a free function
 //!
 //! ```ignore
@@ -99,6 +114,7 @@
 //! returns `bool`. The function is kept as written, so it is a
 //! `sluice::ConditionFn` that `run_if = name` (or `NodeSpec::run_if`) takes.
 
+mod alias;
 mod condition;
 mod expand;
 mod factory;

@@ -7,7 +7,7 @@ use sluice_rules::{Checked, Code, Diagnostic, NodeKind, check_tokens};
 use syn::spanned::Spanned;
 use syn::{GenericParam, ItemFn};
 
-use crate::{condition, expand, factory, system};
+use crate::{alias, condition, expand, factory, system};
 
 /// A node function, parsed and checked.
 pub(crate) struct Node {
@@ -48,7 +48,7 @@ pub(crate) fn node(kind: NodeKind, attr: TokenStream, item: TokenStream) -> Toke
         item: item_fn,
         checked,
     };
-    let expanded = match kind {
+    let mut expanded = match kind {
         NodeKind::System | NodeKind::Factory => {
             if node.checked.is_ok() {
                 if kind == NodeKind::System {
@@ -62,6 +62,7 @@ pub(crate) fn node(kind: NodeKind, attr: TokenStream, item: TokenStream) -> Toke
         }
         NodeKind::RunCondition => condition::expand(&node),
     };
+    expanded.extend(alias::assertions(&node));
     match node.checked.to_syn_error() {
         Some(error) => {
             let mut out = error.to_compile_error();

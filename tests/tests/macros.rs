@@ -153,6 +153,52 @@ fn shared_accessors_run_together_and_a_gate_is_a_barrier() {
     assert!(stage(&mut world, "gate") < stage(&mut world, "read_c"));
 }
 
+mod aliases {
+    use super::*;
+
+    /// `Hp` by another name: one service, whatever names it.
+    pub type Health = Hp;
+
+    /// Shared twice, once through the alias: allowed (the compile-time check
+    /// refuses only pairs where one access is not shared).
+    #[system]
+    pub fn compare(hp: &Hp, health: &Health, log: &mut Log) {
+        log.0.push(if std::ptr::eq(hp, health) {
+            "one service"
+        } else {
+            "two services"
+        });
+    }
+
+    #[system]
+    pub fn read(hp: &Hp) {
+        assert!(hp.0 >= 0);
+    }
+
+    #[system]
+    pub fn gate(health: &mut Health) {
+        health.0 += 1;
+    }
+}
+
+#[test]
+fn shared_access_twice_through_an_alias_is_one_shared_access() {
+    let mut world = World::new();
+    world.insert(Hp(0));
+    world.insert(Log::default());
+    world.add_system(aliases::compare);
+    world.add_system(aliases::read);
+    world.add_system(aliases::gate);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Log>().unwrap().0, ["one service"]);
+    assert_eq!(world.get::<Hp>(), Some(&Hp(1)));
+    assert!(
+        predecessors(&mut world, "read").is_empty(),
+        "both reads of `compare` are one shared access, which `read` passes"
+    );
+    assert_eq!(predecessors(&mut world, "gate"), ["compare", "read"]);
+}
+
 mod exclusive {
     use super::*;
 
