@@ -43,11 +43,18 @@ pub enum AccessKind {
 
 /// The id space of a world's services: type to id, name to id, id to name.
 ///
-/// A service named by type is also reachable by its type name
-/// (`std::any::type_name`), so tools that only know names still find it.
+/// Services are keyed by [`TypeId`]: two types are two services even when
+/// `std::any::type_name` spells them the same (two `struct S` in different
+/// blocks). The name is kept for messages, and a service named by type is also
+/// reachable by its type name, so tools that only know names still find it;
+/// when two types share a name, the name finds the first of them. A name
+/// mentioned before any type (a tool's `reads_named`) becomes the service of
+/// the first type with that name.
 ///
-/// Each name is stored once: the name index maps a name's hash to the latest
-/// id with that hash, and ids sharing a hash are chained through `same_hash`.
+/// Each name is stored once per id: the name index maps a name's hash to the
+/// latest id with that hash, and ids sharing a hash are chained through
+/// `same_hash`. Private services ([`ServiceTable::resolve_private`]) are not
+/// in the name index at all.
 #[derive(Debug, Default, Clone)]
 pub struct ServiceTable {
     by_type: HashMap<TypeId, ServiceId>,
@@ -55,6 +62,8 @@ pub struct ServiceTable {
     /// Per id, the previous id whose name has the same hash (`u32::MAX`: none).
     same_hash: Vec<u32>,
     names: Vec<Box<str>>,
+    /// Per id, whether a type is bound to it (a name-only id is not).
+    typed: Vec<bool>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -87,41 +96,88 @@ impl ServiceTable {
         if let Some(&id) = self.by_type.get(&type_id) {
             return id;
         }
-        let id = self.resolve_name(name);
+        let hash = self.hasher.hash_one(name);
+        // A name mentioned before any type joins the first type called so;
+        // a name some other type already holds does not make them one service.
+        let id = match self.find_untyped(hash, name) {
+            Some(id) => id,
+            None => self.push(name, Some(hash)),
+        };
+        self.bind(type_id, id);
+        id
+    }
+
+    /// The id of a service only the runtime itself may reach: resolved by
+    /// type like any other, but never found by name, so no tool or
+    /// `reads_named` declaration can name it.
+    pub(crate) fn resolve_private(&mut self, type_id: TypeId, name: &str) -> ServiceId {
+        if let Some(&id) = self.by_type.get(&type_id) {
+            return id;
+        }
+        let id = self.push(name, None);
+        self.bind(type_id, id);
+        id
+    }
+
+    fn bind(&mut self, type_id: TypeId, id: ServiceId) {
         if self.by_type.capacity() == 0 {
             self.by_type.reserve(INITIAL_SERVICES);
         }
         self.by_type.insert(type_id, id);
-        id
+        self.typed[id.index()] = true;
     }
 
-    fn find(&self, hash: u64, name: &str) -> Option<ServiceId> {
-        let mut at = *self.by_hash.get(&hash)?;
-        while at != u32::MAX {
-            if *self.names[at as usize] == *name {
-                return Some(ServiceId(at));
+    /// Every id called `name`, latest first.
+    fn named<'a>(&'a self, hash: u64, name: &'a str) -> impl Iterator<Item = ServiceId> + 'a {
+        let mut at = self.by_hash.get(&hash).copied().unwrap_or(u32::MAX);
+        std::iter::from_fn(move || {
+            while at != u32::MAX {
+                let id = at;
+                at = self.same_hash[id as usize];
+                if *self.names[id as usize] == *name {
+                    return Some(ServiceId(id));
+                }
             }
-            at = self.same_hash[at as usize];
+            None
+        })
+    }
+
+    /// The first id called `name`.
+    fn find(&self, hash: u64, name: &str) -> Option<ServiceId> {
+        self.named(hash, name).last()
+    }
+
+    /// The id called `name` that no type is bound to yet.
+    fn find_untyped(&self, hash: u64, name: &str) -> Option<ServiceId> {
+        self.named(hash, name).find(|id| !self.typed[id.index()])
+    }
+
+    /// A new id called `name`, in the name index when `hash` is given.
+    fn push(&mut self, name: &str, hash: Option<u64>) -> ServiceId {
+        let id = ServiceId(u32::try_from(self.names.len()).expect("more than u32::MAX services"));
+        if self.names.capacity() == 0 {
+            self.names.reserve(INITIAL_SERVICES);
+            self.same_hash.reserve(INITIAL_SERVICES);
+            self.typed.reserve(INITIAL_SERVICES);
+            self.by_hash.reserve(INITIAL_SERVICES);
         }
-        None
+        let previous = match hash {
+            Some(hash) => self.by_hash.insert(hash, id.0).unwrap_or(u32::MAX),
+            None => u32::MAX,
+        };
+        self.same_hash.push(previous);
+        self.names.push(name.into());
+        self.typed.push(false);
+        id
     }
 
     /// The id of the service called `name`, assigning one on first mention.
     pub fn resolve_name(&mut self, name: &str) -> ServiceId {
         let hash = self.hasher.hash_one(name);
-        if let Some(id) = self.find(hash, name) {
-            return id;
+        match self.find(hash, name) {
+            Some(id) => id,
+            None => self.push(name, Some(hash)),
         }
-        let id = ServiceId(u32::try_from(self.names.len()).expect("more than u32::MAX services"));
-        if self.names.capacity() == 0 {
-            self.names.reserve(INITIAL_SERVICES);
-            self.same_hash.reserve(INITIAL_SERVICES);
-            self.by_hash.reserve(INITIAL_SERVICES);
-        }
-        let previous = self.by_hash.insert(hash, id.0).unwrap_or(u32::MAX);
-        self.same_hash.push(previous);
-        self.names.push(name.into());
-        id
     }
 
     /// The id of `T` if it has been mentioned.
@@ -571,5 +627,45 @@ mod tests {
         assert_eq!(table.resolve_name("Armor"), armor);
         assert_eq!(table.name(armor), "Armor");
         assert_eq!(table.len(), 2);
+    }
+
+    /// Two types that `type_name` spells alike stay two services.
+    #[test]
+    fn types_with_one_name_are_two_services() {
+        let first = {
+            struct S;
+            TypeId::of::<S>()
+        };
+        let second = {
+            struct S;
+            TypeId::of::<S>()
+        };
+        assert_ne!(first, second);
+        let mut table = ServiceTable::new();
+        let named = table.resolve_name("S");
+        let a = table.resolve_type(first, "S");
+        let b = table.resolve_type(second, "S");
+        assert_eq!(
+            a, named,
+            "the first type takes the name mentioned before it"
+        );
+        assert_ne!(a, b);
+        assert_eq!(table.resolve_type(first, "S"), a);
+        assert_eq!(table.resolve_type(second, "S"), b);
+        assert_eq!(table.id_by_name("S"), Some(a), "the name finds the first");
+        assert_eq!(table.name(b), "S");
+        assert_eq!(table.len(), 2);
+    }
+
+    #[test]
+    fn private_services_are_not_found_by_name() {
+        struct Hidden;
+        let mut table = ServiceTable::new();
+        let name = std::any::type_name::<Hidden>();
+        let hidden = table.resolve_private(TypeId::of::<Hidden>(), name);
+        assert_eq!(table.id_by_name(name), None);
+        assert_eq!(table.id_of::<Hidden>(), Some(hidden));
+        let by_name = table.resolve_name(name);
+        assert_ne!(by_name, hidden, "a name cannot reach a private service");
     }
 }

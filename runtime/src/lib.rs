@@ -51,7 +51,9 @@ pub mod system;
 pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
-pub use node::{Label, Marker, NodeBuilder, NodeDescriptor};
+pub use node::{
+    Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor,
+};
 pub use registry::{Registry, ServiceSlot};
 pub use sluice_macros::{factory, run_condition, system};
 pub mod plan;
@@ -68,7 +70,6 @@ pub use system::{
     Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
 };
 pub use world::{
-    CommandQueue, Commands, Context, Execution, ExecutorKind, FrameTime, FunctionMarker,
-    IntoFactory, IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanOutcome,
-    PlanWatch, Registrations, World,
+    BoundaryFailure, BoundaryStep, Commands, Context, ExecutorKind, FrameTime, FunctionMarker,
+    IntoFactory, IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanWatch, World,
 };

@@ -32,11 +32,103 @@ struct Rare {
     names: Vec<Label>,
 }
 
+/// Where one declaration of a node's access came from, so that a node naming
+/// a service twice can be told which two declarations disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeclaredBy {
+    /// A call on the builder (`.reads::<T>()`, `.gates::<T>()`, ...).
+    Builder,
+    /// The parameter at this position (from 0) of the node's function.
+    Parameter(u8),
+    /// A factory's return value.
+    ReturnValue,
+    /// A run condition's parameter: conditions run before the body, never
+    /// beside it, so they may read what the body writes.
+    Condition,
+    /// The runtime itself (a batch processor gating its buffer).
+    Runtime,
+}
+
+impl DeclaredBy {
+    /// Whether this declaration hands the body a borrow or output handle of
+    /// its own (which must not overlap another such handle).
+    fn hands_out(self) -> bool {
+        matches!(self, DeclaredBy::Parameter(_) | DeclaredBy::ReturnValue)
+    }
+
+    /// Whether two declarations of one service, `self` as `a` and `other` as
+    /// `b`, would alias or contradict each other:
+    /// - two parameters, not both shared: the body would hold two handles on
+    ///   one slot, at least one of them writing (`&mut T`, `Out<T>`, `Next<T>`);
+    /// - the return value and an output parameter (`Out<T>` returning `T`):
+    ///   the node would produce one value twice. A factory may read or gate
+    ///   what it returns (`fn step(previous: &State) -> State`): the value is
+    ///   stored after the body's borrows ended;
+    /// - two builder calls of different kinds (`.reads` and `.gates`): the
+    ///   declaration contradicts itself.
+    ///
+    /// A builder call restating a parameter hands out nothing and merges, as
+    /// does a run condition (it runs before the body) and the runtime's own.
+    fn conflicts(self, a: AccessKind, other: DeclaredBy, b: AccessKind) -> bool {
+        let both_shared = a == AccessKind::Shared && b == AccessKind::Shared;
+        match (self, other) {
+            (DeclaredBy::Builder, DeclaredBy::Builder) => a != b,
+            // The return value is stored after the body returned, when its
+            // borrows are over: it only clashes with another output.
+            (DeclaredBy::ReturnValue, _) => other.hands_out() && b == AccessKind::Produced,
+            (_, DeclaredBy::ReturnValue) => self.hands_out() && a == AccessKind::Produced,
+            _ => self.hands_out() && other.hands_out() && !both_shared,
+        }
+    }
+}
+
+/// One declaration of access: how, and who declared it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Declaration {
+    /// Shared, gated or produced.
+    pub kind: AccessKind,
+    /// The builder call, parameter or return value that declared it.
+    pub by: DeclaredBy,
+}
+
+impl std::fmt::Display for Declaration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match self.kind {
+            AccessKind::Shared => "shared (`&T`)",
+            AccessKind::Gated => "gated (`&mut T`)",
+            AccessKind::Produced => "produced (`Out<T>`, `Next<T>` or a return value)",
+        };
+        match self.by {
+            DeclaredBy::Builder => write!(f, "{how} by a builder call"),
+            DeclaredBy::Parameter(at) => write!(f, "{how} by parameter {}", u32::from(at) + 1),
+            DeclaredBy::ReturnValue => write!(f, "{how} by the return value"),
+            DeclaredBy::Condition => write!(f, "{how} by a run condition"),
+            DeclaredBy::Runtime => write!(f, "{how} by the runtime"),
+        }
+    }
+}
+
+/// A node that names one service twice in ways that would alias: two
+/// parameters (or a parameter and the return value) of `service`, not both
+/// shared, or two builder calls of different kinds. The planner refuses such
+/// a node (SL0009) before its body can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeclaredTwice {
+    /// The service named twice.
+    pub service: ServiceId,
+    /// The earlier declaration.
+    pub first: Declaration,
+    /// The later one.
+    pub second: Declaration,
+}
+
 /// One access declared on a builder.
 #[derive(Debug, Clone, Copy)]
 struct Declared {
     key: ServiceKey,
     kind: AccessKind,
+    by: DeclaredBy,
 }
 
 impl Default for Declared {
@@ -44,8 +136,18 @@ impl Default for Declared {
         Self {
             key: ServiceKey::Name(0),
             kind: AccessKind::Shared,
+            by: DeclaredBy::Builder,
         }
     }
+}
+
+/// Who the builder's next declarations come from (see [`DeclaredBy`]).
+#[derive(Debug, Clone, Copy)]
+enum Declaring {
+    Builder,
+    /// A function's parameters; the next one has this position.
+    Parameters(u8),
+    Condition,
 }
 
 /// Builds a [`NodeDescriptor`]:
@@ -56,6 +158,7 @@ pub struct NodeBuilder {
     accesses: SmallList<Declared, INLINE_ACCESSES>,
     rare: Option<Box<Rare>>,
     exclusive: bool,
+    declaring: Declaring,
     after: Vec<Label>,
     before: Vec<Label>,
 }
@@ -68,14 +171,46 @@ impl NodeBuilder {
             accesses: SmallList::default(),
             rare: None,
             exclusive: false,
+            declaring: Declaring::Builder,
             after: Vec::new(),
             before: Vec::new(),
         }
     }
 
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn name_label(&self) -> &Label {
+        &self.name
+    }
+
+    /// Renames the node (keeping an explicit key).
+    pub(crate) fn set_name(&mut self, name: Label) {
+        self.name = name;
+    }
+
+    /// Who declares the next access, advancing the parameter position.
+    fn next_declarer(&mut self) -> DeclaredBy {
+        match &mut self.declaring {
+            Declaring::Builder => DeclaredBy::Builder,
+            Declaring::Condition => DeclaredBy::Condition,
+            Declaring::Parameters(at) => {
+                let by = DeclaredBy::Parameter(*at);
+                *at = at.saturating_add(1);
+                by
+            }
+        }
+    }
+
+    fn push(&mut self, key: ServiceKey, kind: AccessKind, by: DeclaredBy) {
+        self.accesses.push(Declared { key, kind, by });
+    }
+
     fn typed<T: 'static>(mut self, kind: AccessKind) -> Self {
-        let key = ServiceKey::Type(|registry| registry.resolve::<T>());
-        self.accesses.push(Declared { key, kind });
+        let by = self.next_declarer();
+        self.push(ServiceKey::Type(|r| r.resolve::<T>()), kind, by);
         self
     }
 
@@ -83,10 +218,41 @@ impl NodeBuilder {
         let names = &mut self.rare.get_or_insert_default().names;
         let index = u32::try_from(names.len()).expect("too many named services");
         names.push(name.into());
-        self.accesses.push(Declared {
-            key: ServiceKey::Name(index),
-            kind,
-        });
+        let by = self.next_declarer();
+        self.push(ServiceKey::Name(index), kind, by);
+        self
+    }
+
+    /// Runs `declare` (a function's parameter declarations) with each access
+    /// attributed to its parameter position.
+    pub(crate) fn declaring_parameters(mut self, declare: impl FnOnce(Self) -> Self) -> Self {
+        self.declaring = Declaring::Parameters(0);
+        let mut node = declare(self);
+        node.declaring = Declaring::Builder;
+        node
+    }
+
+    /// Runs `declare` (a run condition's declarations) with each access
+    /// attributed to a condition.
+    pub(crate) fn declaring_condition(mut self, declare: impl FnOnce(Self) -> Self) -> Self {
+        self.declaring = Declaring::Condition;
+        let mut node = declare(self);
+        node.declaring = Declaring::Builder;
+        node
+    }
+
+    /// A factory's return value: the node produces `T`.
+    pub(crate) fn returns<T: 'static>(mut self) -> Self {
+        let key = ServiceKey::Type(|r| r.resolve::<T>());
+        self.push(key, AccessKind::Produced, DeclaredBy::ReturnValue);
+        self
+    }
+
+    /// Gated access the runtime adds itself (a batch processor's buffer);
+    /// merges with whatever the user declared.
+    pub(crate) fn runtime_gates<T: 'static>(mut self) -> Self {
+        let key = ServiceKey::Type(|r| r.resolve::<T>());
+        self.push(key, AccessKind::Gated, DeclaredBy::Runtime);
         self
     }
 
@@ -153,21 +319,53 @@ impl NodeBuilder {
             Some(rare) => (rare.key, rare.names),
             None => (None, Vec::new()),
         };
-        for declared in self.accesses.as_slice() {
-            let id = match declared.key {
+        let declared = self.accesses.as_slice();
+        let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
+        for declaration in declared {
+            let id = match declaration.key {
                 ServiceKey::Type(resolve) => resolve(registry),
                 ServiceKey::Name(index) => registry.resolve_name(&names[index as usize]),
             };
-            access.add(id, declared.kind);
+            access.add(id, declaration.kind);
+            ids.push(id.0);
         }
         NodeDescriptor {
             key: key.unwrap_or_else(|| self.name.clone()),
             name: self.name,
+            conflicts: declared_twice(declared, ids.as_slice()),
             access,
             after: self.after,
             before: self.before,
         }
     }
+}
+
+/// Every service that `declared` names twice in ways that would alias while
+/// the body runs (at least one of the two not shared), once per service.
+/// A node declares a handful of accesses, so the pairwise scan is cheap.
+fn declared_twice(declared: &[Declared], ids: &[u32]) -> Vec<DeclaredTwice> {
+    let mut found: Vec<DeclaredTwice> = Vec::new();
+    for (i, first) in declared.iter().enumerate() {
+        for (j, second) in declared.iter().enumerate().skip(i + 1) {
+            let aliases =
+                ids[i] == ids[j] && first.by.conflicts(first.kind, second.by, second.kind);
+            let service = ServiceId(ids[i]);
+            if aliases && !found.iter().any(|twice| twice.service == service) {
+                found.push(DeclaredTwice {
+                    service,
+                    first: Declaration {
+                        kind: first.kind,
+                        by: first.by,
+                    },
+                    second: Declaration {
+                        kind: second.kind,
+                        by: second.by,
+                    },
+                });
+            }
+        }
+    }
+    found
 }
 
 /// A registered node as the planner sees it, services resolved to ids.
@@ -176,6 +374,9 @@ pub struct NodeDescriptor {
     name: Label,
     key: Label,
     access: AccessSet,
+    /// Services the node names twice in aliasing ways (empty for a sound
+    /// node); the planner refuses the node while any is listed.
+    conflicts: Vec<DeclaredTwice>,
     after: Vec<Label>,
     before: Vec<Label>,
 }
@@ -198,6 +399,12 @@ impl NodeDescriptor {
     /// What the node touches.
     pub fn access(&self) -> &AccessSet {
         &self.access
+    }
+
+    /// The services the node names twice in ways that would alias (see
+    /// [`DeclaredTwice`]); a node listing any is refused by the planner.
+    pub fn declared_twice(&self) -> &[DeclaredTwice] {
+        &self.conflicts
     }
 
     /// Nodes or markers this node runs after.

@@ -52,6 +52,16 @@ impl Registry {
         id
     }
 
+    /// The id of `T` as a service only the runtime reaches: never found by
+    /// name (see [`ServiceTable`]).
+    pub(crate) fn resolve_private<T: 'static>(&mut self) -> ServiceId {
+        let id = self
+            .table
+            .resolve_private(std::any::TypeId::of::<T>(), std::any::type_name::<T>());
+        self.grow();
+        id
+    }
+
     /// The id of the service called `name`, assigning one on first mention.
     pub fn resolve_name(&mut self, name: &str) -> ServiceId {
         let id = self.table.resolve_name(name);
@@ -64,13 +74,18 @@ impl Registry {
             .resize_with(self.table.len(), ServiceSlot::default);
     }
 
-    /// Stores `value` as the service `T`, replacing (and returning) any value
-    /// there, and bumps its version.
+    /// Stores `value` as the service `T`, replacing any value there, and
+    /// bumps its version.
+    ///
+    /// The slot holds `value` with its new version before the old value is
+    /// dropped, so a `Drop` that panics leaves the registry consistent (the
+    /// panic still reaches the caller).
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> ServiceId {
         let id = self.resolve::<T>();
         let slot = &mut self.slots[id.index()];
-        slot.value = Some(Box::new(value));
+        let old = slot.value.replace(Box::new(value));
         slot.version += 1;
+        drop(old);
         id
     }
 

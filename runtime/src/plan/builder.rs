@@ -3,7 +3,7 @@
 //! the nodes in plan order.
 
 use crate::access::{ServiceId, Touch};
-use crate::plan::diagnostics::{Diagnostic, Level};
+use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit};
 use crate::plan::view::{EdgeRecord, Names};
 use crate::plan::{
@@ -122,6 +122,7 @@ impl Lanes {
 
 pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
     let mut diagnostics = Vec::new();
+    declared_twice(graph, &mut diagnostics);
     let edges = Explicit::collect(graph, &mut diagnostics);
     let sorted = match order::sort(graph, &edges) {
         Ok(sorted) => sorted,
@@ -150,6 +151,33 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
         ));
     }
     finish(plan, diagnostics)
+}
+
+/// SL0009: every node that names a service twice in aliasing ways.
+fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
+    for (index, node) in graph.nodes().iter().enumerate() {
+        for twice in node.declared_twice() {
+            let service = graph.table().name(twice.service);
+            let message = format!(
+                "node `{}` names `{service}` twice in ways that would alias: {} and {}; \
+                 a node may name a service more than once only as shared `&T`: take it \
+                 once (as `&mut T` if any use writes it)",
+                node.name(),
+                twice.first,
+                twice.second,
+            );
+            let kind = DiagnosticKind::DeclaredTwice {
+                node: NodeIndex(index as u32),
+                twice: *twice,
+            };
+            diagnostics.push(Diagnostic::new(
+                Level::Error,
+                kind,
+                message,
+                vec![node.name().to_owned()],
+            ));
+        }
+    }
 }
 
 fn finish(mut plan: Plan, diagnostics: Vec<Diagnostic>) -> Result<Plan, PlanErrors> {

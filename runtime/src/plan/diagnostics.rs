@@ -83,6 +83,15 @@ pub enum DiagnosticKind {
         /// The later registration.
         second: NodeRef,
     },
+    /// SL0009: a node names one service twice in ways that would alias
+    /// (`&mut T` with `&T` or `&mut T`, `&T` with `Out<T>`, two `Out<T>`,
+    /// `Next<T>` with `&mut NextValue<T>`, ...). Its body never runs.
+    DeclaredTwice {
+        /// The node.
+        node: NodeIndex,
+        /// The service and the two declarations that disagree.
+        twice: crate::node::DeclaredTwice,
+    },
     /// SL0008: two conflicting nodes ordered only by registration order: no
     /// path of explicit or produce edges joins them.
     Ambiguity {
@@ -102,6 +111,7 @@ impl DiagnosticKind {
             DiagnosticKind::Cycle { .. } => "SL0001",
             DiagnosticKind::UnknownTarget { .. } => "SL0002",
             DiagnosticKind::DuplicateKey { .. } => "SL0004",
+            DiagnosticKind::DeclaredTwice { .. } => "SL0009",
             DiagnosticKind::Ambiguity { .. } => "SL0008",
         }
     }

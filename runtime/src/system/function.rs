@@ -106,7 +106,7 @@ macro_rules! impl_functions {
             #[allow(unused_mut)]
             fn declare(mut node: NodeBuilder) -> NodeBuilder {
                 $(node = $param::declare(node);)*
-                node.produces::<Out>()
+                node.returns::<Out>()
             }
 
             #[allow(unused_variables)]

@@ -127,6 +127,9 @@ unsafe impl<T: Service> Param for Next<'_, T> {
 }
 
 /// Moves a pending `NextValue<T>` into `T`'s slot; false when nothing was pending.
+///
+/// The new value and its version are in place before the old value is
+/// dropped, so a `Drop` that panics leaves both slots consistent.
 fn swap_next<T: Service>(pending: &mut ServiceSlot, target: &mut ServiceSlot) -> bool {
     let Some(value) = pending
         .value
@@ -136,15 +139,15 @@ fn swap_next<T: Service>(pending: &mut ServiceSlot, target: &mut ServiceSlot) ->
     else {
         return false;
     };
+    target.version += 1;
     match target
         .value
         .as_deref_mut()
         .and_then(|current| current.downcast_mut::<T>())
     {
-        Some(current) => *current = value,
-        None => target.value = Some(Box::new(value)),
+        Some(current) => drop(std::mem::replace(current, value)),
+        None => drop(target.value.replace(Box::new(value))),
     }
-    target.version += 1;
     true
 }
 
@@ -181,12 +184,27 @@ impl BoundaryHooks {
     }
 
     /// Swaps every pending `Next<T>` value into its service; returns how many
-    /// moved.
-    pub fn apply(&self, slots: &mut [ServiceSlot]) -> usize {
+    /// moved. A swap whose replaced value panics in `Drop` still lands (the
+    /// new value is in place first); the panic is handed to `failed` with
+    /// the target service, and the other swaps go on.
+    pub fn apply(
+        &self,
+        slots: &mut [ServiceSlot],
+        mut failed: impl FnMut(ServiceId, Box<dyn std::any::Any + Send>),
+    ) -> usize {
         let mut moved = 0;
         for swap in &self.swaps {
             let (pending, target) = two_slots(slots, swap.pending, swap.target);
-            moved += usize::from((swap.swap)(pending, target));
+            let swapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                (swap.swap)(pending, target)
+            }));
+            match swapped {
+                Ok(swapped) => moved += usize::from(swapped),
+                Err(payload) => {
+                    moved += 1;
+                    failed(swap.target, payload);
+                }
+            }
         }
         moved
     }

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::access::Touch;
 use crate::plan::GraphView;
 
 /// A slot's state: free, some readers, or one writer.
@@ -50,11 +51,14 @@ impl BorrowTracker {
         } else {
             self.read(graph, node, world, "the whole world");
         }
-        for id in access.shared() {
-            self.read(graph, node, id.index(), graph.table().name(id));
-        }
-        for id in access.gated().chain(access.produced()) {
-            self.write(graph, node, id.index(), graph.table().name(id));
+        // A service the node both reads and produces is one write borrow.
+        for touch in access.touches() {
+            let id = touch.service();
+            if touch.is(Touch::WRITES) {
+                self.write(graph, node, id.index(), graph.table().name(id));
+            } else {
+                self.read(graph, node, id.index(), graph.table().name(id));
+            }
         }
         Borrows {
             tracker: self,
@@ -114,11 +118,12 @@ impl BorrowTracker {
             self.states[flag].fetch_sub(1, Ordering::AcqRel);
         };
         let release_write = |flag: usize| self.states[flag].store(FREE, Ordering::Release);
-        for id in access.shared() {
-            release_read(id.index());
-        }
-        for id in access.gated().chain(access.produced()) {
-            release_write(id.index());
+        for touch in access.touches() {
+            if touch.is(Touch::WRITES) {
+                release_write(touch.id as usize);
+            } else {
+                release_read(touch.id as usize);
+            }
         }
         if access.is_exclusive() {
             release_write(world);

@@ -5,7 +5,7 @@ use sluice_collections::LockOnResizeArray;
 use sync_wrapper::SyncWrapper;
 
 use crate::access::{AccessKind, ServiceId};
-use crate::node::NodeBuilder;
+use crate::node::{Label, NodeBuilder};
 use crate::registry::Registry;
 use crate::system::{BoundaryHooks, Param, ServiceCells};
 use crate::world::World;
@@ -14,25 +14,52 @@ use crate::world::spec::{IntoFactory, IntoSystem};
 /// One deferred change to a world. Only ever touched through `&mut` (when
 /// drained), so `SyncWrapper` lets the ledger be shared without requiring the
 /// closure to be `Sync`.
-type Command = SyncWrapper<WorldChange>;
+type Command = SyncWrapper<RecordedChange>;
 
 /// A change to apply to the world at the boundary.
 pub(crate) type WorldChange = Box<dyn FnOnce(&mut World) + Send>;
 
+/// What a recorded command does, for the message when it fails.
+#[derive(Debug, Clone)]
+pub(crate) enum CommandLabel {
+    /// Inserts the service of this type.
+    Insert(&'static str),
+    /// Registers the node of this name.
+    AddNode(Label),
+}
+
+impl std::fmt::Display for CommandLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandLabel::Insert(service) => write!(f, "insert `{service}`"),
+            CommandLabel::AddNode(name) => write!(f, "add node `{name}`"),
+        }
+    }
+}
+
+/// A change and what it does.
+pub(crate) struct RecordedChange {
+    pub(crate) label: CommandLabel,
+    pub(crate) change: WorldChange,
+}
+
 /// The world's ledger of deferred changes: appended to concurrently by running
 /// nodes (one atomic slot claim each), drained at the boundary.
 #[derive(Debug, Default)]
-pub struct CommandQueue {
+pub(crate) struct CommandQueue {
     commands: LockOnResizeArray<Command>,
 }
 
 impl CommandQueue {
-    fn push(&self, command: impl FnOnce(&mut World) + Send + 'static) {
-        self.commands.push(SyncWrapper::new(Box::new(command)));
+    fn push(&self, label: CommandLabel, command: impl FnOnce(&mut World) + Send + 'static) {
+        self.commands.push(SyncWrapper::new(RecordedChange {
+            label,
+            change: Box::new(command),
+        }));
     }
 
-    /// Applies every recorded change, in the order the slots were claimed.
-    pub(crate) fn take_all(&mut self) -> Vec<WorldChange> {
+    /// Every recorded change, in the order the slots were claimed.
+    pub(crate) fn take_all(&mut self) -> Vec<RecordedChange> {
         self.commands.drain().map(SyncWrapper::into_inner).collect()
     }
 
@@ -55,24 +82,31 @@ pub struct Commands<'w> {
 
 impl Commands<'_> {
     /// Registers a system at the boundary.
+    #[track_caller]
     pub fn add_system<M>(&self, system: impl IntoSystem<M>) {
         let spec = system.into_system();
-        self.queue.push(move |world| {
+        let label = CommandLabel::AddNode(spec.builder.name_label().clone());
+        self.queue.push(label, move |world| {
             world.add_spec(spec);
         });
     }
 
     /// Registers a factory at the boundary.
+    #[track_caller]
     pub fn add_factory<M>(&self, factory: impl IntoFactory<M>) {
         let spec = factory.into_factory();
-        self.queue.push(move |world| {
+        let label = CommandLabel::AddNode(spec.builder.name_label().clone());
+        self.queue.push(label, move |world| {
             world.add_spec(spec);
         });
     }
 
-    /// Inserts (or replaces) a service at the boundary.
+    /// Inserts (or replaces) a service at the boundary. If the replaced
+    /// value's `Drop` panics, the new value is in place regardless, the
+    /// iteration reports the panic, and the commands after this one land.
     pub fn insert<T: Send + Sync + 'static>(&self, value: T) {
-        self.queue.push(move |world| world.insert(value));
+        let label = CommandLabel::Insert(std::any::type_name::<T>());
+        self.queue.push(label, move |world| world.insert(value));
     }
 }
 

@@ -11,14 +11,22 @@ use crate::plan::PlanErrors;
 pub struct NodePanic {
     node: String,
     failure: NodeFailure,
+    boundary: Vec<BoundaryFailure>,
 }
 
 impl NodePanic {
-    pub(crate) fn new(node: &str, failure: NodeFailure) -> Self {
+    pub(crate) fn new(node: &str, failure: NodeFailure, boundary: Vec<BoundaryFailure>) -> Self {
         Self {
             node: node.to_owned(),
             failure,
+            boundary,
         }
+    }
+
+    /// What also panicked at the boundary after the node did (empty almost
+    /// always); every other change still landed.
+    pub fn boundary_failures(&self) -> &[BoundaryFailure] {
+        &self.boundary
     }
 
     /// The name of the node that panicked.
@@ -54,8 +62,92 @@ impl fmt::Debug for NodePanic {
 impl fmt::Display for NodePanic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.message() {
-            Some(message) => write!(f, "node `{}` panicked: {message}", self.node),
-            None => write!(f, "node `{}` panicked", self.node),
+            Some(message) => write!(f, "node `{}` panicked: {message}", self.node)?,
+            None => write!(f, "node `{}` panicked", self.node)?,
+        }
+        for failure in &self.boundary {
+            write!(f, "\n{failure}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What was being done at an iteration boundary when something panicked.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoundaryStep {
+    /// Landing a command recorded through [`Commands`](crate::Commands):
+    /// its position in record order (from 0) and what it does.
+    Command {
+        /// The command's position in record order, from 0.
+        index: usize,
+        /// What the command does (`insert \`game::Marker\``).
+        what: String,
+    },
+    /// Swapping a `Next<T>` value into the service `T` (named).
+    NextSwap {
+        /// The service the value replaced.
+        service: String,
+    },
+}
+
+impl fmt::Display for BoundaryStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoundaryStep::Command { index, what } => write!(f, "command #{index} ({what})"),
+            BoundaryStep::NextSwap { service } => write!(f, "the `Next` swap into `{service}`"),
+        }
+    }
+}
+
+/// A panic at an iteration boundary (a value's `Drop` while a command landed
+/// or a `Next<T>` value swapped in). It is caught: the step's own change
+/// still landed (the new value is in place before the old one is dropped),
+/// and every other recorded change landed in record order.
+pub struct BoundaryFailure {
+    step: BoundaryStep,
+    payload: Box<dyn Any + Send>,
+}
+
+impl BoundaryFailure {
+    pub(crate) fn new(step: BoundaryStep, payload: Box<dyn Any + Send>) -> Self {
+        Self { step, payload }
+    }
+
+    /// What was being done.
+    pub fn step(&self) -> &BoundaryStep {
+        &self.step
+    }
+
+    /// The panic's payload, as `catch_unwind` returned it.
+    pub fn payload(&self) -> &(dyn Any + Send) {
+        &*self.payload
+    }
+
+    /// The panic message, when the payload is a string.
+    pub fn message(&self) -> Option<&str> {
+        self.payload
+            .downcast_ref::<&'static str>()
+            .copied()
+            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+    }
+}
+
+impl fmt::Debug for BoundaryFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoundaryFailure")
+            .field("step", &self.step)
+            .field("message", &self.message())
+            .finish()
+    }
+}
+
+impl fmt::Display for BoundaryFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} panicked at the iteration boundary", self.step)?;
+        match self.message() {
+            Some(message) => write!(f, ": {message}"),
+            None => Ok(()),
         }
     }
 }
@@ -95,6 +187,10 @@ pub enum IterationError {
     /// running finished. The world is consistent and the next iteration runs
     /// normally.
     NodePanicked(NodePanic),
+    /// Every node ran, but something panicked at the boundary after them (a
+    /// value's `Drop`); each failure is listed. The rest of the boundary
+    /// landed: every other command in record order, every other swap.
+    Boundary(Vec<BoundaryFailure>),
 }
 
 impl fmt::Display for IterationError {
@@ -111,6 +207,15 @@ impl fmt::Display for IterationError {
                 Ok(())
             }
             IterationError::NodePanicked(panic) => panic.fmt(f),
+            IterationError::Boundary(failures) => {
+                for (index, failure) in failures.iter().enumerate() {
+                    if index > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(f, "{failure}")?;
+                }
+                Ok(())
+            }
         }
     }
 }

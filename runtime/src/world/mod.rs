@@ -33,10 +33,11 @@ use crate::node::{Marker, NodeBuilder};
 use crate::plan::{Graph, NodeIndex, Plan, PlanOptions};
 use crate::system::{BoundaryHooks, NextValue};
 
-pub use commands::{CommandQueue, Commands};
+pub(crate) use commands::CommandQueue;
+pub use commands::Commands;
 pub use context::Context;
-pub use error::{IterationError, MissingService, NodePanic};
-pub use schedule::{Execution, PlanOutcome, Registrations};
+pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
+pub(crate) use schedule::{Execution, PlanOutcome, Registrations};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec};
 
 use batch::WorldBatch;
@@ -125,6 +126,8 @@ pub struct World {
     /// The plan factory's last failure, reported by the next iteration.
     plan_error: Option<IterationError>,
     timing: bool,
+    /// How many closures were registered under each source-location name.
+    closure_names: foldhash::HashMap<crate::node::Label, u32>,
     /// The last iteration's timings when a new plan was installed after it
     /// (its state went back to the pool); cleared when the next one runs.
     last_timings: Option<Vec<SystemTiming>>,
@@ -164,13 +167,17 @@ impl World {
     pub fn with_pool(pool: ThreadPool) -> Self {
         let mut graph = Graph::new();
         let registry = graph.registry_mut();
+        // The world's own services are private: resolved by type before
+        // anything else names them, never found by name, and their types are
+        // not exported, so no user signature or named declaration reaches them.
+        let builtin = BuiltinIds {
+            registrations: registry.resolve_private::<Registrations>(),
+            next_plan: registry.resolve_private::<NextValue<PlanOutcome>>(),
+            next_execution: registry.resolve_private::<NextValue<Execution>>(),
+        };
+        registry.resolve_private::<CommandQueue>();
         registry.insert(Registrations::default());
         registry.insert(CommandQueue::default());
-        let builtin = BuiltinIds {
-            registrations: registry.resolve::<Registrations>(),
-            next_plan: registry.resolve::<NextValue<PlanOutcome>>(),
-            next_execution: registry.resolve::<NextValue<Execution>>(),
-        };
         let mut world = Self {
             graph,
             nodes: Vec::new(),
@@ -187,6 +194,7 @@ impl World {
             plan_error: None,
             timing: false,
             last_timings: None,
+            closure_names: foldhash::HashMap::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
@@ -251,12 +259,21 @@ impl World {
     }
 
     /// Registers a system: a [`NodeSpec`] or a plain function.
+    ///
+    /// A plain function is named after itself; a closure after the function
+    /// it was written in and its source location
+    /// (`setup::{closure}@src/main.rs:12:9`), numbered (`#2`, `#3`...) when
+    /// the same closure is registered again: two closures are two nodes.
+    /// The same function item registered twice is a duplicate (SL0004): give
+    /// the second a [`key`](NodeBuilder::key).
+    #[track_caller]
     pub fn add_system<M>(&mut self, system: impl IntoSystem<M>) -> NodeIndex {
         self.add_spec(system.into_system())
     }
 
     /// Registers a factory: a [`NodeSpec`] or a plain function returning what
-    /// it produces.
+    /// it produces (named as for [`add_system`](World::add_system)).
+    #[track_caller]
     pub fn add_factory<M>(&mut self, factory: impl IntoFactory<M>) -> NodeIndex {
         self.add_spec(factory.into_factory())
     }
@@ -269,7 +286,7 @@ impl World {
         node: NodeBuilder,
         processor: P,
     ) -> NodeIndex {
-        let index = self.graph.add_node(node.gates::<P::Buffer>());
+        let index = self.graph.add_node(node.runtime_gates::<P::Buffer>());
         let buffer = self.graph.registry_mut().resolve::<P::Buffer>();
         self.nodes.push(WorldNode::Batch(Box::new(WorldBatch {
             node: BatchNode::new(processor),
@@ -292,7 +309,18 @@ impl World {
 
     /// Registers `spec` now: between iterations (replans before the next one)
     /// or at a boundary for a ledger command (the plan factory replans).
-    fn add_spec(&mut self, spec: NodeSpec) -> NodeIndex {
+    fn add_spec(&mut self, mut spec: NodeSpec) -> NodeIndex {
+        if spec.unnamed_closure {
+            let seen = self
+                .closure_names
+                .entry(spec.builder.name_label().clone())
+                .or_insert(0);
+            *seen += 1;
+            if *seen > 1 {
+                let name = format!("{}#{seen}", spec.builder.name());
+                spec.builder.set_name(name.into());
+            }
+        }
         let index = self.graph.add_node(spec.builder);
         let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
         let conditions = spec

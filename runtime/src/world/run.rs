@@ -1,5 +1,6 @@
 //! One iteration: make sure a plan is current, run it, cross the boundary.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,7 +13,10 @@ use crate::system::{NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
 #[cfg(any(debug_assertions, feature = "checked"))]
 use crate::world::checked::BorrowTracker;
-use crate::world::error::{IterationError, MissingService, NodePanic};
+use crate::world::commands::RecordedChange;
+use crate::world::error::{
+    BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic,
+};
 use crate::world::node::WorldNode;
 use crate::world::schedule::{Execution, PlanOutcome};
 use crate::world::{BUILTIN_NODES, ExecutorKind, World};
@@ -125,11 +129,16 @@ impl World {
     pub fn run_iteration(&mut self) -> Result<(), IterationError> {
         self.ensure_plan()?;
         let result = self.execute();
-        self.cross_boundary();
-        result.map_err(|failure| {
-            let name = self.graph.nodes()[failure.node()].name().to_owned();
-            IterationError::NodePanicked(NodePanic::new(&name, failure))
-        })
+        let boundary = self.cross_boundary();
+        match result {
+            Err(failure) => {
+                let name = self.graph.nodes()[failure.node()].name().to_owned();
+                let panic = NodePanic::new(&name, failure, boundary);
+                Err(IterationError::NodePanicked(panic))
+            }
+            Ok(()) if boundary.is_empty() => Ok(()),
+            Ok(()) => Err(IterationError::Boundary(boundary)),
+        }
     }
 
     fn execute(&mut self) -> Result<(), NodeFailure> {
@@ -178,10 +187,23 @@ impl World {
 
     /// The iteration boundary: `Next<T>` values replace their services, the
     /// plan factory's output becomes current, and recorded commands land.
-    fn cross_boundary(&mut self) {
-        let (_, slots) = self.graph.parts_mut();
-        self.hooks.apply(slots);
-        let outcome = self.take_pending::<PlanOutcome>(self.builtin.next_plan);
+    ///
+    /// Transactional per step: a panic in one swap or command (a value's
+    /// `Drop`) is caught and listed, and every other step still lands, in
+    /// record order. Nothing else here runs user code.
+    fn cross_boundary(&mut self) -> Vec<BoundaryFailure> {
+        let mut failures = Vec::new();
+        let (table, slots) = self.graph.registry_mut().split_mut();
+        self.hooks.apply(slots, |target, payload| {
+            let service = table.name(target).to_owned();
+            failures.push(BoundaryFailure::new(
+                BoundaryStep::NextSwap { service },
+                payload,
+            ));
+        });
+        let outcome = self
+            .take_pending::<PlanOutcome>(self.builtin.next_plan)
+            .map(|outcome| outcome.0);
         let execution = self.take_pending::<Execution>(self.builtin.next_execution);
         match outcome {
             Some(Ok(plan)) => match self.check_services(&plan) {
@@ -193,7 +215,8 @@ impl World {
             Some(Err(errors)) => self.plan_error = Some(IterationError::Plan(errors)),
             None => {}
         }
-        self.apply_commands();
+        self.apply_commands(&mut failures);
+        failures
     }
 
     /// Takes a built-in factory's pending output without bumping its version
@@ -210,7 +233,7 @@ impl World {
 
     /// Lands the ledger of commands recorded during the iteration. Nodes they
     /// register are planned by the plan factory during the next iteration.
-    fn apply_commands(&mut self) {
+    fn apply_commands(&mut self, failures: &mut Vec<BoundaryFailure>) {
         let queue = self
             .graph
             .registry_mut()
@@ -221,8 +244,19 @@ impl World {
         }
         let commands = queue.take_all();
         let stale = self.stale;
-        for command in commands {
-            command(self);
+        for (index, command) in commands.into_iter().enumerate() {
+            let RecordedChange { label, change } = command;
+            // The world stays consistent across a panic here: the only user
+            // code a command runs is a replaced value's `Drop`, which runs
+            // after the new value and its version are in place.
+            let landed = panic::catch_unwind(AssertUnwindSafe(|| change(self)));
+            if let Err(payload) = landed {
+                let what = label.to_string();
+                failures.push(BoundaryFailure::new(
+                    BoundaryStep::Command { index, what },
+                    payload,
+                ));
+            }
         }
         // Registrations from the ledger are planned by the plan factory, not
         // before the next iteration: bump what it reads instead.

@@ -23,18 +23,22 @@ use crate::system::{NextValue, NodeBody, NodeEnv};
 /// The world's registrations as a service: its version moves when commands
 /// register nodes, which is what wakes the plan factory.
 #[derive(Debug, Default)]
-pub struct Registrations {
+pub(crate) struct Registrations {
     /// How plans are built.
     pub(crate) options: PlanOptions,
 }
 
 /// What the plan factory produced: a plan, or every reason there is none.
-pub type PlanOutcome = Result<Arc<Plan>, PlanErrors>;
+///
+/// A type of the runtime's own (not an alias of a public `Result`), so that no
+/// user signature can name the service `NextValue<PlanOutcome>`.
+#[derive(Debug)]
+pub(crate) struct PlanOutcome(pub(crate) Result<Arc<Plan>, PlanErrors>);
 
 /// A plan compiled for the executor: its flat arrays and the reusable state
 /// an iteration runs on.
 #[derive(Debug)]
-pub struct Execution {
+pub(crate) struct Execution {
     pub(crate) graph: CompiledGraph,
     pub(crate) state: ExecutionState,
 }
@@ -74,7 +78,7 @@ impl NodeBody for PlanFactory {
         // boundary changes it.
         let registrations = unsafe { env.cells.get::<Registrations>(self.registrations) }
             .expect("every world holds its Registrations");
-        let outcome: PlanOutcome = env.graph.build(&registrations.options).map(Arc::new);
+        let outcome = PlanOutcome(env.graph.build(&registrations.options).map(Arc::new));
         // SAFETY: the node declares that it produces `NextValue<PlanOutcome>`,
         // and producers run before every consumer.
         unsafe { env.cells.put(self.next_plan, NextValue::new(outcome)) }
@@ -92,7 +96,7 @@ impl NodeBody for ExecutionFactory {
         // SAFETY: the node declares shared access to the next plan, and runs
         // after its producer.
         let next = unsafe { env.cells.get::<NextValue<PlanOutcome>>(self.next_plan) };
-        let Some(Ok(plan)) = next.and_then(NextValue::get) else {
+        let Some(PlanOutcome(Ok(plan))) = next.and_then(NextValue::get) else {
             return;
         };
         let execution = Execution::compile(plan);

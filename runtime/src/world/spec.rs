@@ -3,7 +3,7 @@
 
 use std::marker::PhantomData;
 
-use crate::node::NodeBuilder;
+use crate::node::{Label, NodeBuilder};
 use crate::registry::Registry;
 use crate::system::{
     BoundaryHooks, Condition, ConditionBody, ConditionFn, FactoryBody, FactoryFn, NodeBody,
@@ -32,6 +32,10 @@ pub struct NodeSpec {
     pub(crate) builder: NodeBuilder,
     pub(crate) recipe: BodyRecipe,
     pub(crate) conditions: Vec<ConditionRecipe>,
+    /// Named after a closure's source location rather than by the user: a
+    /// second registration from the same place gets a numbered name instead
+    /// of colliding (SL0004 is kept for real duplicates).
+    pub(crate) unnamed_closure: bool,
 }
 
 impl NodeSpec {
@@ -40,6 +44,7 @@ impl NodeSpec {
             builder,
             recipe,
             conditions: Vec::new(),
+            unnamed_closure: false,
         }
     }
 
@@ -49,7 +54,7 @@ impl NodeSpec {
     /// and leaves a factory's change cursor where it was. Several conditions
     /// must all hold.
     pub fn run_if<M: 'static, C: ConditionFn<M>>(mut self, condition: C) -> Self {
-        self.builder = C::declare(self.builder);
+        self.builder = self.builder.declaring_condition(C::declare);
         self.conditions.push(Box::new(move |registry, hooks| {
             Box::new(Condition {
                 ids: C::resolve(registry, hooks),
@@ -69,11 +74,42 @@ impl std::fmt::Debug for NodeSpec {
     }
 }
 
-/// The last path segment of a function's type name: `game::ai::think` -> `think`.
-fn short_name<F>() -> &'static str {
+/// The last path segment of a path without generics: `game::ai::think` -> `think`.
+fn last_segment(path: &str) -> &str {
+    let without_generics = path.split('<').next().unwrap_or(path);
+    without_generics.rsplit("::").next().unwrap_or(path)
+}
+
+/// The name of a node made from the function `F` with no name given: a
+/// function item's own name (`game::ai::think` -> `think`), or for a closure,
+/// the function it was written in and where (`setup::{closure}@src/main.rs:12:9`),
+/// since every closure's type name ends in the same `{{closure}}`.
+#[track_caller]
+fn function_name<F>() -> (Label, bool) {
     let full = std::any::type_name::<F>();
-    let without_generics = full.split('<').next().unwrap_or(full);
-    without_generics.rsplit("::").next().unwrap_or(full)
+    match full.find("::{{closure}}") {
+        None => (Label::Borrowed(last_segment(full)), false),
+        Some(at) => {
+            let parent = last_segment(&full[..at]);
+            let location = std::panic::Location::caller();
+            let name = format!(
+                "{parent}::{{closure}}@{}:{}:{}",
+                location.file(),
+                location.line(),
+                location.column()
+            );
+            (Label::Owned(name), true)
+        }
+    }
+}
+
+/// A spec for `F` under its [`function_name`].
+#[track_caller]
+fn unnamed<F>(make: impl FnOnce(NodeBuilder) -> NodeSpec) -> NodeSpec {
+    let (name, closure) = function_name::<F>();
+    let mut spec = make(NodeBuilder::new(name));
+    spec.unnamed_closure = closure;
+    spec
 }
 
 impl NodeBuilder {
@@ -81,7 +117,7 @@ impl NodeBuilder {
     /// parameters add their accesses (`&T` shared, `&mut T` gated).
     pub fn system<M: 'static, F: SystemFn<M>>(self, function: F) -> NodeSpec {
         NodeSpec::new(
-            F::declare(self),
+            self.declaring_parameters(F::declare),
             Box::new(move |registry, hooks| {
                 Box::new(SystemBody {
                     ids: F::resolve(registry, hooks),
@@ -97,7 +133,7 @@ impl NodeBuilder {
     /// iterations where none of its inputs changed since its last run.
     pub fn factory<M: 'static, F: FactoryFn<M>>(self, function: F) -> NodeSpec {
         NodeSpec::new(
-            F::declare(self),
+            self.declaring_parameters(F::declare),
             Box::new(move |registry, hooks| {
                 Box::new(FactoryBody {
                     ids: F::resolve(registry, hooks),
@@ -121,10 +157,12 @@ impl NodeBuilder {
 /// [`NodeSpec`], or a plain function whose name becomes the node's name.
 pub trait IntoSystem<Marker> {
     /// The registration.
+    #[track_caller]
     fn into_system(self) -> NodeSpec;
 }
 
 impl IntoSystem<()> for NodeSpec {
+    #[track_caller]
     fn into_system(self) -> NodeSpec {
         self
     }
@@ -135,25 +173,29 @@ impl IntoSystem<()> for NodeSpec {
 pub struct FunctionMarker<M>(PhantomData<M>);
 
 impl<M: 'static, F: SystemFn<M>> IntoSystem<FunctionMarker<M>> for F {
+    #[track_caller]
     fn into_system(self) -> NodeSpec {
-        NodeBuilder::new(short_name::<F>()).system(self)
+        unnamed::<F>(|node| node.system(self))
     }
 }
 
 /// Anything [`World::add_factory`](crate::World::add_factory) accepts.
 pub trait IntoFactory<Marker> {
     /// The registration.
+    #[track_caller]
     fn into_factory(self) -> NodeSpec;
 }
 
 impl IntoFactory<()> for NodeSpec {
+    #[track_caller]
     fn into_factory(self) -> NodeSpec {
         self
     }
 }
 
 impl<M: 'static, F: FactoryFn<M>> IntoFactory<FunctionMarker<M>> for F {
+    #[track_caller]
     fn into_factory(self) -> NodeSpec {
-        NodeBuilder::new(short_name::<F>()).factory(self)
+        unnamed::<F>(|node| node.factory(self))
     }
 }
