@@ -61,10 +61,11 @@ impl DeclaredBy {
     /// `b`, would alias or contradict each other:
     /// - two parameters, not both shared: the body would hold two handles on
     ///   one slot, at least one of them writing (`&mut T`, `Out<T>`, `Next<T>`);
-    /// - the return value and an output parameter (`Out<T>` returning `T`):
-    ///   the node would produce one value twice. A factory may read or gate
-    ///   what it returns (`fn step(previous: &State) -> State`): the value is
-    ///   stored after the body's borrows ended;
+    /// - the return value and any parameter of the service: a factory that
+    ///   consumes what it produces contradicts the producer-before-consumer
+    ///   rule (the macros refuse the same at compile time); a node that
+    ///   steps a value from one iteration to the next gates it (`&mut T`) or
+    ///   produces `Next<T>`;
     /// - two builder calls of different kinds (`.reads` and `.gates`): the
     ///   declaration contradicts itself.
     ///
@@ -74,10 +75,6 @@ impl DeclaredBy {
         let both_shared = a == AccessKind::Shared && b == AccessKind::Shared;
         match (self, other) {
             (DeclaredBy::Builder, DeclaredBy::Builder) => a != b,
-            // The return value is stored after the body returned, when its
-            // borrows are over: it only clashes with another output.
-            (DeclaredBy::ReturnValue, _) => other.hands_out() && b == AccessKind::Produced,
-            (_, DeclaredBy::ReturnValue) => self.hands_out() && a == AccessKind::Produced,
             _ => self.hands_out() && other.hands_out() && !both_shared,
         }
     }

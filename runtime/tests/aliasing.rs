@@ -212,8 +212,7 @@ fn a_node_registered_by_commands_is_refused_before_it_runs() {
 }
 
 /// What may repeat: shared with shared, a builder call restating a
-/// parameter, a run condition reading what the body gates, and a factory
-/// reading the value it returns (stored after the body's borrows ended).
+/// parameter, and a run condition reading what the body gates.
 #[test]
 fn sound_repetitions_still_run() {
     let mut world = World::new();
@@ -234,14 +233,28 @@ fn sound_repetitions_still_run() {
             .system(|a: &mut A| a.0 *= 10)
             .run_if(|a: &A| a.0 > 0),
     );
-    world.add_factory(NodeBuilder::new("step").factory(|previous: &S| {
-        let mut next = previous.0.clone();
-        next.push(next.len() as u64 + 1);
-        S(next)
+    world.add_system(NodeBuilder::new("step").system(|s: &mut S| {
+        let next = s.0.len() as u64 + 1;
+        s.0.push(next);
     }));
     world
         .run_iteration()
         .expect("sound repetitions are accepted");
     assert_eq!(world.get::<A>().unwrap().0, 20);
     assert_eq!(world.get::<S>().unwrap().0, [1, 2]);
+}
+
+/// A factory consuming what it produces contradicts producer-before-consumer,
+/// as the macros say at compile time.
+#[test]
+fn a_factory_reading_what_it_returns() {
+    let mut world = World::new();
+    world.insert(S(vec![1]));
+    let ran = counter();
+    let seen = Arc::clone(&ran);
+    world.add_factory(NodeBuilder::new("remesh").factory(move |previous: &S| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        S(previous.0.clone())
+    }));
+    refused(&mut world, &ran, "remesh", "S");
 }
