@@ -232,8 +232,12 @@ fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String
 
 fn node(declaration: &Declaration<'_>) -> NodeBuilder {
     let mut node = NodeBuilder::new(declaration.name.to_owned());
+    // A write implies a read: a service in both columns is one gated access
+    // (the planner refuses a node that declares one service twice).
     for &read in &declaration.reads {
-        node = node.reads_named(read.to_owned());
+        if !declaration.writes.contains(&read) {
+            node = node.reads_named(read.to_owned());
+        }
     }
     for &write in &declaration.writes {
         node = node.gates_named(write.to_owned());
@@ -263,23 +267,34 @@ fn render(file: &str, declarations: &[Declaration<'_>], diagnostic: &Diagnostic)
         DiagnosticKind::DuplicateKey { first, second, .. } => {
             [first, second].into_iter().filter_map(line).collect()
         }
-        DiagnosticKind::Ambiguity { first, second, .. } => [*first, *second]
+        DiagnosticKind::Ambiguity { pairs, .. } => {
+            let mut lines: Vec<usize> = pairs
+                .iter()
+                .flat_map(|&(a, b)| [a, b])
+                .map(|n| declarations[n.index()].line)
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            lines
+        }
+        // Any other kind: the lines of the systems it names.
+        _ => declarations
             .iter()
-            .map(|n| declarations[n.index()].line)
+            .filter(|d| diagnostic.nodes.iter().any(|name| name == d.name))
+            .map(|d| d.line)
             .collect(),
-        _ => Vec::new(),
     };
     let level = match diagnostic.level {
         Level::Warning => "warning",
         Level::Error => "error",
     };
     let at: Vec<String> = lines.iter().map(|l| format!("{file}:{l}")).collect();
-    format!(
-        "{level}[{}]: {}: {}",
-        diagnostic.code,
-        at.join(", "),
-        diagnostic.message
-    )
+    let at = if at.is_empty() {
+        file.to_owned()
+    } else {
+        at.join(", ")
+    };
+    format!("{level}[{}]: {at}: {}", diagnostic.code, diagnostic.message)
 }
 
 #[cfg(test)]

@@ -103,14 +103,44 @@ fn warn_ambiguous_reports_sl0008_on_stderr() {
         run.stdout,
         "stage 0: health\nstage 1: poison\nstage 2: regen\n"
     );
+    // One warning for the lane of Hp, naming both pairs and every line.
     let lines: Vec<&str> = run.stderr.lines().collect();
-    assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[0].starts_with(&format!(
-        "warning[SL0008]: {path}:1, {path}:3: `health` and `regen` conflict on Hp"
-    )));
-    assert!(lines[1].starts_with(&format!(
-        "warning[SL0008]: {path}:2, {path}:3: `poison` and `regen`"
-    )));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "warning[SL0008]: {path}:1, {path}:2, {path}:3: 2 pairs of nodes conflict on Hp and \
+             are ordered only by registration order (earlier node first): `health` and `regen`, \
+             `poison` and `regen`; declare one node of each pair after the other to make the \
+             order intentional"
+        )
+    );
+}
+
+#[test]
+fn warn_ambiguous_on_thousands_of_writers_is_one_capped_line() {
+    let text: String = (0..3000).map(|i| format!("SYSTEM s{i} - Hp -\n")).collect();
+    let path = file("writers.plan", &text);
+    let run = sluice(&["plan", "--warn-ambiguous", &path]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 3000);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    // 3000 * 2999 / 2 pairs, 8 listed: nodes s0..s4, on lines 1..5.
+    let at: Vec<String> = (1..=5).map(|l| format!("{path}:{l}")).collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "warning[SL0008]: {}: 4498500 pairs of nodes conflict on Hp",
+            at.join(", ")
+        )),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("`s1` and `s4`, and 4498492 more;"),
+        "{}",
+        lines[0]
+    );
 }
 
 #[test]

@@ -1,16 +1,177 @@
 //! SL0008: conflicting nodes ordered only by registration order.
 //!
-//! The only pass over all pairs of nodes in the planner; it runs only when
-//! ambiguity reporting is on.
+//! A pair of nodes is ambiguous when they conflict (one writes a service the
+//! other touches, or one is exclusive) and no path of explicit or produce
+//! edges joins them. The pairs are reported grouped: one diagnostic per
+//! service with ambiguous pairs (a pair that conflicts on several services is
+//! counted in each of their groups), then one for the pairs with an exclusive
+//! node (whatever else they share). Each diagnostic
+//! lists the first [`LISTED`] pairs (in plan order of the later node, then of
+//! the earlier) and says how many pairs there are in all.
+//!
+//! Cost: nothing is kept per pair. The nodes are taken in plan order in
+//! chunks of 64; for each chunk, one pass over the explicit edges (in reverse
+//! topological order) gives, per vertex, the bit set of the chunk's nodes it
+//! reaches, and each lane's accessors placed before the chunk's end are
+//! matched against the chunk's members of that lane a word at a time. Time is
+//! `O((V + E) * N / 64 + T * N / 64)` for `V` vertices, `E` explicit edges,
+//! `N` nodes and `T` service accesses (the edge pass is skipped when there are
+//! no explicit edges); memory is `O(V + T)` plus the listed pairs.
 
-use fixedbitset::FixedBitSet;
-
+use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::Explicit;
 use crate::plan::{GraphView, NodeIndex, Plan};
 
-/// Every pair of conflicting nodes that no path of explicit or produce edges
-/// joins, earlier node first, in plan order.
+/// How many pairs one SL0008 diagnostic lists; the rest are counted.
+pub(crate) const LISTED: usize = 8;
+
+const WORD: usize = 64;
+
+/// The ambiguous pairs of one service (or of the exclusive nodes): the count
+/// and the first few.
+#[derive(Default)]
+struct Group {
+    total: u64,
+    /// `(later position, earlier position)`, sorted, at most [`LISTED`].
+    listed: Vec<(u32, u32)>,
+}
+
+/// One lane: its accessors' plan positions in order, and which of them write.
+struct Lanes {
+    /// Per service, where its accessors start in `members` (CSR).
+    offsets: Vec<u32>,
+    /// `(position, writes)` of each accessor, by service, in plan order.
+    members: Vec<(u32, bool)>,
+    /// Per service, where its writers start in `writers` (CSR).
+    writer_offsets: Vec<u32>,
+    /// Positions of each lane's writers, by service, in plan order.
+    writers: Vec<u32>,
+}
+
+impl Lanes {
+    fn new(graph: &GraphView<'_>, order: &[u32], services: usize) -> Self {
+        let nodes = graph.nodes();
+        let mut offsets = vec![0u32; services + 1];
+        let mut writer_offsets = vec![0u32; services + 1];
+        for node in nodes {
+            for touch in node.access().touches() {
+                offsets[touch.service().index() + 1] += 1;
+                if touch.is(Touch::WRITES) {
+                    writer_offsets[touch.service().index() + 1] += 1;
+                }
+            }
+        }
+        for s in 0..services {
+            offsets[s + 1] += offsets[s];
+            writer_offsets[s + 1] += writer_offsets[s];
+        }
+        let mut members = vec![(0u32, false); offsets[services] as usize];
+        let mut writers = vec![0u32; writer_offsets[services] as usize];
+        let mut next = offsets.clone();
+        let mut next_writer = writer_offsets.clone();
+        for (position, &node) in order.iter().enumerate() {
+            for touch in nodes[node as usize].access().touches() {
+                let s = touch.service().index();
+                let writes = touch.is(Touch::WRITES);
+                members[next[s] as usize] = (position as u32, writes);
+                next[s] += 1;
+                if writes {
+                    writers[next_writer[s] as usize] = position as u32;
+                    next_writer[s] += 1;
+                }
+            }
+        }
+        Self {
+            offsets,
+            members,
+            writer_offsets,
+            writers,
+        }
+    }
+
+    fn members(&self, service: usize) -> &[(u32, bool)] {
+        &self.members[self.offsets[service] as usize..self.offsets[service + 1] as usize]
+    }
+
+    fn writers(&self, service: usize) -> &[u32] {
+        &self.writers
+            [self.writer_offsets[service] as usize..self.writer_offsets[service + 1] as usize]
+    }
+}
+
+/// The pairs of one chunk of 64 plan positions starting at `start`, that is
+/// the positions whose bit is set in the masks.
+struct Chunk<'a> {
+    start: usize,
+    end: usize,
+    /// Per vertex, the chunk's nodes it reaches through explicit edges
+    /// (empty when there are none).
+    down: &'a [u64],
+    order: &'a [u32],
+}
+
+impl Chunk<'_> {
+    /// Adds to `group` the pairs of `earlier` (a position before the chunk's
+    /// end) with each later position of the chunk in `candidates` that it
+    /// does not reach.
+    fn pairs(&self, earlier: u32, candidates: u64, group: &mut Group, found: &mut Vec<(u32, u32)>) {
+        let at = earlier as usize;
+        // Only positions after `earlier`: every bit above its own.
+        let mut mask = candidates;
+        if at >= self.start {
+            let shift = at - self.start + 1;
+            mask &= if shift >= WORD { 0 } else { !0u64 << shift };
+        }
+        if mask == 0 {
+            return;
+        }
+        if let Some(reached) = self.down.get(self.order[at] as usize) {
+            mask &= !reached;
+        }
+        group.total += u64::from(mask.count_ones());
+        if group.listed.len() < LISTED {
+            let mut bits = mask;
+            let mut taken = 0;
+            while bits != 0 && taken < LISTED {
+                let later = self.start + bits.trailing_zeros() as usize;
+                found.push((later as u32, earlier));
+                bits &= bits - 1;
+                taken += 1;
+            }
+        }
+    }
+
+    /// The masks' pairs for one lane: `all` holds the chunk's accessors,
+    /// `writes` its writers; a writer conflicts with every accessor, a
+    /// reader only with the writers.
+    fn lane(
+        &self,
+        all: u64,
+        writes: u64,
+        members: impl Iterator<Item = (u32, bool)>,
+        group: &mut Group,
+        found: &mut Vec<(u32, u32)>,
+    ) {
+        found.clear();
+        for (earlier, earlier_writes) in members {
+            if earlier as usize >= self.end {
+                break;
+            }
+            let candidates = if earlier_writes { all } else { writes };
+            self.pairs(earlier, candidates, group, found);
+        }
+        if group.listed.len() < LISTED && !found.is_empty() {
+            found.sort_unstable();
+            let room = LISTED - group.listed.len();
+            group.listed.extend(found.iter().take(room).copied());
+        }
+    }
+}
+
+/// Every group of conflicting nodes that no path of explicit or produce
+/// edges joins: one diagnostic per service (in id order), then one for the
+/// exclusive nodes.
 pub(crate) fn find(
     graph: &GraphView<'_>,
     edges: &Explicit,
@@ -18,65 +179,186 @@ pub(crate) fn find(
     plan: &Plan,
     level: Level,
 ) -> Vec<Diagnostic> {
-    let vertices = edges.vertices();
-    // What each vertex reaches through explicit edges, built in reverse
-    // topological order so every successor's set is complete first.
-    let mut reach: Vec<FixedBitSet> = vec![FixedBitSet::with_capacity(vertices); vertices];
-    for &vertex in released.iter().rev() {
-        let mut set = std::mem::take(&mut reach[vertex as usize]);
-        for &edge in edges.successors(vertex) {
-            let to = edges.to[edge as usize] as usize;
-            set.insert(to);
-            set.union_with(&reach[to]);
-        }
-        reach[vertex as usize] = set;
-    }
     let nodes = graph.nodes();
     let order = &plan.compiled().order;
-    let mut found = Vec::new();
-    for (i, &first) in order.iter().enumerate() {
-        let first_access = nodes[first as usize].access();
-        for &second in &order[i + 1..] {
-            let second_access = nodes[second as usize].access();
-            if first_access.conflicts(second_access)
-                && !reach[first as usize].contains(second as usize)
+    let n = order.len();
+    let services = graph.table().len();
+    let lanes = Lanes::new(graph, order, services);
+    let exclusive: Vec<u32> = (0..n as u32)
+        .filter(|&p| nodes[order[p as usize] as usize].access().is_exclusive())
+        .collect();
+
+    let mut groups: Vec<Group> = (0..services).map(|_| Group::default()).collect();
+    let mut world = Group::default();
+    // Per service, its accessors and writers among the chunk's nodes.
+    let mut masks = vec![(0u64, 0u64); services];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut found: Vec<(u32, u32)> = Vec::new();
+    let has_edges = !edges.from.is_empty();
+    let mut down = if has_edges {
+        vec![0u64; edges.vertices()]
+    } else {
+        Vec::new()
+    };
+    let mut position_of = Vec::new();
+    if has_edges {
+        position_of = vec![u32::MAX; edges.vertices()];
+        for (position, &node) in order.iter().enumerate() {
+            position_of[node as usize] = position as u32;
+        }
+    }
+
+    for start in (0..n).step_by(WORD) {
+        let end = (start + WORD).min(n);
+        if has_edges {
+            reach_chunk(edges, released, &position_of, start, end, &mut down);
+        }
+        let chunk = Chunk {
+            start,
+            end,
+            down: &down,
+            order,
+        };
+        for position in start..end {
+            let bit = 1u64 << (position - start);
+            for touch in nodes[order[position] as usize].access().touches() {
+                let s = touch.service().index();
+                if masks[s] == (0, 0) {
+                    touched.push(s);
+                }
+                masks[s].0 |= bit;
+                if touch.is(Touch::WRITES) {
+                    masks[s].1 |= bit;
+                }
+            }
+        }
+        touched.sort_unstable();
+        for &s in &touched {
+            let (all, writes) = std::mem::take(&mut masks[s]);
+            if writes == 0 {
+                // Only the lane's writers conflict with these readers.
+                let writers = lanes.writers(s).iter().map(|&p| (p, true));
+                chunk.lane(all, writes, writers, &mut groups[s], &mut found);
+            } else {
+                let members = lanes.members(s).iter().copied();
+                chunk.lane(all, writes, members, &mut groups[s], &mut found);
+            }
+        }
+        touched.clear();
+        // The whole-world lane: every node reads it, exclusive nodes gate it.
+        let all = if end - start == WORD {
+            !0u64
+        } else {
+            (1u64 << (end - start)) - 1
+        };
+        let writes = exclusive
+            .iter()
+            .filter(|&&p| (start..end).contains(&(p as usize)))
+            .fold(0u64, |mask, &p| mask | 1u64 << (p as usize - start));
+        if writes == 0 {
+            // Only the exclusive nodes conflict with these.
+            let writers = exclusive.iter().map(|&p| (p, true));
+            chunk.lane(all, writes, writers, &mut world, &mut found);
+        } else {
+            let members = (0..end as u32).map(|p| (p, exclusive.binary_search(&p).is_ok()));
+            chunk.lane(all, writes, members, &mut world, &mut found);
+        }
+    }
+
+    let mut diagnostics = Vec::new();
+    for (s, group) in groups.iter().enumerate() {
+        if group.total > 0 {
+            diagnostics.push(diagnostic(plan, Some(ServiceId(s as u32)), group, level));
+        }
+    }
+    if world.total > 0 {
+        diagnostics.push(diagnostic(plan, None, &world, level));
+    }
+    diagnostics
+}
+
+/// Fills `down[v]` with the nodes at plan positions `start..end` that vertex
+/// `v` reaches through explicit edges (bit `p - start` for position `p`).
+/// `released` is a topological order of every vertex; plan order is one of
+/// the nodes, so only vertices released before the chunk's nodes matter,
+/// but one pass over all is simple and linear.
+fn reach_chunk(
+    edges: &Explicit,
+    released: &[u32],
+    position_of: &[u32],
+    start: usize,
+    end: usize,
+    down: &mut [u64],
+) {
+    for &vertex in released.iter().rev() {
+        let mut set = 0u64;
+        for &edge in edges.successors(vertex) {
+            let to = edges.to[edge as usize] as usize;
+            set |= down[to];
+            if let Some(&p) = position_of.get(to)
+                && (start..end).contains(&(p as usize))
             {
-                let services = first_access.conflicting_services(second_access);
-                found.push(ambiguity(
-                    plan,
-                    NodeIndex(first),
-                    NodeIndex(second),
-                    services,
-                    level,
-                ));
+                set |= 1u64 << (p as usize - start);
+            }
+        }
+        down[vertex as usize] = set;
+    }
+}
+
+fn diagnostic(plan: &Plan, service: Option<ServiceId>, group: &Group, level: Level) -> Diagnostic {
+    let order = &plan.compiled().order;
+    let pairs: Vec<(NodeIndex, NodeIndex)> = group
+        .listed
+        .iter()
+        .map(|&(later, earlier)| {
+            (
+                NodeIndex(order[earlier as usize]),
+                NodeIndex(order[later as usize]),
+            )
+        })
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for &(a, b) in &pairs {
+        for node in [a, b] {
+            let name = plan.node_name(node);
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
             }
         }
     }
-    found
-}
-
-fn ambiguity(
-    plan: &Plan,
-    first: NodeIndex,
-    second: NodeIndex,
-    services: Vec<crate::access::ServiceId>,
-    level: Level,
-) -> Diagnostic {
-    let (a, b) = (plan.node_name(first), plan.node_name(second));
-    let on = if services.is_empty() {
-        "conflict (one is exclusive)".to_owned()
+    let on = match service {
+        Some(s) => format!("conflict on {}", plan.service_name(s)),
+        None => "conflict (one is exclusive)".to_owned(),
+    };
+    let message = if let ([(first, second)], 1) = (pairs.as_slice(), group.total) {
+        let (a, b) = (plan.node_name(*first), plan.node_name(*second));
+        format!(
+            "`{a}` and `{b}` {on} and are ordered only by registration order (`{a}` first); \
+             declare `{b}` after `{a}` (or the reverse) to make the order intentional"
+        )
     } else {
-        let names: Vec<&str> = services.iter().map(|&s| plan.service_name(s)).collect();
-        format!("conflict on {}", names.join(", "))
+        let listed: Vec<String> = pairs
+            .iter()
+            .map(|&(a, b)| format!("`{}` and `{}`", plan.node_name(a), plan.node_name(b)))
+            .collect();
+        let more = group.total - pairs.len() as u64;
+        let rest = if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        };
+        format!(
+            "{} pairs of nodes {on} and are ordered only by registration order \
+             (earlier node first): {}{rest}; declare one node of each pair after the other \
+             to make the order intentional",
+            group.total,
+            listed.join(", ")
+        )
     };
-    let message = format!(
-        "`{a}` and `{b}` {on} and are ordered only by registration order (`{a}` first); \
-         declare `{b}` after `{a}` (or the reverse) to make the order intentional"
-    );
     let kind = DiagnosticKind::Ambiguity {
-        first,
-        second,
-        services,
+        service,
+        pairs,
+        total: group.total,
     };
-    Diagnostic::new(level, kind, message, vec![a.to_owned(), b.to_owned()])
+    Diagnostic::new(level, kind, message, names)
 }

@@ -17,7 +17,7 @@ pub enum Level {
 /// How to report SL0008 (conflicting nodes ordered only by registration order).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum AmbiguityLevel {
-    /// Not looked for (no pass over all pairs of nodes).
+    /// Not looked for (no pass over the lanes).
     #[default]
     Ignore,
     /// Reported as warnings in [`Plan::diagnostics`](crate::plan::Plan::diagnostics).
@@ -92,15 +92,19 @@ pub enum DiagnosticKind {
         /// The service and the two declarations that disagree.
         twice: crate::node::DeclaredTwice,
     },
-    /// SL0008: two conflicting nodes ordered only by registration order: no
-    /// path of explicit or produce edges joins them.
+    /// SL0008: conflicting nodes ordered only by registration order (no path
+    /// of explicit or produce edges joins them), grouped: one diagnostic per
+    /// service with such pairs, then one for the pairs with an exclusive
+    /// node. A pair that conflicts on several services is in each group.
     Ambiguity {
-        /// The one earlier in plan order.
-        first: NodeIndex,
-        /// The later one.
-        second: NodeIndex,
-        /// The services they conflict on (empty when only exclusivity).
-        services: Vec<ServiceId>,
+        /// The service the pairs conflict on; `None` for the pairs with an
+        /// exclusive node (which conflicts with every node).
+        service: Option<ServiceId>,
+        /// The first pairs (at most 8), each `(earlier, later)` in plan
+        /// order, sorted by the later node's plan position, then the earlier's.
+        pairs: Vec<(NodeIndex, NodeIndex)>,
+        /// How many pairs in all, listed or not.
+        total: u64,
     },
 }
 
