@@ -53,7 +53,7 @@ pub enum AccessKind {
 ///
 /// Each name is stored once per id: the name index maps a name's hash to the
 /// latest id with that hash, and ids sharing a hash are chained through
-/// `same_hash`. Private services ([`ServiceTable::resolve_private`]) are not
+/// `same_hash`. Private services (the world's own, resolved by `resolve_private`) are not
 /// in the name index at all.
 #[derive(Debug, Default, Clone)]
 pub struct ServiceTable {

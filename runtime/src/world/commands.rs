@@ -73,7 +73,7 @@ impl CommandQueue {
 /// a later iteration: the plan factory rebuilds the plan during the next
 /// iteration, and it is swapped in at that iteration's end.
 ///
-/// Declares shared access to the world's [`CommandQueue`], so any number of
+/// Declares shared access to the world's private command queue, so any number of
 /// nodes record commands at once.
 #[derive(Debug, Clone, Copy)]
 pub struct Commands<'w> {
