@@ -155,3 +155,229 @@ fn the_workspace_examples_are_clean() {
         "{text}"
     );
 }
+
+/// A fresh directory of its own under the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sluice-check-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// A node with one SA0003 error, to show a file was checked.
+const CHECKED: &str = "#[run_condition]\nfn enabled(flags: &mut Flags) -> bool { flags.on }\n";
+
+#[test]
+fn three_thousand_nested_parentheses_are_refused_by_name_and_line() {
+    let dir = scratch("deep");
+    let deep = format!(
+        "fn f() {{\n    let x = {}1{};\n}}\n",
+        "(".repeat(3000),
+        ")".repeat(3000)
+    );
+    std::fs::write(dir.join("deep.rs"), deep).unwrap();
+    std::fs::write(dir.join("other.rs"), CHECKED).unwrap();
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "error[SA0008]: cannot check this file: this file nests more than 256 levels deep here"
+        ),
+        "{text}"
+    );
+    // `    let x = ` then 255 parentheses: the 256th crosses the limit.
+    let column = "    let x = ".len() + 256;
+    assert!(
+        text.contains(&format!("--> {}:2:{column}", dir.join("deep.rs").display())),
+        "{text}"
+    );
+    // the other file is still checked
+    assert!(text.contains("error[SA0003]"), "{text}");
+    assert!(
+        text.ends_with("sluice check: 2 errors, 0 warnings in 2 files\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn deep_nesting_within_the_limit_is_parsed() {
+    // each construct the estimate counts, just within the limit, and
+    // thousands of levels of the chains it does not count: all parse on
+    // the check's own stack (this is a debug build, the costliest)
+    let dir = scratch("within");
+    let level = 250;
+    let files = [
+        (
+            "parens.rs",
+            format!(
+                "fn f() {{ let x = {}1{}; }}\n",
+                "(".repeat(level),
+                ")".repeat(level)
+            ),
+        ),
+        (
+            "generics.rs",
+            format!(
+                "type T = {}u8{};\n",
+                "Vec<".repeat(level),
+                ">".repeat(level)
+            ),
+        ),
+        (
+            "unary.rs",
+            format!("fn f() {{ let x = {}1; }}\n", "- ".repeat(level)),
+        ),
+        (
+            "braces.rs",
+            format!("fn f() {}{}\n", "{".repeat(level), "}".repeat(level)),
+        ),
+        (
+            "assign.rs",
+            format!("fn f() {{ {}a; }}\n", "a = ".repeat(3000)),
+        ),
+        (
+            "closures.rs",
+            format!("fn f() {{ let x = {}1; }}\n", "|a| ".repeat(3000)),
+        ),
+        (
+            "fn_pointers.rs",
+            format!("type T = {}u8;\n", "fn() -> ".repeat(3000)),
+        ),
+        (
+            "else_if.rs",
+            format!("fn f() {{ if a {{}} {}}}\n", "else if a {} ".repeat(20_000)),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert_eq!(text, "sluice check: no problems found in 8 files\n");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_hides_nothing_else() {
+    let dir = scratch("utf8");
+    std::fs::write(dir.join("a_latin1.rs"), b"// caf\xE9\nfn f() {}\n").unwrap();
+    std::fs::write(dir.join("b_nodes.rs"), CHECKED).unwrap();
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "error[SA0008]: this file is not UTF-8 text: byte 0xE9 at line 1, column 7 is not valid UTF-8"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--> {}:1:7", dir.join("a_latin1.rs").display())),
+        "{text}"
+    );
+    assert!(text.contains("error[SA0003]"), "{text}");
+    assert!(
+        text.ends_with("2 errors, 0 warnings in 2 files\n"),
+        "{text}"
+    );
+    let json = sluice(&["check", "--format", "json", dir.to_str().unwrap()]);
+    let value: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let codes: Vec<&str> = value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["SA0008", "SA0003"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_is_named_and_the_rest_is_checked() {
+    let dir = scratch("loop");
+    std::fs::create_dir(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/nodes.rs"), CHECKED).unwrap();
+    // a link back to its own parent, and a link to itself
+    std::os::unix::fs::symlink(&dir, dir.join("src/up")).unwrap();
+    std::os::unix::fs::symlink(dir.join("self.rs"), dir.join("self.rs")).unwrap();
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let (text, errors) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}{errors}");
+    assert!(
+        errors.contains(&format!(
+            "sluice check: cannot read {}: symbolic link loop: it leads back to {}",
+            dir.join("src/up").display(),
+            dir.canonicalize().unwrap().display()
+        )),
+        "{errors}"
+    );
+    assert!(
+        errors.contains(&format!(
+            "sluice check: cannot read {}: ",
+            dir.join("self.rs").display()
+        )),
+        "{errors}"
+    );
+    assert!(text.contains("error[SA0003]"), "{text}");
+    assert!(
+        text.ends_with("1 error, 0 warnings in 1 file; 2 paths could not be read\n"),
+        "{text}"
+    );
+    // the loop given as the path itself
+    let out = sluice(&["check", dir.join("self.rs").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "sluice check: cannot read {}: ",
+            dir.join("self.rs").display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_missing_path_is_named_and_the_others_are_checked() {
+    let dir = scratch("missing");
+    std::fs::write(dir.join("nodes.rs"), CHECKED).unwrap();
+    let missing = dir.join("no/such/dir");
+    let out = sluice(&["check", missing.to_str().unwrap(), dir.to_str().unwrap()]);
+    let (text, errors) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}{errors}");
+    assert!(
+        errors.starts_with(&format!(
+            "sluice check: cannot read {}: ",
+            missing.display()
+        )),
+        "{errors}"
+    );
+    assert!(text.contains("error[SA0003]"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dangling_source_link_is_named_and_the_others_are_checked() {
+    let dir = scratch("dangling");
+    std::fs::write(dir.join("nodes.rs"), CHECKED).unwrap();
+    let gone = dir.join("gone.rs");
+    std::os::unix::fs::symlink(dir.join("moved.rs"), &gone).unwrap();
+    // a dangling link that is not a source file is not worth a word
+    std::os::unix::fs::symlink(dir.join("moved"), dir.join("result")).unwrap();
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let (text, errors) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}{errors}");
+    assert_eq!(
+        errors,
+        format!(
+            "sluice check: cannot read {}: No such file or directory (os error 2)\n",
+            gone.display()
+        )
+    );
+    assert!(text.contains("error[SA0003]"), "{text}");
+}

@@ -1,7 +1,10 @@
 //! `sluice check [--format human|json] PATH...`
 //!
 //! Exit status: 0 when nothing or only warnings were found, 1 when an error
-//! was found, 2 for bad usage or an unreadable path.
+//! was found, 2 for bad usage or when a path could not be read (every
+//! unreadable path is named on standard error, and the findings of the rest
+//! of the tree are still printed; nothing is printed on standard output when
+//! no file at all could be read).
 
 use std::path::PathBuf;
 
@@ -82,16 +85,29 @@ where
             return 2;
         }
     };
-    let report = match check_paths(&options.paths) {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("sluice check: cannot read: {e}");
-            return 2;
-        }
-    };
-    match options.format {
-        Format::Human => print!("{}", render::human(&report)),
-        Format::Json => println!("{}", render::json(&report)),
+    let report = check_paths(&options.paths);
+    for unreadable in &report.unreadable {
+        eprintln!(
+            "sluice check: cannot read {}: {}",
+            unreadable.path.display(),
+            unreadable.error
+        );
     }
-    u8::from(report.has_errors())
+    if report.files_checked > 0 || report.unreadable.is_empty() {
+        match options.format {
+            Format::Human => print!("{}", render::human(&report)),
+            Format::Json => println!("{}", render::json(&report)),
+        }
+    }
+    status(&report)
+}
+
+/// The exit status for `report`: 2 when a path could not be read, else 1
+/// when an error was found, else 0.
+pub fn status(report: &super::Report) -> u8 {
+    if !report.unreadable.is_empty() {
+        2
+    } else {
+        u8::from(report.has_errors())
+    }
 }

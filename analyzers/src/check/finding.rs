@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use proc_macro2::Span;
 use sluice_rules::{Code, Diagnostic, Level};
 
+use super::source::Unreadable;
+
 /// One finding with its position: a rule's [`Diagnostic`] resolved against
 /// the file it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +83,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// How many `.rs` files were read.
     pub files_checked: usize,
+    /// The paths that could not be read (the rest of the tree was checked).
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl Report {

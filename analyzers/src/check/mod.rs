@@ -1,60 +1,139 @@
 //! `sluice check`: the static checks over a tree of `.rs` files.
 //!
-//! Every file is parsed with syn (a file that does not parse is reported as
-//! SA0008 and skipped); every function carrying `#[system]`, `#[factory]` or
-//! `#[run_condition]` (free or in an impl) goes through the per-function
-//! rules of `sluice-rules` (SA0001..SA0007); then the whole-tree checks run
-//! (SA0009..SA0012, see [`tree`]).
+//! Every file is parsed with syn (a file that does not parse, is not UTF-8,
+//! or nests too deep is reported as SA0008 and skipped); every function
+//! carrying `#[system]`, `#[factory]` or `#[run_condition]` (free or in an
+//! impl) goes through the per-function rules of `sluice-rules`
+//! (SA0001..SA0007); then the whole-tree checks run (SA0009..SA0012, see
+//! [`tree`]). A path that cannot be read is listed in
+//! [`Report::unreadable`] and the rest of the tree is still checked.
+//!
+//! syn recurses once per level of nesting; [`check_paths`] and
+//! [`check_sources`] parse and check on a thread of their own with a
+//! [`PARSE_STACK`] stack, and refuse files that nest deeper than
+//! [`nesting::MAX_NESTING`].
 
 pub mod batch;
 pub mod cli;
 pub mod collect;
 pub mod finding;
 pub mod mutation;
+pub mod nesting;
 pub mod render;
 pub mod source;
 pub mod tree;
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use sluice_rules::{BodyContext, Code, check_attribute};
 
 pub use finding::{Finding, Report};
-pub use source::SourceFile;
+pub use source::{SourceFile, Unreadable};
 
 use collect::{Collected, collect_file};
 use tree::{CheckedNode, tree_checks};
 
-/// Checks every `.rs` file under each of `paths` as one tree. An error means
-/// a path could not be read.
-pub fn check_paths(paths: &[PathBuf]) -> io::Result<Report> {
-    let mut files = Vec::new();
-    for root in paths {
-        for path in source::rust_files(root)? {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            files.push(SourceFile::new(path, text));
+/// The stack of the thread that parses and checks: room for syn's recursion
+/// on any file within [`nesting::MAX_NESTING`] (and thousands of levels of
+/// what the estimate does not count), in debug builds too. Only the pages
+/// touched are ever committed.
+pub const PARSE_STACK: usize = 256 << 20;
+
+/// Checks every `.rs` file under each of `paths` as one tree. A path that
+/// cannot be read is listed in the report's `unreadable`; the rest is
+/// checked.
+pub fn check_paths(paths: &[PathBuf]) -> Report {
+    let paths = paths.to_vec();
+    on_parse_stack(move || {
+        let mut sources = Vec::new();
+        let mut unreadable = Vec::new();
+        for root in &paths {
+            let (files, problems) = source::rust_files(root);
+            unreadable.extend(problems);
+            for path in files {
+                match std::fs::read(&path) {
+                    Ok(bytes) => sources.push((path, bytes)),
+                    Err(error) => unreadable.push(Unreadable {
+                        path,
+                        error: error.to_string(),
+                    }),
+                }
+            }
         }
-    }
-    Ok(check_files(&files))
+        let mut report = check_bytes(sources);
+        report.unreadable = unreadable;
+        report
+    })
 }
 
 /// Checks every `.rs` file under `path` as one tree.
-pub fn check_path(path: &Path) -> io::Result<Report> {
+pub fn check_path(path: &Path) -> Report {
     check_paths(&[path.to_path_buf()])
+}
+
+/// Checks files given by path and contents (not necessarily UTF-8) as one
+/// tree, on a thread with a [`PARSE_STACK`] stack: what `sluice check` does
+/// once it has read them.
+pub fn check_sources(sources: Vec<(PathBuf, Vec<u8>)>) -> Report {
+    on_parse_stack(move || check_bytes(sources))
+}
+
+/// Runs `work` on a thread with a [`PARSE_STACK`] stack (on this thread when
+/// no such thread can be started). A panic in `work` is resumed here.
+fn on_parse_stack(work: impl FnOnce() -> Report + Send + 'static) -> Report {
+    let work = std::sync::Mutex::new(Some(work));
+    let run = || work.lock().ok().and_then(|mut w| w.take()).map(|w| w());
+    let spawned = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("sluice-check".to_string())
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(scope, run)
+            .map(|thread| thread.join())
+    });
+    match spawned {
+        Ok(Ok(Some(report))) => report,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        // The thread could not be started: do the work here.
+        Ok(Ok(None)) | Err(_) => run().unwrap_or_default(),
+    }
+}
+
+fn check_bytes(sources: Vec<(PathBuf, Vec<u8>)>) -> Report {
+    let mut files = Vec::new();
+    let mut not_utf8 = Vec::new();
+    for (path, bytes) in sources {
+        match SourceFile::from_bytes(path, bytes) {
+            Ok(file) => files.push(file),
+            Err(finding) => not_utf8.push(*finding),
+        }
+    }
+    let mut report = check_files(&files);
+    report.files_checked += not_utf8.len();
+    report.findings.extend(not_utf8);
+    report.sort();
+    report
 }
 
 /// Checks already-read files as one tree.
 pub fn check_files(files: &[SourceFile]) -> Report {
     let mut report = Report {
-        findings: Vec::new(),
         files_checked: files.len(),
+        ..Report::default()
     };
     let mut collected = Collected::default();
     for (i, file) in files.iter().enumerate() {
         match &file.parsed {
             Ok(ast) => collect_file(i, ast, &mut collected),
+            Err(e) if file.too_deep => report.findings.push(Finding::at_span(
+                Code::UnparsableFile,
+                &file.path,
+                &file.text,
+                e.span(),
+                format!("cannot check this file: {e}"),
+                "flatten the nesting (a `let` per level, or a helper function); the other \
+                 checks skipped this file"
+                    .to_string(),
+            )),
             Err(e) => report.findings.push(Finding::at_span(
                 Code::UnparsableFile,
                 &file.path,

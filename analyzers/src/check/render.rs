@@ -61,12 +61,20 @@ pub fn human(report: &Report) -> String {
     let warnings = report.count(Level::Warning);
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let files = plural(report.files_checked, "file");
+    let unreadable = match report.unreadable.len() {
+        0 => String::new(),
+        1 => "; 1 path could not be read".to_string(),
+        n => format!("; {n} paths could not be read"),
+    };
     if errors + warnings == 0 {
-        let _ = writeln!(out, "sluice check: no problems found in {files}");
+        let _ = writeln!(
+            out,
+            "sluice check: no problems found in {files}{unreadable}"
+        );
     } else {
         let _ = writeln!(
             out,
-            "sluice check: {}, {} in {files}",
+            "sluice check: {}, {} in {files}{unreadable}",
             plural(errors, "error"),
             plural(warnings, "warning")
         );
