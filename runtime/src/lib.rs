@@ -47,6 +47,7 @@ pub mod access;
 pub mod exec;
 pub mod node;
 pub mod registry;
+mod sync;
 pub mod system;
 pub mod world;
 

@@ -17,14 +17,14 @@
 //! slices from a shared counter until none is left. The last helper to leave
 //! runs `after_update`. Nothing is allocated per tick.
 
-use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering, UnsafeCell};
 
 use super::job::JobRef;
 use super::pool::WorkerThread;
@@ -193,7 +193,8 @@ impl<P: BatchProcessor> BatchNode<P> {
             !buffer.busy.swap(true, Ordering::Acquire),
             "batch buffer already in use by a batch in flight"
         );
-        let value = NonNull::new(buffer.value.get()).expect("UnsafeCell::get is never null");
+        let value = buffer.value.with_mut(NonNull::new);
+        let value = value.expect("an UnsafeCell's pointer is never null");
         // SAFETY:
         // - `buffer.busy` was just set: this batch has the buffer to itself
         //   until it clears the flag, and the buffer lives for the run's
@@ -248,19 +249,25 @@ impl<P: BatchProcessor> BatchNode<P> {
             !cx.is_deferred(),
             "a batch node must not call NodeContext::defer itself"
         );
-        // SAFETY:
-        // - `self.busy` is ours: no other batch uses the processor, and no
-        //   helper of this one exists yet.
-        let processor = unsafe { &mut *self.processor.get() };
-        // SAFETY:
-        // - The buffer is reserved for this batch (the caller's contract),
-        //   and no helper exists yet.
-        let items_buffer = unsafe { &mut *buffer.as_ptr() };
-        processor.before_update(items_buffer);
-        let len = P::items(items_buffer).len();
-        let slices = len.div_ceil(P::BATCH_SIZE);
+        let slices = self.processor.with_mut(|processor| {
+            // SAFETY:
+            // - `self.busy` is ours: no other batch uses the processor, and
+            //   no helper of this one exists yet.
+            let processor = unsafe { &mut *processor };
+            // SAFETY:
+            // - The buffer is reserved for this batch (the caller's
+            //   contract), and no helper exists yet.
+            let items_buffer = unsafe { &mut *buffer.as_ptr() };
+            processor.before_update(items_buffer);
+            let len = P::items(items_buffer).len();
+            let slices = len.div_ceil(P::BATCH_SIZE);
+            if slices == 0 {
+                processor.after_update(items_buffer);
+            }
+            (len, slices)
+        });
+        let (len, slices) = slices;
         if slices == 0 {
-            processor.after_update(items_buffer);
             drop(guard);
             return NodeOutcome::Done;
         }
@@ -349,15 +356,16 @@ impl<P: BatchProcessor> BatchNode<P> {
                     }
                     let start = slice * P::BATCH_SIZE;
                     let end = (start + P::BATCH_SIZE).min(len);
-                    // SAFETY:
-                    // - A slice was claimed, so the batch is not finished: no
-                    //   `&mut` to the processor or the buffer exists until
-                    //   this helper leaves.
-                    let (processor, items) =
-                        unsafe { (&*this.processor.get(), P::items(&*buffer)) };
-                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
-                        processor.process_batch(start, &items[start..end]);
-                    }));
+                    let result = this.processor.with(|processor| {
+                        // SAFETY:
+                        // - A slice was claimed, so the batch is not
+                        //   finished: no `&mut` to the processor or the
+                        //   buffer exists until this helper leaves.
+                        let (processor, items) = unsafe { (&*processor, P::items(&*buffer)) };
+                        panic::catch_unwind(AssertUnwindSafe(|| {
+                            processor.process_batch(start, &items[start..end]);
+                        }))
+                    });
                     if let Err(payload) = result {
                         this.poisoned.store(true, Ordering::Relaxed);
                         slot.fail(node, payload);
@@ -382,16 +390,15 @@ impl<P: BatchProcessor> BatchNode<P> {
     ///   processor or buffer remains) and the completion count is held.
     unsafe fn finish(&self, slot: &RunSlot, node: u32, worker: &WorkerThread) {
         if !self.poisoned.load(Ordering::Relaxed) {
-            // SAFETY:
-            // - Every helper has left (acquired through `helpers_left`), so
-            //   these are the only borrows of the processor and the buffer.
-            let (processor, buffer) = unsafe {
-                (
-                    &mut *self.processor.get(),
-                    &mut *self.buffer.load(Ordering::Relaxed),
-                )
-            };
-            let result = panic::catch_unwind(AssertUnwindSafe(|| processor.after_update(buffer)));
+            let buffer = self.buffer.load(Ordering::Relaxed);
+            let result = self.processor.with_mut(|processor| {
+                // SAFETY:
+                // - Every helper has left (acquired through `helpers_left`),
+                //   so these are the only borrows of the processor and the
+                //   buffer.
+                let (processor, buffer) = unsafe { (&mut *processor, &mut *buffer) };
+                panic::catch_unwind(AssertUnwindSafe(|| processor.after_update(buffer)))
+            });
             if let Err(payload) = result {
                 slot.fail(node, payload);
             }

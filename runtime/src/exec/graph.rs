@@ -6,16 +6,16 @@
 //! with no predecessor) and a topological order (the serial order). Nothing
 //! here refers to the planner's types: the planner hands over plain arrays.
 
+use crate::sync::{Ordering, StaticAtomicU64};
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Source of [`CompiledGraph::id`]: every graph gets a fresh one, so an
 /// [`ExecutionState`](super::ExecutionState) can check that it belongs to the
 /// graph it is run with.
-static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_GRAPH_ID: StaticAtomicU64 = StaticAtomicU64::new(1);
 
 /// A DAG of nodes, flattened for the executor.
 ///

@@ -17,12 +17,11 @@
 use std::fmt;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use async_task::{Builder, Runnable, Task};
-use crossbeam_deque::{Injector, Steal};
+
+use crate::sync::{AtomicU64, Injector, Ordering, StdArc as Arc, StdWeak as Weak, Steal};
 
 /// The default regular window: 1 ms per iteration.
 pub const DEFAULT_REGULAR_WINDOW: Duration = Duration::from_millis(1);

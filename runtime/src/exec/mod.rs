@@ -35,6 +35,9 @@
 mod batch;
 mod graph;
 mod job;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_hooks;
 mod loose;
 mod parallel;
 mod pool;

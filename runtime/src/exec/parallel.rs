@@ -7,13 +7,12 @@
 //! the ones that reach zero onto its thread's local deque, keeping one to run
 //! next itself. No scan for ready nodes, no allocation.
 
-use std::sync::Arc;
-
 use super::graph::CompiledGraph;
 use super::loose::LooseTasks;
 use super::pool::{Registry, ThreadPool};
 use super::run::{NodeContext, NodeFailure, NodeOutcome, RunParams};
 use super::state::ExecutionState;
+use crate::sync::Arc;
 
 impl ThreadPool {
     /// Runs every node of `graph` once, in parallel, each after all its
@@ -69,7 +68,7 @@ where
 {
     state.prepare(graph);
     let epoch = state.timings.begin_run();
-    let failure = registry.with_external_seat(|worker| {
+    let failure = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
         let params = RunParams::new(graph, state, epoch, body, loose, false);
         let roots = graph.roots();

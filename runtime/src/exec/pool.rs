@@ -11,26 +11,30 @@
 //!
 //! See `README.md` beside this file for the sleep protocol.
 
-use std::cell::Cell;
 use std::fmt;
 use std::io;
 use std::num::NonZeroUsize;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
-use crossbeam_utils::sync::{Parker, Unparker};
+
+use crate::sync::{
+    self, Arc, AtomicBool, AtomicU64, AtomicUsize, Cell, Injector, JoinHandle, Mutex, Ordering,
+    Parker, PoisonError, Steal, Stealer, Unparker, Worker, fence,
+};
 
 use super::job::JobRef;
 use super::run::RunSlot;
 
 /// How many rounds an idle thread looks for work (spinning, then yielding)
 /// before it parks.
+#[cfg(not(loom))]
 const SPIN_ROUNDS: u32 = 32;
+/// Under loom an idle thread parks at once: spinning adds interleavings and
+/// proves nothing the sleep protocol does not already have to.
+#[cfg(loom)]
+const SPIN_ROUNDS: u32 = 0;
 
 /// crossbeam's deque starts with (and never shrinks below) 64 slots, and
 /// reallocates when it grows past them (and again when it shrinks back):
@@ -39,12 +43,24 @@ const DEQUE_CAPACITY: usize = 64;
 
 /// Ready nodes fill a local deque up to here; beyond it they go to the run's
 /// ready ring. The rest of the deque is kept for batch helpers.
+#[cfg(not(loom))]
 const LOCAL_CAPACITY: usize = 48;
+/// Under loom one job fills the local deque, so small graphs reach the ready
+/// ring and the visitors that drain it.
+#[cfg(loom)]
+const LOCAL_CAPACITY: usize = 1;
 
+#[cfg(not(loom))]
 thread_local! {
     /// The participant running on this thread, if any (a worker thread, or a
     /// caller inside `run`).
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// The participant running on this (loom) thread, if any.
+    static CURRENT: Cell<*const WorkerThread> = Cell::new(ptr::null());
 }
 
 /// The deque and parker of a seat, owned by whichever thread occupies it.
@@ -81,7 +97,7 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    fn new(worker_threads: usize, external_seats: usize, isolated: bool) -> Self {
+    pub(crate) fn new(worker_threads: usize, external_seats: usize, isolated: bool) -> Self {
         let seats = (0..external_seats + worker_threads)
             .map(|_| {
                 let deque = Worker::new_lifo();
@@ -193,22 +209,23 @@ impl Registry {
 
     /// Runs `f` on the calling thread as the occupant of a free external seat
     /// (seat 0 when free); waits for a seat when all are taken.
-    pub(crate) fn with_external_seat<R>(self: &Arc<Self>, f: impl FnOnce(&WorkerThread) -> R) -> R {
+    /// (An associated function: loom's `Arc` cannot be a receiver.)
+    pub(crate) fn with_external_seat<R>(this: &Arc<Self>, f: impl FnOnce(&WorkerThread) -> R) -> R {
         if let Some(current) = WorkerThread::current() {
             assert!(
-                !ptr::eq(&*current.registry, &**self),
+                !ptr::eq(&*current.registry, &**this),
                 "a run on this pool was started from inside one of its own nodes or tasks"
             );
         }
-        let index = self.claim_external_seat();
-        let owned = self.seats[index]
+        let index = this.claim_external_seat();
+        let owned = this.seats[index]
             .owned
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
             .expect("a free seat has its deque");
         let worker = WorkerThread {
-            registry: Arc::clone(self),
+            registry: Arc::clone(this),
             index,
             owned: Some(owned),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
@@ -230,7 +247,7 @@ impl Registry {
                 }
             }
             // More concurrent runs than seats: rare, wait politely.
-            thread::sleep(Duration::from_micros(50));
+            sync::pause(Duration::from_micros(50));
         }
     }
 }
@@ -382,10 +399,14 @@ impl WorkerThread {
     /// - `job` was just removed from the queue that held it (or made for
     ///   this call), so this is its only execution.
     pub(crate) unsafe fn execute(&self, job: JobRef) {
+        // Under loom a model's failure is a panic at the offending access,
+        // which must reach loom to be reported: no abort there.
+        #[cfg(not(loom))]
         let abort = AbortOnUnwind;
         // SAFETY:
         // - The caller guarantees this is the job's only execution.
         unsafe { job.execute(self) };
+        #[cfg(not(loom))]
         std::mem::forget(abort);
     }
 
@@ -414,10 +435,10 @@ impl WorkerThread {
                 rounds += 1;
                 if rounds < 8 {
                     for _ in 0..(1 << rounds) {
-                        std::hint::spin_loop();
+                        sync::spin_loop();
                     }
                 } else {
-                    thread::yield_now();
+                    sync::yield_now();
                 }
                 continue;
             }
@@ -467,6 +488,7 @@ impl Drop for CurrentGuard {
 
 /// Aborts the process if dropped during unwinding: a panic escaping a job
 /// (they all catch their own) would otherwise leave a run waiting forever.
+#[cfg_attr(loom, allow(dead_code))]
 struct AbortOnUnwind;
 
 impl Drop for AbortOnUnwind {
@@ -538,7 +560,7 @@ impl ThreadPoolBuilder {
     pub fn build(self) -> io::Result<ThreadPool> {
         let threads = self
             .num_threads
-            .unwrap_or_else(|| thread::available_parallelism().map_or(1, NonZeroUsize::get));
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
         let externals = self.max_concurrent_runs;
         let registry = Arc::new(Registry::new(threads - 1, externals, false));
         let mut inner = PoolInner {
@@ -547,13 +569,8 @@ impl ThreadPoolBuilder {
         };
         for index in externals..externals + threads - 1 {
             let registry = Arc::clone(&registry);
-            let handle = thread::Builder::new()
-                .name(format!(
-                    "{}-{}",
-                    self.thread_name_prefix,
-                    index - externals + 1
-                ))
-                .spawn(move || worker_main(registry, index))?;
+            let name = format!("{}-{}", self.thread_name_prefix, index - externals + 1);
+            let handle = sync::spawn_named(name, move || worker_main(registry, index))?;
             // On error `inner` drops: the started threads are stopped and joined.
             inner.threads.push(handle);
         }

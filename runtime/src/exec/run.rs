@@ -17,14 +17,13 @@
 //! from 1 (its hold alone) to 0; after that nothing of the run is touched.
 
 use std::any::Any;
-use std::cell::{Cell, UnsafeCell};
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
+
+use crate::sync::{Arc, AtomicBool, AtomicU64, Cell, Mutex, Ordering, PoisonError, UnsafeCell};
 
 use crossbeam_utils::CachePadded;
 
@@ -223,10 +222,12 @@ impl RunSlot {
     ///   succeeds.
     pub(crate) unsafe fn open(&self, params: RunParams, initial_jobs: u32) {
         debug_assert_eq!(active_of(self.state.load(Ordering::Relaxed)), 0);
-        // SAFETY:
-        // - The run is closed (active 0), so no thread holds a count and none
-        //   can join: nobody reads `params` now.
-        unsafe { *self.params.get() = Some(params) };
+        self.params.with_mut(|slot| {
+            // SAFETY:
+            // - The run is closed (active 0), so no thread holds a count and
+            //   none can join: nobody reads `params` now.
+            unsafe { *slot = Some(params) };
+        });
         self.aborted.store(false, Ordering::Relaxed);
         self.deadline.store(0, Ordering::Relaxed);
         *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = None;
@@ -299,7 +300,7 @@ impl RunSlot {
         // SAFETY:
         // - A count is held, so the run is open and `params` is not written
         //   until it closes, which cannot happen before the count is given back.
-        match unsafe { &*self.params.get() } {
+        match self.params.with(|params| unsafe { &*params }) {
             Some(params) => params,
             None => unreachable!("an open run has parameters"),
         }

@@ -2,13 +2,13 @@
 //! graph's order, on the calling thread.
 
 use std::fmt;
-use std::sync::Arc;
 
 use super::graph::CompiledGraph;
 use super::loose::LooseTasks;
 use super::pool::{Registry, serial_registry};
 use super::run::{NodeContext, NodeFailure, NodeOutcome, RunParams, execute_node};
 use super::state::ExecutionState;
+use crate::sync::Arc;
 
 /// Runs graphs node by node in [`CompiledGraph::order`] on the calling
 /// thread; no other thread is involved.
@@ -84,7 +84,7 @@ where
 {
     state.prepare(graph);
     let epoch = state.timings.begin_run();
-    let failure = registry.with_external_seat(|worker| {
+    let failure = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
         let params = RunParams::new(graph, state, epoch, body, loose, true);
         // SAFETY:

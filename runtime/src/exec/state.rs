@@ -1,7 +1,7 @@
 //! The per-graph, reusable arrays an iteration runs on.
 
+use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::CachePadded;
 use sluice_collections::Pooled;
@@ -139,7 +139,7 @@ impl ExecutionState {
         let lines = 1 << self.pending_shift;
         for (k, counts) in graph.predecessor_counts().chunks(lines).enumerate() {
             for (line, &count) in counts.iter().enumerate() {
-                *self.pending[line * PER_LINE as usize + k].get_mut() = count;
+                self.pending[line * PER_LINE as usize + k].set_exclusive(count);
             }
         }
         self.ring.reset();
@@ -241,7 +241,7 @@ pub(crate) struct ReadyRing {
 }
 
 impl ReadyRing {
-    fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             slots: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
             head: CachePadded::new(AtomicU32::new(0)),
@@ -251,12 +251,12 @@ impl ReadyRing {
 
     /// Empties the ring; clears only the slots the last run used.
     fn reset(&mut self) {
-        let used = (*self.tail.get_mut() as usize).min(self.slots.len());
+        let used = (self.tail.get_exclusive() as usize).min(self.slots.len());
         for slot in &mut self.slots[..used] {
-            *slot.get_mut() = 0;
+            slot.set_exclusive(0);
         }
-        *self.head.get_mut() = 0;
-        *self.tail.get_mut() = 0;
+        self.head.set_exclusive(0);
+        self.tail.set_exclusive(0);
     }
 
     /// Slots: the most nodes one run may push.
@@ -322,14 +322,14 @@ mod tests {
     fn ring_is_fifo_and_resets() {
         let mut ring = ReadyRing::new(4);
         assert!(ring.is_empty());
-        ring.push(3);
-        ring.push(0);
+        assert!(ring.push(3));
+        assert!(ring.push(0));
         assert_eq!(ring.pop(), Some(3));
         assert_eq!(ring.pop(), Some(0));
         assert_eq!(ring.pop(), None);
         ring.reset();
         assert!(ring.is_empty());
-        ring.push(2);
+        assert!(ring.push(2));
         assert_eq!(ring.pop(), Some(2));
     }
 

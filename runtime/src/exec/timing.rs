@@ -8,7 +8,7 @@
 //! measurements are copied into a plain slice when the run ends, failed or
 //! not, so they stay readable until the next measured run.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What one node did in the most recent measured run.

@@ -1,0 +1,393 @@
+//! The one place the executor (`crate::exec`) takes its atomics, cells,
+//! locks, threads, deques and parkers from.
+//!
+//! Without `--cfg loom` every item is a plain re-export of std's (or
+//! crossbeam's) type: the shim costs nothing. Under `--cfg loom` the
+//! primitives are loom's, so the models in `tests/loom_*.rs` explore every
+//! interleaving of the real executor code. Nothing in `exec/` names
+//! `std::sync::atomic` or `std::cell::UnsafeCell` directly.
+//!
+//! crossbeam-deque and crossbeam-utils' `Parker` have no loom support; under
+//! loom they are replaced by the stand-ins in [`model`], which keep the
+//! guarantees the executor relies on and nothing more (see there for what
+//! is assumed of the real ones).
+
+// The shim offers a fixed set of primitives; not every build uses each one.
+#![allow(unused_imports, dead_code)]
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Arc, Mutex};
+#[cfg(loom)]
+pub(crate) use loom::thread::{JoinHandle, yield_now};
+#[cfg(loom)]
+pub(crate) use model::{Injector, Parker, Steal, Stealer, Unparker, Worker};
+
+#[cfg(not(loom))]
+pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+#[cfg(not(loom))]
+pub(crate) use crossbeam_utils::sync::{Parker, Unparker};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Arc, Mutex};
+#[cfg(not(loom))]
+pub(crate) use std::thread::{JoinHandle, yield_now};
+
+/// std's `Arc` and `Weak`, in every build: the loose queues hand a `Weak`
+/// to `async-task`'s schedule function, and loom's `Arc` has no `Weak`.
+/// (What they guard, the queues, are loom's under loom.)
+pub(crate) use std::sync::{Arc as StdArc, Weak as StdWeak};
+
+/// A process-wide counter in a `static` (graph ids), std's in every build:
+/// loom's atomics live inside one model execution, not in statics. It
+/// orders nothing; it only hands out distinct numbers.
+pub(crate) use std::sync::atomic::AtomicU64 as StaticAtomicU64;
+
+/// `Cell` is std's in every build: it is `!Sync`, so no other thread can
+/// see it and there is nothing for loom to check.
+pub(crate) use std::cell::Cell;
+
+/// Lock poisoning is std's type in both builds (loom's locks return it).
+pub(crate) use std::sync::PoisonError;
+
+/// Plain access to an atomic through an exclusive borrow (std's `get_mut`,
+/// loom's `with_mut`): no atomic instruction, as in std.
+pub(crate) trait ExclusiveU32 {
+    /// The value.
+    fn get_exclusive(&mut self) -> u32;
+    /// Sets the value.
+    fn set_exclusive(&mut self, value: u32);
+}
+
+impl ExclusiveU32 for AtomicU32 {
+    #[inline]
+    fn get_exclusive(&mut self) -> u32 {
+        #[cfg(loom)]
+        return self.with_mut(|value| *value);
+        #[cfg(not(loom))]
+        return *self.get_mut();
+    }
+
+    #[inline]
+    fn set_exclusive(&mut self, value: u32) {
+        #[cfg(loom)]
+        self.with_mut(|slot| *slot = value);
+        #[cfg(not(loom))]
+        {
+            *self.get_mut() = value;
+        }
+    }
+}
+
+/// Tells the scheduler (or loom) that this thread is spinning on a value
+/// another thread will change.
+#[inline]
+pub(crate) fn spin_loop() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+}
+
+/// Waits a little for a resource another thread holds (under loom, lets
+/// another thread run).
+#[inline]
+pub(crate) fn pause(duration: std::time::Duration) {
+    #[cfg(loom)]
+    {
+        let _ = duration;
+        loom::thread::yield_now();
+    }
+    #[cfg(not(loom))]
+    std::thread::sleep(duration);
+}
+
+/// Starts a named thread.
+pub(crate) fn spawn_named<F>(name: String, f: F) -> std::io::Result<JoinHandle<()>>
+where
+    F: FnOnce() + Send + 'static,
+{
+    #[cfg(loom)]
+    return loom::thread::Builder::new().name(name).spawn(f);
+    #[cfg(not(loom))]
+    return std::thread::Builder::new().name(name).spawn(f);
+}
+
+/// `std::cell::UnsafeCell` (or loom's, which tracks every access) behind
+/// loom's closure-based API, so the same code compiles against both.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub(crate) struct UnsafeCell<T: ?Sized> {
+    #[cfg(loom)]
+    inner: loom::cell::UnsafeCell<T>,
+    #[cfg(not(loom))]
+    inner: std::cell::UnsafeCell<T>,
+}
+
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    #[inline]
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            #[cfg(loom)]
+            inner: loom::cell::UnsafeCell::new(value),
+            #[cfg(not(loom))]
+            inner: std::cell::UnsafeCell::new(value),
+        }
+    }
+
+    /// Unwraps the value.
+    #[inline]
+    pub(crate) fn into_inner(self) -> T {
+        self.inner.into_inner()
+    }
+}
+
+impl<T: ?Sized> UnsafeCell<T> {
+    /// Runs `f` with a shared raw pointer to the value (under loom, checked
+    /// as a read that lasts as long as `f`).
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        #[cfg(loom)]
+        return self.inner.with(f);
+        #[cfg(not(loom))]
+        return f(self.inner.get());
+    }
+
+    /// Runs `f` with a mutable raw pointer to the value (under loom, checked
+    /// as a write that lasts as long as `f`).
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        #[cfg(loom)]
+        return self.inner.with_mut(f);
+        #[cfg(not(loom))]
+        return f(self.inner.get());
+    }
+
+    /// The value, through an exclusive borrow of the cell.
+    #[inline]
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        #[cfg(loom)]
+        // SAFETY:
+        // - `&mut self` is the only borrow of the cell, so nothing else
+        //   reads or writes the value while the returned borrow lives.
+        return self.inner.with_mut(|value| unsafe { &mut *value });
+        #[cfg(not(loom))]
+        return self.inner.get_mut();
+    }
+}
+
+/// Stand-ins for crossbeam's deque and parker under loom, which does not
+/// see inside crossbeam. What the executor assumes of the real ones, and
+/// what the stand-ins therefore provide:
+///
+/// - **Deque / injector.** Linearizable: every pushed job is popped or
+///   stolen exactly once. A push happens before the pop or steal that takes
+///   the job (crossbeam: the buffer write, then a `Release` store of `back`;
+///   `pop`/`steal` load it with `Acquire`). `is_empty` takes no lock and
+///   gives the same guarantee as crossbeam's: an `Acquire` load of what the
+///   last push stored `Release`, and nothing stronger (crossbeam's
+///   `is_empty` loads `front` and `back` with `Acquire`, no fence), so the
+///   sleep protocol's fences are what the models check. The stand-in is a
+///   loom `Mutex<VecDeque>` for the contents plus an atomic length that
+///   `is_empty` reads without the lock. `steal` never returns `Retry`.
+/// - **Parker.** A token: `unpark` before `park` makes that `park` return at
+///   once, and `unpark` happens before the `park` it ends. Spurious wake-ups
+///   are allowed by the contract but never produced here (which only makes
+///   the models' search smaller, not weaker: the executor re-checks after
+///   every wake).
+#[cfg(loom)]
+pub(crate) mod model {
+    use std::collections::VecDeque;
+
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+    use loom::sync::{Arc, Condvar, Mutex};
+
+    /// crossbeam's `Steal`.
+    #[derive(Debug)]
+    pub(crate) enum Steal<T> {
+        Empty,
+        Success(T),
+        Retry,
+    }
+
+    struct Queue<T> {
+        items: Mutex<VecDeque<T>>,
+        /// The number of items, stored `Release` under the lock, read
+        /// `Acquire` without it by `is_empty`.
+        len: AtomicUsize,
+    }
+
+    impl<T> Queue<T> {
+        fn new() -> Self {
+            Self {
+                items: Mutex::new(VecDeque::new()),
+                len: AtomicUsize::new(0),
+            }
+        }
+
+        /// Changes the contents under the lock; publishes the new length
+        /// (`Release`) only when it changed, as crossbeam's `back` store.
+        fn edit<R>(&self, f: impl FnOnce(&mut VecDeque<T>) -> R) -> R {
+            let mut items = self.items.lock().unwrap();
+            let before = items.len();
+            let result = f(&mut items);
+            if items.len() != before {
+                self.len.store(items.len(), Ordering::Release);
+            }
+            result
+        }
+
+        fn is_empty(&self) -> bool {
+            self.len.load(Ordering::Acquire) == 0
+        }
+
+        /// Takes from the front; an empty queue is seen without the lock
+        /// (crossbeam's `steal` returns `Empty` after two loads and a
+        /// fence, taking nothing from a later push).
+        fn take_front(&self) -> Steal<T> {
+            if self.is_empty() {
+                return Steal::Empty;
+            }
+            self.edit(VecDeque::pop_front)
+                .map_or(Steal::Empty, Steal::Success)
+        }
+    }
+
+    /// A LIFO local deque (the owner's end is the back).
+    pub(crate) struct Worker<T> {
+        queue: Arc<Queue<T>>,
+    }
+
+    impl<T> Worker<T> {
+        pub(crate) fn new_lifo() -> Self {
+            Self {
+                queue: Arc::new(Queue::new()),
+            }
+        }
+
+        pub(crate) fn stealer(&self) -> Stealer<T> {
+            Stealer {
+                queue: self.queue.clone(),
+            }
+        }
+
+        pub(crate) fn push(&self, item: T) {
+            self.queue.edit(|items| items.push_back(item));
+        }
+
+        pub(crate) fn pop(&self) -> Option<T> {
+            // The owner is the only pusher: a length of 0 is current.
+            if self.queue.len.load(Ordering::Relaxed) == 0 {
+                return None;
+            }
+            self.queue.edit(VecDeque::pop_back)
+        }
+
+        /// The owner's view of the length (thieves may have taken some
+        /// since: never more than this).
+        pub(crate) fn len(&self) -> usize {
+            self.queue.len.load(Ordering::Relaxed)
+        }
+    }
+
+    /// The thieves' end (the front) of a [`Worker`].
+    pub(crate) struct Stealer<T> {
+        queue: Arc<Queue<T>>,
+    }
+
+    impl<T> Stealer<T> {
+        pub(crate) fn steal(&self) -> Steal<T> {
+            self.queue.take_front()
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            self.queue.is_empty()
+        }
+    }
+
+    /// A FIFO queue any thread pushes to.
+    pub(crate) struct Injector<T> {
+        queue: Queue<T>,
+    }
+
+    impl<T> Injector<T> {
+        pub(crate) fn new() -> Self {
+            Self {
+                queue: Queue::new(),
+            }
+        }
+
+        pub(crate) fn push(&self, item: T) {
+            self.queue.edit(|items| items.push_back(item));
+        }
+
+        pub(crate) fn steal(&self) -> Steal<T> {
+            self.queue.take_front()
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            self.queue.is_empty()
+        }
+
+        pub(crate) fn len(&self) -> usize {
+            self.queue.edit(|items| items.len())
+        }
+    }
+
+    struct Token {
+        set: Mutex<bool>,
+        cond: Condvar,
+    }
+
+    /// A parker with one token.
+    pub(crate) struct Parker {
+        unparker: Unparker,
+    }
+
+    impl Parker {
+        pub(crate) fn new() -> Self {
+            Self {
+                unparker: Unparker {
+                    token: Arc::new(Token {
+                        set: Mutex::new(false),
+                        cond: Condvar::new(),
+                    }),
+                },
+            }
+        }
+
+        pub(crate) fn unparker(&self) -> &Unparker {
+            &self.unparker
+        }
+
+        /// Blocks until the token is set, and takes it.
+        pub(crate) fn park(&self) {
+            let token = &self.unparker.token;
+            let mut set = token.set.lock().unwrap();
+            while !*set {
+                set = token.cond.wait(set).unwrap();
+            }
+            *set = false;
+        }
+    }
+
+    /// Sets a [`Parker`]'s token.
+    #[derive(Clone)]
+    pub(crate) struct Unparker {
+        token: Arc<Token>,
+    }
+
+    impl Unparker {
+        pub(crate) fn unpark(&self) {
+            *self.token.set.lock().unwrap() = true;
+            self.token.cond.notify_one();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Loom model of a batch node (`exec/batch.rs`): helpers claiming slices
+//! from the shared counter, `helpers_left` electing the last one to run
+//! `after_update`, then the node's completion releasing its successor.
+//!
+//! Run with
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_batch`.
+//!
+//! The real pool runs (the caller plus one worker thread) with the stand-ins
+//! of `src/sync.rs`.
+
+#![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use sluice::exec::{
+    BatchBuffer, BatchNode, BatchProcessor, CompiledGraph, ExecutionState, NodeOutcome,
+    ThreadPoolBuilder,
+};
+
+const ITEMS: usize = 3;
+
+/// One result per item (a slice is one item): written by the slice that
+/// claims it, read by `after_update`.
+struct Doubler {
+    results: Vec<UnsafeCell<u32>>,
+    /// What `after_update` saw: the sum of the results, once per batch.
+    summed: Vec<u32>,
+}
+
+// SAFETY:
+// - `results[i]` is written only by the slice with start `i` (each slice is
+//   claimed once), and read only by `after_update`, which runs after every
+//   helper left: the ordering loom checks.
+unsafe impl Sync for Doubler {}
+
+impl BatchProcessor for Doubler {
+    type Buffer = Vec<u32>;
+    type Item = u32;
+    const BATCH_SIZE: usize = 1;
+
+    fn items(buffer: &Vec<u32>) -> &[u32] {
+        buffer
+    }
+
+    fn process_batch(&self, start: usize, batch: &[u32]) {
+        // SAFETY:
+        // - Slice `start` is claimed by one helper only.
+        self.results[start].with_mut(|value| unsafe { *value = batch[0] * 2 });
+    }
+
+    fn after_update(&mut self, buffer: &mut Vec<u32>) {
+        let sum = self
+            .results
+            .iter()
+            // SAFETY:
+            // - Every helper has left; nothing writes the results now.
+            .map(|result| result.with(|value| unsafe { *value }))
+            .sum();
+        self.summed.push(sum);
+        buffer.clear();
+    }
+}
+
+/// A three-slice batch on the caller and one worker (two helpers), then a
+/// successor: every slice is processed exactly once, `after_update` runs
+/// once, after all of them, and the successor runs after `after_update`.
+#[test]
+fn slices_claimed_once_and_the_last_helper_finishes() {
+    loom::model(|| {
+        let graph = CompiledGraph::from_edges(2, &[(0, 1)]).unwrap();
+        let mut state = ExecutionState::new(&graph);
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .max_concurrent_runs(1)
+            .build()
+            .unwrap();
+        let mut batch = BatchNode::new(Doubler {
+            results: (0..ITEMS).map(|_| UnsafeCell::new(0)).collect(),
+            summed: Vec::new(),
+        });
+        let mut buffer = BatchBuffer::new(vec![1, 2, 3]);
+        let result = pool.run(&graph, &mut state, |cx| {
+            if cx.node() == 0 {
+                return batch.schedule(cx, &buffer);
+            }
+            NodeOutcome::Done
+        });
+        if let Err(failure) = result {
+            panic!("{failure}");
+        }
+        assert!(buffer.get_mut().is_empty(), "after_update ran");
+        assert_eq!(
+            batch.processor_mut().summed,
+            [12],
+            "every slice once, then after_update once"
+        );
+        drop(pool);
+    });
+}
