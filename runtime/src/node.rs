@@ -65,18 +65,16 @@ impl DeclaredBy {
     ///   consumes what it produces contradicts the producer-before-consumer
     ///   rule (the macros refuse the same at compile time); a node that
     ///   steps a value from one iteration to the next gates it (`&mut T`) or
-    ///   produces `Next<T>`;
-    /// - two builder calls of different kinds (`.reads` and `.gates`): the
-    ///   declaration contradicts itself.
+    ///   produces `Next<T>`.
     ///
-    /// A builder call restating a parameter hands out nothing and merges, as
-    /// does a run condition (it runs before the body) and the runtime's own.
+    /// Builder calls hand out nothing and merge (gating subsumes reading): a
+    /// [`Context`](crate::Context) lends one service at a time under the
+    /// borrow checker, and a call restating a parameter adds no borrow. So do
+    /// a run condition's parameters (it runs before the body, never beside
+    /// it) and the runtime's own declarations.
     fn conflicts(self, a: AccessKind, other: DeclaredBy, b: AccessKind) -> bool {
         let both_shared = a == AccessKind::Shared && b == AccessKind::Shared;
-        match (self, other) {
-            (DeclaredBy::Builder, DeclaredBy::Builder) => a != b,
-            _ => self.hands_out() && other.hands_out() && !both_shared,
-        }
+        self.hands_out() && other.hands_out() && !both_shared
     }
 }
 
@@ -108,8 +106,7 @@ impl std::fmt::Display for Declaration {
 
 /// A node that names one service twice in ways that would alias: two
 /// parameters (or a parameter and the return value) of `service`, not both
-/// shared, or two builder calls of different kinds. The planner refuses such
-/// a node (SL0009) before its body can run.
+/// shared. The planner refuses such a node (SL0009) before its body can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeclaredTwice {
     /// The service named twice.
