@@ -381,3 +381,35 @@ fn a_dangling_source_link_is_named_and_the_others_are_checked() {
     );
     assert!(text.contains("error[SA0003]"), "{text}");
 }
+
+#[test]
+fn sa0002_by_another_path_points_at_both_parameters() {
+    let dir = scratch("sa0002");
+    let text = "mod m { pub struct Hp; }\n#[system]\nfn heal(current: &Hp, hp: &mut m::Hp) {}\n\
+                fn setup(w: &mut World) { w.add_system(heal); }\n";
+    std::fs::write(dir.join("lib.rs"), text).unwrap();
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let want = format!(
+        "error[SA0002]: `m::Hp` is gated (`&mut`) here and `Hp` read (`&`) earlier in the same \
+         signature: both are the service `m::Hp`\n \
+         --> {}:3:23\n  \
+         |\n\
+         3 | fn heal(current: &Hp, hp: &mut m::Hp) {{}}\n  \
+         |         ------------  ^^^^^^^^^^^^^^\n  \
+         |         note: `Hp` is read (`&`) here\n  \
+         |\n  \
+         = help: declare `m::Hp` once; `&mut m::Hp` also lets the body read it\n",
+        dir.join("lib.rs").display()
+    );
+    assert!(text.starts_with(&want), "{text}\nwant:\n{want}");
+    let json = sluice(&["check", "--format=json", dir.to_str().unwrap()]);
+    let value: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let note = &value[0]["notes"][0];
+    assert_eq!(
+        (note["line"].as_u64(), note["column"].as_u64()),
+        (Some(3), Some(9))
+    );
+    assert_eq!(note["message"], "`Hp` is read (`&`) here");
+}

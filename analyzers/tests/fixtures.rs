@@ -81,6 +81,12 @@ fn signatures() {
 }
 
 #[test]
+fn service_identity() {
+    let codes = check_fixture("service_identity.rs");
+    assert_eq!(codes, BTreeSet::from([Code::ConflictingAccess]));
+}
+
+#[test]
 fn locks() {
     check_fixture("locks.rs");
 }

@@ -28,12 +28,18 @@ use syn::{Block, Expr, ExprMethodCall, ExprPath, ItemStatic, Macro, StaticMutabi
 
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
+use crate::services::TypeAliases;
 
 /// What a caller knows beyond the function's own tokens.
 #[derive(Clone, Debug, Default)]
 pub struct BodyContext {
     /// Names of `static mut` items declared elsewhere in the tree.
     pub static_muts: HashSet<String>,
+    /// How SA0002 tells services apart. `None` (the default, what the macros
+    /// use): by their type's tokens, leaving other spellings of one type to
+    /// the compiler. `Some`: by resolved last path segment, through these
+    /// aliases and imports (what `sluice check` uses; see [`TypeAliases`]).
+    pub services: Option<TypeAliases>,
 }
 
 const LOCK_TYPES: [&str; 3] = ["Mutex", "RwLock", "ReentrantMutex"];

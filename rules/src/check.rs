@@ -8,7 +8,7 @@ use crate::args::{NodeKind, parse_args, parse_attribute};
 use crate::body::{BodyContext, find_locks};
 use crate::diagnostic::Diagnostic;
 use crate::signature::Signature;
-use crate::validate::validate_signature;
+use crate::validate::validate_signature_with;
 
 /// The result of checking one node function: the model to expand from, and
 /// every finding (empty when the function is a valid node).
@@ -35,7 +35,7 @@ impl Checked {
 /// Runs the signature rules and, when `body` is given and the node has not
 /// opted out with `allow_locks`, the body rule (SA0005).
 pub fn validate(sig: &Signature, body: Option<&Block>, context: &BodyContext) -> Vec<Diagnostic> {
-    let mut out = validate_signature(sig);
+    let mut out = validate_signature_with(sig, context.services.as_ref());
     if let Some(body) = body
         && sig.args.allow_locks.is_none()
     {

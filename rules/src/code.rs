@@ -41,8 +41,13 @@ pub enum Code {
     /// declares; it never owns it.
     ByValueParam,
     /// SA0002: the same service twice with conflicting access (`&A` and
-    /// `&mut A`, `&mut A` twice, or a factory that consumes what it
-    /// produces). Types are compared by their token string.
+    /// `&mut A`, `&mut A` twice, `&A` and `Out<A>`, two `Out<A>`, or a factory
+    /// that consumes what it produces). The macros compare types by their
+    /// token string (the compiler checks other spellings of one type);
+    /// `sluice check` compares them by resolved last path segment, through
+    /// the aliases and imports of the tree, so `&Hp` beside `&mut m::Hp` or
+    /// `&mut Health` (`type Health = Hp;`) and `Out<Next<A>>` beside
+    /// `&mut NextValue<A>` are found too (see [`crate::TypeAliases`]).
     ConflictingAccess,
     /// SA0003: a `&mut` parameter (or `&mut self`) in a run condition; a run
     /// condition is read-only.

@@ -20,6 +20,10 @@ pub struct Diagnostic {
     pub help: String,
     /// The offending token (or tokens).
     pub span: Span,
+    /// Other places the finding is about, each with what it is (SA0002: the
+    /// earlier declaration of the same service). The macros' compile errors
+    /// show only [`Diagnostic::span`]; `sluice check` shows these too.
+    pub notes: Vec<(Span, String)>,
 }
 
 impl Diagnostic {
@@ -35,7 +39,14 @@ impl Diagnostic {
             message: message.into(),
             help: help.into(),
             span,
+            notes: Vec::new(),
         }
+    }
+
+    /// The same finding with a note at `span`.
+    pub fn with_note(mut self, span: Span, note: impl Into<String>) -> Self {
+        self.notes.push((span, note.into()));
+        self
     }
 
     /// The level of the code.

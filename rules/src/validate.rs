@@ -8,16 +8,28 @@ use syn::{ReturnType, Type};
 use crate::args::NodeKind;
 use crate::code::Code;
 use crate::diagnostic::Diagnostic;
+use crate::services::TypeAliases;
 use crate::signature::{ParamKind, ReceiverKind, Signature};
 use crate::types::{non_static_lifetimes, type_key};
 
-/// Runs every rule that needs only the signature, in parameter order.
+/// Runs every rule that needs only the signature, in parameter order;
+/// SA0002 compares services by their type's tokens.
 pub fn validate_signature(sig: &Signature) -> Vec<Diagnostic> {
+    validate_signature_with(sig, None)
+}
+
+/// Runs every rule that needs only the signature, in parameter order; with
+/// `services`, SA0002 compares services by resolved last path segment
+/// through those aliases (see [`TypeAliases`]), else by their type's tokens.
+pub fn validate_signature_with(sig: &Signature, services: Option<&TypeAliases>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     by_value(sig, &mut out);
     mut_in_condition(sig, &mut out);
     non_static(sig, &mut out);
-    conflicts(sig, &mut out);
+    match services {
+        None => conflicts(sig, &mut out),
+        Some(aliases) => resolved_conflicts(sig, aliases, &mut out),
+    }
     shape(sig, &mut out);
     out
 }
@@ -213,6 +225,90 @@ fn conflicts(sig: &Signature, out: &mut Vec<Diagnostic>) {
                 help,
             ));
         }
+    }
+}
+
+/// SA0002 by resolved service: `Out<Next<T>>` and `-> Next<T>` produce the
+/// service `NextValue<T>`, so reading or gating `NextValue<T>` beside them
+/// conflicts, and reading `T` does not. Two accesses conflict unless both
+/// are shared. The finding is on the later declaration, with a note on the
+/// earlier one.
+fn resolved_conflicts(sig: &Signature, aliases: &TypeAliases, out: &mut Vec<Diagnostic>) {
+    struct Declared {
+        /// The service touched (`NextValue<T>` for a `Next<T>` output).
+        service: Type,
+        access: Access,
+        span: Span,
+        /// As written, for messages (`Next<T>` for a `Next<T>` output).
+        text: String,
+    }
+    let pending = |ty: &Type| -> Type { syn::parse_quote!(NextValue<#ty>) };
+    let declared = |ty: &Type, access: Access, span: Span| match access {
+        Access::Produced { next: true } => Declared {
+            service: pending(ty),
+            access,
+            span,
+            text: format!("Next<{}>", ty_text(ty)),
+        },
+        _ => Declared {
+            service: ty.clone(),
+            access,
+            span,
+            text: ty_text(ty),
+        },
+    };
+    let mut accesses: Vec<Declared> = Vec::new();
+    for p in &sig.params {
+        let (ty, access) = match &p.kind {
+            ParamKind::Shared(ty) => (ty, Access::Shared),
+            ParamKind::Gated(ty) => (ty, Access::Gated),
+            ParamKind::Out { ty, next } => (ty, Access::Produced { next: *next }),
+            ParamKind::ByValue => continue,
+        };
+        accesses.push(declared(ty, access, p.span));
+    }
+    for o in &sig.outputs {
+        accesses.push(declared(&o.ty, Access::Produced { next: o.next }, o.span));
+    }
+    for (j, later) in accesses.iter().enumerate() {
+        let earlier = accesses[..j].iter().find(|first| {
+            !(first.access == Access::Shared && later.access == Access::Shared)
+                && aliases.same_service(&first.service, &later.service)
+        });
+        let Some(first) = earlier else { continue };
+        let service = aliases.resolve_text(&later.service);
+        let same_words = first.text == later.text;
+        let message = if same_words {
+            format!(
+                "`{}` is {} here and {} earlier in the same signature",
+                later.text,
+                later.access.describe(),
+                first.access.describe()
+            )
+        } else {
+            format!(
+                "`{}` is {} here and `{}` {} earlier in the same signature: both are the service `{service}`",
+                later.text,
+                later.access.describe(),
+                first.text,
+                first.access.describe()
+            )
+        };
+        let help = match (first.access, later.access) {
+            (Access::Produced { .. }, Access::Produced { .. }) => {
+                format!("produce `{service}` once: two outputs of one service would write one slot")
+            }
+            (Access::Produced { .. }, _) | (_, Access::Produced { .. }) => {
+                "a factory cannot consume what it produces in the same iteration; consume `Next<T>`'s value next iteration, or split the factory".to_string()
+            }
+            _ => format!("declare `{service}` once; `&mut {service}` also lets the body read it"),
+        };
+        out.push(
+            Diagnostic::new(Code::ConflictingAccess, later.span, message, help).with_note(
+                first.span,
+                format!("`{}` is {} here", first.text, first.access.describe()),
+            ),
+        );
     }
 }
 

@@ -231,3 +231,66 @@ fn diagnostics_become_one_syn_error_per_finding() {
     assert!(messages[0].starts_with("SA0001: service parameter `A` is taken by value"));
     assert!(messages[0].contains("= help: take `&A`"));
 }
+
+#[test]
+fn sa0002_other_spellings_only_with_the_tree_aliases() {
+    use sluice_rules::{BodyContext, TypeAliases, validate};
+    let f: syn::ItemFn = parse_quote! { fn heal(current: &Hp, hp: &mut m::Hp, b: &mut Health) {} };
+    let sig = Signature::parse(NodeKind::System, Default::default(), &f.sig);
+    // the macros' mode compares tokens: the compiler checks other spellings
+    assert!(validate(&sig, None, &BodyContext::default()).is_empty());
+    // `sluice check`'s mode: by last segment, through the tree's aliases
+    let mut aliases = TypeAliases::new();
+    aliases.add_alias("Health", parse_quote!(Hp));
+    let context = BodyContext {
+        services: Some(aliases),
+        ..BodyContext::default()
+    };
+    let found = validate(&sig, None, &context);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|d| d.code == Code::ConflictingAccess));
+    // each on the later parameter, with a note on the first
+    let column = |s: proc_macro2::Span| s.start().column;
+    assert_eq!(column(found[0].span), column(sig.params[1].span));
+    assert_eq!(column(found[0].notes[0].0), column(sig.params[0].span));
+    assert_eq!(column(found[1].span), column(sig.params[2].span));
+}
+
+#[test]
+fn sa0002_next_and_its_pending_value_with_the_tree_aliases() {
+    use sluice_rules::{BodyContext, TypeAliases, validate};
+    let context = BodyContext {
+        services: Some(TypeAliases::new()),
+        ..BodyContext::default()
+    };
+    let codes = |f: syn::ItemFn| -> Vec<Code> {
+        let sig = Signature::parse(NodeKind::Factory, Default::default(), &f.sig);
+        validate(&sig, None, &context)
+            .iter()
+            .map(|d| d.code)
+            .collect()
+    };
+    let conflict = [Code::ConflictingAccess];
+    assert_eq!(
+        codes(parse_quote! { fn a(p: &mut NextValue<L>, n: Out<Next<L>>) {} }),
+        conflict
+    );
+    assert_eq!(
+        codes(parse_quote! { fn a(p: &NextValue<G>) -> Next<G> { todo!() } }),
+        conflict
+    );
+    assert_eq!(
+        codes(parse_quote! { fn a(x: Out<Next<L>>, y: Out<Next<m::L>>) {} }),
+        conflict
+    );
+    assert_eq!(
+        codes(parse_quote! { fn a(x: &m::Mesh, y: Out<Mesh>) {} }),
+        conflict
+    );
+    // reading the current value while producing the next is the point of Next
+    assert_eq!(codes(parse_quote! { fn a(l: &L, n: Out<Next<L>>) {} }), []);
+    assert_eq!(
+        codes(parse_quote! { fn a(l: &mut L) -> Next<L> { todo!() } }),
+        []
+    );
+}

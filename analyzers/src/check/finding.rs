@@ -28,6 +28,35 @@ pub struct Finding {
     pub end_column: Option<usize>,
     /// The text of the line, for the caret display.
     pub source_line: String,
+    /// Other places the finding is about (SA0002: the earlier declaration).
+    pub notes: Vec<Note>,
+}
+
+/// A secondary place of a finding, in the same file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// What is there.
+    pub message: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// 1-based column one past the span's end, when on the same line.
+    pub end_column: Option<usize>,
+    /// The text of the line.
+    pub source_line: String,
+}
+
+/// The line, column and end column of `span`.
+fn place(span: Span) -> (usize, usize, Option<usize>) {
+    let (start, end) = (span.start(), span.end());
+    let end_column =
+        (end.line == start.line && end.column > start.column).then_some(end.column + 1);
+    (start.line.max(1), start.column + 1, end_column)
+}
+
+fn line_of(text: &str, line: usize) -> String {
+    text.lines().nth(line - 1).unwrap_or_default().to_string()
 }
 
 impl Finding {
@@ -45,12 +74,7 @@ impl Finding {
         message: String,
         help: String,
     ) -> Finding {
-        let start = span.start();
-        let end = span.end();
-        let line = start.line.max(1);
-        let column = start.column + 1;
-        let end_column =
-            (end.line == start.line && end.column > start.column).then_some(end.column + 1);
+        let (line, column, end_column) = place(span);
         Finding {
             code,
             message,
@@ -59,20 +83,36 @@ impl Finding {
             line,
             column,
             end_column,
-            source_line: text.lines().nth(line - 1).unwrap_or_default().to_string(),
+            source_line: line_of(text, line),
+            notes: Vec::new(),
         }
     }
 
     /// A rule's diagnostic placed in `file`.
     pub fn from_diagnostic(d: &Diagnostic, file: &Path, text: &str) -> Finding {
-        Finding::at_span(
+        let mut finding = Finding::at_span(
             d.code,
             file,
             text,
             d.span,
             d.message.clone(),
             d.help.clone(),
-        )
+        );
+        finding.notes = d
+            .notes
+            .iter()
+            .map(|(span, message)| {
+                let (line, column, end_column) = place(*span);
+                Note {
+                    message: message.clone(),
+                    line,
+                    column,
+                    end_column,
+                    source_line: line_of(text, line),
+                }
+            })
+            .collect();
+        finding
     }
 }
 

@@ -25,9 +25,9 @@ pub mod tree;
 
 use std::path::{Path, PathBuf};
 
-use sluice_rules::{BodyContext, Code, check_attribute};
+use sluice_rules::{BodyContext, Code, TypeAliases, check_attribute};
 
-pub use finding::{Finding, Report};
+pub use finding::{Finding, Note, Report};
 pub use source::{SourceFile, Unreadable};
 
 use collect::{Collected, collect_file};
@@ -144,8 +144,16 @@ pub fn check_files(files: &[SourceFile]) -> Report {
             )),
         }
     }
+    // SA0002 compares services through the aliases and imports of the tree.
+    let mut aliases = TypeAliases::new();
+    for file in files {
+        if let Ok(ast) = &file.parsed {
+            aliases.add_file(ast);
+        }
+    }
     let context = BodyContext {
         static_muts: collected.static_muts.clone(),
+        services: Some(aliases),
     };
     let nodes: Vec<CheckedNode<'_>> = collected
         .nodes

@@ -113,6 +113,7 @@ fn not_utf8(path: &Path, bytes: &[u8], at: usize) -> Finding {
         column,
         end_column: Some(column + 1),
         source_line,
+        notes: Vec::new(),
     }
 }
 
