@@ -1,3 +1,5 @@
-//! Static checks over sluice sources, shared by the `sluice` CLI.
+//! Static checks over sluice sources (`check`) and the reader of the plan
+//! text format (`plan_cli`): the library behind the `sluice` CLI.
 
 pub mod check;
+pub mod plan_cli;

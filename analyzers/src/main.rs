@@ -1,13 +1,11 @@
 //! The `sluice` command-line tool: one subcommand per job.
 //!
 //! - `sluice plan FILE`: plans declarations in the plan text format and prints
-//!   the stage view (`plan_cli`).
+//!   the stage view (`sluice_analyzers::plan_cli`).
 //! - `sluice check PATH...`: the static checks over a source tree
 //!   (`sluice_analyzers::check::cli`).
 
 use std::process::ExitCode;
-
-mod plan_cli;
 
 const USAGE: &str = "\
 usage: sluice <command> [options]
@@ -25,7 +23,9 @@ fn main() -> ExitCode {
         None => ("", &[][..]),
     };
     let status = match command {
-        "plan" => plan_cli::run(rest, &mut std::io::stdout(), &mut std::io::stderr()),
+        "plan" => {
+            sluice_analyzers::plan_cli::run(rest, &mut std::io::stdout(), &mut std::io::stderr())
+        }
         "check" => sluice_analyzers::check::cli::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");

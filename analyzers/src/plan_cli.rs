@@ -155,6 +155,27 @@ fn packing(value: &str) -> Result<Packing, String> {
 /// Runs `sluice plan` with `args` (after the subcommand); returns the exit
 /// status: 0 planned, 2 bad usage or bad input (nothing on `stdout` then).
 pub fn run(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
+    run_reading(args, stdout, stderr, |file| std::fs::read(file))
+}
+
+/// [`run`] with the FILE's contents given as `text` instead of read (the
+/// FILE named in `args` is used in messages only): what a test or a fuzzer
+/// drives.
+pub fn run_text(
+    args: &[String],
+    text: &[u8],
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    run_reading(args, stdout, stderr, |_| Ok(text.to_vec()))
+}
+
+fn run_reading(
+    args: &[String],
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    read: impl FnOnce(&str) -> std::io::Result<Vec<u8>>,
+) -> u8 {
     let options = match parse_args(args) {
         Ok(Options { file: None, .. }) => {
             let _ = writeln!(stderr, "error: `sluice plan` needs a FILE");
@@ -167,7 +188,10 @@ pub fn run(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> u
         }
     };
     let file = options.file.as_deref().unwrap_or_default();
-    let text = match std::fs::read_to_string(file) {
+    let text = match read(file).and_then(|bytes| {
+        String::from_utf8(bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }) {
         Ok(text) => text,
         Err(error) => {
             let _ = writeln!(stderr, "error: cannot read {file}: {error}");
