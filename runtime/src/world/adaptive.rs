@@ -27,15 +27,20 @@
 //!
 //! Probes follow each other after [`MIN_INTERVAL`] iterations at first,
 //! twice as long each time one confirms the preference (up to
-//! [`MAX_INTERVAL`]), and the minimum again when one overturns it or the
-//! plan changes. A probe of tiny frames costs more than the frames it is
-//! spread over (waking a parked worker takes tens of µs): the stretch is
-//! also never shorter than what keeps the last probe's extra cost under
-//! [`BUDGET`] of the time spent between probes.
+//! [`MAX_INTERVAL`], and no longer than [`MAX_GAP`] of time), and the
+//! minimum again when one overturns it or the plan changes. A probe is
+//! never sooner than what keeps its extra cost (what the last one cost
+//! beyond running the faster side throughout) under [`BUDGET`] of the time
+//! between probes: tiny frames, where waking a parked worker costs more
+//! than hundreds of frames, are probed seldom; heavy frames with close
+//! costs often.
 //!
-//! Between probes one iteration in [`SAMPLE_EVERY`] is timed (two clock
-//! reads), so a workload that grows or shrinks brings the next probe
-//! forward; the others cost a counter.
+//! Between probes, one iteration every [`SAMPLE_SPAN`] of work or so is
+//! timed (two clock reads; every iteration of frames that long), keeping a
+//! running estimate of the preferred side. When it drifts more than
+//! [`DRIFT`] from what the last probe measured (the workload or the machine
+//! changed), the next probe is brought forward. The other iterations cost a
+//! counter.
 
 use std::time::Duration;
 
@@ -45,14 +50,16 @@ pub(crate) const MIN_INTERVAL: u32 = 32;
 /// The longest stretch between probes the back-off reaches (the budget may
 /// ask for longer).
 pub(crate) const MAX_INTERVAL: u32 = 1024;
+/// The back-off's stretch never lasts longer than this (the budget may ask
+/// for longer).
+pub(crate) const MAX_GAP: Duration = Duration::from_millis(20);
 /// The longest stretch between probes whatever the budget says.
 pub(crate) const MAX_WAIT: u32 = 1 << 20;
 /// Timed iterations of each side in a probe.
 pub(crate) const SAMPLES: usize = 8;
 /// The fastest samples that make a side's cost.
 pub(crate) const KEPT: usize = 6;
-/// Untimed-for-the-verdict iterations a side runs before its samples, at
-/// least...
+/// Iterations a side runs before its samples, at least...
 pub(crate) const WARMUP_ITERATIONS: u32 = 1;
 /// ...and at least this long...
 pub(crate) const WARMUP: Duration = Duration::from_micros(50);
@@ -65,14 +72,17 @@ const WARMUP_EXCESS: Duration = Duration::from_micros(200);
 /// How much faster the other side must be to take over.
 const HYSTERESIS: f64 = 0.03;
 /// The share of time probes may cost beyond running the faster side.
-const BUDGET: f64 = 0.01;
-/// Between probes, one preferred iteration in this many is timed.
-pub(crate) const SAMPLE_EVERY: u32 = 64;
+const BUDGET: f64 = 0.005;
+/// Between probes, one iteration in about this much work is timed (one in
+/// 64 at most).
+pub(crate) const SAMPLE_SPAN: Duration = Duration::from_micros(64);
+/// The longest run of untimed steady iterations.
+const SAMPLE_EVERY_MAX: u32 = 64;
 /// How much one steady sample moves the preferred side's running estimate.
 const WEIGHT: f64 = 0.25;
-/// A steady sample this many times the estimate, or this many times
-/// smaller, is a surprise.
-const SURPRISE: f64 = 2.0;
+/// How far the running estimate may move from the last probe's before the
+/// next probe is brought forward.
+const DRIFT: f64 = 0.25;
 
 /// Which executor one iteration runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +164,8 @@ pub(crate) struct Adaptive {
     /// The preferred side's cost per iteration, in ns: from the last probe,
     /// then moved by steady samples. `None` before the first probe ends.
     preferred_ns: Option<f64>,
+    /// The preferred side's cost as the last probe measured it.
+    probed_ns: f64,
     /// The probe under way, if any.
     probe: Option<Half>,
     /// The preferred side's cost measured by the first half of the probe.
@@ -164,8 +176,8 @@ pub(crate) struct Adaptive {
     countdown: u32,
     /// Iterations since the last probe ended.
     since_probe: u32,
-    /// The last steady sample was a surprise.
-    surprised: bool,
+    /// Between probes, one iteration in this many is timed.
+    sample_every: u32,
     /// The back-off: the current stretch between probes.
     interval: u32,
 }
@@ -175,13 +187,14 @@ impl Default for Adaptive {
         Self {
             preferred: Choice::Inline,
             preferred_ns: None,
+            probed_ns: 0.0,
             // A new world's first probe warms both sides up.
             probe: Some(Half::new(Choice::Inline, false)),
             first_half_ns: 0.0,
             probe_excess_ns: 0.0,
             countdown: MIN_INTERVAL,
             since_probe: 0,
-            surprised: false,
+            sample_every: SAMPLE_EVERY_MAX,
             interval: MIN_INTERVAL,
         }
     }
@@ -210,10 +223,8 @@ impl Adaptive {
         }
         // Not right after a probe: the preferred side may not be warm yet.
         self.since_probe = self.since_probe.wrapping_add(1);
-        (
-            self.preferred,
-            self.since_probe.is_multiple_of(SAMPLE_EVERY),
-        )
+        let time = self.since_probe.is_multiple_of(self.sample_every);
+        (self.preferred, time)
     }
 
     /// Records how long a timed iteration on `choice` took.
@@ -248,45 +259,58 @@ impl Adaptive {
         self.probe_excess_ns = half.excess(other_ns, best) + SAMPLES as f64 * (preferred_ns - best);
         if other_ns < preferred_ns * (1.0 - HYSTERESIS) {
             self.preferred = half.side;
-            self.preferred_ns = Some(other_ns);
             self.interval = MIN_INTERVAL;
         } else {
-            self.preferred_ns = Some(preferred_ns);
             self.interval = (self.interval * 2).min(MAX_INTERVAL);
         }
+        let cost = if self.preferred == half.side {
+            other_ns
+        } else {
+            preferred_ns
+        };
+        self.preferred_ns = Some(cost);
+        self.probed_ns = cost;
+        self.sample_every = (SAMPLE_SPAN.as_nanos() as f64 / cost.max(1.0))
+            .clamp(1.0, f64::from(SAMPLE_EVERY_MAX)) as u32;
         self.countdown = self.stretch();
         self.since_probe = 0;
-        self.surprised = false;
     }
 
-    /// Iterations to the next probe: the back-off's interval, or longer when
-    /// the last probe's extra cost needs it to stay within the budget.
-    fn stretch(&self) -> u32 {
+    /// Iterations the last probe's extra cost must be spread over to stay
+    /// within the budget.
+    fn budget(&self) -> u32 {
         let Some(preferred_ns) = self.preferred_ns else {
-            return self.interval;
+            return 0;
         };
-        let budget = self.probe_excess_ns / (BUDGET * preferred_ns.max(1.0));
-        (budget.min(f64::from(MAX_WAIT)) as u32).max(self.interval)
+        let iterations = self.probe_excess_ns / (BUDGET * preferred_ns.max(1.0));
+        iterations.min(f64::from(MAX_WAIT)) as u32
     }
 
-    /// A timed steady iteration of the preferred side. It moves the running
-    /// estimate, and with it the budget (a probe may be due sooner); two in
-    /// a row off the estimate by more than [`SURPRISE`] either way (the
-    /// workload changed, not one preempted frame) bring the probe to the
-    /// next iteration.
+    /// Iterations to the next probe: the back-off's interval (no longer
+    /// than [`MAX_GAP`]), or longer when the budget needs it.
+    fn stretch(&self) -> u32 {
+        let gap = match self.preferred_ns {
+            Some(ns) => (MAX_GAP.as_nanos() as f64 / ns.max(1.0)).min(f64::from(MAX_WAIT)) as u32,
+            None => MAX_INTERVAL,
+        };
+        self.budget().max(self.interval.min(gap)).max(1)
+    }
+
+    /// A timed steady iteration of the preferred side: it moves the running
+    /// estimate (a preempted frame by at most twice the estimate), and with
+    /// it the budget (a heavier frame makes the next probe due sooner); a
+    /// drift from what the last probe measured brings the probe forward.
     fn steady_sample(&mut self, ns: f64) {
         let Some(estimate) = &mut self.preferred_ns else {
             return;
         };
-        let ratio = ns / estimate.max(1.0);
-        if (1.0 / SURPRISE..=SURPRISE).contains(&ratio) {
-            self.surprised = false;
-            *estimate += WEIGHT * (ns - *estimate);
-            self.countdown = self.countdown.min(self.stretch());
-        } else if std::mem::replace(&mut self.surprised, true) {
-            self.surprised = false;
-            self.countdown = 1;
-        }
+        *estimate += WEIGHT * (ns.min(2.0 * *estimate) - *estimate);
+        let soon = if (*estimate / self.probed_ns.max(1.0) - 1.0).abs() > DRIFT {
+            (self.budget() / 4).max(MIN_INTERVAL)
+        } else {
+            self.stretch()
+        };
+        self.countdown = self.countdown.min(soon);
     }
 }
 
@@ -520,7 +544,7 @@ mod tests {
     fn probes_grow_rarer_while_they_confirm_the_choice() {
         // Close costs: a probe costs little, the back-off sets the pace.
         let mut adaptive = Adaptive::default();
-        let run = drive(&mut adaptive, &mut Machine::new(31.0, 30.0), 8_192);
+        let run = drive(&mut adaptive, &mut Machine::new(3.1, 3.0), 8_192);
         // Probes after 32, 64, 128, 256, 512, 1024, 1024... iterations (the
         // first probe starts at once and is not counted here).
         assert!((6..=10).contains(&run.probes), "{run:?}");
@@ -532,7 +556,7 @@ mod tests {
         let run = drive(&mut adaptive, &mut Machine::new(120.0, 30.0), 8_192);
         assert!((1..=4).contains(&run.probes), "{run:?}");
         let extra = run.total_ns / (8_192.0 * 30e3) - 1.0;
-        assert!(extra < 0.02, "{extra:.3} over pinned inline: {run:?}");
+        assert!(extra < 0.01, "{extra:.3} over pinned inline: {run:?}");
     }
 
     #[test]
@@ -561,12 +585,49 @@ mod tests {
     }
 
     #[test]
+    fn follows_a_machine_that_gets_busy() {
+        // The pool wins while the second core is free...
+        let mut adaptive = Adaptive::default();
+        drive(&mut adaptive, &mut Machine::new(30.0, 40.0).cold(), 5_000);
+        assert_eq!(adaptive.preferred, Choice::Pool);
+        // ...then another process takes that core: the pool's frames take
+        // 55 µs, less than twice as long, and inline is faster now.
+        let run = drive(&mut adaptive, &mut Machine::new(55.0, 40.0).cold(), 2_000);
+        assert!(run.on_pool < 300, "switched to inline soon ({run:?})");
+        assert_eq!(adaptive.preferred, Choice::Inline);
+    }
+
+    #[test]
+    fn heavy_frames_with_close_costs_are_probed_often() {
+        // 1,000 systems of a few µs: 4.1 ms inline, 4.0 on a busy pool...
+        let mut adaptive = Adaptive::default();
+        drive(
+            &mut adaptive,
+            &mut Machine::new(4_100.0, 4_000.0).cold(),
+            2_000,
+        );
+        assert_eq!(adaptive.preferred, Choice::Inline);
+        // ...then the second core frees up: nothing changes inline, only a
+        // probe can tell, and one comes within a fraction of a second.
+        let run = drive(
+            &mut adaptive,
+            &mut Machine::new(2_500.0, 4_000.0).cold(),
+            200,
+        );
+        assert!(run.on_pool > 120, "switched to the pool soon ({run:?})");
+        assert_eq!(adaptive.preferred, Choice::Pool);
+    }
+
+    #[test]
     fn a_new_plan_probes_again_soon() {
         let mut adaptive = Adaptive::default();
-        drive(&mut adaptive, &mut Machine::new(31.0, 30.0), 10_000);
+        drive(&mut adaptive, &mut Machine::new(3.1, 3.0), 10_000);
         assert_eq!(adaptive.interval, MAX_INTERVAL);
         adaptive.reset();
-        assert!(adaptive.countdown <= 2 * MIN_INTERVAL, "{adaptive:?}");
+        assert!(
+            adaptive.countdown <= adaptive.budget().max(MIN_INTERVAL),
+            "{adaptive:?}"
+        );
         assert_eq!(adaptive.interval, MIN_INTERVAL);
         // What was measured stays: still inline until the probe says otherwise.
         assert_eq!(adaptive.choose().0, Choice::Inline);
