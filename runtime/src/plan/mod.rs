@@ -53,6 +53,7 @@ pub struct PlanOptions {
     /// How the stages are packed.
     pub packing: Packing,
     /// How to report conflicting nodes ordered only by registration order
-    /// (SL0008). Anything but `Ignore` costs a pass over all pairs of nodes.
+    /// (SL0008), grouped per service. Anything but `Ignore` costs a reachability
+    /// pass over the nodes in blocks of 64 (linear memory).
     pub ambiguity: AmbiguityLevel,
 }
