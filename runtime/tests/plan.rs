@@ -364,8 +364,11 @@ fn warn_ambiguous() -> PlanOptions {
     }
 }
 
-/// `(service name or "exclusive", total, listed pairs by name)` of each SL0008.
-fn ambiguities(plan: &Plan) -> Vec<(String, u64, Vec<(String, String)>)> {
+/// `(service name or "exclusive", total, listed pairs by name)` of one SL0008.
+type AmbiguityGroup = (String, u64, Vec<(String, String)>);
+
+/// Every SL0008 of `plan`, as [`AmbiguityGroup`]s.
+fn ambiguities(plan: &Plan) -> Vec<AmbiguityGroup> {
     plan.diagnostics()
         .iter()
         .filter_map(|d| match &d.kind {
@@ -469,11 +472,11 @@ fn brute_force(
             if reach[i][j] || reach[j][i] {
                 continue;
             }
-            for s in 0..services {
+            for (s, count) in per_service.iter_mut().enumerate() {
                 let touches = |x: usize| reads[x].contains(&s) || writes[x].contains(&s);
                 let write = writes[i].contains(&s) || writes[j].contains(&s);
                 if touches(i) && touches(j) && write {
-                    per_service[s] += 1;
+                    *count += 1;
                 }
             }
             if exclusive[i] || exclusive[j] {
@@ -505,15 +508,15 @@ fn grouped_counts_match_a_brute_force_count() {
     let mut graph = Graph::new();
     for i in 0..n {
         let mut node = NodeBuilder::new(format!("n{i}"));
-        for s in 0..3 {
+        for (s, name) in names.iter().enumerate() {
             match next(4) {
                 0 => {
                     reads[i].push(s);
-                    node = node.reads_named(names[s]);
+                    node = node.reads_named(*name);
                 }
                 1 => {
                     writes[i].push(s);
-                    node = node.gates_named(names[s]);
+                    node = node.gates_named(*name);
                 }
                 _ => {}
             }
