@@ -51,6 +51,7 @@ pub use batch::{BatchBuffer, BatchNode, BatchProcessor, ClearBuffer};
 pub use graph::{CompiledGraph, GraphError};
 pub use loose::{DEFAULT_REGULAR_WINDOW, LooseTasks};
 pub use pool::{PoolStats, ThreadPool, ThreadPoolBuilder};
+pub(crate) use run::panic_message;
 pub use run::{Completion, NodeContext, NodeFailure, NodeOutcome};
 pub use serial::SerialExecutor;
 pub use state::ExecutionState;

@@ -76,11 +76,17 @@ impl NodeFailure {
 
     /// The panic message, when the payload is a string.
     pub fn message(&self) -> Option<&str> {
-        self.payload
-            .downcast_ref::<&'static str>()
-            .copied()
-            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+        panic_message(&*self.payload)
     }
+}
+
+/// A panic payload's message, when it is a string (`panic!("..")` makes a
+/// `&'static str` or a `String`).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
 }
 
 impl fmt::Debug for NodeFailure {

@@ -126,10 +126,7 @@ impl BoundaryFailure {
 
     /// The panic message, when the payload is a string.
     pub fn message(&self) -> Option<&str> {
-        self.payload
-            .downcast_ref::<&'static str>()
-            .copied()
-            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+        crate::exec::panic_message(&*self.payload)
     }
 }
 
