@@ -120,7 +120,8 @@ fn iterate(world: &mut World) {
     world.run_iteration().expect("runs");
 }
 
-/// The first argument that is not a flag: criterion's filter.
+/// The first argument that is not a flag: criterion's filter (the summary
+/// keeps the rows whose `workload/nodes` contains it).
 fn filter() -> Option<String> {
     std::env::args().skip(1).find(|arg| !arg.starts_with('-'))
 }
@@ -136,10 +137,6 @@ fn adaptive(c: &mut Criterion) {
             group.throughput(Throughput::Elements(nodes as u64));
             for (name, executor) in EXECUTORS {
                 let id = BenchmarkId::new(format!("{}/{name}", workload.name()), nodes);
-                let full = format!("adaptive/{}/{name}/{nodes}", workload.name());
-                if filter().is_some_and(|f| !full.contains(&f)) {
-                    continue;
-                }
                 let mut world = world(workload, nodes, executor);
                 group.bench_function(id, |b| b.iter(|| iterate(&mut world)));
             }
