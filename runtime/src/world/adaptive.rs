@@ -14,8 +14,8 @@
 //! [`SAMPLED`]), then the other side, warmed up first, for as many. Each
 //! side's cost is the mean of its fastest samples (a quarter dropped, at
 //! least one, so a preempted frame counts for nothing), and the other side
-//! takes over when it is [`HYSTERESIS`] faster. A world's first iterations are a probe (both
-//! sides warmed up).
+//! takes over when it is [`HYSTERESIS`] faster. A world's first iterations
+//! are a probe (both sides warmed up).
 //!
 //! The warm-up is what makes a side's cost the cost it has when it runs
 //! frame after frame: the first pool iteration after a stretch inline wakes
@@ -68,9 +68,9 @@ const WARMUP_EXCESS: Duration = Duration::from_micros(200);
 /// What a probe costs that its timed iterations do not show, counted in
 /// its extra cost: workers woken for a pool probe spin for work a while
 /// after it (taking a core, from this thread on a busy machine), and the
-/// probe's first iterations on either side run on colder caches. Measured:
-/// on a 2-core machine under load, about this much a probe, whatever the
-/// frame.
+/// probe's first iterations on either side run on colder caches. Inferred
+/// from the overhead left with tiny frames on a 2-core machine under load
+/// (several % with this at zero, a few at most with it).
 const PROBE_AFTERMATH: Duration = Duration::from_micros(100);
 /// How much faster the other side must be to take over.
 const HYSTERESIS: f64 = 0.03;
