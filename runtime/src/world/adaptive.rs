@@ -240,9 +240,10 @@ impl Adaptive {
             self.probe = Some(Half::new(self.preferred, true));
             return (self.preferred, true);
         }
-        // Not right after a probe: the preferred side may not be warm yet.
+        // Never the first iteration after a probe: the preferred side may
+        // not be warm yet.
         self.since_probe = self.since_probe.wrapping_add(1);
-        let time = self.since_probe.is_multiple_of(self.sample_every);
+        let time = self.since_probe > 1 && self.since_probe.is_multiple_of(self.sample_every);
         (self.preferred, time)
     }
 
@@ -312,9 +313,9 @@ impl Adaptive {
     }
 
     /// A timed steady iteration of the preferred side: it moves the running
-    /// estimate (a preempted frame by little), and with
-    /// it the budget (a heavier frame makes the next probe due sooner); a
-    /// drift from what the last probe measured brings the probe forward.
+    /// estimate (a preempted frame by little), and with it the budget (a
+    /// heavier frame makes the next probe due sooner); a drift from what the
+    /// last probe measured brings the probe forward.
     fn steady_sample(&mut self, ns: f64) {
         let Some(estimate) = &mut self.preferred_ns else {
             return;
