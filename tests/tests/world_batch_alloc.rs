@@ -248,7 +248,8 @@ fn a_warm_world_iteration_allocates_nothing() {
             world.run_iteration().expect("warm-up iteration");
         }
         settle(&pool);
-        // Past 64: the adaptive executor re-measures its other choice every 32.
+        // Long enough for the adaptive executor to probe (its first probe,
+        // pool and inline side by side, runs in a world's first iterations).
         let iterations = 70;
         let (allocations, traces) = allocations_during(|| {
             for _ in 0..iterations {
