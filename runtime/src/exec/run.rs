@@ -244,19 +244,37 @@ impl RunSlot {
         );
     }
 
-    /// Closes the run if only the caller's hold is left.
+    /// Closes the run if only the caller's hold is left and no loose work of
+    /// the run is pending. The caller holds the hold.
     pub(crate) fn try_close(&self) -> bool {
         let state = self.state.load(Ordering::Acquire);
-        active_of(state) == 1
-            && self
-                .state
-                .compare_exchange(
-                    state,
-                    state & !ACTIVE_MASK,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                )
-                .is_ok()
+        if active_of(state) != 1 {
+            return false;
+        }
+        // A visitor may have polled a loose task that was woken while it ran
+        // (its poller queues it again) and given its count back after the
+        // caller last looked for work: the Acquire load above sees that push,
+        // so look again before closing. Found work keeps the run open for the
+        // caller's next round; once the queue is seen empty with no visitor
+        // in, only a waker outside the run can add to it.
+        // SAFETY:
+        // - The caller holds the hold, so the run is open and its parameters
+        //   are valid; `params.loose`, when set, is valid while it is open.
+        let tasks = unsafe { self.params().loose.as_ref() };
+        if let Some(tasks) = tasks
+            && !self.is_aborted()
+            && self.loose_pending(tasks)
+        {
+            return false;
+        }
+        self.state
+            .compare_exchange(
+                state,
+                state & !ACTIVE_MASK,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
     }
 
     /// The active count (1: only the caller's hold is left).
