@@ -2,7 +2,7 @@
 //! time that the plan kept conflicting nodes apart. On in debug builds and
 //! with the `checked` feature; compiled out otherwise.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
 
 use crate::access::Touch;
 use crate::plan::GraphView;
@@ -33,7 +33,7 @@ impl BorrowTracker {
     /// iteration that reported one may leave flags taken.
     pub(crate) fn reset(&mut self) {
         for state in &mut self.states {
-            *state.get_mut() = FREE;
+            state.set_exclusive(FREE);
         }
     }
 

@@ -1,6 +1,6 @@
 //! A registered node's run-time state, touched only by the thread running it.
 
-use std::cell::UnsafeCell;
+use crate::sync::UnsafeCell;
 
 use crate::access::ServiceId;
 use crate::registry::Registry;
@@ -74,8 +74,9 @@ impl NodeCell {
     /// - `env` is the world's environment for this node, and the node runs as
     ///   a node of the world's current plan ([`NodeBody::run`]'s contract).
     pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>) -> Ran {
-        // SAFETY: only this thread is inside the cell (caller's guarantee).
-        let state = unsafe { &mut *self.state.get() };
+        // SAFETY: only this thread is inside the cell (caller's guarantee),
+        // so this is the only borrow of its state while the node runs.
+        let state = self.state.with_mut(|state| unsafe { &mut *state });
         for condition in &mut state.conditions {
             // SAFETY: the condition's reads are part of this node's declared
             // access, and the node runs under the plan (caller's guarantee).
