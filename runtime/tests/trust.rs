@@ -208,7 +208,7 @@ fn built_in_services_are_unreachable_by_name() {
     world.insert(Tick(0));
     let ran = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&ran);
-    world.add_system(
+    let thief = world.add_system(
         NodeBuilder::new("thief")
             .produces_named(
                 "sluice::system::output::NextValue<sluice::world::schedule::PlanOutcome>",
@@ -238,6 +238,18 @@ fn built_in_services_are_unreachable_by_name() {
     }
     // A node that produces is a factory: it ran once, then had nothing new.
     assert_eq!(ran.load(Ordering::SeqCst), 1);
+    // Had the names reached the built-in services, the thief would be a
+    // producer in their lanes: before `sluice::plan` (index 0, which reads
+    // the registrations) and before `sluice::execution` (index 1, which
+    // reads the next plan).
+    let plan = world.plan().expect("planned");
+    for builtin in [sluice::NodeIndex(0), sluice::NodeIndex(1)] {
+        assert!(
+            plan.why(thief, builtin).is_none(),
+            "the thief orders a built-in node: {:?}",
+            plan.why(thief, builtin)
+        );
+    }
     assert!(
         LATE.load(Ordering::SeqCst) > 0,
         "nodes registered through commands still run"
