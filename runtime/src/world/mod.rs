@@ -129,8 +129,9 @@ pub struct World {
     timing: bool,
     /// How many closures were registered under each source-location name.
     closure_names: foldhash::HashMap<crate::node::Label, u32>,
-    /// The last iteration's timings when a new plan was installed after it
-    /// (its state went back to the pool); cleared when the next one runs.
+    /// The last iteration's timings, one per node of the current plan, when
+    /// a new plan was installed after it (its state went back to the pool);
+    /// cleared when the next one runs.
     last_timings: Option<Vec<SystemTiming>>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
@@ -404,7 +405,14 @@ impl World {
     }
 
     /// The most recent iteration's per-node timings, in registration order
-    /// (also after a failed iteration).
+    /// (also after a failed iteration): indexed by [`NodeIndex`].
+    ///
+    /// Always one entry per node of the current [`plan`](World::plan), also
+    /// after an iteration that swapped in a new plan (nodes registered through
+    /// [`Commands`]) or a replan between iterations: the nodes that ran keep
+    /// their measurements, and a node that has not run yet reads as
+    /// [`SystemTiming::default`] (`ran == false`). Empty before the first
+    /// plan.
     pub fn timings(&self) -> &[SystemTiming] {
         match (&self.last_timings, &self.execution) {
             (Some(timings), _) => timings,

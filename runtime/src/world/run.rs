@@ -7,7 +7,9 @@ use std::time::Instant;
 use sluice_collections::Pooled;
 
 use crate::ServiceId;
-use crate::exec::{ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome};
+use crate::exec::{
+    ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome, SystemTiming,
+};
 use crate::plan::{GraphView, Plan};
 use crate::system::{NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
@@ -97,10 +99,18 @@ impl World {
         let mut execution = execution.unwrap_or_else(|| Execution::compile(&plan));
         execution.state.enable_timing(self.timing);
         if let Some(old) = self.execution.replace(execution) {
-            // The outgoing state holds the timings of the iteration that just
-            // ran; keep them readable until the next one.
+            // The most recent iteration's timings stay readable until the next
+            // one, laid out for the new plan: one entry per node, by index
+            // (registrations are only appended, so a node keeps its index).
+            // They are in the outgoing state, unless an earlier install since
+            // that iteration already kept them (the outgoing plan never ran).
             if self.timing {
-                self.last_timings = Some(old.state.timings().to_vec());
+                let mut timings = self
+                    .last_timings
+                    .take()
+                    .unwrap_or_else(|| old.state.timings().to_vec());
+                timings.resize(plan.len(), SystemTiming::default());
+                self.last_timings = Some(timings);
             }
             ExecutionState::pool().give_back(old.state);
         }
