@@ -1,10 +1,15 @@
-//! Issue 9, "timing survives replans": after an iteration that swapped in a
-//! new plan, `timings()` still has one entry per node of `plan()`.
+//! Issue 9, "timing survives replans" and "ambiguity warnings delivered":
+//! after an iteration that swapped in a new plan, `timings()` still has one
+//! entry per node of `plan()`; SL0008 warnings reach `tracing` once per plan.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sluice::{Commands, ExecutorKind, IterationError, NodeBuilder, NodeIndex, Plan, World};
+use sluice::{
+    AmbiguityLevel, Commands, ExecutorKind, IterationError, NodeBuilder, NodeIndex, Plan,
+    PlanOptions, World,
+};
 
 /// Every scenario runs on both executors.
 const EXECUTORS: [ExecutorKind; 2] = [ExecutorKind::Serial, ExecutorKind::Parallel];
@@ -19,6 +24,9 @@ struct Armor(i32);
 /// How many iterations the spawner has seen.
 #[derive(Debug, Default)]
 struct Frame(u32);
+/// Gated by one node only.
+#[derive(Debug, Default)]
+struct Score(u32);
 /// `boom` panics while this is set.
 #[derive(Debug, Default)]
 struct Fuse(bool);
@@ -245,4 +253,183 @@ fn timings_follow_a_plan_installed_by_a_failed_iteration_on(executor: ExecutorKi
         assert_eq!(plan.len(), len, "{context}: plan length");
         assert_ran(&world, &plan, ran, &context);
     }
+}
+
+/// Counts `tracing` warnings whose `code` field is `SL0008`, and keeps their
+/// messages. Spans and other events are disabled.
+#[derive(Clone, Default)]
+struct AmbiguityWarnings {
+    count: Arc<AtomicUsize>,
+    messages: Arc<Mutex<Vec<String>>>,
+}
+
+/// Collects an event's `code` and `message` fields.
+#[derive(Default)]
+struct Fields {
+    code: Option<String>,
+    message: String,
+}
+
+impl tracing::field::Visit for Fields {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "code" {
+            self.code = Some(value.to_owned());
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.message = format!("{value:?}");
+        }
+    }
+}
+
+impl tracing::Subscriber for AmbiguityWarnings {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.is_event() && *metadata.level() == tracing::Level::WARN
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        if fields.code.as_deref() == Some("SL0008") {
+            self.count.fetch_add(1, Ordering::Relaxed);
+            self.messages.lock().unwrap().push(fields.message);
+        }
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// `left` and `right` both gate `Hp` and nothing orders them: SL0008.
+fn ambiguous_world(executor: ExecutorKind, ambiguity: AmbiguityLevel) -> World {
+    let mut world = World::new();
+    world.set_executor(executor);
+    world.set_plan_options(PlanOptions {
+        ambiguity,
+        ..Default::default()
+    });
+    world.insert(Hp(0));
+    world.insert(Armor(0));
+    world.insert(Frame(0));
+    world.add_system(NodeBuilder::new("left").system(|hp: &mut Hp| hp.0 += 1));
+    world.add_system(NodeBuilder::new("right").system(|hp: &mut Hp| hp.0 *= 2));
+    world.add_system(NodeBuilder::new("spawner").system(
+        |commands: Commands<'_>, frame: &mut Frame| {
+            if frame.0 == 3 {
+                commands.add_system(NodeBuilder::new("quiet").system(|_: &Armor| {}));
+            }
+            frame.0 += 1;
+        },
+    ));
+    world
+}
+
+/// SL0008 reaches `tracing::warn!` once per installed plan: not again while the
+/// plan factory is skipped, again after a replan that keeps the ambiguity.
+#[test]
+fn ambiguity_warns_once_per_plan() {
+    for executor in EXECUTORS {
+        ambiguity_warns_once_per_plan_on(executor);
+    }
+}
+
+fn ambiguity_warns_once_per_plan_on(executor: ExecutorKind) {
+    let warnings = AmbiguityWarnings::default();
+    let count = || warnings.count.load(Ordering::Relaxed);
+    tracing::subscriber::with_default(warnings.clone(), || {
+        let mut world = ambiguous_world(executor, AmbiguityLevel::Warn);
+        for iteration in 0..4 {
+            world.run_iteration().unwrap();
+            assert_eq!(
+                count(),
+                1,
+                "{executor:?}, iteration {iteration}: first plan"
+            );
+        }
+        let plan = world.plan().unwrap();
+        assert!(plan.diagnostics().iter().any(|d| d.code == "SL0008"));
+        assert!(index_of(&plan, "quiet").is_none());
+        {
+            let messages = warnings.messages.lock().unwrap();
+            assert!(
+                messages[0].contains("left") && messages[0].contains("right"),
+                "the warning names both nodes: {messages:?}"
+            );
+        }
+
+        // Iteration 3 registered `quiet`: the plan factory replans in
+        // iteration 4, and the ambiguity is still there.
+        for iteration in 4..9 {
+            world.run_iteration().unwrap();
+            assert_eq!(count(), 2, "{executor:?}, iteration {iteration}: replanned");
+        }
+        assert!(index_of(&world.plan().unwrap(), "quiet").is_some());
+
+        // A replan between iterations warns again, once.
+        // (`scorer` conflicts with nothing: the plan has the one ambiguity.)
+        world.insert(Score(0));
+        world.add_system(NodeBuilder::new("scorer").system(|score: &mut Score| score.0 += 1));
+        for iteration in 9..12 {
+            world.run_iteration().unwrap();
+            assert_eq!(
+                count(),
+                3,
+                "{executor:?}, iteration {iteration}: add_system"
+            );
+        }
+        assert_eq!(world.get::<Score>().unwrap().0, 3);
+        let plan = world.plan().unwrap();
+        let ambiguities = plan.diagnostics().iter().filter(|d| d.code == "SL0008");
+        assert_eq!(ambiguities.count(), 1, "{:?}", plan.diagnostics());
+    });
+}
+
+/// No warning when the plan has no ambiguity, or when ambiguities are ignored.
+#[test]
+fn no_warning_without_an_ambiguity_or_when_ignored() {
+    let warnings = AmbiguityWarnings::default();
+    tracing::subscriber::with_default(warnings.clone(), || {
+        let mut ignored = ambiguous_world(ExecutorKind::Serial, AmbiguityLevel::Ignore);
+        for _ in 0..6 {
+            ignored.run_iteration().unwrap();
+        }
+        assert!(ignored.plan().unwrap().diagnostics().is_empty());
+
+        let mut clean = World::new();
+        clean.set_plan_options(PlanOptions {
+            ambiguity: AmbiguityLevel::Warn,
+            ..Default::default()
+        });
+        clean.insert(Hp(0));
+        clean.add_system(NodeBuilder::new("left").system(|hp: &mut Hp| hp.0 += 1));
+        clean.add_system(
+            NodeBuilder::new("right")
+                .after("left")
+                .system(|hp: &mut Hp| hp.0 *= 2),
+        );
+        for _ in 0..3 {
+            clean.run_iteration().unwrap();
+        }
+        assert!(clean.plan().unwrap().diagnostics().is_empty());
+        assert_eq!(clean.get::<Hp>().unwrap().0, 14);
+    });
+    assert_eq!(warnings.count.load(Ordering::Relaxed), 0);
 }

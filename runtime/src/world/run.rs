@@ -10,7 +10,7 @@ use crate::ServiceId;
 use crate::exec::{
     ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome, SystemTiming,
 };
-use crate::plan::{GraphView, Plan};
+use crate::plan::{GraphView, Level, Plan};
 use crate::system::{NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
 #[cfg(any(debug_assertions, feature = "checked"))]
@@ -94,7 +94,8 @@ impl World {
     }
 
     /// Makes `plan` current with its compiled `execution` (compiled here
-    /// when `None`); the outgoing state goes back to the pool.
+    /// when `None`); the outgoing state goes back to the pool. Reports the
+    /// plan's warnings (once: a plan is installed once).
     fn install(&mut self, plan: Arc<crate::plan::Plan>, execution: Option<Execution>) {
         let mut execution = execution.unwrap_or_else(|| Execution::compile(&plan));
         execution.state.enable_timing(self.timing);
@@ -114,6 +115,7 @@ impl World {
             }
             ExecutionState::pool().give_back(old.state);
         }
+        report_warnings(&plan);
         self.current.store(Some(plan));
         self.adaptive.reset();
         #[cfg(any(debug_assertions, feature = "checked"))]
@@ -277,6 +279,21 @@ impl World {
             .slot_mut(self.builtin.registrations)
         {
             slot.version += 1;
+        }
+    }
+}
+
+/// Emits each warning of a newly installed `plan` (SL0008 ambiguities, at
+/// [`AmbiguityLevel::Warn`](crate::plan::AmbiguityLevel::Warn)) as a
+/// `tracing` warning event whose `code` field is the diagnostic's code.
+fn report_warnings(plan: &Plan) {
+    for diagnostic in plan.diagnostics() {
+        if diagnostic.level == Level::Warning {
+            tracing::warn!(
+                code = diagnostic.code,
+                nodes = ?diagnostic.nodes,
+                "{diagnostic}"
+            );
         }
     }
 }
