@@ -118,6 +118,8 @@ struct Options {
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut options = Options::default();
+    // SL0008 only on request (`--warn-ambiguous`), unlike a world's default.
+    options.plan.ambiguity = AmbiguityLevel::Ignore;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -283,7 +285,7 @@ fn node(declaration: &Declaration<'_>) -> NodeBuilder {
 fn render(file: &str, declarations: &[Declaration<'_>], diagnostic: &Diagnostic) -> String {
     let line = |node: &NodeRef| match node {
         NodeRef::Node(index) => Some(declarations[index.index()].line),
-        NodeRef::Marker(_) => None,
+        _ => None,
     };
     let lines: Vec<usize> = match &diagnostic.kind {
         DiagnosticKind::Cycle { path } => path.iter().filter_map(line).collect(),

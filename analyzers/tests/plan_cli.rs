@@ -191,11 +191,11 @@ fn unknown_names_give_the_name_and_line() {
         [
             format!(
                 "error[SL0002]: {path}:1: `a` is ordered after `spawnr`, which is not a \
-                 registered node or marker; check the spelling or register it"
+                 registered node, group or marker; check the spelling or register it"
             ),
             format!(
                 "error[SL0002]: {path}:2: `b` is ordered before `nobody`, which is not a \
-                 registered node or marker; check the spelling or register it"
+                 registered node, group or marker; check the spelling or register it"
             ),
         ]
     );

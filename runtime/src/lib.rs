@@ -46,6 +46,7 @@
 pub mod access;
 pub mod exec;
 pub mod node;
+pub mod organise;
 pub mod registry;
 mod sync;
 pub mod system;
@@ -55,6 +56,9 @@ pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor,
 };
+pub use organise::{
+    Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,
+};
 pub use registry::{Registry, ServiceSlot};
 pub use sluice_macros::{factory, run_condition, system};
 pub mod plan;
@@ -63,8 +67,9 @@ pub use exec::{
     SystemTiming, ThreadPool, ThreadPoolBuilder,
 };
 pub use plan::{
-    AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, LaneKind, Level,
-    MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions, Reason, Relation,
+    AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, GroupIndex, Hierarchy,
+    LaneKind, Level, MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions,
+    Plans, Reason, Relation, Selection, TreeItem,
 };
 pub use system::{
     BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Next, NextValue, NodeBody, NodeEnv, Out,

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use crate::access::{AccessKind, AccessSet, INLINE_ACCESSES, ServiceId, SmallList};
+use crate::organise::{Cadence, Phase, Placement, Schedule, SiblingOrder};
 use crate::registry::Registry;
 
 /// A node or marker name as written by the user: borrowed when static, owned
@@ -30,6 +31,8 @@ struct Rare {
     key: Option<Label>,
     /// Services named by name rather than type (tools, the CLI).
     names: Vec<Label>,
+    /// Group, phase, stage, set, cadence, schedule and orders.
+    placement: Option<Box<Placement>>,
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -304,14 +307,87 @@ impl NodeBuilder {
         self
     }
 
+    fn placement_mut(&mut self) -> &mut Placement {
+        self.rare
+            .get_or_insert_default()
+            .placement
+            .get_or_insert_default()
+    }
+
+    /// Makes the node a child of the group `group` (see [`Group`](crate::Group)).
+    pub fn in_group(mut self, group: impl Into<Label>) -> Self {
+        self.placement_mut().group = Some(group.into());
+        self
+    }
+
+    /// Puts the node before every sibling (child of the same group) that is
+    /// not `order_first`.
+    pub fn order_first(mut self) -> Self {
+        self.placement_mut().sibling = Some(SiblingOrder::First);
+        self
+    }
+
+    /// Puts the node after every sibling that is not `order_last`.
+    pub fn order_last(mut self) -> Self {
+        self.placement_mut().sibling = Some(SiblingOrder::Last);
+        self
+    }
+
+    /// Puts the node in `phase` (see [`Phase`]).
+    pub fn phase(mut self, phase: Phase) -> Self {
+        self.placement_mut().phase = Some(phase);
+        self
+    }
+
+    /// Makes the node a member of the stage `stage` (declared with
+    /// [`World::add_stage`](crate::World::add_stage)).
+    pub fn in_stage(mut self, stage: impl Into<Label>) -> Self {
+        self.placement_mut().stage = Some(stage.into());
+        self
+    }
+
+    /// Makes the node a member of the set `set` (declared with
+    /// [`World::add_set`](crate::World::add_set)).
+    pub fn in_set(mut self, set: impl Into<Label>) -> Self {
+        self.placement_mut().set = Some(set.into());
+        self
+    }
+
+    /// Runs the node on `cadence` (the variable one by default).
+    pub fn cadence(mut self, cadence: Cadence) -> Self {
+        self.placement_mut().cadence = cadence;
+        self
+    }
+
+    /// Runs the node in `schedule` ([`Schedule::Update`] by default).
+    pub fn in_schedule(mut self, schedule: Schedule) -> Self {
+        self.placement_mut().schedule = schedule;
+        self
+    }
+
+    /// Breaks ties among nodes that nothing else orders: lower runs first,
+    /// before registration order decides. Never overrides a dependency.
+    pub fn order(mut self, order: i32) -> Self {
+        self.placement_mut().order = order;
+        self
+    }
+
+    /// The node's organisation so far.
+    pub fn placement(&self) -> &Placement {
+        self.rare
+            .as_ref()
+            .and_then(|rare| rare.placement.as_deref())
+            .unwrap_or(Placement::DEFAULT)
+    }
+
     /// Resolves every service to its id in `registry` (assigning ids to
     /// services not seen before).
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names) = match self.rare {
-            Some(rare) => (rare.key, rare.names),
-            None => (None, Vec::new()),
+        let (key, names, placement) = match self.rare {
+            Some(rare) => (rare.key, rare.names, rare.placement),
+            None => (None, Vec::new(), None),
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
@@ -330,6 +406,7 @@ impl NodeBuilder {
             access,
             after: self.after,
             before: self.before,
+            placement,
         }
     }
 }
@@ -373,6 +450,8 @@ pub struct NodeDescriptor {
     conflicts: Vec<DeclaredTwice>,
     after: Vec<Label>,
     before: Vec<Label>,
+    /// `None` for the default placement (most nodes of a flat world).
+    placement: Option<Box<Placement>>,
 }
 
 impl NodeDescriptor {
@@ -409,6 +488,11 @@ impl NodeDescriptor {
     /// Nodes or markers this node runs before.
     pub fn before(&self) -> &[Label] {
         &self.before
+    }
+
+    /// The node's group, phase, stage, set, cadence, schedule and orders.
+    pub fn placement(&self) -> &Placement {
+        self.placement.as_deref().unwrap_or(Placement::DEFAULT)
     }
 }
 

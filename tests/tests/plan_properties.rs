@@ -169,7 +169,7 @@ fn reachability(plan: &Plan) -> Vec<Vec<bool>> {
     let compiled = plan.compiled();
     let mut reach = vec![vec![false; n]; n];
     for &v in compiled.order.iter().rev() {
-        for &to in compiled.successors(NodeIndex(v)) {
+        for &to in compiled.successors(v) {
             let (low, high) = reach.split_at_mut((v as usize).max(to as usize));
             let (from_set, to_set) = if (v as usize) < (to as usize) {
                 (&mut low[v as usize], &high[0])
@@ -289,7 +289,7 @@ proptest! {
                     cycles += 1;
                     let index = |r: &NodeRef| match r {
                         NodeRef::Node(n) => n.index(),
-                        NodeRef::Marker(_) => unreachable!("no markers here"),
+                        _ => unreachable!("no markers or groups here"),
                     };
                     for (i, step) in path.iter().enumerate() {
                         let next = &path[(i + 1) % path.len()];

@@ -180,7 +180,7 @@ pub(crate) fn find(
     level: Level,
 ) -> Vec<Diagnostic> {
     let nodes = graph.nodes();
-    let order = &plan.compiled().order;
+    let order = &plan.node_order;
     let n = order.len();
     let services = graph.table().len();
     let lanes = Lanes::new(graph, order, services);
@@ -306,7 +306,7 @@ fn reach_chunk(
 }
 
 fn diagnostic(plan: &Plan, service: Option<ServiceId>, group: &Group, level: Level) -> Diagnostic {
-    let order = &plan.compiled().order;
+    let order = &plan.node_order;
     let pairs: Vec<(NodeIndex, NodeIndex)> = group
         .listed
         .iter()

@@ -3,27 +3,41 @@
 //! the nodes in plan order.
 
 use crate::access::{ServiceId, Touch};
+use crate::node::Label;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit};
-use crate::plan::view::{EdgeRecord, Names};
+use crate::plan::organise::{OrgVertex, Resolved, Selection};
+use crate::plan::view::{EdgeRecord, Hierarchy, Names};
 use crate::plan::{
     AmbiguityLevel, CompiledPlan, GraphView, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
-    PlanErrors, PlanOptions, Reason, stages,
+    PlanErrors, PlanOptions, Plans, Reason, stages,
 };
 
 const NONE: u32 = u32::MAX;
 
-/// The real nodes each marker stands for: every node that reaches it through
-/// explicit edges with only markers in between. Edges through a marker become
-/// edges from these nodes.
+/// How many edges a marker may cost when it is folded into direct edges
+/// beyond what keeping it as a barrier vertex would (`m * k` against `m + k`
+/// for `m` nodes before it and `k` after it).
+const FOLD_SLACK: usize = 16;
+
+/// What each marker stands for: the nodes that reach it through explicit
+/// edges with only folded markers in between. A marker between few nodes is
+/// folded (`a -> marker -> b` becomes `a -> b`); one between many on both
+/// sides (a phase, a group of hundreds) is *kept* as a barrier vertex that
+/// never runs, so it costs `m + k` edges instead of `m * k`.
 pub(crate) struct MarkerPredecessors {
+    /// Per marker (vertex `n + k`): the real nodes and kept barriers it
+    /// stands for; just itself once kept.
     lists: Vec<Vec<u32>>,
+    /// The kept markers, in release order, with what each waits for.
+    pub(crate) kept: Vec<(u32, Vec<u32>)>,
 }
 
 impl MarkerPredecessors {
     fn new(edges: &Explicit, released: &[u32]) -> Self {
         let n = edges.nodes;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); edges.vertices() - n];
+        let mut kept = Vec::new();
         for &vertex in released.iter().filter(|&&v| v as usize >= n) {
             let mut list = Vec::new();
             for &edge in edges.predecessors(vertex) {
@@ -35,13 +49,21 @@ impl MarkerPredecessors {
             }
             list.sort_unstable();
             list.dedup();
-            lists[vertex as usize - n] = list;
+            let out = edges.successors(vertex).len();
+            let folded = list.len().saturating_mul(out);
+            if list.len() > 1 && out > 1 && folded > list.len() + out + FOLD_SLACK {
+                kept.push((vertex, list));
+                lists[vertex as usize - n] = vec![vertex];
+            } else {
+                lists[vertex as usize - n] = list;
+            }
         }
-        Self { lists }
+        Self { lists, kept }
     }
 
-    /// Calls `each(predecessor, reason)` for every explicit predecessor of the
-    /// real node `node`, markers replaced by the nodes they stand for.
+    /// Calls `each(predecessor, reason)` for every explicit predecessor of
+    /// the real node `node`: a real node, or a kept marker's vertex; folded
+    /// markers replaced by what they stand for.
     pub(crate) fn each(&self, edges: &Explicit, node: u32, mut each: impl FnMut(u32, Reason)) {
         let n = edges.nodes as u32;
         for &edge in edges.predecessors(node) {
@@ -120,15 +142,73 @@ impl Lanes {
     }
 }
 
+/// Builds the plan of the update schedule's variable cadence, with every
+/// diagnostic about the registrations as a whole.
 pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
     let mut diagnostics = Vec::new();
     declared_twice(graph, &mut diagnostics);
-    let edges = Explicit::collect(graph, &mut diagnostics);
-    let sorted = match order::sort(graph, &edges) {
+    let resolved = Resolved::new(graph, &mut diagnostics);
+    let (plan, found) = build_selection(graph, options, &resolved, &Selection::UPDATE);
+    diagnostics.extend(found);
+    finish(plan, diagnostics)
+}
+
+/// Builds a plan for every selection the nodes name (and always both
+/// cadences of the update schedule); each problem is reported once.
+pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plans, PlanErrors> {
+    let mut diagnostics = Vec::new();
+    declared_twice(graph, &mut diagnostics);
+    let resolved = Resolved::new(graph, &mut diagnostics);
+    let mut selections = vec![Selection::UPDATE, Selection::FIXED];
+    for node in graph.nodes() {
+        let selection = Selection::of(node);
+        if !selections.contains(&selection) {
+            selections.push(selection);
+        }
+    }
+    let mut plans = Vec::with_capacity(selections.len());
+    for selection in selections {
+        let (plan, found) = build_selection(graph, options, &resolved, &selection);
+        for diagnostic in found {
+            // A cycle among groups alone, or a duplicate key, is found by
+            // every selection: report it once.
+            if !diagnostics.contains(&diagnostic) {
+                diagnostics.push(diagnostic);
+            }
+        }
+        if let Some(plan) = plan {
+            plans.push((selection, plan));
+        }
+    }
+    if diagnostics.iter().any(|d| d.level == Level::Error) {
+        return Err(PlanErrors::new(diagnostics));
+    }
+    for (_, plan) in &mut plans {
+        plan.diagnostics.clone_from(&diagnostics);
+    }
+    Ok(Plans::new(plans))
+}
+
+/// One selection's plan (`None` when it has errors), and what was found.
+fn build_selection(
+    graph: &GraphView<'_>,
+    options: &PlanOptions,
+    resolved: &Resolved,
+    selection: &Selection,
+) -> (Option<Plan>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let nodes = graph.nodes();
+    let member = if nodes.iter().all(|node| selection.contains(node)) {
+        None
+    } else {
+        Some(nodes.iter().map(|node| selection.contains(node)).collect())
+    };
+    let edges = Explicit::collect(graph, resolved, member, selection, &mut diagnostics);
+    let sorted = match order::sort(graph, resolved, &edges) {
         Ok(sorted) => sorted,
         Err(cycles) => {
             diagnostics.extend(cycles);
-            return Err(PlanErrors::new(diagnostics));
+            return (None, diagnostics);
         }
     };
     let marker_preds = MarkerPredecessors::new(&edges, &sorted.vertices);
@@ -136,7 +216,10 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
         Packing::Order => sorted.nodes,
         Packing::FirstFit => stages::first_fit(graph, &edges, &marker_preds, &sorted.nodes),
     };
-    let plan = walk_lanes(graph, &edges, &marker_preds, plan_order);
+    let mut plan = walk_lanes(graph, &edges, &marker_preds, plan_order);
+    plan.selection = selection.clone();
+    plan.hierarchy = Hierarchy::new(graph, resolved);
+    plan.marker_names = marker_names(graph, resolved, &edges);
     if options.ambiguity != AmbiguityLevel::Ignore {
         let level = match options.ambiguity {
             AmbiguityLevel::Error => Level::Error,
@@ -150,7 +233,30 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
             level,
         ));
     }
-    finish(plan, diagnostics)
+    if diagnostics.iter().any(|d| d.level == Level::Error) {
+        (None, diagnostics)
+    } else {
+        (Some(plan), diagnostics)
+    }
+}
+
+/// The names of the user's markers, then of the organisation's vertices.
+fn marker_names(graph: &GraphView<'_>, resolved: &Resolved, edges: &Explicit) -> Names {
+    let plain = edges.nodes + edges.markers;
+    let labels = graph
+        .markers()
+        .iter()
+        .map(|marker| marker.label_cow().clone())
+        .chain((0..edges.org.len()).map(|k| {
+            let name = edges.vertex_name(graph, resolved, (plain + k) as u32);
+            match edges.org[k] {
+                OrgVertex::Begin(_) => Label::Owned(format!("{name} (begin)")),
+                OrgVertex::End(_) => Label::Owned(format!("{name} (end)")),
+                _ => Label::Owned(name),
+            }
+        }))
+        .collect::<Vec<Label>>();
+    Names::of_labels(labels.iter())
 }
 
 /// SL0009: every node that names a service twice in aliasing ways.
@@ -180,17 +286,20 @@ fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
     }
 }
 
-fn finish(mut plan: Plan, diagnostics: Vec<Diagnostic>) -> Result<Plan, PlanErrors> {
-    if diagnostics.iter().any(|d| d.level == Level::Error) {
-        return Err(PlanErrors::new(diagnostics));
+fn finish(plan: Option<Plan>, diagnostics: Vec<Diagnostic>) -> Result<Plan, PlanErrors> {
+    match plan {
+        Some(mut plan) if diagnostics.iter().all(|d| d.level != Level::Error) => {
+            plan.diagnostics = diagnostics;
+            Ok(plan)
+        }
+        _ => Err(PlanErrors::new(diagnostics)),
     }
-    plan.diagnostics = diagnostics;
-    Ok(plan)
 }
 
 /// The lane walk: for each node in plan order, gathers every incoming edge
 /// (explicit, lanes, whole-world lane), merges the reasons per source, and
-/// derives its stage from its predecessors.
+/// derives its stage from its predecessors. Kept markers become barrier
+/// vertices: plan ids `n..n + b` (after the registered nodes), never run.
 fn walk_lanes(
     graph: &GraphView<'_>,
     edges: &Explicit,
@@ -199,18 +308,33 @@ fn walk_lanes(
 ) -> Plan {
     let nodes = graph.nodes();
     let n = nodes.len();
+    let kept = &marker_preds.kept;
     let service_count = graph.table().len();
-    let mut lanes = Lanes::new(service_count, n * 2);
+    let mut lanes = Lanes::new(service_count, plan_order.len() * 2);
+    // Kept markers by explicit vertex: their plan ids.
+    let mut barrier_id = vec![NONE; edges.vertices() - n];
+    for (k, (vertex, _)) in kept.iter().enumerate() {
+        barrier_id[*vertex as usize - n] = (n + k) as u32;
+    }
+    let plan_id = |vertex: u32| {
+        if (vertex as usize) < n {
+            vertex
+        } else {
+            barrier_id[vertex as usize - n]
+        }
+    };
+    // One more than the largest stage a barrier waits for (0: none), filled
+    // in as the first node after it asks: everything it waits for is placed.
+    let mut barrier_level = vec![NONE; kept.len()];
     // The whole-world lane: every node reads it, exclusive nodes gate it. The
     // readers since its last gate are the nodes placed since that gate.
     let mut last_exclusive: Option<(u32, usize)> = None;
-    let mut position = vec![0u32; n];
+    let mut position = vec![NONE; n];
     let mut stage_of = vec![0u32; n];
     let mut stage_count = 0u32;
-    let mut records: Vec<EdgeRecord> = Vec::with_capacity(n * 2 + edges.from.len());
-    let mut reasons: Vec<Reason> = Vec::with_capacity(n * 3 + edges.from.len());
-    let mut predecessor_counts = vec![0u32; n];
-    let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::with_capacity(n);
+    let mut records: Vec<EdgeRecord> = Vec::with_capacity(plan_order.len() * 2 + edges.from.len());
+    let mut reasons: Vec<Reason> = Vec::with_capacity(plan_order.len() * 3 + edges.from.len());
+    let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::with_capacity(plan_order.len());
     let mut exclusive_nodes = Vec::new();
     let mut incoming: Vec<(u32, Reason)> = Vec::with_capacity(16);
 
@@ -218,7 +342,9 @@ fn walk_lanes(
         position[node as usize] = at as u32;
         let access = nodes[node as usize].access();
         incoming.clear();
-        marker_preds.each(edges, node, |from, reason| incoming.push((from, reason)));
+        marker_preds.each(edges, node, |from, reason| {
+            incoming.push((plan_id(from), reason))
+        });
         // A gate and a produce of one service are one barrier in its lane; a
         // node that reads and produces a service reads first.
         for touch in access.touches() {
@@ -269,41 +395,169 @@ fn walk_lanes(
                 reasons_start: start,
                 reasons_end: reasons.len() as u32,
             });
-            predecessor_counts[node as usize] += 1;
-            stage = stage.max(stage_of[from as usize] + 1);
+            stage = stage.max(if (from as usize) < n {
+                stage_of[from as usize] + 1
+            } else {
+                level(
+                    from as usize - n,
+                    kept,
+                    &plan_id,
+                    &stage_of,
+                    &mut barrier_level,
+                    n,
+                )
+            });
         }
         stage_of[node as usize] = stage;
         stage_count = stage_count.max(stage + 1);
     }
+    // What each barrier waits for, after the nodes' edges.
+    for (k, (vertex, inputs)) in kept.iter().enumerate() {
+        let reason = Reason::Marker(MarkerIndex(*vertex - n as u32));
+        for &input in inputs {
+            let start = reasons.len() as u32;
+            reasons.push(reason);
+            records.push(EdgeRecord {
+                from: plan_id(input),
+                to: (n + k) as u32,
+                reasons_start: start,
+                reasons_end: start + 1,
+            });
+        }
+    }
 
-    let (successor_offsets, successor_targets, successor_edges) = successors(n, &records);
+    let ids = n + kept.len();
+    let (successor_offsets, successor_targets, successor_edges) = successors(ids, &records);
     let (stage_offsets, stage_nodes) = stages::members(&plan_order, &stage_of, stage_count);
     let (barrier_offsets, barrier_nodes) = barriers(service_count, &gates);
+    let compiled = compile(n, kept, &plan_order, &records, &plan_id);
     Plan {
         node_names: Names::of_labels(nodes.iter().map(|node| node.name_label())),
-        marker_names: Names::of_labels(graph.markers().iter().map(|marker| marker.label_cow())),
+        marker_names: Names::default(),
         service_names: Names::of_strs(graph.table().names().iter().map(|name| &**name)),
+        barrier_markers: kept.iter().map(|(vertex, _)| *vertex - n as u32).collect(),
         position,
         stage_of,
         stage_offsets,
         stage_nodes,
         edges: records,
         reasons,
+        successor_offsets,
+        successor_targets,
         successor_edges,
-        compiled: CompiledPlan {
-            successor_offsets,
-            successor_targets,
-            predecessor_counts,
-            order: plan_order,
-        },
+        node_order: plan_order,
+        compiled,
         barrier_offsets,
         barrier_nodes,
         exclusive_nodes,
         diagnostics: Vec::new(),
+        selection: Selection::UPDATE,
+        hierarchy: Hierarchy::default(),
     }
 }
 
-/// Successors per node as CSR, with the edge id of each entry.
+/// One more than the largest stage barrier `k` waits for (0 when it waits
+/// for no node), memoised.
+fn level(
+    k: usize,
+    kept: &[(u32, Vec<u32>)],
+    plan_id: &dyn Fn(u32) -> u32,
+    stage_of: &[u32],
+    memo: &mut [u32],
+    n: usize,
+) -> u32 {
+    if memo[k] != NONE {
+        return memo[k];
+    }
+    let mut highest = 0;
+    for &input in &kept[k].1 {
+        let id = plan_id(input) as usize;
+        highest = highest.max(if id < n {
+            stage_of[id] + 1
+        } else {
+            level(id - n, kept, plan_id, stage_of, memo, n)
+        });
+    }
+    memo[k] = highest;
+    highest
+}
+
+/// The executor's arrays: the plan's nodes numbered in registration order,
+/// then its barriers, in a serial order that is the plan order with each
+/// barrier right after the last thing it waits for.
+fn compile(
+    n: usize,
+    kept: &[(u32, Vec<u32>)],
+    plan_order: &[u32],
+    records: &[EdgeRecord],
+    plan_id: &dyn Fn(u32) -> u32,
+) -> CompiledPlan {
+    let members = plan_order.len();
+    let mut vertex_of = vec![NONE; n + kept.len()];
+    let mut vertex_nodes = Vec::with_capacity(members + kept.len());
+    let mut sorted_members = plan_order.to_vec();
+    sorted_members.sort_unstable();
+    for &node in &sorted_members {
+        vertex_of[node as usize] = vertex_nodes.len() as u32;
+        vertex_nodes.push(node);
+    }
+    for k in 0..kept.len() {
+        vertex_of[n + k] = vertex_nodes.len() as u32;
+        vertex_nodes.push(NONE);
+    }
+    let vertices = vertex_nodes.len();
+    let compact: Vec<EdgeRecord> = records
+        .iter()
+        .map(|record| EdgeRecord {
+            from: vertex_of[record.from as usize],
+            to: vertex_of[record.to as usize],
+            ..*record
+        })
+        .collect();
+    let (successor_offsets, successor_targets, _) = successors(vertices, &compact);
+    let mut predecessor_counts = vec![0u32; vertices];
+    for record in &compact {
+        predecessor_counts[record.to as usize] += 1;
+    }
+    let order = if kept.is_empty() {
+        plan_order
+            .iter()
+            .map(|&node| vertex_of[node as usize])
+            .collect()
+    } else {
+        // A barrier goes right after the last of what it waits for (in
+        // release order among barriers at one spot), before anything that
+        // waits for it.
+        let mut at: Vec<(i64, u8, u32)> = Vec::with_capacity(vertices);
+        let mut placed = vec![-1i64; n + kept.len()];
+        for (p, &node) in plan_order.iter().enumerate() {
+            placed[node as usize] = p as i64;
+            at.push((p as i64, 0, node));
+        }
+        for (k, (_, inputs)) in kept.iter().enumerate() {
+            let spot = inputs
+                .iter()
+                .map(|&input| placed[plan_id(input) as usize])
+                .max()
+                .unwrap_or(-1);
+            placed[n + k] = spot;
+            at.push((spot, 1, (n + k) as u32));
+        }
+        at.sort_unstable();
+        at.into_iter()
+            .map(|(_, _, id)| vertex_of[id as usize])
+            .collect()
+    };
+    CompiledPlan {
+        successor_offsets,
+        successor_targets,
+        predecessor_counts,
+        order,
+        vertex_nodes,
+    }
+}
+
+/// Successors per plan id as CSR, with the edge id of each entry.
 fn successors(n: usize, records: &[EdgeRecord]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let mut offsets = vec![0u32; n + 1];
     for record in records {

@@ -3,7 +3,8 @@
 use std::fmt;
 
 use crate::access::ServiceId;
-use crate::plan::{MarkerIndex, NodeIndex};
+use crate::organise::RankKind;
+use crate::plan::{GroupIndex, MarkerIndex, NodeIndex};
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -14,13 +15,15 @@ pub enum Level {
     Error,
 }
 
-/// How to report SL0008 (conflicting nodes ordered only by registration order).
+/// How to report SL0008 (conflicting nodes ordered only by registration
+/// order). Warnings by default, as reference 002 reports them: a world
+/// delivers each through `tracing::warn!` once per plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum AmbiguityLevel {
     /// Not looked for (no pass over the lanes).
-    #[default]
     Ignore,
     /// Reported as warnings in [`Plan::diagnostics`](crate::plan::Plan::diagnostics).
+    #[default]
     Warn,
     /// Reported as errors: the plan is not built.
     Error,
@@ -33,6 +36,8 @@ pub enum NodeRef {
     Node(NodeIndex),
     /// A registered marker.
     Marker(MarkerIndex),
+    /// A declared group.
+    Group(GroupIndex),
 }
 
 /// Which ordering attribute named something.
@@ -42,6 +47,8 @@ pub enum Relation {
     After,
     /// `before(target)`.
     Before,
+    /// `in_group(target)`: membership of a group.
+    InGroup,
 }
 
 impl fmt::Display for Relation {
@@ -49,6 +56,7 @@ impl fmt::Display for Relation {
         f.write_str(match self {
             Relation::After => "after",
             Relation::Before => "before",
+            Relation::InGroup => "in the group",
         })
     }
 }
@@ -72,6 +80,47 @@ pub enum DiagnosticKind {
         target: String,
         /// `after` or `before`.
         relation: Relation,
+    },
+    /// SL0003: a node is ordered against a node of the other cadence (or of
+    /// another schedule); the two run in separate plans.
+    CrossCadence {
+        /// The node that declared the ordering.
+        source: NodeIndex,
+        /// The node of the other cadence it named.
+        target: NodeIndex,
+        /// `after` or `before`.
+        relation: Relation,
+    },
+    /// SL0005: two stages (or two sets) share a name or an order number.
+    DuplicateRank {
+        /// Stages or sets.
+        kind: RankKind,
+        /// The earlier declaration (an index into
+        /// [`Organisation::ranks`](crate::Organisation::ranks)).
+        first: u32,
+        /// The later one.
+        second: u32,
+    },
+    /// SL0006: stages are declared and this node names none.
+    NoStage {
+        /// The node.
+        node: NodeIndex,
+    },
+    /// SL0006: a node names a stage or set that is not declared.
+    UnknownRank {
+        /// The node.
+        node: NodeIndex,
+        /// Stage or set.
+        kind: RankKind,
+        /// The name that matched nothing.
+        name: String,
+    },
+    /// SL0007: a cycle that runs through a group, stage, set, phase or
+    /// first/last order: the organisation contradicts an ordering. `path`
+    /// lists the nodes and groups on it, in order.
+    OrganisationCycle {
+        /// The nodes and groups of the cycle, in order.
+        path: Vec<NodeRef>,
     },
     /// SL0004: two registrations share an instance key (or a node key and a
     /// marker label coincide).
@@ -114,6 +163,10 @@ impl DiagnosticKind {
         match self {
             DiagnosticKind::Cycle { .. } => "SL0001",
             DiagnosticKind::UnknownTarget { .. } => "SL0002",
+            DiagnosticKind::CrossCadence { .. } => "SL0003",
+            DiagnosticKind::DuplicateRank { .. } => "SL0005",
+            DiagnosticKind::NoStage { .. } | DiagnosticKind::UnknownRank { .. } => "SL0006",
+            DiagnosticKind::OrganisationCycle { .. } => "SL0007",
             DiagnosticKind::DuplicateKey { .. } => "SL0004",
             DiagnosticKind::DeclaredTwice { .. } => "SL0009",
             DiagnosticKind::Ambiguity { .. } => "SL0008",

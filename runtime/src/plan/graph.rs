@@ -2,7 +2,8 @@
 
 use crate::access::ServiceTable;
 use crate::node::{Label, Marker, NodeBuilder, NodeDescriptor};
-use crate::plan::{Plan, PlanErrors, PlanOptions};
+use crate::organise::{Group, Organisation, RankKind};
+use crate::plan::{Plan, PlanErrors, PlanOptions, Plans};
 use crate::registry::{Registry, ServiceSlot};
 
 /// A registered node: its index in registration order.
@@ -36,6 +37,7 @@ pub struct Graph {
     registry: Registry,
     nodes: Vec<NodeDescriptor>,
     markers: Vec<Marker>,
+    organisation: Organisation,
 }
 
 impl Graph {
@@ -66,14 +68,43 @@ impl Graph {
     /// executor reads the first two while nodes reach into the slots.
     pub(crate) fn parts_mut(&mut self) -> (GraphView<'_>, &mut [ServiceSlot]) {
         let (table, slots) = self.registry.split_mut();
-        (GraphView::new(table, &self.nodes, &self.markers), slots)
+        let view = GraphView {
+            table,
+            nodes: &self.nodes,
+            markers: &self.markers,
+            organisation: &self.organisation,
+        };
+        (view, slots)
     }
 
     /// Registers a node, resolving its services to ids.
     pub fn add_node(&mut self, node: NodeBuilder) -> NodeIndex {
         let index = NodeIndex(u32::try_from(self.nodes.len()).expect("too many nodes"));
-        self.nodes.push(node.build(&mut self.registry));
+        let node = node.build(&mut self.registry);
+        self.organisation.phases_named |= node.placement().phase.is_some();
+        self.nodes.push(node);
         index
+    }
+
+    /// Declares a group nodes and other groups join by name.
+    pub fn add_group(&mut self, group: Group) {
+        self.organisation.add_group(group);
+    }
+
+    /// Declares a stage: every member of a stage precedes every member of
+    /// each stage with a larger `order`; once one exists, every node names one.
+    pub fn add_stage(&mut self, name: impl Into<Label>, order: i64) {
+        self.organisation.add_rank(RankKind::Stage, name, order);
+    }
+
+    /// Declares a set: ordered like stages, membership optional.
+    pub fn add_set(&mut self, name: impl Into<Label>, order: i64) {
+        self.organisation.add_rank(RankKind::Set, name, order);
+    }
+
+    /// The groups, stages and sets.
+    pub fn organisation(&self) -> &Organisation {
+        &self.organisation
     }
 
     /// Registers a marker (`Marker::new("PreUpdate")` or just `"PreUpdate"`).
@@ -98,17 +129,30 @@ impl Graph {
         &self.markers
     }
 
-    /// Builds the plan, or returns every error found (with the warnings).
+    /// Builds the plan of the update schedule's variable cadence, or returns
+    /// every error found (with the warnings).
     pub fn build(&self, options: &PlanOptions) -> Result<Plan, PlanErrors> {
         crate::plan::builder::build(&self.view(), options)
     }
 
+    /// Builds the plan of every selection (both cadences of the update
+    /// schedule, `Startup`, named schedules), or returns every error found,
+    /// each once.
+    pub fn build_all(&self, options: &PlanOptions) -> Result<Plans, PlanErrors> {
+        crate::plan::builder::build_all(&self.view(), options)
+    }
+
     /// What the planner reads, without the service values.
     pub fn view(&self) -> GraphView<'_> {
+        self.view_over(self.registry.table())
+    }
+
+    fn view_over<'a>(&'a self, table: &'a ServiceTable) -> GraphView<'a> {
         GraphView {
-            table: self.registry.table(),
+            table,
             nodes: &self.nodes,
             markers: &self.markers,
+            organisation: &self.organisation,
         }
     }
 }
@@ -121,20 +165,13 @@ pub struct GraphView<'a> {
     table: &'a ServiceTable,
     nodes: &'a [NodeDescriptor],
     markers: &'a [Marker],
+    organisation: &'a Organisation,
 }
 
 impl<'a> GraphView<'a> {
-    /// A view over parts held elsewhere.
-    pub fn new(
-        table: &'a ServiceTable,
-        nodes: &'a [NodeDescriptor],
-        markers: &'a [Marker],
-    ) -> Self {
-        Self {
-            table,
-            nodes,
-            markers,
-        }
+    /// The groups, stages and sets.
+    pub fn organisation(&self) -> &'a Organisation {
+        self.organisation
     }
 
     /// The id table.
@@ -157,9 +194,15 @@ impl<'a> GraphView<'a> {
         self.markers
     }
 
-    /// Builds the plan, or returns every error found (with the warnings).
+    /// Builds the plan of the update schedule's variable cadence, or returns
+    /// every error found (with the warnings).
     pub fn build(&self, options: &PlanOptions) -> Result<Plan, PlanErrors> {
         crate::plan::builder::build(self, options)
+    }
+
+    /// Builds the plan of every selection, or returns every error, each once.
+    pub fn build_all(&self, options: &PlanOptions) -> Result<Plans, PlanErrors> {
+        crate::plan::builder::build_all(self, options)
     }
 }
 

@@ -12,11 +12,15 @@
 //!    gate); exclusive nodes gate a whole-world lane every node reads;
 //! 3. the stage view: longest path from the sources.
 //!
-//! Markers order nodes but never run: an edge `a -> marker -> b` becomes the
-//! edge `a -> b` with the reason [`Reason::Marker`], so the compiled plan holds
-//! real nodes only. A marker between `m` predecessors and `k` successors costs
-//! `m * k` edges; phases with hundreds of nodes on both sides are a later
-//! concern (a no-op node would cost `m + k`).
+//! Markers order nodes but never run. Groups, stages, sets and phases are
+//! markers too (`organise.rs`). An edge `a -> marker -> b` becomes the edge
+//! `a -> b` with the reason [`Reason::Marker`] while that is cheap; a marker
+//! between many predecessors and many successors is kept as a *barrier*
+//! vertex that completes the moment it is ready (`m + k` edges, not `m * k`).
+//!
+//! Each plan is for one [`Selection`] (a cadence of a schedule):
+//! [`Graph::build`] plans the update schedule's variable cadence,
+//! [`Graph::build_all`] every selection at once.
 
 mod ambiguity;
 mod builder;
@@ -24,6 +28,8 @@ mod diagnostics;
 mod dot;
 mod graph;
 mod order;
+mod organise;
+mod plans;
 mod stages;
 mod view;
 mod why;
@@ -32,7 +38,9 @@ pub use diagnostics::{
     AmbiguityLevel, Diagnostic, DiagnosticKind, Level, NodeRef, PlanErrors, Relation,
 };
 pub use graph::{Graph, GraphView, MarkerIndex, NodeIndex};
-pub use view::{CompiledPlan, Edge, LaneKind, Plan, Reason};
+pub use organise::{GroupIndex, Selection};
+pub use plans::Plans;
+pub use view::{CompiledPlan, Edge, Hierarchy, LaneKind, Plan, Reason, TreeItem};
 
 /// How the stage view packs nodes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

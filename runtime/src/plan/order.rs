@@ -2,7 +2,7 @@
 //! topological sort, and the cycles that stop it.
 //!
 //! Nodes and markers share one vertex space here: node `i` is vertex `i`,
-//! marker `k` is vertex `n + k`.
+//! marker `k` is vertex `n + k`, and the organisation's vertices follow.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -10,15 +10,24 @@ use std::collections::BinaryHeap;
 use foldhash::HashMap;
 
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
+use crate::plan::organise::{self, GroupIndex, OrgVertex, Resolved, Selection};
 use crate::plan::{GraphView, MarkerIndex, NodeIndex, Reason};
 
 const NONE: u32 = u32::MAX;
 
-/// The explicit and produce edges over nodes and markers, indexed both ways.
+/// The explicit and produce edges over nodes, markers and organisation
+/// vertices, indexed both ways.
 #[derive(Debug)]
 pub(crate) struct Explicit {
-    /// Number of nodes; vertices at or above it are markers.
+    /// Number of nodes; vertices at or above it are markers (the user's,
+    /// then the organisation's).
     pub(crate) nodes: usize,
+    /// Number of user markers.
+    pub(crate) markers: usize,
+    /// The organisation's vertices, from `nodes + markers`.
+    pub(crate) org: Vec<OrgVertex>,
+    /// Per node, whether the plan is for it (`None`: every node is).
+    pub(crate) member: Option<Vec<bool>>,
     pub(crate) from: Vec<u32>,
     pub(crate) to: Vec<u32>,
     pub(crate) reason: Vec<Reason>,
@@ -49,36 +58,32 @@ fn csr(vertices: usize, keys: &[u32]) -> (Vec<u32>, Vec<u32>) {
     (offsets, ids)
 }
 
-pub(crate) fn vertex_ref(nodes: usize, vertex: u32) -> NodeRef {
-    if (vertex as usize) < nodes {
-        NodeRef::Node(NodeIndex(vertex))
-    } else {
-        NodeRef::Marker(MarkerIndex(vertex - nodes as u32))
-    }
+/// What an ordering target resolves to: where it begins and ends (the same
+/// vertex for a node or marker), and the node when it is one.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    begin: u32,
+    end: u32,
 }
 
-pub(crate) fn vertex_name<'a>(graph: &GraphView<'a>, vertex: u32) -> &'a str {
-    match vertex_ref(graph.nodes().len(), vertex) {
-        NodeRef::Node(node) => graph.node(node).name(),
-        NodeRef::Marker(marker) => graph.markers()[marker.index()].label(),
-    }
-}
-
-/// Instance keys and marker labels to vertices; names to every node with that
-/// name (for nodes registered under a key other than their name).
+/// Instance keys, marker labels and group names to vertices; names to every
+/// node with that name (for nodes registered under a key other than their
+/// name).
 #[derive(Default)]
 struct Targets<'g> {
-    by_key: HashMap<&'g str, u32>,
+    by_key: HashMap<&'g str, Target>,
     by_name: HashMap<&'g str, Vec<u32>>,
 }
 
 impl Targets<'_> {
-    fn resolve(&self, target: &str, mut each: impl FnMut(u32)) -> bool {
-        if let Some(&vertex) = self.by_key.get(target) {
-            each(vertex);
+    fn resolve(&self, target: &str, mut each: impl FnMut(Target)) -> bool {
+        if let Some(&found) = self.by_key.get(target) {
+            each(found);
             true
         } else if let Some(vertices) = self.by_name.get(target) {
-            vertices.iter().for_each(|&v| each(v));
+            vertices
+                .iter()
+                .for_each(|&v| each(Target { begin: v, end: v }));
             true
         } else {
             false
@@ -87,14 +92,62 @@ impl Targets<'_> {
 }
 
 impl Explicit {
-    /// Resolves every ordering attribute and produce relation into edges,
-    /// reporting duplicate keys (SL0004) and unknown names (SL0002).
-    pub(crate) fn collect(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) -> Self {
+    pub(crate) fn is_member(&self, node: usize) -> bool {
+        self.member.as_ref().is_none_or(|member| member[node])
+    }
+
+    pub(crate) fn vertex_ref(&self, vertex: u32) -> Option<NodeRef> {
+        let v = vertex as usize;
+        if v < self.nodes {
+            Some(NodeRef::Node(NodeIndex(vertex)))
+        } else if v < self.nodes + self.markers {
+            Some(NodeRef::Marker(MarkerIndex((v - self.nodes) as u32)))
+        } else {
+            match self.org[v - self.nodes - self.markers] {
+                OrgVertex::Begin(g) | OrgVertex::End(g) => Some(NodeRef::Group(GroupIndex(g))),
+                _ => None,
+            }
+        }
+    }
+
+    pub(crate) fn vertex_name(
+        &self,
+        graph: &GraphView<'_>,
+        resolved: &Resolved,
+        vertex: u32,
+    ) -> String {
+        let v = vertex as usize;
+        if v < self.nodes {
+            graph.nodes()[v].name().to_owned()
+        } else if v < self.nodes + self.markers {
+            graph.markers()[v - self.nodes].label().to_owned()
+        } else {
+            organise::vertex_name(graph, resolved, self.org[v - self.nodes - self.markers])
+        }
+    }
+
+    /// Resolves every ordering attribute, produce relation and organisation
+    /// declaration of the nodes `member` selects into edges, reporting
+    /// duplicate keys (SL0004), unknown names (SL0002) and orderings that
+    /// name a node of another cadence or schedule (SL0003).
+    pub(crate) fn collect(
+        graph: &GraphView<'_>,
+        resolved: &Resolved,
+        member: Option<Vec<bool>>,
+        selection: &Selection,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Self {
         let nodes = graph.nodes();
         let n = nodes.len();
-        let vertices = n + graph.markers().len();
+        let markers = graph.markers().len();
+        let is_member = |i: usize| member.as_ref().is_none_or(|m| m[i]);
+        let org_base = (n + markers) as u32;
+        let org = organise::edges(graph, resolved, &is_member, org_base);
+        let vertices = n + markers + org.vertices.len();
+        let groups = graph.organisation().groups();
+
         let mut targets = Targets::default();
-        targets.by_key.reserve(vertices);
+        targets.by_key.reserve(n + markers + groups.len());
         let keys = nodes
             .iter()
             .map(|node| node.key())
@@ -102,9 +155,30 @@ impl Explicit {
         for (vertex, key) in keys.enumerate() {
             let vertex = vertex as u32;
             match targets.by_key.get(key) {
-                Some(&first) => diagnostics.push(duplicate(graph, key, first, vertex)),
+                Some(&first) => diagnostics.push(duplicate(graph, key, first.begin, vertex)),
                 None => {
-                    targets.by_key.insert(key, vertex);
+                    targets.by_key.insert(
+                        key,
+                        Target {
+                            begin: vertex,
+                            end: vertex,
+                        },
+                    );
+                }
+            }
+        }
+        if !org.vertices.is_empty() {
+            for (index, group) in groups.iter().enumerate() {
+                let (begin, end) = organise::group_bounds(org_base, index as u32);
+                match targets.by_key.get(group.name()) {
+                    // Two groups of one name are reported once, in `Resolved`.
+                    Some(first) if (first.begin as usize) < n + markers => {
+                        diagnostics.push(duplicate_group(graph, group.name(), first.begin, index));
+                    }
+                    Some(_) => {}
+                    None => {
+                        targets.by_key.insert(group.name(), Target { begin, end });
+                    }
                 }
             }
         }
@@ -119,13 +193,17 @@ impl Explicit {
         }
 
         // One edge per ordering target is the usual count (more when a name
-        // matches several nodes, plus the produce edges).
+        // matches several nodes, plus the produce and organisation edges).
         let declared: usize = nodes
             .iter()
             .map(|node| node.after().len() + node.before().len())
-            .sum();
+            .sum::<usize>()
+            + org.edges.len();
         let mut edges = Explicit {
             nodes: n,
+            markers,
+            org: Vec::new(),
+            member: None,
             from: Vec::with_capacity(declared),
             to: Vec::with_capacity(declared),
             reason: Vec::with_capacity(declared),
@@ -134,30 +212,75 @@ impl Explicit {
             pred_offsets: Vec::new(),
             pred: Vec::new(),
         };
+        // Sources: nodes, markers, groups (as `(begin, end)`).
         let orderings = nodes
             .iter()
-            .map(|node| (node.after(), node.before()))
+            .enumerate()
+            .map(|(i, node)| (i as u32, i as u32, node.after(), node.before()))
+            .chain(graph.markers().iter().enumerate().map(|(k, marker)| {
+                let v = (n + k) as u32;
+                (v, v, marker.after_targets(), marker.before_targets())
+            }))
             .chain(
-                graph
-                    .markers()
+                groups
                     .iter()
-                    .map(|marker| (marker.after_targets(), marker.before_targets())),
+                    .enumerate()
+                    .filter(|_| !org.vertices.is_empty())
+                    .map(|(g, group)| {
+                        let (begin, end) = organise::group_bounds(org_base, g as u32);
+                        (begin, end, group.after_targets(), group.before_targets())
+                    }),
             );
-        for (vertex, (after, before)) in orderings.enumerate() {
-            let vertex = vertex as u32;
+        for (begin, end, after, before) in orderings {
+            let source_node = (begin as usize) < n;
+            if source_node && !is_member(begin as usize) {
+                continue;
+            }
             for (relation, list) in [(Relation::After, after), (Relation::Before, before)] {
                 for target in list {
-                    let found = targets.resolve(target, |other| match relation {
-                        Relation::After => edges.push(other, vertex, Reason::After),
-                        Relation::Before => edges.push(vertex, other, Reason::Before),
+                    let found = targets.resolve(target, |other| {
+                        let other_node = (other.begin as usize) < n;
+                        if other_node && !is_member(other.begin as usize) {
+                            // A node of another selection: an error when a
+                            // node names it, nothing when a group or marker
+                            // carries the order (it is simply not there).
+                            if source_node {
+                                diagnostics.push(cross_selection(
+                                    graph,
+                                    selection,
+                                    begin,
+                                    other.begin,
+                                    relation,
+                                ));
+                            }
+                            return;
+                        }
+                        match relation {
+                            Relation::After => edges.push(other.end, begin, Reason::After),
+                            _ => edges.push(end, other.begin, Reason::Before),
+                        }
                     });
                     if !found {
-                        diagnostics.push(unknown(graph, vertex, target, relation));
+                        let source = if (begin as usize) < n + markers {
+                            edges.vertex_ref(begin)
+                        } else {
+                            Some(NodeRef::Group(GroupIndex((begin - org_base) / 2)))
+                        };
+                        let name = match source {
+                            Some(NodeRef::Group(g)) => groups[g.index()].name().to_owned(),
+                            _ => vertex_name(graph, begin),
+                        };
+                        diagnostics.push(unknown(source, &name, target, relation));
                     }
                 }
             }
         }
-        edges.push_produce_edges(graph);
+        edges.push_produce_edges(graph, &is_member, selection, diagnostics);
+        for &(from, to) in &org.edges {
+            edges.push(from, to, Reason::After);
+        }
+        edges.org = org.vertices;
+        edges.member = member;
 
         (edges.succ_offsets, edges.succ) = csr(vertices, &edges.from);
         (edges.pred_offsets, edges.pred) = csr(vertices, &edges.to);
@@ -170,8 +293,17 @@ impl Explicit {
         self.reason.push(reason);
     }
 
-    /// A producer before every consumer of what it produces.
-    fn push_produce_edges(&mut self, graph: &GraphView<'_>) {
+    /// A producer before every consumer of what it produces. A producer and
+    /// a consumer in different selections are not ordered: the consumer
+    /// reads what the producer left (its own cadence or schedule runs the
+    /// producer).
+    fn push_produce_edges(
+        &mut self,
+        graph: &GraphView<'_>,
+        is_member: &dyn Fn(usize) -> bool,
+        _selection: &Selection,
+        _diagnostics: &mut [Diagnostic],
+    ) {
         let nodes = graph.nodes();
         if nodes
             .iter()
@@ -180,12 +312,12 @@ impl Explicit {
             return;
         }
         let mut producers: Vec<Vec<u32>> = vec![Vec::new(); graph.table().len()];
-        for (i, node) in nodes.iter().enumerate() {
+        for (i, node) in nodes.iter().enumerate().filter(|&(i, _)| is_member(i)) {
             for service in node.access().produced() {
                 producers[service.index()].push(i as u32);
             }
         }
-        for (consumer, node) in nodes.iter().enumerate() {
+        for (consumer, node) in nodes.iter().enumerate().filter(|&(i, _)| is_member(i)) {
             let access = node.access();
             for service in access.shared().chain(access.gated()) {
                 for &producer in &producers[service.index()] {
@@ -215,6 +347,24 @@ impl Explicit {
     }
 }
 
+/// A node or user marker (vertices below `nodes + markers`).
+fn vertex_ref(nodes: usize, vertex: u32) -> NodeRef {
+    if (vertex as usize) < nodes {
+        NodeRef::Node(NodeIndex(vertex))
+    } else {
+        NodeRef::Marker(MarkerIndex(vertex - nodes as u32))
+    }
+}
+
+/// The name of a node or user marker.
+fn vertex_name(graph: &GraphView<'_>, vertex: u32) -> String {
+    match vertex_ref(graph.nodes().len(), vertex) {
+        NodeRef::Node(node) => graph.node(node).name().to_owned(),
+        NodeRef::Marker(marker) => graph.markers()[marker.index()].label().to_owned(),
+        NodeRef::Group(_) => unreachable!("only nodes and markers are below the groups"),
+    }
+}
+
 fn duplicate(graph: &GraphView<'_>, key: &str, first: u32, second: u32) -> Diagnostic {
     let n = graph.nodes().len();
     let message = format!(
@@ -227,10 +377,23 @@ fn duplicate(graph: &GraphView<'_>, key: &str, first: u32, second: u32) -> Diagn
         first: vertex_ref(n, first),
         second: vertex_ref(n, second),
     };
-    let names = vec![
-        vertex_name(graph, first).to_owned(),
-        vertex_name(graph, second).to_owned(),
-    ];
+    let names = vec![vertex_name(graph, first), vertex_name(graph, second)];
+    Diagnostic::new(Level::Error, kind, message, names)
+}
+
+fn duplicate_group(graph: &GraphView<'_>, key: &str, first: u32, group: usize) -> Diagnostic {
+    let n = graph.nodes().len();
+    let message = format!(
+        "`{key}` names both {} and a group; nodes and groups share one namespace: \
+         rename one of them",
+        describe(graph, first),
+    );
+    let kind = DiagnosticKind::DuplicateKey {
+        key: key.to_owned(),
+        first: vertex_ref(n, first),
+        second: NodeRef::Group(GroupIndex(group as u32)),
+    };
+    let names = vec![vertex_name(graph, first), key.to_owned()];
     Diagnostic::new(Level::Error, kind, message, names)
 }
 
@@ -238,21 +401,49 @@ fn describe(graph: &GraphView<'_>, vertex: u32) -> String {
     match vertex_ref(graph.nodes().len(), vertex) {
         NodeRef::Node(node) => format!("node #{} `{}`", node.0, graph.node(node).name()),
         NodeRef::Marker(marker) => format!("marker `{}`", graph.markers()[marker.index()].label()),
+        NodeRef::Group(_) => unreachable!("only nodes and markers are below the groups"),
     }
 }
 
-fn unknown(graph: &GraphView<'_>, vertex: u32, target: &str, relation: Relation) -> Diagnostic {
-    let source = vertex_name(graph, vertex);
+fn unknown(source: Option<NodeRef>, name: &str, target: &str, relation: Relation) -> Diagnostic {
     let message = format!(
-        "`{source}` is ordered {relation} `{target}`, which is not a registered node or marker; \
-         check the spelling or register it"
+        "`{name}` is ordered {relation} `{target}`, which is not a registered node, group or \
+         marker; check the spelling or register it"
     );
     let kind = DiagnosticKind::UnknownTarget {
-        source: vertex_ref(graph.nodes().len(), vertex),
+        source: source.unwrap_or(NodeRef::Marker(MarkerIndex(u32::MAX))),
         target: target.to_owned(),
         relation,
     };
-    Diagnostic::new(Level::Error, kind, message, vec![source.to_owned()])
+    Diagnostic::new(Level::Error, kind, message, vec![name.to_owned()])
+}
+
+/// SL0003: a node ordered against a node of another cadence or schedule.
+fn cross_selection(
+    graph: &GraphView<'_>,
+    selection: &Selection,
+    source: u32,
+    target: u32,
+    relation: Relation,
+) -> Diagnostic {
+    let nodes = graph.nodes();
+    let (a, b) = (&nodes[source as usize], &nodes[target as usize]);
+    let other = Selection::of(b);
+    let message = format!(
+        "`{}` ({}) is ordered {relation} `{}` ({}); the two run in separate plans, so the \
+         order means nothing: remove it, or move both into one cadence",
+        a.name(),
+        selection.describe(),
+        b.name(),
+        other.describe(),
+    );
+    let kind = DiagnosticKind::CrossCadence {
+        source: NodeIndex(source),
+        target: NodeIndex(target),
+        relation,
+    };
+    let names = vec![a.name().to_owned(), b.name().to_owned()];
+    Diagnostic::new(Level::Error, kind, message, names)
 }
 
 /// The result of the topological sort.
@@ -264,40 +455,63 @@ pub(crate) struct Sorted {
     pub(crate) vertices: Vec<u32>,
 }
 
-/// Kahn's algorithm with a min-heap on registration index. Markers are released
-/// the moment they are ready: they emit nothing, so the nodes waiting on them
-/// compete on registration index alone. On a cycle, returns every SL0001.
-pub(crate) fn sort(graph: &GraphView<'_>, edges: &Explicit) -> Result<Sorted, Vec<Diagnostic>> {
+/// Kahn's algorithm with a min-heap on `(order, registration index)`.
+/// Markers are released the moment they are ready: they emit nothing, so the
+/// nodes waiting on them compete on their keys alone. Nodes the plan is not
+/// for are never released. On a cycle, returns every SL0001 and SL0007.
+pub(crate) fn sort(
+    graph: &GraphView<'_>,
+    resolved: &Resolved,
+    edges: &Explicit,
+) -> Result<Sorted, Vec<Diagnostic>> {
     let n = edges.nodes;
     let vertices = edges.vertices();
+    let nodes = graph.nodes();
     let mut waiting: Vec<u32> = (0..vertices as u32)
         .map(|v| edges.predecessors(v).len() as u32)
         .collect();
-    // Nodes with no predecessor are ready from the start, in index order: a
-    // cursor walks them; only nodes released later go through the heap.
-    let initially_ready = |v: usize| edges.pred_offsets[v] == edges.pred_offsets[v + 1];
+    let tie_break = |v: u32| nodes[v as usize].placement().order;
+    // Without tie-break orders, nodes with no predecessor are ready from the
+    // start in index order: a cursor walks them and only nodes released later
+    // go through the heap. With orders, every ready node goes through it.
+    let ordered = nodes.iter().any(|node| node.placement().order != 0);
+    let initially_ready =
+        |v: usize| edges.pred_offsets[v] == edges.pred_offsets[v + 1] && edges.is_member(v);
     let next_initial = |mut v: usize| {
         while v < n && !initially_ready(v) {
             v += 1;
         }
         v
     };
-    let mut cursor = next_initial(0);
-    let mut ready_nodes = BinaryHeap::new();
+    let mut ready_nodes: BinaryHeap<Reverse<(i32, u32)>> = BinaryHeap::new();
+    let mut cursor = if ordered {
+        for v in (0..n).filter(|&v| initially_ready(v)) {
+            ready_nodes.push(Reverse((tie_break(v as u32), v as u32)));
+        }
+        n
+    } else {
+        next_initial(0)
+    };
     let mut ready_markers: Vec<u32> = (n..vertices)
         .filter(|&v| waiting[v] == 0)
         .map(|v| v as u32)
         .collect();
+    let members = match &edges.member {
+        Some(member) => member.iter().filter(|&&m| m).count(),
+        None => n,
+    };
     let mut sorted = Sorted {
-        nodes: Vec::with_capacity(n),
-        vertices: Vec::with_capacity(vertices),
+        nodes: Vec::with_capacity(members),
+        vertices: Vec::with_capacity(vertices - n + members),
     };
     loop {
         let vertex = match ready_markers.pop() {
             Some(marker) => marker,
             None => {
                 let node = match ready_nodes.peek() {
-                    Some(&Reverse(released)) if cursor >= n || (released as usize) < cursor => {
+                    Some(&Reverse((_, released)))
+                        if cursor >= n || (released as usize) < cursor =>
+                    {
                         ready_nodes.pop();
                         released
                     }
@@ -318,20 +532,20 @@ pub(crate) fn sort(graph: &GraphView<'_>, edges: &Explicit) -> Result<Sorted, Ve
             waiting[to as usize] -= 1;
             if waiting[to as usize] == 0 {
                 if (to as usize) < n {
-                    ready_nodes.push(Reverse(to));
+                    ready_nodes.push(Reverse((tie_break(to), to)));
                 } else {
                     ready_markers.push(to);
                 }
             }
         }
     }
-    if sorted.vertices.len() == vertices {
+    if sorted.vertices.len() == vertices - n + members {
         return Ok(sorted);
     }
     let stuck: Vec<bool> = waiting.iter().map(|&w| w > 0).collect();
     Err(find_cycles(edges, &stuck)
         .into_iter()
-        .map(|cycle| cycle_diagnostic(graph, &cycle))
+        .map(|cycle| cycle_diagnostic(graph, resolved, edges, &cycle))
         .collect())
 }
 
@@ -427,18 +641,46 @@ fn find_cycles(edges: &Explicit, stuck: &[bool]) -> Vec<Vec<u32>> {
     cycles
 }
 
-fn cycle_diagnostic(graph: &GraphView<'_>, cycle: &[u32]) -> Diagnostic {
-    let names: Vec<String> = cycle
-        .iter()
-        .map(|&v| vertex_name(graph, v).to_owned())
-        .collect();
-    let mut path = names.join(" -> ");
-    path.push_str(" -> ");
-    path.push_str(&names[0]);
-    let message = format!("cycle: {path}; remove or reverse one of these orderings");
-    let n = graph.nodes().len();
-    let kind = DiagnosticKind::Cycle {
-        path: cycle.iter().map(|&v| vertex_ref(n, v)).collect(),
-    };
-    Diagnostic::new(Level::Error, kind, message, names)
+/// SL0001 for a cycle of nodes and user markers; SL0007 when it runs
+/// through the organisation (a group, stage, set, phase or first/last
+/// order), naming each node and group on it once, in order.
+fn cycle_diagnostic(
+    graph: &GraphView<'_>,
+    resolved: &Resolved,
+    edges: &Explicit,
+    cycle: &[u32],
+) -> Diagnostic {
+    let plain = edges.nodes + edges.markers;
+    let organised = cycle.iter().any(|&v| v as usize >= plain);
+    let mut names: Vec<String> = Vec::with_capacity(cycle.len());
+    let mut path: Vec<NodeRef> = Vec::with_capacity(cycle.len());
+    for &v in cycle {
+        let name = edges.vertex_name(graph, resolved, v);
+        // A group's begin and end are one name on the path.
+        if names.last() == Some(&name) {
+            continue;
+        }
+        names.push(name);
+        if let Some(node) = edges.vertex_ref(v) {
+            path.push(node);
+        }
+    }
+    if names.len() > 1 && names.first() == names.last() {
+        names.pop();
+    }
+    let mut text = names.join(" -> ");
+    text.push_str(" -> ");
+    text.push_str(&names[0]);
+    if organised {
+        let message = format!(
+            "cycle through the organisation: {text}; a group, stage, set, phase or \
+             first/last order contradicts another ordering: remove or reverse one of them"
+        );
+        let kind = DiagnosticKind::OrganisationCycle { path };
+        Diagnostic::new(Level::Error, kind, message, names)
+    } else {
+        let message = format!("cycle: {text}; remove or reverse one of these orderings");
+        let kind = DiagnosticKind::Cycle { path };
+        Diagnostic::new(Level::Error, kind, message, names)
+    }
 }

@@ -94,12 +94,27 @@ pub(crate) fn first_fit(
     order: &[u32],
 ) -> Vec<u32> {
     let nodes = graph.nodes();
-    let mut stage_of = vec![0u32; nodes.len()];
+    let n = nodes.len();
+    let mut stage_of = vec![0u32; n];
     let mut unions: Vec<StageUnion> = Vec::new();
+    // A kept marker's level: one more than the largest stage it waits for.
+    let mut levels = vec![u32::MAX; edges.vertices() - n];
+    let inputs: Vec<Option<&[u32]>> = {
+        let mut by_marker = vec![None; edges.vertices() - n];
+        for (vertex, list) in &marker_preds.kept {
+            by_marker[*vertex as usize - n] = Some(list.as_slice());
+        }
+        by_marker
+    };
     for &node in order {
         let mut lowest = 0u32;
         marker_preds.each(edges, node, |from, _| {
-            lowest = lowest.max(stage_of[from as usize] + 1);
+            let bound = if (from as usize) < n {
+                stage_of[from as usize] + 1
+            } else {
+                level(from as usize - n, n, &inputs, &stage_of, &mut levels)
+            };
+            lowest = lowest.max(bound);
         });
         let access = nodes[node as usize].access();
         let mut stage = lowest as usize;
@@ -114,4 +129,22 @@ pub(crate) fn first_fit(
     }
     let (_, by_stage) = members(order, &stage_of, unions.len() as u32);
     by_stage.into_iter().map(|node| node.0).collect()
+}
+
+/// One more than the largest stage kept marker `k` waits for, memoised
+/// (everything it waits for is placed before any node that waits for it).
+fn level(k: usize, n: usize, inputs: &[Option<&[u32]>], stage_of: &[u32], memo: &mut [u32]) -> u32 {
+    if memo[k] != u32::MAX {
+        return memo[k];
+    }
+    let mut highest = 0;
+    for &input in inputs[k].unwrap_or_default() {
+        highest = highest.max(if (input as usize) < n {
+            stage_of[input as usize] + 1
+        } else {
+            level(input as usize - n, n, inputs, stage_of, memo)
+        });
+    }
+    memo[k] = highest;
+    highest
 }

@@ -4,7 +4,8 @@ use std::fmt;
 
 use crate::access::ServiceId;
 use crate::node::Label;
-use crate::plan::{Diagnostic, MarkerIndex, NodeIndex};
+use crate::plan::organise::{GroupIndex, Resolved, Selection};
+use crate::plan::{Diagnostic, GraphView, MarkerIndex, NodeIndex};
 
 /// Which step of a lane walk made an edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,10 +51,14 @@ pub enum Reason {
     },
 }
 
-/// The arrays an executor runs a plan from; nodes by registration index.
+/// The arrays an executor runs a plan from, over *vertices*: the plan's
+/// nodes in registration order, then its barriers (markers kept so that an
+/// order between many nodes and many costs `m + k` edges, not `m * k`),
+/// which complete the moment they are ready. For a plan of every registered
+/// node and no barrier, vertex `i` is node `i`.
 ///
-/// An iteration copies `predecessor_counts` into its atomics; a finished node
-/// `n` decrements `successor_targets[successor_offsets[n]..successor_offsets[n + 1]]`.
+/// An iteration copies `predecessor_counts` into its atomics; a finished vertex
+/// `v` decrements `successor_targets[successor_offsets[v]..successor_offsets[v + 1]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompiledPlan {
     /// Start of each node's successors in `successor_targets`; one more entry
@@ -63,16 +68,25 @@ pub struct CompiledPlan {
     pub successor_targets: Vec<u32>,
     /// How many predecessors each node waits for.
     pub predecessor_counts: Vec<u32>,
-    /// Registration indices in plan order (the serial executor's order).
+    /// Vertices in plan order (the serial executor's order), each barrier
+    /// right after the last thing it waits for.
     pub order: Vec<u32>,
+    /// The node each vertex runs (its registration index), `u32::MAX` for
+    /// a barrier.
+    pub vertex_nodes: Vec<u32>,
 }
 
 impl CompiledPlan {
-    /// The successors of `node`.
-    pub fn successors(&self, node: NodeIndex) -> &[u32] {
-        let start = self.successor_offsets[node.index()] as usize;
-        let end = self.successor_offsets[node.index() + 1] as usize;
+    /// The successors of vertex `vertex`.
+    pub fn successors(&self, vertex: u32) -> &[u32] {
+        let start = self.successor_offsets[vertex as usize] as usize;
+        let end = self.successor_offsets[vertex as usize + 1] as usize;
         &self.successor_targets[start..end]
+    }
+
+    /// Whether vertex `vertex` is a barrier (runs nothing).
+    pub fn is_barrier(&self, vertex: u32) -> bool {
+        self.vertex_nodes[vertex as usize] == u32::MAX
     }
 }
 
@@ -209,13 +223,24 @@ impl Names {
     }
 }
 
-/// The immutable result of planning: order, edges with reasons, stages,
-/// barriers, warnings, and the compiled arrays an executor runs.
+/// The immutable result of planning one selection (a cadence of a
+/// schedule): order, edges with reasons, stages, barriers, warnings, and
+/// the compiled arrays an executor runs.
+///
+/// Nodes keep their registration indices; a plan holds the nodes of its
+/// selection only ([`contains`](Plan::contains)). An order between many nodes
+/// and many (a phase, a large group) goes through a *barrier*: an edge's
+/// `from` or `to` may then be an index at or above
+/// [`registered`](Plan::registered), named after its marker, never run.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub(crate) node_names: Names,
     pub(crate) marker_names: Names,
     pub(crate) service_names: Names,
+    /// Per barrier (plan id `registered + k`): the marker it was kept for.
+    pub(crate) barrier_markers: Vec<u32>,
+    /// Per registered node: its position in plan order, `u32::MAX` when the
+    /// plan is not for it.
     pub(crate) position: Vec<u32>,
     pub(crate) stage_of: Vec<u32>,
     pub(crate) stage_offsets: Vec<u32>,
@@ -223,30 +248,69 @@ pub struct Plan {
     /// Grouped by target in plan order, sources ascending within a target.
     pub(crate) edges: Vec<EdgeRecord>,
     pub(crate) reasons: Vec<Reason>,
-    /// Edge ids parallel to `compiled.successor_targets`.
+    /// Successors per plan id (nodes, then barriers), CSR, with the edge id
+    /// of each entry.
+    pub(crate) successor_offsets: Vec<u32>,
+    pub(crate) successor_targets: Vec<u32>,
     pub(crate) successor_edges: Vec<u32>,
+    /// The plan's nodes (registration indices) in plan order.
+    pub(crate) node_order: Vec<u32>,
     pub(crate) compiled: CompiledPlan,
     /// Per service id, the gates of its lane in plan order (CSR).
     pub(crate) barrier_offsets: Vec<u32>,
     pub(crate) barrier_nodes: Vec<NodeIndex>,
     pub(crate) exclusive_nodes: Vec<NodeIndex>,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    pub(crate) selection: Selection,
+    pub(crate) hierarchy: Hierarchy,
 }
 
 impl Plan {
-    /// The number of (real) nodes.
+    /// The number of nodes the plan runs.
     pub fn len(&self) -> usize {
+        self.node_order.len()
+    }
+
+    /// Whether the plan runs no node.
+    pub fn is_empty(&self) -> bool {
+        self.node_order.is_empty()
+    }
+
+    /// How many nodes were registered when the plan was built (its own and
+    /// other selections'): node indices below it are nodes, those at or
+    /// above it in an edge are barriers.
+    pub fn registered(&self) -> usize {
         self.node_names.len()
     }
 
-    /// Whether the plan has no nodes.
-    pub fn is_empty(&self) -> bool {
-        self.node_names.len() == 0
+    /// Whether the plan runs `node`.
+    pub fn contains(&self, node: NodeIndex) -> bool {
+        self.position
+            .get(node.index())
+            .is_some_and(|&p| p != u32::MAX)
     }
 
-    /// A node's name.
+    /// Whether `node` (from an edge) is a barrier rather than a node.
+    pub fn is_barrier(&self, node: NodeIndex) -> bool {
+        node.index() >= self.node_names.len()
+    }
+
+    /// The cadence and schedule the plan is for.
+    pub fn selection(&self) -> &Selection {
+        &self.selection
+    }
+
+    /// The groups of the world the plan was built from.
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    /// A node's name (a barrier's is its marker's).
     pub fn node_name(&self, node: NodeIndex) -> &str {
-        self.node_names.get(node.index())
+        match node.index().checked_sub(self.node_names.len()) {
+            None => self.node_names.get(node.index()),
+            Some(k) => self.marker_name(MarkerIndex(self.barrier_markers[k])),
+        }
     }
 
     /// A marker's label.
@@ -262,11 +326,20 @@ impl Plan {
     /// The nodes in plan order (the serial order every executor is
     /// observably equivalent to).
     pub fn order(&self) -> impl ExactSizeIterator<Item = NodeIndex> + '_ {
-        self.compiled.order.iter().map(|&n| NodeIndex(n))
+        self.node_order.iter().map(|&n| NodeIndex(n))
     }
 
     /// A node's position in plan order.
+    ///
+    /// # Panics
+    /// When the plan does not run `node` (see [`contains`](Plan::contains)).
     pub fn position(&self, node: NodeIndex) -> usize {
+        assert!(
+            self.contains(node),
+            "`{}` is not in this plan ({})",
+            self.node_name(node),
+            self.selection.describe()
+        );
         self.position[node.index()] as usize
     }
 
@@ -287,10 +360,10 @@ impl Plan {
 
     /// The edge from `from` to `to`, if the plan has one.
     pub fn edge_between(&self, from: NodeIndex, to: NodeIndex) -> Option<Edge<'_>> {
-        let start = self.compiled.successor_offsets[from.index()] as usize;
-        let end = self.compiled.successor_offsets[from.index() + 1] as usize;
+        let start = *self.successor_offsets.get(from.index())? as usize;
+        let end = self.successor_offsets[from.index() + 1] as usize;
         (start..end)
-            .find(|&i| self.compiled.successor_targets[i] == to.0)
+            .find(|&i| self.successor_targets[i] == to.0)
             .map(|i| self.edge(self.successor_edges[i]))
     }
 
@@ -312,7 +385,15 @@ impl Plan {
     }
 
     /// The stage a node is in.
+    ///
+    /// # Panics
+    /// When the plan does not run `node`.
     pub fn stage_of(&self, node: NodeIndex) -> usize {
+        assert!(
+            self.contains(node),
+            "`{}` is not in this plan",
+            self.node_name(node)
+        );
         self.stage_of[node.index()] as usize
     }
 
@@ -340,5 +421,123 @@ impl Plan {
     /// The flat arrays an executor runs.
     pub fn compiled(&self) -> &CompiledPlan {
         &self.compiled
+    }
+}
+
+/// The groups of a world as a plan saw them: names, parents, and each
+/// node's group (the Systems window of reference 004).
+#[derive(Debug, Clone, Default)]
+pub struct Hierarchy {
+    names: Names,
+    /// Per group: its parent, `u32::MAX` at the top.
+    parent: Vec<u32>,
+    /// Per registered node: its group, `u32::MAX` when ungrouped (empty
+    /// when there are no groups).
+    node_group: Vec<u32>,
+}
+
+impl Hierarchy {
+    pub(crate) fn new(graph: &GraphView<'_>, resolved: &Resolved) -> Self {
+        let groups = graph.organisation().groups();
+        if groups.is_empty() {
+            return Self::default();
+        }
+        Self {
+            names: Names::of_labels(groups.iter().map(|group| group.name_label())),
+            parent: resolved.parent.clone(),
+            node_group: resolved.node_group.clone(),
+        }
+    }
+
+    /// How many groups there are.
+    pub fn group_count(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// A group's name.
+    pub fn group_name(&self, group: GroupIndex) -> &str {
+        self.names.get(group.index())
+    }
+
+    /// The group a group is a child of.
+    pub fn parent(&self, group: GroupIndex) -> Option<GroupIndex> {
+        match self.parent[group.index()] {
+            u32::MAX => None,
+            parent => Some(GroupIndex(parent)),
+        }
+    }
+
+    /// The group a node is a child of.
+    pub fn group_of(&self, node: NodeIndex) -> Option<GroupIndex> {
+        match self.node_group.get(node.index()) {
+            Some(&group) if group != u32::MAX => Some(GroupIndex(group)),
+            _ => None,
+        }
+    }
+}
+
+/// One line of a plan's tree: a group or a node, at a depth (0 at the top).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeItem {
+    /// A group.
+    Group(GroupIndex),
+    /// A node of the plan.
+    Node(NodeIndex),
+}
+
+impl Plan {
+    /// The plan as a tree, depth first: each group followed by its children
+    /// (one level deeper), children in plan order (a group at the position
+    /// of its first node; groups without a node of this plan after the
+    /// others, in declaration order).
+    pub fn tree(&self) -> Vec<(usize, TreeItem)> {
+        let hierarchy = &self.hierarchy;
+        let groups = hierarchy.group_count();
+        // Per group: the earliest plan position of a node inside it.
+        let mut first = vec![u32::MAX; groups];
+        for (position, &node) in self.node_order.iter().enumerate() {
+            let mut group = hierarchy.group_of(NodeIndex(node));
+            while let Some(g) = group {
+                if first[g.index()] <= position as u32 {
+                    break;
+                }
+                first[g.index()] = position as u32;
+                group = hierarchy.parent(g);
+            }
+        }
+        // Children per parent (`groups` is the top level), keyed by position.
+        let mut children: Vec<Vec<(u32, u32, TreeItem)>> = vec![Vec::new(); groups + 1];
+        for (g, &position) in first.iter().enumerate() {
+            let group = GroupIndex(g as u32);
+            let parent = hierarchy.parent(group).map_or(groups, |p| p.index());
+            children[parent].push((position, g as u32, TreeItem::Group(group)));
+        }
+        for (position, &node) in self.node_order.iter().enumerate() {
+            let parent = hierarchy
+                .group_of(NodeIndex(node))
+                .map_or(groups, |g| g.index());
+            children[parent].push((position as u32, 0, TreeItem::Node(NodeIndex(node))));
+        }
+        for list in &mut children {
+            list.sort_unstable_by_key(|&(position, tie, _)| (position, tie));
+        }
+        let mut out = Vec::with_capacity(groups + self.node_order.len());
+        let mut stack: Vec<(usize, TreeItem)> = children[groups]
+            .iter()
+            .rev()
+            .map(|&(_, _, item)| (0, item))
+            .collect();
+        while let Some((depth, item)) = stack.pop() {
+            out.push((depth, item));
+            if let TreeItem::Group(g) = item {
+                stack.extend(
+                    children[g.index()]
+                        .iter()
+                        .rev()
+                        .map(|&(_, _, child)| (depth + 1, child)),
+                );
+            }
+        }
+        out
     }
 }

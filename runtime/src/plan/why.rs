@@ -10,18 +10,17 @@ impl Plan {
     /// `a == b`.
     pub fn why(&self, a: NodeIndex, b: NodeIndex) -> Option<Vec<Edge<'_>>> {
         const UNSEEN: u32 = u32::MAX;
-        let compiled = &self.compiled;
-        // Reached nodes remember the edge they were reached by.
-        let mut via = vec![UNSEEN; self.len()];
+        // Reached nodes (and barriers) remember the edge they were reached by.
+        let mut via = vec![UNSEEN; self.successor_offsets.len() - 1];
         let mut queue = VecDeque::from([a.0]);
         while let Some(node) = queue.pop_front() {
             if node == b.0 {
                 break;
             }
-            let start = compiled.successor_offsets[node as usize] as usize;
-            let end = compiled.successor_offsets[node as usize + 1] as usize;
+            let start = self.successor_offsets[node as usize] as usize;
+            let end = self.successor_offsets[node as usize + 1] as usize;
             for i in start..end {
-                let to = compiled.successor_targets[i];
+                let to = self.successor_targets[i];
                 if to != a.0 && via[to as usize] == UNSEEN {
                     via[to as usize] = self.successor_edges[i];
                     queue.push_back(to);

@@ -1,0 +1,562 @@
+//! Groups, stages, sets and phases as ordering edges (`plan-format.md`,
+//! "Organisation").
+//!
+//! One mechanism under all of them: vertices that never run. A group is a
+//! pair, begin and end, with `begin -> member -> end` for each child (a child
+//! group nests its own pair inside) and `begin -> end`, so an empty group
+//! still carries order; "X precedes Y" is `end(X) -> begin(Y)` (a node is its
+//! own begin and end). `order_first` items reach a per-parent vertex every
+//! other sibling waits for; `order_last` items wait for one every other
+//! sibling reaches. A stage or set is an end vertex its members reach and the
+//! next one of its kind (and its members) waits for. Phases are two vertices:
+//! the end of `PreUpdate` and the end of `Update`. Every contradiction is a
+//! cycle through such vertices, reported as SL0007.
+//!
+//! What does not depend on the cadence or schedule being planned (unknown
+//! groups, stages and sets, duplicate ranks, groups containing themselves)
+//! is resolved and checked once, in [`Resolved::new`].
+
+use foldhash::{HashMap, HashMapExt};
+
+use crate::node::NodeDescriptor;
+use crate::organise::{Cadence, Phase, RankKind, Schedule, SiblingOrder};
+use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
+use crate::plan::{GraphView, NodeIndex};
+
+const NONE: u32 = u32::MAX;
+
+/// A registered group: its index among the world's groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupIndex(pub u32);
+
+impl GroupIndex {
+    /// The index into per-group arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The nodes one plan is built for: one cadence of one schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Selection {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// The cadence (only [`Schedule::Update`] runs a fixed one).
+    pub cadence: Cadence,
+}
+
+impl Selection {
+    /// The variable cadence of the update schedule: what a flat world runs.
+    pub const UPDATE: Selection = Selection {
+        schedule: Schedule::Update,
+        cadence: Cadence::Variable,
+    };
+
+    /// The fixed cadence of the update schedule.
+    pub const FIXED: Selection = Selection {
+        schedule: Schedule::Update,
+        cadence: Cadence::Fixed,
+    };
+
+    /// The selection a node belongs to.
+    pub fn of(node: &NodeDescriptor) -> Selection {
+        let placement = node.placement();
+        let cadence = match placement.schedule {
+            Schedule::Update => placement.cadence,
+            // Only the update schedule steps a fixed cadence; elsewhere a
+            // node's cadence does not split the plan.
+            _ => Cadence::Variable,
+        };
+        Selection {
+            schedule: placement.schedule.clone(),
+            cadence,
+        }
+    }
+
+    pub(crate) fn contains(&self, node: &NodeDescriptor) -> bool {
+        let placement = node.placement();
+        placement.schedule == self.schedule
+            && (self.schedule != Schedule::Update || placement.cadence == self.cadence)
+    }
+
+    /// `Update`, `Update (fixed)`, `Startup`...
+    pub fn describe(&self) -> String {
+        match (&self.schedule, self.cadence) {
+            (Schedule::Update, Cadence::Fixed) => "the fixed cadence".to_owned(),
+            (Schedule::Update, Cadence::Variable) => "the variable cadence".to_owned(),
+            (schedule, _) => format!("the schedule `{}`", schedule.name()),
+        }
+    }
+}
+
+/// What the organisation resolves to, independent of the selection planned.
+#[derive(Debug, Default)]
+pub(crate) struct Resolved {
+    /// Per group: its parent, `NONE` at the top (or when the parent is
+    /// unknown, or the group lies on a containment cycle).
+    pub(crate) parent: Vec<u32>,
+    /// Per node: its group, `NONE` when ungrouped or the group is unknown.
+    pub(crate) node_group: Vec<u32>,
+    /// Group names to indices (first declaration wins).
+    pub(crate) by_name: HashMap<String, u32>,
+    /// Per node: its position among the sorted stages, `NONE` for none.
+    pub(crate) node_stage: Vec<u32>,
+    /// Per node: its position among the sorted sets, `NONE` for none.
+    pub(crate) node_set: Vec<u32>,
+    pub(crate) stage_count: u32,
+    pub(crate) set_count: u32,
+    /// Per sorted stage, then per sorted set: the index of its declaration.
+    pub(crate) rank_decl: Vec<u32>,
+    pub(crate) phases: bool,
+    /// Whether anything is organised at all (otherwise nothing is added).
+    pub(crate) any: bool,
+}
+
+impl Resolved {
+    /// Resolves names and reports what is wrong whatever the selection:
+    /// SL0002 (unknown parent group or node group), SL0001 (a group that
+    /// contains itself), SL0004 (a group named like another group),
+    /// SL0005 (duplicate stage or set names or orders) and SL0006 (stages
+    /// declared and a node names none, or a stage or set nobody declared).
+    pub(crate) fn new(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) -> Self {
+        let organisation = graph.organisation();
+        let nodes = graph.nodes();
+        let groups = organisation.groups();
+        let any_placement = nodes.iter().any(|node| {
+            let p = node.placement();
+            p.group.is_some() || p.sibling.is_some() || p.stage.is_some() || p.set.is_some()
+        });
+        let mut resolved = Resolved {
+            phases: organisation.phases_named,
+            any: !organisation.is_flat() || any_placement,
+            ..Resolved::default()
+        };
+        if !resolved.any {
+            return resolved;
+        }
+        let mut by_name: HashMap<String, u32> = HashMap::with_capacity(groups.len());
+        for (index, group) in groups.iter().enumerate() {
+            if let Some(&first) = by_name.get(group.name()) {
+                let message = format!(
+                    "the group `{}` is declared twice; give each group its own name",
+                    group.name()
+                );
+                let kind = DiagnosticKind::DuplicateKey {
+                    key: group.name().to_owned(),
+                    first: NodeRef::Group(GroupIndex(first)),
+                    second: NodeRef::Group(GroupIndex(index as u32)),
+                };
+                diagnostics.push(Diagnostic::new(
+                    Level::Error,
+                    kind,
+                    message,
+                    vec![group.name().to_owned()],
+                ));
+            } else {
+                by_name.insert(group.name().to_owned(), index as u32);
+            }
+        }
+        resolved.parent = groups
+            .iter()
+            .enumerate()
+            .map(|(index, group)| match group.parent() {
+                None => NONE,
+                Some(parent) => match by_name.get(parent) {
+                    Some(&p) => p,
+                    None => {
+                        diagnostics.push(unknown_group(
+                            NodeRef::Group(GroupIndex(index as u32)),
+                            group.name(),
+                            parent,
+                        ));
+                        NONE
+                    }
+                },
+            })
+            .collect();
+        containment_cycles(graph, &mut resolved.parent, diagnostics);
+        resolved.node_group = nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| match &node.placement().group {
+                None => NONE,
+                Some(group) => match by_name.get(&**group) {
+                    Some(&g) => g,
+                    None => {
+                        let source = NodeRef::Node(NodeIndex(index as u32));
+                        diagnostics.push(unknown_group(source, node.name(), group));
+                        NONE
+                    }
+                },
+            })
+            .collect();
+        resolved.by_name = by_name;
+        resolved.resolve_ranks(graph, diagnostics);
+        resolved
+    }
+
+    fn resolve_ranks(&mut self, graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
+        let ranks = graph.organisation().ranks();
+        let nodes = graph.nodes();
+        for kind in [RankKind::Stage, RankKind::Set] {
+            let mut declared: Vec<u32> = (0..ranks.len() as u32)
+                .filter(|&r| ranks[r as usize].kind == kind)
+                .collect();
+            declared.sort_by_key(|&r| (ranks[r as usize].order, r));
+            // SL0005: the same name or order number twice.
+            for (i, &a) in declared.iter().enumerate() {
+                for &b in &declared[i + 1..] {
+                    let (first, second) = (a.min(b), a.max(b));
+                    let (x, y) = (&ranks[first as usize], &ranks[second as usize]);
+                    let clash = if x.name == y.name {
+                        Some(format!("the name `{}`", x.name))
+                    } else if x.order == y.order {
+                        Some(format!("the order {}", x.order))
+                    } else {
+                        None
+                    };
+                    if let Some(clash) = clash {
+                        let message = format!(
+                            "the {kind}s `{}` and `{}` have {clash}; {kind} names and orders \
+                             must be unique",
+                            x.name,
+                            y.name,
+                            kind = kind.name(),
+                        );
+                        let kind = DiagnosticKind::DuplicateRank {
+                            kind,
+                            first,
+                            second,
+                        };
+                        let names = vec![x.name.to_string(), y.name.to_string()];
+                        diagnostics.push(Diagnostic::new(Level::Error, kind, message, names));
+                    }
+                }
+            }
+            let position: HashMap<&str, u32> = declared
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(at, &r)| (&*ranks[r as usize].name, at as u32))
+                .collect();
+            let base = self.rank_decl.len() as u32;
+            self.rank_decl.extend_from_slice(&declared);
+            let memberships: Vec<u32> = nodes
+                .iter()
+                .enumerate()
+                .map(|(index, node)| {
+                    let placement = node.placement();
+                    let named = match kind {
+                        RankKind::Stage => &placement.stage,
+                        RankKind::Set => &placement.set,
+                    };
+                    let node_ref = NodeIndex(index as u32);
+                    match named {
+                        Some(name) => match position.get(&**name) {
+                            Some(&at) => base + at,
+                            None => {
+                                diagnostics.push(unknown_rank(node, node_ref, kind, name));
+                                NONE
+                            }
+                        },
+                        None if kind == RankKind::Stage && !declared.is_empty() => {
+                            diagnostics.push(no_stage(node, node_ref));
+                            NONE
+                        }
+                        None => NONE,
+                    }
+                })
+                .collect();
+            match kind {
+                RankKind::Stage => {
+                    self.node_stage = memberships;
+                    self.stage_count = declared.len() as u32;
+                }
+                RankKind::Set => {
+                    self.node_set = memberships;
+                    self.set_count = declared.len() as u32;
+                }
+            }
+        }
+    }
+}
+
+fn unknown_group(source: NodeRef, name: &str, group: &str) -> Diagnostic {
+    let message = format!(
+        "`{name}` is in the group `{group}`, which is not declared; declare it with \
+         `Group::new(\"{group}\")` or check the spelling"
+    );
+    let kind = DiagnosticKind::UnknownTarget {
+        source,
+        target: group.to_owned(),
+        relation: Relation::InGroup,
+    };
+    Diagnostic::new(Level::Error, kind, message, vec![name.to_owned()])
+}
+
+fn unknown_rank(node: &NodeDescriptor, index: NodeIndex, kind: RankKind, name: &str) -> Diagnostic {
+    let message = format!(
+        "`{}` is in the {} `{name}`, which is not declared",
+        node.name(),
+        kind.name()
+    );
+    let kind = DiagnosticKind::UnknownRank {
+        node: index,
+        kind,
+        name: name.to_owned(),
+    };
+    Diagnostic::new(Level::Error, kind, message, vec![node.name().to_owned()])
+}
+
+fn no_stage(node: &NodeDescriptor, index: NodeIndex) -> Diagnostic {
+    let message = format!(
+        "stages are declared, so every node must name one; `{}` names none",
+        node.name()
+    );
+    Diagnostic::new(
+        Level::Error,
+        DiagnosticKind::NoStage { node: index },
+        message,
+        vec![node.name().to_owned()],
+    )
+}
+
+/// SL0001 for every group that contains itself through its parents; the
+/// parent links on each such cycle are cut so planning can go on.
+fn containment_cycles(
+    graph: &GraphView<'_>,
+    parent: &mut [u32],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let groups = graph.organisation().groups();
+    // 0: unvisited, 1: on the current walk, 2: done.
+    let mut state = vec![0u8; parent.len()];
+    let mut cycles = Vec::new();
+    for start in 0..parent.len() {
+        let mut walk = Vec::new();
+        let mut at = start as u32;
+        while at != NONE && state[at as usize] == 0 {
+            state[at as usize] = 1;
+            walk.push(at);
+            at = parent[at as usize];
+        }
+        if at != NONE && state[at as usize] == 1 {
+            let from = walk.iter().position(|&g| g == at).unwrap_or(0);
+            cycles.push(walk[from..].to_vec());
+        }
+        for g in walk {
+            state[g as usize] = 2;
+        }
+    }
+    for cycle in cycles {
+        // The walk went child -> parent; name it in containment order.
+        let mut names: Vec<String> = cycle
+            .iter()
+            .rev()
+            .map(|&g| groups[g as usize].name().to_owned())
+            .collect();
+        let lowest = (0..names.len()).min_by_key(|&i| &names[i]).unwrap_or(0);
+        names.rotate_left(lowest);
+        let path = format!("{} -> {}", names.join(" -> "), names[0]);
+        let message = format!(
+            "the group `{}` contains itself: {path} (each contains the next); \
+             a group cannot be its own ancestor",
+            names[0]
+        );
+        let kind = DiagnosticKind::Cycle {
+            path: cycle
+                .iter()
+                .rev()
+                .map(|&g| NodeRef::Group(GroupIndex(g)))
+                .collect(),
+        };
+        diagnostics.push(Diagnostic::new(Level::Error, kind, message, names));
+        for g in cycle {
+            parent[g as usize] = NONE;
+        }
+    }
+}
+
+/// A vertex that never runs, added for the organisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OrgVertex {
+    /// Where a group begins: its members wait for it.
+    Begin(u32),
+    /// Where a group ends: it waits for its members.
+    End(u32),
+    /// The `order_first` items of a parent (`NONE`: the top level) are done.
+    FirstDone(u32),
+    /// Every sibling but the `order_last` items of a parent is done.
+    LastDue(u32),
+    /// The end of a stage or set (its position among those of its kind:
+    /// stages first, then sets).
+    RankEnd(u32),
+    /// The end of a phase (`PreUpdate` or `Update`).
+    PhaseEnd(Phase),
+}
+
+/// The organisation vertices of one selection and the edges among them and
+/// the selected nodes, in the vertex space of `order::Explicit`: nodes first,
+/// then user markers, then these (from `base`).
+pub(crate) struct OrgEdges {
+    pub(crate) vertices: Vec<OrgVertex>,
+    pub(crate) edges: Vec<(u32, u32)>,
+}
+
+/// Adds the organisation of the nodes `member` selects.
+pub(crate) fn edges(
+    graph: &GraphView<'_>,
+    resolved: &Resolved,
+    member: &dyn Fn(usize) -> bool,
+    base: u32,
+) -> OrgEdges {
+    let groups = graph.organisation().groups();
+    let nodes = graph.nodes();
+    let mut out = OrgEdges {
+        vertices: Vec::new(),
+        edges: Vec::new(),
+    };
+    if !resolved.any && !resolved.phases {
+        return out;
+    }
+    let g = groups.len() as u32;
+    // Begin(i) = base + 2i, End(i) = base + 2i + 1.
+    for i in 0..g {
+        out.vertices.push(OrgVertex::Begin(i));
+        out.vertices.push(OrgVertex::End(i));
+        out.edges.push((base + 2 * i, base + 2 * i + 1));
+        let parent = resolved.parent[i as usize];
+        if parent != NONE {
+            out.edges.push((base + 2 * parent, base + 2 * i));
+            out.edges.push((base + 2 * i + 1, base + 2 * parent + 1));
+        }
+    }
+    let begin_of_group = |i: u32| base + 2 * i;
+    let end_of_group = |i: u32| base + 2 * i + 1;
+    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+        let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
+        if group != NONE {
+            out.edges.push((begin_of_group(group), index as u32));
+            out.edges.push((index as u32, end_of_group(group)));
+        }
+    }
+
+    // Siblings: per parent (the top level is `g`), the first and last items.
+    // An item is a member node or a group: (begin, end, order).
+    let mut siblings: Vec<Vec<(u32, u32, Option<SiblingOrder>)>> = vec![Vec::new(); g as usize + 1];
+    for (i, group) in groups.iter().enumerate() {
+        let parent = resolved.parent[i];
+        let slot = if parent == NONE { g } else { parent };
+        siblings[slot as usize].push((
+            begin_of_group(i as u32),
+            end_of_group(i as u32),
+            group.sibling_order(),
+        ));
+    }
+    for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+        let sibling = node.placement().sibling;
+        let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
+        let slot = if group == NONE { g } else { group };
+        siblings[slot as usize].push((index as u32, index as u32, sibling));
+    }
+    for (parent, items) in siblings.iter().enumerate() {
+        let has = |which| items.iter().any(|&(_, _, o)| o == Some(which));
+        if has(SiblingOrder::First) {
+            let done = base + out.vertices.len() as u32;
+            out.vertices.push(OrgVertex::FirstDone(parent as u32));
+            for &(begin, end, order) in items {
+                if order == Some(SiblingOrder::First) {
+                    out.edges.push((end, done));
+                } else {
+                    out.edges.push((done, begin));
+                }
+            }
+        }
+        if has(SiblingOrder::Last) {
+            let due = base + out.vertices.len() as u32;
+            out.vertices.push(OrgVertex::LastDue(parent as u32));
+            for &(begin, end, order) in items {
+                if order == Some(SiblingOrder::Last) {
+                    out.edges.push((due, begin));
+                } else {
+                    out.edges.push((end, due));
+                }
+            }
+        }
+    }
+
+    // Stages, then sets: each kind a chain of end vertices.
+    let stage_base = base + out.vertices.len() as u32;
+    let ranks = resolved.stage_count + resolved.set_count;
+    for r in 0..ranks {
+        out.vertices.push(OrgVertex::RankEnd(r));
+        let last_of_kind = r + 1 == resolved.stage_count || r + 1 == ranks;
+        if !last_of_kind {
+            out.edges.push((stage_base + r, stage_base + r + 1));
+        }
+    }
+    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+        for rank in [resolved.node_stage.get(index), resolved.node_set.get(index)] {
+            let Some(&rank) = rank else { continue };
+            if rank == NONE {
+                continue;
+            }
+            out.edges.push((index as u32, stage_base + rank));
+            let first_of_kind = rank == 0 || rank == resolved.stage_count;
+            if !first_of_kind {
+                out.edges.push((stage_base + rank - 1, index as u32));
+            }
+        }
+    }
+
+    // Phases: only once some node names one.
+    if resolved.phases {
+        let pre_end = base + out.vertices.len() as u32;
+        out.vertices.push(OrgVertex::PhaseEnd(Phase::PreUpdate));
+        let update_end = pre_end + 1;
+        out.vertices.push(OrgVertex::PhaseEnd(Phase::Update));
+        out.edges.push((pre_end, update_end));
+        for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+            let index = index as u32;
+            match node.placement().phase.unwrap_or(Phase::Update) {
+                Phase::PreUpdate => out.edges.push((index, pre_end)),
+                Phase::Update => {
+                    out.edges.push((pre_end, index));
+                    out.edges.push((index, update_end));
+                }
+                Phase::PostUpdate => out.edges.push((update_end, index)),
+            }
+        }
+    }
+    out
+}
+
+/// The begin and end vertices of a group, for orderings that name it.
+pub(crate) fn group_bounds(base: u32, group: u32) -> (u32, u32) {
+    (base + 2 * group, base + 2 * group + 1)
+}
+
+/// The name an organisation vertex goes by in a cycle: the group, stage,
+/// set or phase (first/last vertices name the parent's first/last items).
+pub(crate) fn vertex_name(graph: &GraphView<'_>, resolved: &Resolved, vertex: OrgVertex) -> String {
+    let groups = graph.organisation().groups();
+    let ranks = graph.organisation().ranks();
+    let parent_name = |parent: u32| {
+        groups
+            .get(parent as usize)
+            .map_or("the top level".to_owned(), |g| {
+                format!("group {}", g.name())
+            })
+    };
+    match vertex {
+        OrgVertex::Begin(g) | OrgVertex::End(g) => groups[g as usize].name().to_owned(),
+        OrgVertex::FirstDone(p) => format!("(order_first items of {})", parent_name(p)),
+        OrgVertex::LastDue(p) => format!("(order_last items of {})", parent_name(p)),
+        OrgVertex::RankEnd(r) => {
+            let rank = &ranks[resolved.rank_decl[r as usize] as usize];
+            format!("({} {})", rank.kind.name(), rank.name)
+        }
+        OrgVertex::PhaseEnd(phase) => format!("(phase {})", phase.name()),
+    }
+}

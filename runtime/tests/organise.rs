@@ -1,0 +1,231 @@
+//! Groups, phases, stages, sets and orders become edges (plan-format.md,
+//! "Organisation"); the seed examples of the reference texts.
+
+use sluice::{
+    AmbiguityLevel, Cadence, Graph, Group, NodeBuilder, NodeIndex, Phase, Plan, PlanOptions,
+    Selection,
+};
+
+fn options() -> PlanOptions {
+    PlanOptions {
+        ambiguity: AmbiguityLevel::Ignore,
+        ..PlanOptions::default()
+    }
+}
+
+fn names(plan: &Plan) -> Vec<&str> {
+    plan.order().map(|n| plan.node_name(n)).collect()
+}
+
+fn codes(graph: &Graph) -> Vec<&'static str> {
+    let errors = graph.build_all(&options()).unwrap_err();
+    errors.diagnostics().iter().map(|d| d.code).collect()
+}
+
+/// Reference 004: CarGroup and TruckGroup inside VehicleGroup; ordering the
+/// groups orders their members, at any depth.
+#[test]
+fn car_and_truck_groups_order_their_members() {
+    let mut graph = Graph::new();
+    graph.add_group(Group::new("VehicleGroup"));
+    graph.add_group(
+        Group::new("CarGroup")
+            .in_group("VehicleGroup")
+            .after("TruckGroup"),
+    );
+    graph.add_group(Group::new("TruckGroup").in_group("VehicleGroup"));
+    let car = graph.add_node(NodeBuilder::new("CarSystem").in_group("CarGroup"));
+    let truck = graph.add_node(NodeBuilder::new("TruckSystem").in_group("TruckGroup"));
+    let plan = graph.build(&options()).unwrap();
+    assert_eq!(names(&plan), ["TruckSystem", "CarSystem"]);
+    assert!(plan.why(truck, car).is_some(), "the group order is an edge");
+    let tree: Vec<(usize, String)> = plan
+        .tree()
+        .into_iter()
+        .map(|(depth, item)| {
+            let name = match item {
+                sluice::TreeItem::Group(g) => plan.hierarchy().group_name(g).to_owned(),
+                sluice::TreeItem::Node(n) => plan.node_name(n).to_owned(),
+            };
+            (depth, name)
+        })
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            (0, "VehicleGroup".to_owned()),
+            (1, "TruckGroup".to_owned()),
+            (2, "TruckSystem".to_owned()),
+            (1, "CarGroup".to_owned()),
+            (2, "CarSystem".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn order_first_and_last_among_siblings() {
+    let mut graph = Graph::new();
+    graph.add_group(Group::new("Sim"));
+    graph.add_node(NodeBuilder::new("late").in_group("Sim").order_last());
+    graph.add_node(NodeBuilder::new("middle").in_group("Sim"));
+    graph.add_node(NodeBuilder::new("early").in_group("Sim").order_first());
+    graph.add_node(NodeBuilder::new("outside"));
+    let plan = graph.build(&options()).unwrap();
+    assert_eq!(names(&plan), ["early", "middle", "late", "outside"]);
+    // A contradicting explicit edge is a cycle through the organisation.
+    graph.add_node(NodeBuilder::new("rebel").in_group("Sim").before("early"));
+    assert_eq!(codes(&graph), ["SL0007"]);
+}
+
+/// An empty group still carries order through it.
+#[test]
+fn an_empty_group_carries_order() {
+    let mut graph = Graph::new();
+    graph.add_group(Group::new("Between").after("first").before("second"));
+    graph.add_node(NodeBuilder::new("second"));
+    graph.add_node(NodeBuilder::new("first"));
+    let plan = graph.build(&options()).unwrap();
+    assert_eq!(names(&plan), ["first", "second"]);
+    assert_eq!(plan.stage_count(), 2);
+}
+
+/// Reference 000: phases are two markers; a world naming none gains nothing.
+#[test]
+fn phases_order_within_a_cadence() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("present").phase(Phase::PostUpdate));
+    graph.add_node(NodeBuilder::new("simulate"));
+    graph.add_node(NodeBuilder::new("input").phase(Phase::PreUpdate));
+    graph.add_node(NodeBuilder::new("integrate").cadence(Cadence::Fixed));
+    graph.add_node(
+        NodeBuilder::new("fixed_input")
+            .cadence(Cadence::Fixed)
+            .phase(Phase::PreUpdate),
+    );
+    let plans = graph.build_all(&options()).unwrap();
+    assert_eq!(names(plans.variable()), ["input", "simulate", "present"]);
+    assert_eq!(plans.variable().stage_count(), 3);
+    assert_eq!(names(plans.fixed()), ["fixed_input", "integrate"]);
+    assert!(!plans.variable().contains(NodeIndex(3)));
+
+    let mut flat = Graph::new();
+    flat.add_node(NodeBuilder::new("b"));
+    flat.add_node(NodeBuilder::new("a"));
+    assert_eq!(flat.build(&options()).unwrap().stage_count(), 1);
+}
+
+/// Reference 002: stages and sets order their members by order number.
+#[test]
+fn stages_and_sets_order_by_number() {
+    let mut graph = Graph::new();
+    graph.add_stage("Late", 10);
+    graph.add_stage("Early", -5);
+    graph.add_set("Audio", 2);
+    graph.add_set("Ai", 1);
+    graph.add_node(NodeBuilder::new("mix").in_stage("Early").in_set("Audio"));
+    graph.add_node(NodeBuilder::new("think").in_stage("Early").in_set("Ai"));
+    graph.add_node(NodeBuilder::new("render").in_stage("Late"));
+    graph.add_node(NodeBuilder::new("spawn").in_stage("Early"));
+    let plan = graph.build(&options()).unwrap();
+    assert_eq!(names(&plan), ["think", "mix", "spawn", "render"]);
+    assert_eq!(plan.stage_count(), 3);
+}
+
+#[test]
+fn stage_and_set_mistakes_are_reported() {
+    let mut graph = Graph::new();
+    graph.add_stage("A", 0);
+    graph.add_stage("B", 0);
+    graph.add_set("S", 1);
+    graph.add_set("S", 2);
+    graph.add_node(NodeBuilder::new("none"));
+    graph.add_node(NodeBuilder::new("ghost").in_stage("Nowhere"));
+    graph.add_node(NodeBuilder::new("fine").in_stage("A").in_set("T"));
+    let mut found = codes(&graph);
+    found.sort_unstable();
+    assert_eq!(found, ["SL0005", "SL0005", "SL0006", "SL0006", "SL0006"]);
+}
+
+/// Reference 002's AV007: a stage order contradicting an explicit edge.
+#[test]
+fn stage_against_edge_is_sl0007() {
+    let mut graph = Graph::new();
+    graph.add_stage("Early", 0);
+    graph.add_stage("Late", 1);
+    graph.add_node(NodeBuilder::new("a").in_stage("Early").after("b"));
+    graph.add_node(NodeBuilder::new("b").in_stage("Late"));
+    let errors = graph.build_all(&options()).unwrap_err();
+    let cycle = &errors.diagnostics()[0];
+    assert_eq!(cycle.code, "SL0007");
+    assert!(
+        cycle.message.contains("a") && cycle.message.contains("b"),
+        "{}",
+        cycle.message
+    );
+}
+
+#[test]
+fn an_edge_between_cadences_is_sl0003_naming_both() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("integrate").cadence(Cadence::Fixed));
+    graph.add_node(NodeBuilder::new("draw").after("integrate"));
+    let errors = graph.build_all(&options()).unwrap_err();
+    assert_eq!(errors.diagnostics().len(), 1);
+    let error = &errors.diagnostics()[0];
+    assert_eq!(error.code, "SL0003");
+    assert_eq!(error.nodes, ["draw", "integrate"]);
+}
+
+/// A group ordered through a node of the other cadence carries nothing.
+#[test]
+fn a_group_never_carries_order_across_cadences() {
+    let mut graph = Graph::new();
+    graph.add_group(Group::new("G").after("integrate"));
+    graph.add_node(NodeBuilder::new("integrate").cadence(Cadence::Fixed));
+    graph.add_node(NodeBuilder::new("draw").in_group("G"));
+    let plans = graph.build_all(&options()).unwrap();
+    assert_eq!(names(plans.variable()), ["draw"]);
+    assert_eq!(plans.get(&Selection::FIXED).map(|p| p.len()), Some(1));
+}
+
+#[test]
+fn group_mistakes_are_reported() {
+    let mut graph = Graph::new();
+    graph.add_group(Group::new("A").in_group("B"));
+    graph.add_group(Group::new("B").in_group("A"));
+    graph.add_group(Group::new("C").in_group("Missing"));
+    graph.add_node(NodeBuilder::new("x").in_group("Nope"));
+    let mut found = codes(&graph);
+    found.sort_unstable();
+    assert_eq!(found, ["SL0001", "SL0002", "SL0002"]);
+}
+
+/// `order(n)` breaks ties before registration order, never a dependency.
+#[test]
+fn order_breaks_ties_only() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("a").order(2));
+    graph.add_node(NodeBuilder::new("b").order(1));
+    graph.add_node(NodeBuilder::new("c").order(-1).after("a"));
+    let plan = graph.build(&options()).unwrap();
+    assert_eq!(names(&plan), ["b", "a", "c"]);
+}
+
+/// Big groups cost `m + k` edges through a barrier, not `m * k`.
+#[test]
+fn wide_orders_go_through_a_barrier() {
+    let mut graph = Graph::new();
+    graph.add_group(Group::new("First"));
+    graph.add_group(Group::new("Second").after("First"));
+    for i in 0..100 {
+        graph.add_node(NodeBuilder::new(format!("a{i}")).in_group("First"));
+        graph.add_node(NodeBuilder::new(format!("b{i}")).in_group("Second"));
+    }
+    let plan = graph.build(&options()).unwrap();
+    assert!(plan.edges().len() < 400, "{} edges", plan.edges().len());
+    assert_eq!(plan.stage_count(), 2);
+    assert!(plan.why(NodeIndex(0), NodeIndex(1)).is_some());
+    let compiled = plan.compiled();
+    assert_eq!(compiled.vertex_nodes.len(), 201);
+    assert_eq!(compiled.order.len(), 201);
+}
