@@ -76,6 +76,7 @@ pub use system::{
     Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
 };
 pub use world::{
-    BoundaryFailure, BoundaryStep, Commands, Context, ExecutorKind, FrameTime, FunctionMarker,
-    IntoFactory, IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanWatch, World,
+    BoundaryFailure, BoundaryStep, Commands, Context, ExecutorKind, FixedTime, FrameTime,
+    FunctionMarker, IntoFactory, IntoSystem, IterationError, MissingService, NodePanic, NodeSpec,
+    PlanWatch, World,
 };

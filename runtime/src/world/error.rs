@@ -188,6 +188,9 @@ pub enum IterationError {
     /// value's `Drop`); each failure is listed. The rest of the boundary
     /// landed: every other command in record order, every other swap.
     Boundary(Vec<BoundaryFailure>),
+    /// [`World::run_schedule`](crate::World::run_schedule) named a schedule
+    /// no node is in. Nothing ran.
+    UnknownSchedule(String),
 }
 
 impl fmt::Display for IterationError {
@@ -213,6 +216,11 @@ impl fmt::Display for IterationError {
                 }
                 Ok(())
             }
+            IterationError::UnknownSchedule(name) => write!(
+                f,
+                "no node is in the schedule `{name}`; register nodes with \
+                 `.in_schedule(Schedule::named(\"{name}\"))`"
+            ),
         }
     }
 }

@@ -9,6 +9,7 @@
 
 mod adaptive;
 mod batch;
+mod cadence;
 #[cfg(any(debug_assertions, feature = "checked"))]
 mod checked;
 mod commands;
@@ -30,14 +31,16 @@ use crate::exec::{
     BatchNode, BatchProcessor, LooseTasks, SerialExecutor, SystemTiming, Task, ThreadPool,
 };
 use crate::node::{Marker, NodeBuilder};
-use crate::plan::{Graph, NodeIndex, Plan, PlanOptions};
+use crate::organise::{Group, Schedule};
+use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
 use crate::system::{BoundaryHooks, NextValue};
 
+pub use cadence::FixedTime;
 pub(crate) use commands::CommandQueue;
 pub use commands::Commands;
 pub use context::Context;
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
-pub(crate) use schedule::{Execution, PlanOutcome, Registrations};
+pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec};
 
 use batch::WorldBatch;
@@ -116,12 +119,20 @@ pub struct World {
     /// Runs inline iterations; kept so choosing it allocates nothing.
     serial: SerialExecutor,
     executor: ExecutorKind,
-    adaptive: adaptive::Adaptive,
     loose: LooseTasks,
-    /// The plan now running; shared with [`PlanWatch`] handles.
+    /// The variable plan now running; shared with [`PlanWatch`] handles.
     current: Arc<ArcSwapOption<Plan>>,
-    /// `current` compiled, with its run state. `None` until the first plan.
-    execution: Option<Execution>,
+    /// Every plan now running (`None` until the first plan).
+    plans: Option<Arc<Plans>>,
+    /// Each of `plans` compiled with its run state, in the same order.
+    executions: Executions,
+    /// Per plan, in the same order: the most recent run's timings by
+    /// registration index (kept across replans).
+    timings: Vec<Vec<SystemTiming>>,
+    /// The fixed cadence's accumulator.
+    fixed: cadence::FixedClock,
+    /// Whether the `Startup` schedule has run.
+    started: bool,
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
     /// The plan factory's last failure, reported by the next iteration.
@@ -129,10 +140,6 @@ pub struct World {
     timing: bool,
     /// How many closures were registered under each source-location name.
     closure_names: foldhash::HashMap<crate::node::Label, u32>,
-    /// The last iteration's timings, one per node of the current plan, when
-    /// a new plan was installed after it (its state went back to the pool);
-    /// cleared when the next one runs.
-    last_timings: Option<Vec<SystemTiming>>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -175,11 +182,13 @@ impl World {
         let builtin = BuiltinIds {
             registrations: registry.resolve_private::<Registrations>(),
             next_plan: registry.resolve_private::<NextValue<PlanOutcome>>(),
-            next_execution: registry.resolve_private::<NextValue<Execution>>(),
+            next_execution: registry.resolve_private::<NextValue<Executions>>(),
         };
         registry.resolve_private::<CommandQueue>();
         registry.insert(Registrations::default());
         registry.insert(CommandQueue::default());
+        // Readable before the first update (no step has run yet).
+        registry.insert(FixedTime::default());
         let mut world = Self {
             graph,
             nodes: Vec::new(),
@@ -188,14 +197,16 @@ impl World {
             pool,
             serial: SerialExecutor::new(),
             executor: ExecutorKind::default(),
-            adaptive: adaptive::Adaptive::default(),
             loose: LooseTasks::new(),
             current: Arc::new(ArcSwapOption::empty()),
-            execution: None,
+            plans: None,
+            executions: Executions::default(),
+            timings: Vec::new(),
+            fixed: cadence::FixedClock::default(),
+            started: false,
             stale: true,
             plan_error: None,
             timing: false,
-            last_timings: None,
             closure_names: foldhash::HashMap::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
@@ -212,7 +223,7 @@ impl World {
         world.add_builtin(
             NodeBuilder::new("sluice::execution")
                 .reads::<NextValue<PlanOutcome>>()
-                .produces::<NextValue<Execution>>(),
+                .produces::<NextValue<Executions>>(),
             Box::new(ExecutionFactory {
                 next_plan: builtin.next_plan,
                 next_execution: builtin.next_execution,
@@ -398,33 +409,88 @@ impl World {
     /// reports zeros.
     pub fn enable_timing(&mut self, enabled: bool) {
         self.timing = enabled;
-        self.last_timings = None;
-        if let Some(execution) = &mut self.execution {
+        for timings in &mut self.timings {
+            timings.fill(SystemTiming::default());
+        }
+        for execution in &mut self.executions.0 {
             execution.state.enable_timing(enabled);
         }
     }
 
-    /// The most recent iteration's per-node timings, in registration order
-    /// (also after a failed iteration): indexed by [`NodeIndex`].
-    ///
-    /// Always one entry per node of the current [`plan`](World::plan), also
-    /// after an iteration that swapped in a new plan (nodes registered through
-    /// [`Commands`]) or a replan between iterations: the nodes that ran keep
-    /// their measurements, and a node that has not run yet reads as
-    /// [`SystemTiming::default`] (`ran == false`). Empty before the first
-    /// plan.
+    /// The most recent iteration's per-node timings of the variable plan
+    /// (also after a failed iteration), indexed by [`NodeIndex`]: one entry
+    /// per registered node when the plan was built (also after an iteration
+    /// that swapped in a new plan, or a replan between iterations). A node
+    /// that has not run yet, or runs in another plan, reads as
+    /// [`SystemTiming::default`] (`ran == false`). Empty before the first plan.
     pub fn timings(&self) -> &[SystemTiming] {
-        match (&self.last_timings, &self.execution) {
-            (Some(timings), _) => timings,
-            (None, Some(execution)) => execution.state.timings(),
-            (None, None) => &[],
-        }
+        self.timings.first().map_or(&[], Vec::as_slice)
     }
 
-    /// Advances [`FrameTime`] by `delta`, then runs one iteration.
+    /// The most recent fixed step's per-node timings, as for
+    /// [`timings`](World::timings).
+    pub fn fixed_timings(&self) -> &[SystemTiming] {
+        self.timings.get(1).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every plan the world runs: both cadences of the update schedule,
+    /// `Startup` and named schedules (built first if registrations changed).
     ///
     /// # Errors
-    /// As for [`run_iteration`](World::run_iteration).
+    /// As for [`plan`](World::plan).
+    pub fn plans(&mut self) -> Result<Arc<Plans>, IterationError> {
+        self.ensure_plan()?;
+        Ok(Arc::clone(self.plans.as_ref().expect("planned above")))
+    }
+
+    /// Declares a group nodes and other groups join by name
+    /// ([`NodeBuilder::in_group`], [`Group::in_group`]); replans before the
+    /// next iteration.
+    pub fn add_group(&mut self, group: Group) {
+        self.graph.add_group(group);
+        self.stale = true;
+    }
+
+    /// Declares a stage: every member of a stage precedes every member of
+    /// each stage with a larger `order`; once one exists, every node names
+    /// one ([`NodeBuilder::in_stage`]).
+    pub fn add_stage(&mut self, name: impl Into<crate::node::Label>, order: i64) {
+        self.graph.add_stage(name, order);
+        self.stale = true;
+    }
+
+    /// Declares a set: ordered like stages, membership optional
+    /// ([`NodeBuilder::in_set`]).
+    pub fn add_set(&mut self, name: impl Into<crate::node::Label>, order: i64) {
+        self.graph.add_set(name, order);
+        self.stale = true;
+    }
+
+    /// Sets the fixed cadence's step (1/60 s by default).
+    ///
+    /// # Panics
+    /// When `step` is zero.
+    pub fn set_fixed_timestep(&mut self, step: Duration) {
+        assert!(!step.is_zero(), "a fixed timestep must be longer than zero");
+        self.fixed.step = step;
+    }
+
+    /// Caps the fixed steps one update runs (8 by default): when a slow frame
+    /// accrued more, the rest are dropped with their time and counted in
+    /// [`FixedTime::dropped`] (and a `tracing` warning), so a game that falls
+    /// behind does not fall further behind (the spiral of death).
+    pub fn set_max_fixed_steps(&mut self, max: u32) {
+        self.fixed.max_steps = max;
+    }
+
+    /// Advances [`FrameTime`] by `delta`, runs the fixed plan once per whole
+    /// fixed step accrued (at most the cap, each to completion, with
+    /// [`FixedTime`] updated before each), then one iteration of the variable
+    /// plan. The `Startup` schedule runs first, once, before the first update.
+    ///
+    /// # Errors
+    /// As for [`run_iteration`](World::run_iteration); a failed fixed step
+    /// stops the update there (the variable plan does not run).
     pub fn update(&mut self, delta: Duration) -> Result<(), IterationError> {
         let time = match self.get::<FrameTime>() {
             Some(previous) => FrameTime {
@@ -439,6 +505,49 @@ impl World {
             },
         };
         self.insert(time);
+        self.ensure_plan()?;
+        self.run_startup()?;
+        let steps = self.fixed.advance(delta);
+        if steps.dropped > 0 {
+            tracing::warn!(
+                dropped = steps.dropped,
+                ran = steps.run,
+                "the fixed cadence fell behind: {} steps dropped this update (cap {})",
+                steps.dropped,
+                self.fixed.max_steps
+            );
+        }
+        let has_fixed = self
+            .plans
+            .as_ref()
+            .is_some_and(|plans| !plans.fixed().is_empty());
+        if has_fixed {
+            for index in 0..steps.run {
+                self.insert(self.fixed.time(steps, index));
+                self.fixed.total += 1;
+                self.run_plan(1)?;
+            }
+        } else {
+            self.fixed.total += u64::from(steps.run);
+        }
+        self.insert(self.fixed.time(steps, steps.run));
         self.run_iteration()
+    }
+
+    /// Runs the named schedule `name` once (its plan to completion, then a
+    /// boundary), sharing the world's services and pool.
+    ///
+    /// # Errors
+    /// [`IterationError::UnknownSchedule`] when no node is in a schedule of
+    /// that name; otherwise as for [`run_iteration`](World::run_iteration).
+    pub fn run_schedule(&mut self, name: &str) -> Result<(), IterationError> {
+        self.ensure_plan()?;
+        let plans = self.plans.as_ref().expect("planned above");
+        let schedule = Schedule::named(name.to_owned());
+        let index = plans
+            .iter()
+            .position(|(selection, _)| selection.schedule == schedule)
+            .ok_or_else(|| IterationError::UnknownSchedule(name.to_owned()))?;
+        self.run_plan(index)
     }
 }

@@ -10,7 +10,8 @@ use crate::ServiceId;
 use crate::exec::{
     ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome, SystemTiming,
 };
-use crate::plan::{GraphView, Level, Plan};
+use crate::organise::Schedule;
+use crate::plan::{GraphView, Level, Plan, Plans};
 use crate::system::{NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
 #[cfg(any(debug_assertions, feature = "checked"))]
@@ -20,7 +21,7 @@ use crate::world::error::{
     BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic,
 };
 use crate::world::node::WorldNode;
-use crate::world::schedule::{Execution, PlanOutcome};
+use crate::world::schedule::{Executions, PlanOutcome};
 use crate::world::{BUILTIN_NODES, ExecutorKind, World};
 
 impl World {
@@ -30,18 +31,18 @@ impl World {
         if let Some(error) = self.plan_error.take() {
             return Err(error);
         }
-        if !self.stale && self.execution.is_some() {
+        if !self.stale && self.plans.is_some() {
             return Ok(());
         }
-        let plan = self
+        let plans = self
             .graph
-            .build(&self.registrations().options)
+            .build_all(&self.registrations().options)
             .map_err(IterationError::Plan)?;
-        self.check_services(&plan)?;
-        self.install(Arc::new(plan), None);
+        self.check_services(&plans)?;
+        self.install(Arc::new(plans), None);
         self.stale = false;
-        // This plan is already what the scheduling factories would build from
-        // the current registrations: let them skip until those move again.
+        // These plans are already what the scheduling factories would build
+        // from the current registrations: let them skip until those move.
         let registry = self.graph.registry();
         for node in &mut self.nodes[..BUILTIN_NODES] {
             if let WorldNode::Body(cell) = node {
@@ -53,29 +54,33 @@ impl World {
 
     /// Every service a planned node reads or gates must be held by the world
     /// or produced by some node; lists every access that is neither.
-    fn check_services(&self, plan: &Plan) -> Result<(), IterationError> {
+    fn check_services(&self, plans: &Plans) -> Result<(), IterationError> {
         let registry = self.graph.registry();
         let nodes = self.graph.nodes();
         let mut produced = vec![false; registry.table().len()];
-        for node in plan.order() {
-            for id in nodes[node.index()].access().produced() {
-                produced[id.index()] = true;
+        for (_, plan) in plans.iter() {
+            for node in plan.order() {
+                for id in nodes[node.index()].access().produced() {
+                    produced[id.index()] = true;
+                }
             }
         }
         let held = |id: ServiceId| {
             produced[id.index()] || registry.slot(id).is_some_and(|slot| slot.value.is_some())
         };
         let mut missing = Vec::new();
-        for node in plan.order() {
-            let access = nodes[node.index()].access();
-            let touched = access.shared().map(|id| (id, false));
-            for (id, gated) in touched.chain(access.gated().map(|id| (id, true))) {
-                if !held(id) {
-                    missing.push(MissingService {
-                        node: nodes[node.index()].name().to_owned(),
-                        service: registry.table().name(id).to_owned(),
-                        gated,
-                    });
+        for (_, plan) in plans.iter() {
+            for node in plan.order() {
+                let access = nodes[node.index()].access();
+                let touched = access.shared().map(|id| (id, false));
+                for (id, gated) in touched.chain(access.gated().map(|id| (id, true))) {
+                    if !held(id) {
+                        missing.push(MissingService {
+                            node: nodes[node.index()].name().to_owned(),
+                            service: registry.table().name(id).to_owned(),
+                            gated,
+                        });
+                    }
                 }
             }
         }
@@ -93,31 +98,34 @@ impl World {
             .expect("every world holds its Registrations")
     }
 
-    /// Makes `plan` current with its compiled `execution` (compiled here
-    /// when `None`); the outgoing state goes back to the pool. Reports the
-    /// plan's warnings (once: a plan is installed once).
-    fn install(&mut self, plan: Arc<crate::plan::Plan>, execution: Option<Execution>) {
-        let mut execution = execution.unwrap_or_else(|| Execution::compile(&plan));
-        execution.state.enable_timing(self.timing);
-        if let Some(old) = self.execution.replace(execution) {
-            // The most recent iteration's timings stay readable until the next
-            // one, laid out for the new plan: one entry per node, by index
-            // (registrations are only appended, so a node keeps its index).
-            // They are in the outgoing state, unless an earlier install since
-            // that iteration already kept them (the outgoing plan never ran).
-            if self.timing {
-                let mut timings = self
-                    .last_timings
-                    .take()
-                    .unwrap_or_else(|| old.state.timings().to_vec());
-                timings.resize(plan.len(), SystemTiming::default());
-                self.last_timings = Some(timings);
-            }
-            ExecutionState::pool().give_back(old.state);
+    /// Makes `plans` current with their compiled `executions` (compiled here
+    /// when `None`); the outgoing states go back to the pool. Timings stay
+    /// readable, one entry per registered node. Reports the plans' warnings
+    /// (once: plans are installed once).
+    fn install(&mut self, plans: Arc<Plans>, executions: Option<Executions>) {
+        let mut executions = executions.unwrap_or_else(|| Executions::compile(&plans));
+        for execution in &mut executions.0 {
+            execution.state.enable_timing(self.timing);
         }
-        report_warnings(&plan);
-        self.current.store(Some(plan));
-        self.adaptive.reset();
+        let old = std::mem::replace(&mut self.executions, executions);
+        for (index, execution) in old.0.into_iter().enumerate() {
+            // What was measured of a selection's plan is the starting point
+            // for its next one (probed again soon).
+            if let Some(new) = self.executions.0.get_mut(index) {
+                new.adaptive = execution.adaptive;
+                new.adaptive.reset();
+            }
+            ExecutionState::pool().give_back(execution.state);
+        }
+        let registered = self.graph.nodes().len();
+        self.timings.resize_with(plans.iter().count(), Vec::new);
+        for timings in &mut self.timings {
+            // Registrations are only appended: a node keeps its index.
+            timings.resize(registered, SystemTiming::default());
+        }
+        report_warnings(plans.variable());
+        self.current.store(Some(Arc::clone(plans.variable())));
+        self.plans = Some(plans);
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
@@ -127,7 +135,24 @@ impl World {
         }
     }
 
-    /// Runs every node of the plan once, then crosses the iteration boundary.
+    /// Runs the `Startup` schedule if it has not run yet.
+    pub(super) fn run_startup(&mut self) -> Result<(), IterationError> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        let plans = self.plans.as_ref().expect("planned before starting");
+        let startup = plans
+            .iter()
+            .position(|(selection, _)| selection.schedule == Schedule::Startup);
+        match startup {
+            Some(index) => self.run_plan(index),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs every node of the variable plan once, then crosses the iteration
+    /// boundary. The `Startup` schedule runs first, once.
     ///
     /// With the parallel executor the calling thread is worker 0 and works
     /// until the iteration is quiescent: every node done, prioritized loose
@@ -140,21 +165,34 @@ impl World {
     /// boundary was crossed, and the next iteration runs normally.
     pub fn run_iteration(&mut self) -> Result<(), IterationError> {
         self.ensure_plan()?;
-        let result = self.execute();
+        self.run_startup()?;
+        self.run_plan(0)
+    }
+
+    /// Runs plan `index` of [`Plans::iter`] once and crosses the boundary.
+    pub(super) fn run_plan(&mut self, index: usize) -> Result<(), IterationError> {
+        let result = self.execute(index);
+        let failed = result.as_ref().err().map(|failure| {
+            let vertex = failure.node();
+            let node = self
+                .executions
+                .0
+                .get(index)
+                .map_or(u32::MAX, |e| e.vertex_nodes[vertex]);
+            self.graph.nodes()[node as usize].name().to_owned()
+        });
         let boundary = self.cross_boundary();
-        match result {
-            Err(failure) => {
-                let name = self.graph.nodes()[failure.node()].name().to_owned();
+        match (result, failed) {
+            (Err(failure), Some(name)) => {
                 let panic = NodePanic::new(&name, failure, boundary);
                 Err(IterationError::NodePanicked(panic))
             }
-            Ok(()) if boundary.is_empty() => Ok(()),
-            Ok(()) => Err(IterationError::Boundary(boundary)),
+            _ if boundary.is_empty() => Ok(()),
+            _ => Err(IterationError::Boundary(boundary)),
         }
     }
 
-    fn execute(&mut self) -> Result<(), NodeFailure> {
-        self.last_timings = None;
+    fn execute(&mut self, index: usize) -> Result<(), NodeFailure> {
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
@@ -163,10 +201,11 @@ impl World {
             }
             self.borrows.reset();
         }
-        let execution = self.execution.as_mut().expect("planned before executing");
+        let execution = &mut self.executions.0[index];
         let (graph, slots) = self.graph.parts_mut();
         let body = node_runner(
             &self.nodes,
+            &execution.vertex_nodes,
             ServiceCells::new(slots),
             graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
@@ -176,7 +215,7 @@ impl World {
             ExecutorKind::Parallel => (Choice::Pool, false),
             ExecutorKind::Serial => (Choice::Inline, false),
             ExecutorKind::Adaptive if self.pool.num_threads() == 1 => (Choice::Inline, false),
-            ExecutorKind::Adaptive => self.adaptive.choose(),
+            ExecutorKind::Adaptive => execution.adaptive.choose(),
         };
         let started = timed.then(Instant::now);
         let result = match choice {
@@ -192,7 +231,16 @@ impl World {
             ),
         };
         if let (Some(started), Ok(())) = (started, &result) {
-            self.adaptive.record(choice, started.elapsed());
+            execution.adaptive.record(choice, started.elapsed());
+        }
+        if self.timing {
+            // Vertex order to registration order; barriers have no entry.
+            let timings = &mut self.timings[index];
+            for (vertex, timing) in execution.state.timings().iter().enumerate() {
+                if let Some(slot) = timings.get_mut(execution.vertex_nodes[vertex] as usize) {
+                    *slot = *timing;
+                }
+            }
         }
         result
     }
@@ -216,12 +264,12 @@ impl World {
         let outcome = self
             .take_pending::<PlanOutcome>(self.builtin.next_plan)
             .map(|outcome| outcome.0);
-        let execution = self.take_pending::<Execution>(self.builtin.next_execution);
+        let executions = self.take_pending::<Executions>(self.builtin.next_execution);
         match outcome {
             Some(Ok(plan)) => match self.check_services(&plan) {
                 // The execution factory may not have run: a node's panic
                 // stops new work, possibly before the factory started.
-                Ok(()) => self.install(plan, execution),
+                Ok(()) => self.install(plan, executions),
                 Err(error) => self.plan_error = Some(error),
             },
             Some(Err(errors)) => self.plan_error = Some(IterationError::Plan(errors)),
@@ -302,12 +350,17 @@ fn report_warnings(plan: &Plan) {
 /// run's scope, for which the world's nodes and cells are borrowed.
 fn node_runner<'s>(
     nodes: &'s [WorldNode],
+    vertex_nodes: &'s [u32],
     cells: ServiceCells<'s>,
     graph: GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
 ) -> impl Fn(&RunContext<'s>) -> NodeOutcome + Sync + 's {
     move |cx| {
-        let index = cx.node();
+        // A barrier (an order kept as a vertex) completes the moment it runs.
+        let Some(&index) = vertex_nodes.get(cx.node()).filter(|&&n| n != u32::MAX) else {
+            return NodeOutcome::Done;
+        };
+        let index = index as usize;
         let env = NodeEnv {
             cells,
             graph,
