@@ -229,3 +229,28 @@ fn wide_orders_go_through_a_barrier() {
     assert_eq!(compiled.vertex_nodes.len(), 201);
     assert_eq!(compiled.order.len(), 201);
 }
+
+/// The phases are markers an ordering may target by name: doing so puts the
+/// world in phases (every node without one is in `Update`), so a node
+/// without a phase ordered before `Update` contradicts its own phase.
+#[test]
+fn orderings_may_target_a_phase() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("input").phase(Phase::PreUpdate));
+    graph.add_node(
+        NodeBuilder::new("body")
+            .after("PreUpdate")
+            .before("PostUpdate"),
+    );
+    graph.add_node(NodeBuilder::new("present").phase(Phase::PostUpdate));
+    let plan = graph.build(&options()).unwrap();
+    assert_eq!(names(&plan), ["input", "body", "present"]);
+    assert_eq!(plan.stage_count(), 3);
+
+    let mut targeted = Graph::new();
+    targeted.add_node(NodeBuilder::new("first"));
+    targeted.add_node(NodeBuilder::new("rebel").before("Update"));
+    let errors = targeted.build(&options()).unwrap_err();
+    assert_eq!(errors.diagnostics()[0].code, "SL0007");
+    assert!(errors.diagnostics()[0].message.contains("rebel"));
+}

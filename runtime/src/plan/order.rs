@@ -9,6 +9,7 @@ use std::collections::BinaryHeap;
 
 use foldhash::HashMap;
 
+use crate::organise::Phase;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
 use crate::plan::organise::{self, GroupIndex, OrgVertex, Resolved, Selection};
 use crate::plan::{GraphView, MarkerIndex, NodeIndex, Reason};
@@ -180,6 +181,15 @@ impl Explicit {
                         targets.by_key.insert(group.name(), Target { begin, end });
                     }
                 }
+            }
+        }
+        if let Some(bounds) = org.phases {
+            for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
+                let (begin, end) = organise::phase_bounds(bounds, phase);
+                targets
+                    .by_key
+                    .entry(phase.name())
+                    .or_insert(Target { begin, end });
             }
         }
         for (i, node) in nodes.iter().enumerate() {

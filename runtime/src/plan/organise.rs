@@ -8,8 +8,9 @@
 //! own begin and end). `order_first` items reach a per-parent vertex every
 //! other sibling waits for; `order_last` items wait for one every other
 //! sibling reaches. A stage or set is an end vertex its members reach and the
-//! next one of its kind (and its members) waits for. Phases are two vertices:
-//! the end of `PreUpdate` and the end of `Update`. Every contradiction is a
+//! next one of its kind (and its members) waits for. Phases are four bounds
+//! in a chain (the start of `PreUpdate`, and each phase's end), each phase's
+//! nodes between two; an ordering may target a phase by name. Every contradiction is a
 //! cycle through such vertices, reported as SL0007.
 //!
 //! What does not depend on the cadence or schedule being planned (unknown
@@ -128,7 +129,7 @@ impl Resolved {
             p.group.is_some() || p.sibling.is_some() || p.stage.is_some() || p.set.is_some()
         });
         let mut resolved = Resolved {
-            phases: organisation.phases_named,
+            phases: organisation.phases_named || phase_targeted(graph),
             any: !organisation.is_flat() || any_placement,
             ..Resolved::default()
         };
@@ -282,6 +283,39 @@ impl Resolved {
     }
 }
 
+/// Whether an ordering names a phase (`after("PreUpdate")`) that no node,
+/// marker or group of that name shadows: naming a phase as a target puts
+/// the world in phases as naming one on a node does.
+fn phase_targeted(graph: &GraphView<'_>) -> bool {
+    let is_phase = |target: &crate::node::Label| Phase::from_name(target).is_some();
+    let nodes = graph.nodes();
+    let groups = graph.organisation().groups();
+    let markers = graph.markers();
+    let targets = nodes
+        .iter()
+        .flat_map(|node| node.after().iter().chain(node.before()))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.after_targets().iter().chain(g.before_targets())),
+        )
+        .chain(
+            markers
+                .iter()
+                .flat_map(|m| m.after_targets().iter().chain(m.before_targets())),
+        );
+    let mut named = targets.filter(|t| is_phase(t)).peekable();
+    if named.peek().is_none() {
+        return false;
+    }
+    let shadowed = |name: &str| {
+        nodes.iter().any(|node| node.key() == name)
+            || markers.iter().any(|marker| marker.label() == name)
+            || groups.iter().any(|group| group.name() == name)
+    };
+    named.any(|target| !shadowed(target))
+}
+
 fn unknown_group(source: NodeRef, name: &str, group: &str) -> Diagnostic {
     let message = format!(
         "`{name}` is in the group `{group}`, which is not declared; declare it with \
@@ -392,7 +426,9 @@ pub(crate) enum OrgVertex {
     /// The end of a stage or set (its position among those of its kind:
     /// stages first, then sets).
     RankEnd(u32),
-    /// The end of a phase (`PreUpdate` or `Update`).
+    /// The start of `PreUpdate`.
+    PhaseStart,
+    /// The end of a phase (and the start of the next).
     PhaseEnd(Phase),
 }
 
@@ -402,6 +438,9 @@ pub(crate) enum OrgVertex {
 pub(crate) struct OrgEdges {
     pub(crate) vertices: Vec<OrgVertex>,
     pub(crate) edges: Vec<(u32, u32)>,
+    /// The first of the four phase bounds (the start of `PreUpdate`, the
+    /// ends of `PreUpdate`, `Update` and `PostUpdate`), when phases apply.
+    pub(crate) phases: Option<u32>,
 }
 
 /// Adds the organisation of the nodes `member` selects.
@@ -416,6 +455,7 @@ pub(crate) fn edges(
     let mut out = OrgEdges {
         vertices: Vec::new(),
         edges: Vec::new(),
+        phases: None,
     };
     if !resolved.any && !resolved.phases {
         return out;
@@ -510,26 +550,31 @@ pub(crate) fn edges(
         }
     }
 
-    // Phases: only once some node names one.
+    // Phases, only once something names one: four bounds in a chain, each
+    // phase's nodes between two of them.
     if resolved.phases {
-        let pre_end = base + out.vertices.len() as u32;
-        out.vertices.push(OrgVertex::PhaseEnd(Phase::PreUpdate));
-        let update_end = pre_end + 1;
-        out.vertices.push(OrgVertex::PhaseEnd(Phase::Update));
-        out.edges.push((pre_end, update_end));
+        let bounds = base + out.vertices.len() as u32;
+        out.phases = Some(bounds);
+        out.vertices.push(OrgVertex::PhaseStart);
+        for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
+            out.vertices.push(OrgVertex::PhaseEnd(phase));
+        }
+        for k in 0..3 {
+            out.edges.push((bounds + k, bounds + k + 1));
+        }
         for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
-            let index = index as u32;
-            match node.placement().phase.unwrap_or(Phase::Update) {
-                Phase::PreUpdate => out.edges.push((index, pre_end)),
-                Phase::Update => {
-                    out.edges.push((pre_end, index));
-                    out.edges.push((index, update_end));
-                }
-                Phase::PostUpdate => out.edges.push((update_end, index)),
-            }
+            let k = node.placement().phase.unwrap_or(Phase::Update) as u32;
+            out.edges.push((bounds + k, index as u32));
+            out.edges.push((index as u32, bounds + k + 1));
         }
     }
     out
+}
+
+/// The bounds of `phase` among the four phase vertices from `bounds`.
+pub(crate) fn phase_bounds(bounds: u32, phase: Phase) -> (u32, u32) {
+    let k = phase as u32;
+    (bounds + k, bounds + k + 1)
 }
 
 /// The begin and end vertices of a group, for orderings that name it.
@@ -557,6 +602,7 @@ pub(crate) fn vertex_name(graph: &GraphView<'_>, resolved: &Resolved, vertex: Or
             let rank = &ranks[resolved.rank_decl[r as usize] as usize];
             format!("({} {})", rank.kind.name(), rank.name)
         }
+        OrgVertex::PhaseStart => "(phase PreUpdate)".to_owned(),
         OrgVertex::PhaseEnd(phase) => format!("(phase {})", phase.name()),
     }
 }
