@@ -254,3 +254,38 @@ fn orderings_may_target_a_phase() {
     assert_eq!(errors.diagnostics()[0].code, "SL0007");
     assert!(errors.diagnostics()[0].message.contains("rebel"));
 }
+
+mod ai {
+    pub fn update(_: &super::Tick) {}
+}
+mod physics {
+    pub fn update(_: &super::Tick) {}
+}
+
+struct Tick;
+
+/// A plain function's instance key is its qualified path: two functions of
+/// one name in different modules are two nodes, both found by that name; the
+/// same function twice is SL0004 naming the path.
+#[test]
+fn instance_keys_are_qualified_paths() {
+    let mut world = sluice::World::new();
+    world.insert(Tick);
+    let first = world.add_system(ai::update);
+    let second = world.add_system(physics::update);
+    let after = world.add_system(NodeBuilder::new("after_both").after("update").run(|_| {}));
+    let plan = world.plan().unwrap();
+    assert!(plan.position(first) < plan.position(after));
+    assert!(plan.position(second) < plan.position(after));
+    world.add_system(ai::update);
+    let Err(sluice::IterationError::Plan(errors)) = world.plan() else {
+        panic!("a duplicate must not plan")
+    };
+    let duplicate = &errors.diagnostics()[0];
+    assert_eq!(duplicate.code, "SL0004");
+    assert!(
+        duplicate.message.contains("organise::ai::update"),
+        "{}",
+        duplicate.message
+    );
+}

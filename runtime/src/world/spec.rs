@@ -83,12 +83,18 @@ fn last_segment(path: &str) -> &str {
 /// The name of a node made from the function `F` with no name given: a
 /// function item's own name (`game::ai::think` -> `think`), or for a closure,
 /// the function it was written in and where (`setup::{closure}@src/main.rs:12:9`),
-/// since every closure's type name ends in the same `{{closure}}`.
+/// since every closure's type name ends in the same `{{closure}}`. With it,
+/// a function item's instance key: its qualified path (`game::ai::think`),
+/// so two functions of one name in different modules are two nodes.
 #[track_caller]
-fn function_name<F>() -> (Label, bool) {
+fn function_name<F>() -> (Label, Option<Label>, bool) {
     let full = std::any::type_name::<F>();
     match full.find("::{{closure}}") {
-        None => (Label::Borrowed(last_segment(full)), false),
+        None => (
+            Label::Borrowed(last_segment(full)),
+            Some(Label::Borrowed(full)),
+            false,
+        ),
         Some(at) => {
             let parent = last_segment(&full[..at]);
             let location = std::panic::Location::caller();
@@ -98,7 +104,7 @@ fn function_name<F>() -> (Label, bool) {
                 location.line(),
                 location.column()
             );
-            (Label::Owned(name), true)
+            (Label::Owned(name), None, true)
         }
     }
 }
@@ -106,8 +112,12 @@ fn function_name<F>() -> (Label, bool) {
 /// A spec for `F` under its [`function_name`].
 #[track_caller]
 fn unnamed<F>(make: impl FnOnce(NodeBuilder) -> NodeSpec) -> NodeSpec {
-    let (name, closure) = function_name::<F>();
-    let mut spec = make(NodeBuilder::new(name));
+    let (name, key, closure) = function_name::<F>();
+    let node = NodeBuilder::new(name);
+    let mut spec = make(match key {
+        Some(key) => node.key(key),
+        None => node,
+    });
     spec.unnamed_closure = closure;
     spec
 }
