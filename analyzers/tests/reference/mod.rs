@@ -1,6 +1,7 @@
 //! A reference `sluice plan`, written from the plan-format specification
 //! (`plan-format.md`) alone, without looking at the planner: the property
-//! tests compare the real CLI against it.
+//! tests compare the real CLI against it. Also the few helpers both test
+//! files use to run the CLI and compare.
 //!
 //! Everything here favours being obviously right over being fast: the
 //! constraints become an explicit graph, reachability is a plain transitive
@@ -25,7 +26,9 @@
 //!    group, stage, set, phase or first/last). A file can have both.
 //! 5. Cadence: each cadence is planned as if the other's systems did not
 //!    exist, so a group holding only systems of the other cadence is empty for
-//!    this one and, like any empty group, carries order through it.
+//!    this one and, like any empty group, carries order through it (and a
+//!    system ordered after or before such a group is no SL0003: only a column
+//!    naming a system of the other cadence is).
 //! 6. A group that contains itself (SL0001): the groups on that containment
 //!    cycle are treated as top-level items for everything else.
 //! 7. `group=` naming an undeclared group or a system is SL0002 and the item
@@ -40,10 +43,15 @@
 //!     their non-empty siblings, in declaration order; a system's line is
 //!     `name N` or `name N (fixed)`; the overall plan order is the fixed plan
 //!     then the variable one.
+//! 11. STAGE and SET lines take no attributes (one makes the line
+//!     malformed); order numbers compare as numbers (`+3` is `3`).
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::TestRunner;
 
 /// What `sluice plan` must do with a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,25 +89,27 @@ pub fn run_cli(options: &[&str], text: &str) -> Run {
     }
 }
 
-/// The codes of `error[CODE]: ...` lines; panics on any other line, since
-/// every line on stderr must be one error.
+/// The codes of the `error[CODE]: ...` lines; `warning[CODE]: ...` lines
+/// are passed over, and any other line panics, since every line on stderr
+/// must be a diagnostic.
 pub fn error_codes(stderr: &str) -> BTreeSet<String> {
     stderr
         .lines()
+        .filter(|line| !line.starts_with("warning["))
         .map(|line| {
             let code = line
                 .strip_prefix("error[")
                 .and_then(|rest| rest.split_once("]: "))
                 .map(|(code, _)| code);
-            code.unwrap_or_else(|| panic!("not an error line: {line:?}"))
+            code.unwrap_or_else(|| panic!("not a diagnostic line: {line:?}"))
                 .to_owned()
         })
         .collect()
 }
 
 /// Checks the CLI against the reference on `text`: the same exit status;
-/// when planned, the same stdout (and the same `--tree` output when `tree`);
-/// when not, nothing on stdout and the same set of error codes.
+/// when planned, the same stdout, an empty stderr, and the same `--tree`
+/// output when `tree`; when not, nothing on stdout and the same set of error codes.
 /// `Err` carries a readable account of the first difference.
 pub fn compare(text: &str, tree: bool) -> Result<(), String> {
     let expected = plan(text);
@@ -115,9 +125,9 @@ pub fn compare(text: &str, tree: bool) -> Result<(), String> {
             stages,
             tree: expected_tree,
         } => {
-            if run.status != 0 || run.stdout != stages {
+            if run.status != 0 || run.stdout != stages || !run.stderr.is_empty() {
                 return Err(format!(
-                    "expected status 0 and stdout\n{stages}\ngot status {}\n{}",
+                    "expected status 0, stdout\n{stages}\nand nothing on stderr, got status {}\n{}",
                     run.status,
                     context()
                 ));
@@ -159,6 +169,78 @@ pub fn proptest_config() -> proptest::test_runner::Config {
         failure_persistence: None,
         ..default
     }
+}
+
+/// A list column or value as written: `-` for none, else names joined by
+/// commas.
+pub fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "-".to_owned()
+    } else {
+        names.join(",")
+    }
+}
+
+/// The names `picks` index in `pool`: how generated files name resources.
+pub fn names_of(pool: &[&str], picks: &[u8]) -> Vec<String> {
+    picks
+        .iter()
+        .map(|&p| pool[usize::from(p) % pool.len()].to_owned())
+        .collect()
+}
+
+/// Asserts a hand-derived result: the reference plans `text` into `stages`
+/// (and `tree`, when given), and the CLI agrees.
+pub fn assert_planned(text: &str, stages: &str, tree: Option<&str>) {
+    match plan(text) {
+        Outcome::Planned {
+            stages: planned,
+            tree: planned_tree,
+        } => {
+            assert_eq!(planned, stages, "reference stages of\n{text}");
+            if let Some(tree) = tree {
+                assert_eq!(planned_tree, tree, "reference tree of\n{text}");
+            }
+        }
+        errors => panic!("reference rejected\n{text}\n{errors:?}"),
+    }
+    if let Err(difference) = compare(text, tree.is_some()) {
+        panic!("{difference}");
+    }
+}
+
+/// Asserts hand-derived error codes: the reference rejects `text` with
+/// exactly `codes`, and the CLI agrees.
+pub fn assert_rejected(text: &str, codes: &[&'static str]) {
+    assert_eq!(
+        plan(text),
+        Outcome::Errors(codes.iter().copied().collect()),
+        "reference on\n{text}"
+    );
+    if let Err(difference) = compare(text, false) {
+        panic!("{difference}");
+    }
+}
+
+/// The reference's outcomes over `count` files drawn from `strategy` with a
+/// fixed seed: how many plan, and every error code met. What a test uses to
+/// show its generator reaches what it aims at.
+pub fn outcome_mix<T>(
+    strategy: impl Strategy<Value = T>,
+    render: impl Fn(&T) -> String,
+    count: usize,
+) -> (usize, BTreeSet<&'static str>) {
+    let mut runner = TestRunner::deterministic();
+    let mut planned = 0;
+    let mut codes = BTreeSet::new();
+    for _ in 0..count {
+        let value = strategy.new_tree(&mut runner).expect("a value").current();
+        match plan(&render(&value)) {
+            Outcome::Planned { .. } => planned += 1,
+            Outcome::Errors(found) => codes.extend(found),
+        }
+    }
+    (planned, codes)
 }
 
 const MALFORMED: &str = "SA0100";
@@ -301,6 +383,7 @@ fn parse_line(line: &str) -> Result<Option<Decl>, ()> {
     let (columns, attrs) = rest.split_at(split);
     match kind {
         "SYSTEM" => {
+            // AMBIGUITY 9: no `after=`/`before=` here.
             let attrs = attributes(
                 attrs,
                 &["group", "order", "stage", "set", "phase", "cadence"],
@@ -357,6 +440,7 @@ fn parse_line(line: &str) -> Result<Option<Decl>, ()> {
             })))
         }
         "STAGE" | "SET" => {
+            // AMBIGUITY 11: no attributes at all.
             if !attrs.is_empty() || columns.len() != 2 || !is_name(columns[0]) {
                 return Err(());
             }
