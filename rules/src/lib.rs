@@ -5,7 +5,10 @@
 //! It is a pipeline:
 //!
 //! 1. [`parse_args`] / [`parse_attribute`]: the attribute's arguments into
-//!    [`NodeArgs`] (`after`, `before`, `name`, `exclusive`, `allow_locks`, `run_if`);
+//!    [`NodeArgs`] (`after`, `before`, `name`, `key`, `exclusive`,
+//!    `allow_locks`, `run_if`, and the organisation: `phase`, `group`,
+//!    `stage`, `set`, `cadence`, `schedule`, `order`, `order_first`,
+//!    `order_last`), each value checked for its form;
 //! 2. [`Signature::parse`]: the function's signature into the model: each
 //!    parameter [`ParamKind::Shared`] (`&T`), [`ParamKind::Gated`]
 //!    (`&mut T`), [`ParamKind::Out`] (`Out<T>` in a factory) or
@@ -38,7 +41,10 @@ mod signature;
 mod types;
 mod validate;
 
-pub use args::{NodeArgs, NodeKind, OrderTarget, parse_args, parse_attribute};
+pub use args::{
+    Cadence, Given, NodeArgs, NodeKind, OrderTarget, Phase, Schedule, SiblingOrder, parse_args,
+    parse_attribute,
+};
 pub use body::{BodyContext, find_locks};
 pub use check::{Checked, check_attribute, check_tokens, validate};
 pub use code::{Code, Level};
