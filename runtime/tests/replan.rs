@@ -433,3 +433,63 @@ fn no_warning_without_an_ambiguity_or_when_ignored() {
     });
     assert_eq!(warnings.count.load(Ordering::Relaxed), 0);
 }
+
+#[derive(Debug, Default)]
+struct Points(u64);
+
+#[derive(Debug)]
+struct Shield(u32);
+
+/// A command that only inserts a service does not replan: the plan is the
+/// same object frame after frame.
+#[test]
+fn inserting_through_commands_does_not_replan() {
+    let mut world = World::new();
+    world.insert(Points::default());
+    world.add_system(|score: &Points, commands: Commands<'_>| {
+        commands.insert(Points(score.0 + 1));
+    });
+    world.run_iteration().unwrap();
+    let first = world.plan().unwrap();
+    for _ in 0..5 {
+        world.run_iteration().unwrap();
+        assert!(Arc::ptr_eq(&first, &world.plan().unwrap()), "replanned");
+    }
+    assert_eq!(world.get::<Points>().unwrap().0, 6);
+}
+
+/// A node registered through commands that needs a missing service is
+/// reported once; inserting the service lets the next iteration plan it.
+#[test]
+fn a_missing_service_is_reported_then_recovered() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let counter = Arc::clone(&ran);
+    let registered = std::sync::atomic::AtomicBool::new(false);
+    world.add_system(move |commands: Commands<'_>| {
+        if registered.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let counter = Arc::clone(&counter);
+        commands.add_system(
+            sluice::NodeBuilder::new("holds_shield")
+                .reads::<Shield>()
+                .run(move |_| {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }),
+        );
+    });
+    world.run_iteration().unwrap();
+    world.run_iteration().unwrap();
+    let error = world.run_iteration().unwrap_err();
+    assert!(
+        matches!(error, sluice::IterationError::MissingServices(_)),
+        "{error}"
+    );
+    world.insert(Shield(3));
+    world.run_iteration().unwrap();
+    assert!(
+        ran.load(Ordering::SeqCst) >= 1,
+        "the node ran once its service was there"
+    );
+}

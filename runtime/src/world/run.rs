@@ -270,7 +270,12 @@ impl World {
                 // The execution factory may not have run: a node's panic
                 // stops new work, possibly before the factory started.
                 Ok(()) => self.install(plan, executions),
-                Err(error) => self.plan_error = Some(error),
+                Err(error) => {
+                    // Reported by the next iteration, which then plans again
+                    // itself: a service inserted meanwhile lets it through.
+                    self.plan_error = Some(error);
+                    self.stale = true;
+                }
             },
             Some(Err(errors)) => self.plan_error = Some(IterationError::Plan(errors)),
             None => {}
@@ -303,7 +308,7 @@ impl World {
             return;
         }
         let commands = queue.take_all();
-        let stale = self.stale;
+        let stale = std::mem::replace(&mut self.stale, false);
         for (index, command) in commands.into_iter().enumerate() {
             let RecordedChange { label, change } = command;
             // The world stays consistent across a panic here: the only user
@@ -319,12 +324,15 @@ impl World {
             }
         }
         // Registrations from the ledger are planned by the plan factory, not
-        // before the next iteration: bump what it reads instead.
-        self.stale = stale;
-        if let Some(slot) = self
-            .graph
-            .registry_mut()
-            .slot_mut(self.builtin.registrations)
+        // before the next iteration: bump what it reads instead, and only
+        // when a command registered something (a game inserting a service
+        // every frame does not replan every frame).
+        let registered = std::mem::replace(&mut self.stale, stale);
+        if registered
+            && let Some(slot) = self
+                .graph
+                .registry_mut()
+                .slot_mut(self.builtin.registrations)
         {
             slot.version += 1;
         }
