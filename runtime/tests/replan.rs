@@ -438,7 +438,7 @@ fn no_warning_without_an_ambiguity_or_when_ignored() {
 struct Points(u64);
 
 #[derive(Debug)]
-struct Shield(u32);
+struct Shield;
 
 /// A command that only inserts a service does not replan: the plan is the
 /// same object frame after frame.
@@ -486,7 +486,7 @@ fn a_missing_service_is_reported_then_recovered() {
         matches!(error, sluice::IterationError::MissingServices(_)),
         "{error}"
     );
-    world.insert(Shield(3));
+    world.insert(Shield);
     world.run_iteration().unwrap();
     assert!(
         ran.load(Ordering::SeqCst) >= 1,
