@@ -72,8 +72,8 @@ pub use plan::{
     Plans, Reason, Relation, Selection, TreeItem,
 };
 pub use system::{
-    BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Next, NextValue, NodeBody, NodeEnv, Out,
-    Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
+    BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Gate, Next, NextValue, NodeBody, NodeEnv,
+    Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, Commands, Context, ExecutorKind, FixedTime, FrameTime,

@@ -15,4 +15,4 @@ pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};
 pub(crate) use function::{FactoryBody, SystemBody};
 pub use function::{FactoryFn, ParamItem, SystemFn};
 pub use output::{BoundaryHooks, Next, NextValue, Out};
-pub use param::{Param, Service};
+pub use param::{Gate, Param, Service};

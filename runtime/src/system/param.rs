@@ -101,3 +101,71 @@ unsafe impl<T: Send + Sync + 'static> Param for &mut T {
         }
     }
 }
+
+/// A read-only gate (reference 003's `[GatedAccess] in T`): a barrier in
+/// `T`'s lane, like `&mut T` (every accessor before it finishes first, every
+/// one after waits for it), that only reads. It does not bump `T`'s version,
+/// so factories reading `T` do not rerun because of it.
+///
+/// ```
+/// use sluice::{Gate, World};
+/// struct Log(Vec<u32>);
+/// fn snapshot(log: Gate<&Log>) {
+///     // Sees every write before it in the lane, and none after it.
+///     assert!(log.0.len() <= 1);
+/// }
+/// let mut world = World::new();
+/// world.insert(Log(Vec::new()));
+/// world.add_system(snapshot);
+/// world.run_iteration()?;
+/// # Ok::<(), sluice::IterationError>(())
+/// ```
+#[derive(Debug)]
+pub struct Gate<R>(R);
+
+impl<T> std::ops::Deref for Gate<&T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        self.0
+    }
+}
+
+impl<'w, T> Gate<&'w T> {
+    /// The value, for as long as the node runs.
+    #[inline]
+    pub fn get(&self) -> &'w T {
+        self.0
+    }
+}
+
+// SAFETY: `fetch` reads only `T`'s slot, through shared access; the node is
+// declared gated, which is stronger (it runs alone in `T`'s lane).
+unsafe impl<T: Send + Sync + 'static> Param for Gate<&T> {
+    type Item<'w> = Gate<&'w T>;
+    const KIND: AccessKind = AccessKind::Gated;
+
+    fn service_name() -> &'static str {
+        std::any::type_name::<T>()
+    }
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node.gates::<T>()
+    }
+
+    fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {
+        registry.resolve::<T>()
+    }
+
+    #[inline]
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Gate<&'w T> {
+        // SAFETY: the node declared gated access to `id` (`declare`), so it
+        // runs alone in `id`'s lane; reading through `get` leaves the version
+        // where it was.
+        match unsafe { cells.get::<T>(id) } {
+            Some(value) => Gate(value),
+            None => missing(Self::service_name()),
+        }
+    }
+}
