@@ -54,7 +54,7 @@ pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use node::{
-    Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor,
+    Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
 };
 pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,

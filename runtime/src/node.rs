@@ -158,6 +158,8 @@ pub struct NodeBuilder {
     declaring: Declaring,
     after: Vec<Label>,
     before: Vec<Label>,
+    create_after: Vec<Label>,
+    create_before: Vec<Label>,
 }
 
 impl NodeBuilder {
@@ -171,6 +173,8 @@ impl NodeBuilder {
             declaring: Declaring::Builder,
             after: Vec::new(),
             before: Vec::new(),
+            create_after: Vec::new(),
+            create_before: Vec::new(),
         }
     }
 
@@ -307,6 +311,20 @@ impl NodeBuilder {
         self
     }
 
+    /// The node's `on_create` runs after `target`'s (reference 004's
+    /// `CreateAfter`: the same rules as update order, without groups or
+    /// first/last).
+    pub fn create_after(mut self, target: impl Into<Label>) -> Self {
+        self.create_after.push(target.into());
+        self
+    }
+
+    /// The node's `on_create` runs before `target`'s.
+    pub fn create_before(mut self, target: impl Into<Label>) -> Self {
+        self.create_before.push(target.into());
+        self
+    }
+
     fn placement_mut(&mut self) -> &mut Placement {
         self.rare
             .get_or_insert_default()
@@ -407,6 +425,9 @@ impl NodeBuilder {
             after: self.after,
             before: self.before,
             placement,
+            create_after: self.create_after,
+            create_before: self.create_before,
+            state: NodeState::Enabled,
         }
     }
 }
@@ -452,6 +473,21 @@ pub struct NodeDescriptor {
     before: Vec<Label>,
     /// `None` for the default placement (most nodes of a flat world).
     placement: Option<Box<Placement>>,
+    create_after: Vec<Label>,
+    create_before: Vec<Label>,
+    state: NodeState,
+}
+
+/// Whether a registered node takes part in plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeState {
+    /// Planned and run.
+    Enabled,
+    /// Kept (its key, its creation) but left out of plans until enabled.
+    Disabled,
+    /// Gone: its index is never reused, its key is free, and orderings that
+    /// name it are dropped.
+    Removed,
 }
 
 impl NodeDescriptor {
@@ -493,6 +529,30 @@ impl NodeDescriptor {
     /// The node's group, phase, stage, set, cadence, schedule and orders.
     pub fn placement(&self) -> &Placement {
         self.placement.as_deref().unwrap_or(Placement::DEFAULT)
+    }
+
+    /// Nodes whose `on_create` runs before this one's.
+    pub fn create_after(&self) -> &[Label] {
+        &self.create_after
+    }
+
+    /// Nodes whose `on_create` runs after this one's.
+    pub fn create_before(&self) -> &[Label] {
+        &self.create_before
+    }
+
+    /// Enabled, disabled or removed.
+    pub fn state(&self) -> NodeState {
+        self.state
+    }
+
+    /// Whether plans include the node.
+    pub fn is_enabled(&self) -> bool {
+        self.state == NodeState::Enabled
+    }
+
+    pub(crate) fn set_state(&mut self, state: NodeState) {
+        self.state = state;
     }
 }
 

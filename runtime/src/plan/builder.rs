@@ -261,7 +261,12 @@ fn marker_names(graph: &GraphView<'_>, resolved: &Resolved, edges: &Explicit) ->
 
 /// SL0009: every node that names a service twice in aliasing ways.
 fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
-    for (index, node) in graph.nodes().iter().enumerate() {
+    let active = graph
+        .nodes()
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.is_enabled());
+    for (index, node) in active {
         for twice in node.declared_twice() {
             let service = graph.table().name(twice.service);
             let message = format!(

@@ -1,7 +1,7 @@
 //! The registrations a plan is built from.
 
 use crate::access::ServiceTable;
-use crate::node::{Label, Marker, NodeBuilder, NodeDescriptor};
+use crate::node::{Label, Marker, NodeBuilder, NodeDescriptor, NodeState};
 use crate::organise::{Group, Organisation, RankKind};
 use crate::plan::{Plan, PlanErrors, PlanOptions, Plans};
 use crate::registry::{Registry, ServiceSlot};
@@ -122,6 +122,15 @@ impl Graph {
     /// One node's descriptor.
     pub fn node(&self, index: NodeIndex) -> &NodeDescriptor {
         &self.nodes[index.index()]
+    }
+
+    /// Enables, disables or removes a node (see [`NodeState`]); a removed
+    /// node stays removed.
+    pub fn set_state(&mut self, index: NodeIndex, state: NodeState) {
+        let node = &mut self.nodes[index.index()];
+        if node.state() != NodeState::Removed {
+            node.set_state(state);
+        }
     }
 
     /// The markers, by registration index.

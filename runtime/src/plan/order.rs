@@ -9,6 +9,7 @@ use std::collections::BinaryHeap;
 
 use foldhash::HashMap;
 
+use crate::node::NodeState;
 use crate::organise::Phase;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
 use crate::plan::organise::{self, GroupIndex, OrgVertex, Resolved, Selection};
@@ -153,7 +154,8 @@ impl Explicit {
             .iter()
             .map(|node| node.key())
             .chain(graph.markers().iter().map(|marker| marker.label()));
-        for (vertex, key) in keys.enumerate() {
+        let removed = |v: usize| v < n && nodes[v].state() == NodeState::Removed;
+        for (vertex, key) in keys.enumerate().filter(|&(v, _)| !removed(v)) {
             let vertex = vertex as u32;
             match targets.by_key.get(key) {
                 Some(&first) => diagnostics.push(duplicate(graph, key, first.begin, vertex)),
@@ -192,7 +194,7 @@ impl Explicit {
                     .or_insert(Target { begin, end });
             }
         }
-        for (i, node) in nodes.iter().enumerate() {
+        for (i, node) in nodes.iter().enumerate().filter(|&(i, _)| !removed(i)) {
             if node.name() != node.key() {
                 targets
                     .by_name
@@ -253,8 +255,9 @@ impl Explicit {
                         if other_node && !is_member(other.begin as usize) {
                             // A node of another selection: an error when a
                             // node names it, nothing when a group or marker
-                            // carries the order (it is simply not there).
-                            if source_node {
+                            // carries the order (it is simply not there). A
+                            // disabled node's orderings wait for it.
+                            if source_node && nodes[other.begin as usize].is_enabled() {
                                 diagnostics.push(cross_selection(
                                     graph,
                                     selection,
@@ -270,7 +273,14 @@ impl Explicit {
                             _ => edges.push(end, other.begin, Reason::Before),
                         }
                     });
-                    if !found {
+                    // An ordering naming a removed node went with it.
+                    let gone = || {
+                        (0..n).any(|v| {
+                            removed(v)
+                                && (nodes[v].key() == &**target || nodes[v].name() == &**target)
+                        })
+                    };
+                    if !found && !gone() {
                         let source = if (begin as usize) < n + markers {
                             edges.vertex_ref(begin)
                         } else {

@@ -19,7 +19,7 @@
 
 use foldhash::{HashMap, HashMapExt};
 
-use crate::node::NodeDescriptor;
+use crate::node::{NodeDescriptor, NodeState};
 use crate::organise::{Cadence, Phase, RankKind, Schedule, SiblingOrder};
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
 use crate::plan::{GraphView, NodeIndex};
@@ -77,7 +77,8 @@ impl Selection {
 
     pub(crate) fn contains(&self, node: &NodeDescriptor) -> bool {
         let placement = node.placement();
-        placement.schedule == self.schedule
+        node.is_enabled()
+            && placement.schedule == self.schedule
             && (self.schedule != Schedule::Update || placement.cadence == self.cadence)
     }
 
@@ -181,6 +182,7 @@ impl Resolved {
             .iter()
             .enumerate()
             .map(|(index, node)| match &node.placement().group {
+                _ if node.state() == NodeState::Removed => NONE,
                 None => NONE,
                 Some(group) => match by_name.get(&**group) {
                     Some(&g) => g,
@@ -253,6 +255,9 @@ impl Resolved {
                         RankKind::Set => &placement.set,
                     };
                     let node_ref = NodeIndex(index as u32);
+                    if node.state() == NodeState::Removed {
+                        return NONE;
+                    }
                     match named {
                         Some(name) => match position.get(&**name) {
                             Some(&at) => base + at,

@@ -14,6 +14,9 @@ use crate::system::{NodeBody, NodeEnv};
 #[derive(Debug)]
 pub struct Context<'w> {
     env: NodeEnv<'w>,
+    /// A lifecycle hook's context: the world is otherwise idle, so every
+    /// declared service may be written, shared or gated.
+    exclusive: bool,
 }
 
 impl<'w> Context<'w> {
@@ -26,6 +29,7 @@ impl<'w> Context<'w> {
         let id = self.env.graph.table().id_of::<T>();
         let granted = id.and_then(|id| self.env.descriptor.access().access_to(id));
         match (id, granted) {
+            (Some(id), Some(_)) if self.exclusive => id,
             (Some(id), Some(AccessKind::Gated)) => id,
             (Some(id), Some(AccessKind::Shared)) if wanted == AccessKind::Shared => id,
             _ => undeclared(self.name(), std::any::type_name::<T>(), wanted, granted),
@@ -40,7 +44,8 @@ impl<'w> Context<'w> {
     pub fn read<T: Send + Sync + 'static>(&self) -> &T {
         let id = self.declared::<T>(AccessKind::Shared);
         // SAFETY: the node declared access to `id` (checked above) and runs as a
-        // plan node (`ContextBody::run`'s contract), so no gate of `id` runs now;
+        // plan node (`ContextBody::run`'s contract), so no gate of `id` runs now,
+        // or as a lifecycle hook with the world otherwise idle (`exclusive`);
         // the returned borrow is tied to `&self`, so no `&mut` from `write`
         // can coexist with it.
         unsafe { self.env.cells.get::<T>(id) }.unwrap_or_else(|| missing::<T>())
@@ -53,9 +58,24 @@ impl<'w> Context<'w> {
     pub fn write<T: Send + Sync + 'static>(&mut self) -> &mut T {
         let id = self.declared::<T>(AccessKind::Gated);
         // SAFETY: the node declared gated access to `id`, so it runs alone in
-        // `id`'s lane; the borrow is tied to `&mut self`, so it is the only one
-        // this context has handed out.
+        // `id`'s lane (or it is a lifecycle hook and nothing else runs, per
+        // `exclusive`); the borrow is tied to `&mut self`, so it is the only
+        // one this context has handed out.
         unsafe { self.env.cells.get_mut::<T>(id) }.unwrap_or_else(|| missing::<T>())
+    }
+}
+
+impl<'w> Context<'w> {
+    /// A lifecycle hook's context.
+    ///
+    /// # Safety
+    /// Nothing else reaches the world's services while the context lives
+    /// (the caller holds the world exclusively, between iterations).
+    pub(crate) unsafe fn exclusive(env: NodeEnv<'w>) -> Self {
+        Self {
+            env,
+            exclusive: true,
+        }
     }
 }
 
@@ -98,7 +118,10 @@ impl<F> ContextBody<F> {
 
 impl<F: FnMut(&mut Context<'_>) + Send + 'static> NodeBody for ContextBody<F> {
     unsafe fn run(&mut self, env: &NodeEnv<'_>) {
-        let mut context = Context { env: *env };
+        let mut context = Context {
+            env: *env,
+            exclusive: false,
+        };
         (self.body)(&mut context);
     }
 }

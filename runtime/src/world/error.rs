@@ -89,6 +89,16 @@ pub enum BoundaryStep {
         /// The service the value replaced.
         service: String,
     },
+    /// A node's `on_create` hook (the node counts as not created).
+    Create {
+        /// The node's name.
+        node: String,
+    },
+    /// A node's `on_destroy` hook.
+    Destroy {
+        /// The node's name.
+        node: String,
+    },
 }
 
 impl fmt::Display for BoundaryStep {
@@ -96,6 +106,8 @@ impl fmt::Display for BoundaryStep {
         match self {
             BoundaryStep::Command { index, what } => write!(f, "command #{index} ({what})"),
             BoundaryStep::NextSwap { service } => write!(f, "the `Next` swap into `{service}`"),
+            BoundaryStep::Create { node } => write!(f, "`{node}`'s on_create"),
+            BoundaryStep::Destroy { node } => write!(f, "`{node}`'s on_destroy"),
         }
     }
 }

@@ -15,6 +15,7 @@ mod checked;
 mod commands;
 mod context;
 mod error;
+mod lifecycle;
 mod node;
 mod node_cell;
 mod run;
@@ -133,6 +134,8 @@ pub struct World {
     fixed: cadence::FixedClock,
     /// Whether the `Startup` schedule has run.
     started: bool,
+    /// Hooks, and which nodes were created in which order.
+    lifecycle: lifecycle::Lifecycle,
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
     /// The plan factory's last failure, reported by the next iteration.
@@ -152,6 +155,17 @@ impl std::fmt::Debug for World {
             .field("executor", &self.executor)
             .field("threads", &self.pool.num_threads())
             .finish_non_exhaustive()
+    }
+}
+
+impl Drop for World {
+    /// Destroys every created node in reverse of the order they were
+    /// created (`on_destroy`); a hook that panics is logged and the others
+    /// still run.
+    fn drop(&mut self) {
+        for failure in self.destroy_all() {
+            tracing::error!("{failure}");
+        }
     }
 }
 
@@ -204,6 +218,7 @@ impl World {
             timings: Vec::new(),
             fixed: cadence::FixedClock::default(),
             started: false,
+            lifecycle: lifecycle::Lifecycle::default(),
             stale: true,
             plan_error: None,
             timing: false,
@@ -335,6 +350,11 @@ impl World {
             }
         }
         let index = self.graph.add_node(spec.builder);
+        if let Some(hooks) = spec.hooks {
+            let slots = &mut self.lifecycle.hooks;
+            slots.resize_with(index.index() + 1, || None);
+            slots[index.index()] = Some(hooks);
+        }
         let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
         let conditions = spec
             .conditions
@@ -464,6 +484,50 @@ impl World {
     pub fn add_set(&mut self, name: impl Into<crate::node::Label>, order: i64) {
         self.graph.add_set(name, order);
         self.stale = true;
+    }
+
+    /// Removes `node`: its `on_destroy` runs now if it was created, its
+    /// body is dropped, and the next plan leaves it out (its edges go with
+    /// it; orderings naming it are dropped). Its index is never reused.
+    ///
+    /// # Errors
+    /// [`IterationError::Boundary`] when `on_destroy` panicked (the node is
+    /// removed all the same).
+    pub fn remove_node(&mut self, node: NodeIndex) -> Result<(), IterationError> {
+        if node.index() < BUILTIN_NODES || node.index() >= self.nodes.len() {
+            return Ok(());
+        }
+        let failure = self.destroy(node);
+        self.graph.set_state(node, crate::node::NodeState::Removed);
+        self.nodes[node.index()] = WorldNode::Removed;
+        if let Some(hooks) = self.lifecycle.hooks.get_mut(node.index()) {
+            *hooks = None;
+        }
+        self.stale = true;
+        match failure {
+            Some(failure) => Err(IterationError::Boundary(vec![failure])),
+            None => Ok(()),
+        }
+    }
+
+    /// Leaves `node` out of plans (`false`) or puts it back (`true`) from
+    /// the next plan on; a disabled node stays created and keeps its key.
+    pub fn set_enabled(&mut self, node: NodeIndex, enabled: bool) {
+        if node.index() < BUILTIN_NODES || node.index() >= self.nodes.len() {
+            return;
+        }
+        let state = if enabled {
+            crate::node::NodeState::Enabled
+        } else {
+            crate::node::NodeState::Disabled
+        };
+        self.graph.set_state(node, state);
+        self.stale = true;
+    }
+
+    /// The nodes created so far, in the order their `on_create` ran.
+    pub fn creation_order_so_far(&self) -> &[NodeIndex] {
+        &self.lifecycle.order
     }
 
     /// Sets the fixed cadence's step (1/60 s by default).

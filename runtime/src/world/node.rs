@@ -11,6 +11,8 @@ pub(crate) enum WorldNode {
     Body(NodeCell),
     /// A batch processor, complete when its last slice is.
     Batch(Box<dyn BatchDriver>),
+    /// A removed node: never planned again (its index is not reused).
+    Removed,
 }
 
 impl WorldNode {
@@ -29,6 +31,8 @@ impl WorldNode {
             }
             // SAFETY: forwarded from the caller.
             WorldNode::Batch(batch) => unsafe { batch.schedule(cx, &env.cells) },
+            // Plans leave removed nodes out; nothing to run.
+            WorldNode::Removed => NodeOutcome::Done,
         }
     }
 }

@@ -39,8 +39,11 @@ impl World {
             .build_all(&self.registrations().options)
             .map_err(IterationError::Plan)?;
         self.check_services(&plans)?;
+        let creation = self.creation_order(&plans).map_err(IterationError::Plan)?;
         self.install(Arc::new(plans), None);
         self.stale = false;
+        let mut failures = Vec::new();
+        self.create(&creation, &mut failures);
         // These plans are already what the scheduling factories would build
         // from the current registrations: let them skip until those move.
         let registry = self.graph.registry();
@@ -49,7 +52,11 @@ impl World {
                 cell.mark_current(registry);
             }
         }
-        Ok(())
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(IterationError::Boundary(failures))
+        }
     }
 
     /// Every service a planned node reads or gates must be held by the world
@@ -266,10 +273,16 @@ impl World {
             .map(|outcome| outcome.0);
         let executions = self.take_pending::<Executions>(self.builtin.next_execution);
         match outcome {
-            Some(Ok(plan)) => match self.check_services(&plan) {
+            Some(Ok(plan)) => match self
+                .check_services(&plan)
+                .and_then(|()| self.creation_order(&plan).map_err(IterationError::Plan))
+            {
                 // The execution factory may not have run: a node's panic
                 // stops new work, possibly before the factory started.
-                Ok(()) => self.install(plan, executions),
+                Ok(creation) => {
+                    self.install(plan, executions);
+                    self.create(&creation, &mut failures);
+                }
                 Err(error) => {
                     // Reported by the next iteration, which then plans again
                     // itself: a service inserted meanwhile lets it through.

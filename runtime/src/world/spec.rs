@@ -10,6 +10,7 @@ use crate::system::{
     SystemBody, SystemFn,
 };
 use crate::world::context::{Context, ContextBody};
+use crate::world::lifecycle::NodeHooks;
 
 /// Makes a node's body once its services have ids in the world's registry.
 type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn NodeBody> + Send>;
@@ -36,6 +37,8 @@ pub struct NodeSpec {
     /// second registration from the same place gets a numbered name instead
     /// of colliding (SL0004 is kept for real duplicates).
     pub(crate) unnamed_closure: bool,
+    /// `on_create` / `on_destroy`, when given.
+    pub(crate) hooks: Option<Box<NodeHooks>>,
 }
 
 impl NodeSpec {
@@ -45,7 +48,25 @@ impl NodeSpec {
             recipe,
             conditions: Vec::new(),
             unnamed_closure: false,
+            hooks: None,
         }
+    }
+
+    /// Runs `hook` when the node is created: the first time it joins a
+    /// plan, in creation order (see [`NodeBuilder::create_after`]), between
+    /// iterations, with exclusive access to the services the node declares
+    /// (read or write any of them through the [`Context`]).
+    pub fn on_create(mut self, hook: impl FnMut(&mut Context<'_>) + Send + 'static) -> Self {
+        self.hooks.get_or_insert_default().on_create = Some(Box::new(hook));
+        self
+    }
+
+    /// Runs `hook` when the node is destroyed: when it is removed
+    /// ([`World::remove_node`](crate::World::remove_node)) or the world is
+    /// dropped, in reverse of the order nodes were actually created.
+    pub fn on_destroy(mut self, hook: impl FnMut(&mut Context<'_>) + Send + 'static) -> Self {
+        self.hooks.get_or_insert_default().on_destroy = Some(Box::new(hook));
+        self
     }
 
     /// Runs the node only in iterations where `condition` holds. The condition
