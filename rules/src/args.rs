@@ -261,10 +261,15 @@ fn label_value(key: &str, value: &Expr, what: &str, example: &str) -> Result<Lit
 }
 
 /// The last segment of a plain path (`sluice::Phase::PreUpdate` ->
-/// `PreUpdate`), or `None` for any other expression.
-fn path_name(value: &Expr) -> Option<String> {
+/// `PreUpdate`) and its span (the token a wrong value is reported on), or
+/// `None` for any other expression.
+fn path_name(value: &Expr) -> Option<(String, Span)> {
     match value {
-        Expr::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .map(|s| (s.ident.to_string(), s.ident.span())),
         _ => None,
     }
 }
@@ -293,7 +298,7 @@ fn variant_value<T: Copy>(
         "the {what}s are {}: write `{key} = {first}`",
         listed(&names)
     );
-    let Some(written) = path_name(value) else {
+    let Some((written, span)) = path_name(value) else {
         let message = match string_value(value) {
             Some(lit) if names.contains(&lit.value().as_str()) => format!(
                 "`{key}` is a path, not a string: write `{key} = {}`",
@@ -304,15 +309,8 @@ fn variant_value<T: Copy>(
         return Err(invalid(value.span(), message, help));
     };
     match choices.iter().find(|&&c| name(c) == written) {
-        Some(&found) => Ok(Given {
-            value: found,
-            span: value.span(),
-        }),
-        None => Err(invalid(
-            value.span(),
-            format!("`{written}` is not a {what}"),
-            help,
-        )),
+        Some(&found) => Ok(Given { value: found, span }),
+        None => Err(invalid(span, format!("`{written}` is not a {what}"), help)),
     }
 }
 
@@ -325,11 +323,11 @@ fn schedule_value(value: &Expr) -> Result<Given<Schedule>, Diagnostic> {
         "Update" => Some(Schedule::Update),
         _ => None,
     };
-    if let Some(written) = path_name(value) {
+    if let Some((written, at)) = path_name(value) {
         return match builtin(&written) {
-            Some(value) => Ok(Given { value, span }),
+            Some(value) => Ok(Given { value, span: at }),
             None => Err(invalid(
-                span,
+                at,
                 format!("`{written}` is not a built-in schedule"),
                 format!(
                     "the built-in schedules are `Startup` and `Update`; a schedule of your own is named by a string: `schedule = \"{written}\"`"
@@ -412,7 +410,7 @@ fn order_value(value: &Expr) -> Result<Given<i32>, Diagnostic> {
             span: value.span(),
         }),
         Err(_) => Err(invalid(
-            value.span(),
+            lit.span(),
             format!("`order = {text}` does not fit in an `i32`"),
             help,
         )),
@@ -751,6 +749,25 @@ mod tests {
             messages(quote!(order_first, order_first)),
             ["`order_first` is given twice"]
         );
+    }
+
+    /// The column a value's diagnostic starts at, parsing `source` (so the
+    /// tokens have real locations).
+    fn column(source: &str) -> usize {
+        let tokens: TokenStream = source.parse().unwrap();
+        let (_, d) = parse_args(NodeKind::System, tokens);
+        assert_eq!(d.len(), 1, "{d:?}");
+        d[0].span.start().column
+    }
+
+    #[test]
+    fn a_wrong_value_is_reported_on_the_offending_token() {
+        assert_eq!(column("phase = sluice::Phase::Updte"), 23);
+        assert_eq!(column("cadence = Cadence::Fxed"), 19);
+        assert_eq!(column("schedule = sluice::Schedule::Save"), 29);
+        assert_eq!(column("order = -2147483649"), 8);
+        assert_eq!(column("group = \"\""), 8);
+        assert_eq!(column("order_first, order_last"), 13);
     }
 
     #[test]
