@@ -5,23 +5,82 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use sluice_rules::NodeKind;
+use sluice_rules::{NodeKind, Schedule, SiblingOrder};
 use syn::{Attribute, Ident, Signature};
 
 use crate::parse::Node;
 
-/// `::sluice::NodeBuilder::new("name").after(..).before(..).exclusive()`.
+/// `::sluice::NodeBuilder::new("name").key(..).after(..).before(..)`, then
+/// `.exclusive()` and the organisation (`.phase(..)`, `.in_group(..)`, ...),
+/// each argument as the builder call a person would write by hand.
 pub(crate) fn builder(node: &Node) -> TokenStream {
     let sig = &node.checked.signature;
+    let args = &sig.args;
     let name = sig.name();
-    let after = sig.args.after.iter().map(|target| target.name());
-    let before = sig.args.before.iter().map(|target| target.name());
-    let exclusive = sig.args.exclusive.then(|| quote!(.exclusive()));
+    let key = key(node);
+    let after = args.after.iter().map(|target| target.name());
+    let before = args.before.iter().map(|target| target.name());
+    let exclusive = args.exclusive.then(|| quote!(.exclusive()));
+    let phase = args.phase.map(|phase| {
+        let variant = format_ident!("{}", phase.value.name());
+        quote!(.phase(::sluice::Phase::#variant))
+    });
+    let group = args.group.as_ref().map(|group| quote!(.in_group(#group)));
+    let stage = args.stage.as_ref().map(|stage| quote!(.in_stage(#stage)));
+    let set = args.set.as_ref().map(|set| quote!(.in_set(#set)));
+    let cadence = args.cadence.map(|cadence| {
+        let variant = format_ident!("{}", cadence.value.name());
+        quote!(.cadence(::sluice::Cadence::#variant))
+    });
+    let schedule = args
+        .schedule
+        .as_ref()
+        .map(|schedule| match &schedule.value {
+            Schedule::Update => quote!(.in_schedule(::sluice::Schedule::Update)),
+            Schedule::Startup => quote!(.in_schedule(::sluice::Schedule::Startup)),
+            Schedule::Named(name) => quote!(.in_schedule(::sluice::Schedule::named(#name))),
+        });
+    let order = args.order.map(|order| {
+        let order = order.value;
+        quote!(.order(#order))
+    });
+    let sibling = args.sibling.map(|sibling| match sibling.value {
+        SiblingOrder::First => quote!(.order_first()),
+        SiblingOrder::Last => quote!(.order_last()),
+    });
     quote! {
         ::sluice::NodeBuilder::new(#name)
+            .key(#key)
             #(.after(#after))*
             #(.before(#before))*
             #exclusive
+            #phase
+            #group
+            #stage
+            #set
+            #cadence
+            #schedule
+            #order
+            #sibling
+    }
+}
+
+/// The node's instance key: `key = ".."` when given, else the function's
+/// qualified path, as the runtime keys a plain function
+/// (`std::any::type_name` of the function item): `module_path!()::update`
+/// for a free function, `<type_name of Self>::tick` for a method (the
+/// method's path through its type, generic arguments included).
+fn key(node: &Node) -> TokenStream {
+    if let Some(key) = &node.checked.signature.args.key {
+        return quote!(#key);
+    }
+    let ident = node.item.sig.ident.to_string();
+    if node.is_method() {
+        quote! {
+            ::std::format!("{}::{}", ::core::any::type_name::<Self>(), #ident)
+        }
+    } else {
+        quote!(::core::concat!(::core::module_path!(), "::", #ident))
     }
 }
 

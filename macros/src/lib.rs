@@ -54,6 +54,7 @@
 //! impl ::sluice::IntoSystem<()> for banner {
 //!     fn into_system(self) -> ::sluice::NodeSpec {
 //!         ::sluice::NodeBuilder::new("banner")
+//!             .key(::core::concat!(::core::module_path!(), "::", "banner"))
 //!             .after("spawner")
 //!             .before("Render")
 //!             .system(banner::run)
@@ -76,12 +77,34 @@
 //!   a marker; `after = PreUpdate` (a path) orders against the marker whose
 //!   label is the path's **last segment** (`phases::PreUpdate` is
 //!   `"PreUpdate"`). Repeatable.
-//! - `name = "hud"`: the node's name (default: the function's name).
+//! - `name = "hud"`: the node's name (default: the function's name). An
+//!   ordering names a node by its name (or its key).
+//! - `key = "ai::update#2"`: the instance key, unique per world (SL0004).
+//!   By default the function's qualified path, as for a plain function:
+//!   `concat!(module_path!(), "::", "banner")` (`game::ai::banner`) for a
+//!   free function, `format!("{}::{}", type_name::<Self>(), "tick")`
+//!   (`game::Counter::tick`) for a method. So two `fn update` of different
+//!   modules are two nodes, and registering one function twice is SL0004
+//!   until the second registration has a key of its own.
 //! - `exclusive`: the node gates the whole world.
 //! - `allow_locks = "reason"`: opts the body out of SA0005 (locks,
 //!   `static mut`, `thread_local!`).
 //! - `run_if = path`: a `#[run_condition]` function; repeatable, all must
 //!   hold.
+//!
+//! The organisation (systems and factories; each at most once, each value
+//! checked at expansion, each the `NodeBuilder` call of the same name):
+//!
+//! - `phase = PreUpdate` (a path ending in `PreUpdate`, `Update` or
+//!   `PostUpdate`): `.phase(::sluice::Phase::PreUpdate)`.
+//! - `group = "Physics"`, `stage = "Early"`, `set = "Audio"` (non-empty
+//!   strings): `.in_group(..)`, `.in_stage(..)`, `.in_set(..)`.
+//! - `cadence = Fixed` / `cadence = Variable`: `.cadence(::sluice::Cadence::Fixed)`.
+//! - `schedule = Startup` (or `Update`) / `schedule = "Save"`:
+//!   `.in_schedule(::sluice::Schedule::Startup)` /
+//!   `.in_schedule(::sluice::Schedule::named("Save"))`.
+//! - `order = -1` (an integer literal that fits an `i32`): `.order(-1)`.
+//! - `order_first` / `order_last` (flags, not both): `.order_first()`.
 //!
 //! # `#[system]` on a method
 //!
@@ -126,8 +149,10 @@ use sluice_rules::NodeKind;
 
 /// Declares a system: a function whose parameters are the services it
 /// touches (`&T` shared, `&mut T` gated). See the crate documentation for the
-/// expansion and the arguments (`after`, `before`, `name`, `exclusive`,
-/// `allow_locks`, `run_if`).
+/// expansion and the arguments (`after`, `before`, `name`, `key`,
+/// `exclusive`, `allow_locks`, `run_if`, and the organisation: `phase`,
+/// `group`, `stage`, `set`, `cadence`, `schedule`, `order`, `order_first`,
+/// `order_last`).
 #[proc_macro_attribute]
 pub fn system(attr: TokenStream, item: TokenStream) -> TokenStream {
     parse::node(NodeKind::System, attr.into(), item.into()).into()

@@ -468,3 +468,455 @@ fn the_function_is_still_callable_as_written() {
     assert_eq!(factories::advance::run(&Level(1)), Level(2));
     assert!(conditions::running(&Paused(false)));
 }
+
+/// A world holding an empty [`Log`].
+fn log_world() -> World {
+    let mut world = World::new();
+    world.insert(Log::default());
+    world
+}
+
+/// What the nodes wrote to the [`Log`].
+fn logged(world: &World) -> &[&'static str] {
+    &world.get::<Log>().unwrap().0
+}
+
+/// The names of `plan`'s nodes in plan order (ours only).
+fn names_in(plan: &sluice::Plan) -> Vec<String> {
+    plan.order()
+        .map(|n| plan.node_name(n).to_owned())
+        .filter(|name| is_ours(name))
+        .collect()
+}
+
+/// The codes and messages of the plan's errors.
+fn plan_errors(world: &mut World) -> Vec<(&'static str, String)> {
+    match world.plan() {
+        Err(sluice::IterationError::Plan(errors)) => errors
+            .errors()
+            .map(|d| (d.code, d.message.clone()))
+            .collect(),
+        other => panic!("expected plan errors, got {other:?}"),
+    }
+}
+
+mod phases {
+    use super::*;
+
+    #[system(phase = PostUpdate)]
+    pub fn present(log: &mut Log) {
+        log.0.push("present");
+    }
+
+    /// No phase: `Update`, once anything names a phase.
+    #[system]
+    pub fn simulate(log: &mut Log) {
+        log.0.push("simulate");
+    }
+
+    /// A path: its last segment is the phase.
+    #[system(phase = sluice::Phase::PreUpdate)]
+    pub fn input(log: &mut Log) {
+        log.0.push("input");
+    }
+
+    #[factory(phase = Update)]
+    pub fn level(log: &Log) -> Level {
+        Level(log.0.len() as u32)
+    }
+
+    /// A phase is a marker an ordering may target (this one is in
+    /// `Update`, after the end of `PreUpdate` twice over).
+    #[system(after = PreUpdate)]
+    pub fn after_input(log: &mut Log) {
+        log.0.push("after_input");
+    }
+}
+
+#[test]
+fn phase_puts_the_node_in_its_phase() {
+    let mut world = log_world();
+    world.add_system(phases::present);
+    world.add_system(phases::simulate);
+    world.add_factory(phases::level);
+    world.add_system(phases::after_input);
+    world.add_system(phases::input);
+    world.run_iteration().unwrap();
+    assert_eq!(
+        logged(&world),
+        ["input", "simulate", "after_input", "present"]
+    );
+    // Within `Update`, registration order: `level` reads the log between
+    // the two gates.
+    assert_eq!(
+        order(&mut world),
+        ["input", "simulate", "level", "after_input", "present"]
+    );
+    assert_eq!(world.get::<Level>(), Some(&Level(2)));
+}
+
+mod groups {
+    use super::*;
+
+    #[system(group = "Render")]
+    pub fn draw(log: &mut Log) {
+        log.0.push("draw");
+    }
+
+    #[system(group = "Physics", order_last)]
+    pub fn integrate(log: &mut Log) {
+        log.0.push("integrate");
+    }
+
+    #[system(group = "Physics")]
+    pub fn step(log: &mut Log) {
+        log.0.push("step");
+    }
+
+    #[system(group = "Physics", order_first)]
+    pub fn collide(log: &mut Log) {
+        log.0.push("collide");
+    }
+}
+
+#[test]
+fn group_order_first_and_order_last_place_the_node_among_its_siblings() {
+    let mut world = log_world();
+    world.add_group(sluice::Group::new("Render").after("Physics"));
+    world.add_group(sluice::Group::new("Physics"));
+    world.add_system(groups::draw);
+    world.add_system(groups::integrate);
+    world.add_system(groups::step);
+    world.add_system(groups::collide);
+    world.run_iteration().unwrap();
+    assert_eq!(logged(&world), ["collide", "step", "integrate", "draw"]);
+    let plan = world.plan().unwrap();
+    let group_of = |name: &str| {
+        let node = plan.order().find(|&n| plan.node_name(n) == name).unwrap();
+        let hierarchy = plan.hierarchy();
+        hierarchy
+            .group_of(node)
+            .map(|g| hierarchy.group_name(g).to_owned())
+    };
+    assert_eq!(group_of("draw").as_deref(), Some("Render"));
+    assert_eq!(group_of("collide").as_deref(), Some("Physics"));
+    assert_eq!(group_of("integrate").as_deref(), Some("Physics"));
+}
+
+mod ranks {
+    use super::*;
+
+    #[system(set = "Audio")]
+    pub fn mix(log: &Log) {
+        let _ = log;
+    }
+
+    #[system(set = "Music")]
+    pub fn compose(log: &Log) {
+        let _ = log;
+    }
+
+    #[system]
+    pub fn read_input(log: &Log) {
+        let _ = log;
+    }
+
+    #[system(stage = "Late")]
+    pub fn late(log: &Log) {
+        let _ = log;
+    }
+
+    #[system(stage = "Early")]
+    pub fn early(log: &Log) {
+        let _ = log;
+    }
+
+    #[system(stage = "Erly")]
+    pub fn misspelt(log: &Log) {
+        let _ = log;
+    }
+}
+
+#[test]
+fn set_makes_the_node_a_member() {
+    let mut world = log_world();
+    world.add_set("Audio", 2);
+    world.add_set("Music", 1);
+    world.add_system(ranks::mix);
+    world.add_system(ranks::read_input);
+    world.add_system(ranks::compose);
+    world.run_iteration().unwrap();
+    // Readers only: no lane orders them; the sets do, and membership is
+    // optional.
+    assert_eq!(order(&mut world), ["read_input", "compose", "mix"]);
+    assert_eq!(predecessors(&mut world, "read_input"), Vec::<String>::new());
+    assert_eq!(predecessors(&mut world, "mix"), ["compose"]);
+}
+
+#[test]
+fn stage_makes_the_node_a_member() {
+    let mut world = log_world();
+    world.add_stage("Late", 1);
+    world.add_stage("Early", 0);
+    world.add_system(ranks::late);
+    world.add_system(ranks::early);
+    world.add_system(ranks::misspelt);
+    world.add_system(ranks::read_input);
+    // Once stages are declared every node names a known one (SL0006): of
+    // ours, the one naming none and the misspelt one.
+    let ours: Vec<String> = plan_errors(&mut world)
+        .into_iter()
+        .filter(|(_, message)| !message.contains("`sluice::"))
+        .map(|(code, message)| format!("{code}: {message}"))
+        .collect();
+    assert_eq!(ours.len(), 2, "{ours:#?}");
+    assert!(ours.iter().all(|e| e.starts_with("SL0006")), "{ours:#?}");
+    assert!(ours[0].contains("`read_input`") || ours[1].contains("`read_input`"));
+    assert!(
+        ours.iter()
+            .any(|e| e.contains("`misspelt`") && e.contains("`Erly`"))
+    );
+}
+
+/// The order the stages give. Ignored: `World::new` registers its own
+/// plan and execution factories (`sluice::plan`, `sluice::execution`),
+/// which name no stage, so a world that declares a stage is refused with
+/// SL0006 for them (a runtime matter; the graph-level tests in
+/// runtime/tests/organise.rs do not see it).
+#[test]
+#[ignore = "the world's own nodes name no stage (SL0006), see the doc comment"]
+fn stage_orders_its_members() {
+    let mut world = log_world();
+    world.add_stage("Late", 1);
+    world.add_stage("Early", 0);
+    world.add_system(ranks::late);
+    world.add_system(ranks::early);
+    world.run_iteration().unwrap();
+    assert_eq!(order(&mut world), ["early", "late"]);
+    assert_eq!(predecessors(&mut world, "late"), ["early"]);
+}
+
+#[derive(Debug, Default, PartialEq)]
+struct Steps(u32);
+
+mod cadences {
+    use super::*;
+
+    #[system(cadence = Fixed)]
+    pub fn physics(steps: &mut Steps) {
+        steps.0 += 1;
+    }
+
+    #[factory(cadence = Variable)]
+    pub fn seen(steps: &Steps) -> Level {
+        Level(steps.0)
+    }
+
+    #[system(cadence = sluice::Cadence::Fixed, after = "physics")]
+    pub fn after_physics(steps: &Steps) {
+        assert!(steps.0 > 0);
+    }
+}
+
+#[test]
+fn cadence_fixed_puts_the_node_in_the_fixed_plan() {
+    let mut world = World::new();
+    world.insert(Steps(0));
+    world.add_system(cadences::physics);
+    world.add_system(cadences::after_physics);
+    world.add_factory(cadences::seen);
+    let plans = world.plans().unwrap();
+    assert_eq!(names_in(plans.fixed()), ["physics", "after_physics"]);
+    assert_eq!(names_in(plans.variable()), ["seen"]);
+    // 40 ms of 1/60 s steps: two fixed steps, then the variable plan.
+    world.update(std::time::Duration::from_millis(40)).unwrap();
+    assert_eq!(world.get::<Steps>(), Some(&Steps(2)));
+    assert_eq!(world.get::<Level>(), Some(&Level(2)));
+}
+
+#[derive(Debug, Default, PartialEq)]
+struct Saves(u32);
+
+mod schedules {
+    use super::*;
+
+    #[system(schedule = Startup)]
+    pub fn boot(log: &mut Log) {
+        log.0.push("boot");
+    }
+
+    #[system(schedule = "Save")]
+    pub fn save(saves: &mut Saves) {
+        saves.0 += 1;
+    }
+
+    #[system(schedule = Update)]
+    pub fn frame(log: &mut Log) {
+        log.0.push("frame");
+    }
+}
+
+#[test]
+fn schedule_puts_the_node_in_startup_or_a_named_schedule() {
+    let mut world = log_world();
+    world.insert(Saves(0));
+    world.add_system(schedules::save);
+    world.add_system(schedules::frame);
+    world.add_system(schedules::boot);
+    let plans = world.plans().unwrap();
+    assert_eq!(names_in(plans.variable()), ["frame"]);
+    let startup = plans.schedule(&sluice::Schedule::Startup).unwrap();
+    assert_eq!(names_in(startup), ["boot"]);
+    let save = plans.schedule(&sluice::Schedule::named("Save")).unwrap();
+    assert_eq!(names_in(save), ["save"]);
+    world.update(std::time::Duration::ZERO).unwrap();
+    world.update(std::time::Duration::ZERO).unwrap();
+    assert_eq!(logged(&world), ["boot", "frame", "frame"]);
+    assert_eq!(world.get::<Saves>(), Some(&Saves(0)));
+    world.run_schedule("Save").unwrap();
+    assert_eq!(world.get::<Saves>(), Some(&Saves(1)));
+}
+
+mod tie_breaks {
+    use super::*;
+
+    #[system(order = 3)]
+    pub fn last(log: &Log) {
+        let _ = log;
+    }
+
+    #[system]
+    pub fn middle(log: &Log) {
+        let _ = log;
+    }
+
+    #[system(order = -1)]
+    pub fn first(log: &Log) {
+        let _ = log;
+    }
+
+    /// `order` never overrides a dependency.
+    #[system(order = -5, after = "last")]
+    pub fn after_last(log: &Log) {
+        let _ = log;
+    }
+}
+
+#[test]
+fn order_breaks_ties_before_registration_order() {
+    let mut world = log_world();
+    world.add_system(tie_breaks::last);
+    world.add_system(tie_breaks::after_last);
+    world.add_system(tie_breaks::middle);
+    world.add_system(tie_breaks::first);
+    assert_eq!(order(&mut world), ["first", "middle", "last", "after_last"]);
+}
+
+/// Two systems of one name in two modules: two instance keys.
+mod ai {
+    use super::*;
+
+    #[system]
+    pub fn update(log: &mut Log) {
+        log.0.push("ai");
+    }
+}
+
+mod audio {
+    use super::*;
+
+    #[system]
+    pub fn update(log: &mut Log) {
+        log.0.push("audio");
+    }
+
+    /// A second instance of `ai::update`: the same name, its own key.
+    #[system(name = "update", key = "update#2")]
+    pub fn update_again(log: &mut Log) {
+        super::ai::update::run(log);
+    }
+}
+
+/// After every node named `update`: names find every instance.
+#[system(after = "update")]
+fn listen(log: &mut Log) {
+    log.0.push("listen");
+}
+
+/// After one instance: a key finds exactly one.
+#[system(before = "macros::ai::update")]
+fn before_ai(log: &mut Log) {
+    log.0.push("before_ai");
+}
+
+#[test]
+fn the_default_instance_key_is_the_qualified_path() {
+    let mut world = log_world();
+    world.add_system(listen);
+    world.add_system(ai::update);
+    world.add_system(audio::update);
+    world.add_system(before_ai);
+    world.run_iteration().unwrap();
+    assert_eq!(logged(&world), ["audio", "before_ai", "ai", "listen"]);
+    let plan = world.plan().unwrap();
+    assert!(
+        plan.diagnostics().iter().all(|d| d.code != "SL0004"),
+        "{:?}",
+        plan.diagnostics()
+    );
+    assert_eq!(predecessors(&mut world, "listen"), ["update", "update"]);
+}
+
+#[test]
+fn the_same_function_registered_twice_is_sl0004_until_a_key_sets_them_apart() {
+    let mut world = log_world();
+    world.add_system(ai::update);
+    world.add_system(audio::update);
+    world.add_system(ai::update);
+    let errors = plan_errors(&mut world);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, "SL0004");
+    assert!(
+        errors[0]
+            .1
+            .starts_with("`macros::ai::update` is registered twice"),
+        "{}",
+        errors[0].1
+    );
+
+    let mut world = log_world();
+    world.add_system(ai::update);
+    world.add_system(audio::update);
+    world.add_system(audio::update_again);
+    world.add_system(listen);
+    world.run_iteration().unwrap();
+    assert_eq!(logged(&world), ["ai", "audio", "ai", "listen"]);
+    assert_eq!(
+        predecessors(&mut world, "listen"),
+        ["update", "update", "update"]
+    );
+}
+
+/// A method's key is its path through its type.
+#[system(after = "macros::Counter::tick")]
+fn after_tick(log: &mut Log, counter: &Counter) {
+    log.0.push(if counter.ticks > 0 {
+        "ticked"
+    } else {
+        "not yet"
+    });
+}
+
+#[test]
+fn a_method_is_keyed_by_its_path_through_its_type() {
+    let mut world = World::new();
+    world.insert(Counter::default());
+    world.insert(Hp(1));
+    world.insert(Log::default());
+    world.add_system(after_tick);
+    world.add_system(Counter::tick_system());
+    world.add_system(seed);
+    world.run_iteration().unwrap();
+    assert_eq!(logged(&world), ["ticked"]);
+    assert_eq!(order(&mut world), ["seed", "tick", "after_tick"]);
+}
