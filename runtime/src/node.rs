@@ -33,6 +33,9 @@ struct Rare {
     names: Vec<Label>,
     /// Group, phase, stage, set, cadence, schedule and orders.
     placement: Option<Box<Placement>>,
+    /// The body takes `&mut World` (an exclusive node run alone between
+    /// the parts of its plan).
+    whole_world: bool,
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -293,6 +296,13 @@ impl NodeBuilder {
         self
     }
 
+    /// An exclusive node whose body takes `&mut World`.
+    pub(crate) fn whole_world(mut self) -> Self {
+        self.exclusive = true;
+        self.rare.get_or_insert_default().whole_world = true;
+        self
+    }
+
     /// The node runs after the node (by instance key or name) or marker `target`.
     pub fn after(mut self, target: impl Into<Label>) -> Self {
         self.after.push(target.into());
@@ -403,9 +413,9 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names, placement) = match self.rare {
-            Some(rare) => (rare.key, rare.names, rare.placement),
-            None => (None, Vec::new(), None),
+        let (key, names, placement, whole_world) = match self.rare {
+            Some(rare) => (rare.key, rare.names, rare.placement, rare.whole_world),
+            None => (None, Vec::new(), None, false),
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
@@ -428,6 +438,7 @@ impl NodeBuilder {
             create_after: self.create_after,
             create_before: self.create_before,
             state: NodeState::Enabled,
+            whole_world,
         }
     }
 }
@@ -476,6 +487,7 @@ pub struct NodeDescriptor {
     create_after: Vec<Label>,
     create_before: Vec<Label>,
     state: NodeState,
+    whole_world: bool,
 }
 
 /// Whether a registered node takes part in plans.
@@ -539,6 +551,12 @@ impl NodeDescriptor {
     /// Nodes whose `on_create` runs after this one's.
     pub fn create_before(&self) -> &[Label] {
         &self.create_before
+    }
+
+    /// Whether the node's body takes `&mut World` (an exclusive node the
+    /// world runs alone, between the parts of its plan).
+    pub fn needs_world(&self) -> bool {
+        self.whole_world
     }
 
     /// Enabled, disabled or removed.

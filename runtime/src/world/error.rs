@@ -203,6 +203,9 @@ pub enum IterationError {
     /// [`World::run_schedule`](crate::World::run_schedule) named a schedule
     /// no node is in. Nothing ran.
     UnknownSchedule(String),
+    /// A whole-world system asked its world to run an iteration, an update
+    /// or a schedule; it may change the world, not run it. Nothing ran.
+    Reentrant,
 }
 
 impl fmt::Display for IterationError {
@@ -228,6 +231,10 @@ impl fmt::Display for IterationError {
                 }
                 Ok(())
             }
+            IterationError::Reentrant => f.write_str(
+                "a whole-world system asked its world to run; it may change the world \
+                 (register, insert, remove), and the world runs what it registers next",
+            ),
             IterationError::UnknownSchedule(name) => write!(
                 f,
                 "no node is in the schedule `{name}`; register nodes with \

@@ -42,7 +42,7 @@ pub use commands::Commands;
 pub use context::Context;
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
-pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec};
+pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMarker};
 
 use batch::WorldBatch;
 use node::WorldNode;
@@ -136,6 +136,8 @@ pub struct World {
     started: bool,
     /// Hooks, and which nodes were created in which order.
     lifecycle: lifecycle::Lifecycle,
+    /// Whether a whole-world system is running (it may not run the world).
+    running_whole: bool,
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
     /// The plan factory's last failure, reported by the next iteration.
@@ -219,6 +221,7 @@ impl World {
             fixed: cadence::FixedClock::default(),
             started: false,
             lifecycle: lifecycle::Lifecycle::default(),
+            running_whole: false,
             stale: true,
             plan_error: None,
             timing: false,
@@ -355,6 +358,12 @@ impl World {
             slots.resize_with(index.index() + 1, || None);
             slots[index.index()] = Some(hooks);
         }
+        if let Some(body) = spec.whole_world {
+            let body = sync_wrapper::SyncWrapper::new(Some(body));
+            self.nodes.push(WorldNode::Whole(body));
+            self.stale = true;
+            return index;
+        }
         let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
         let conditions = spec
             .conditions
@@ -432,8 +441,10 @@ impl World {
         for timings in &mut self.timings {
             timings.fill(SystemTiming::default());
         }
-        for execution in &mut self.executions.0 {
-            execution.state.enable_timing(enabled);
+        for run in &mut self.executions.0 {
+            for execution in run.executions() {
+                execution.state.enable_timing(enabled);
+            }
         }
     }
 
@@ -556,6 +567,9 @@ impl World {
     /// As for [`run_iteration`](World::run_iteration); a failed fixed step
     /// stops the update there (the variable plan does not run).
     pub fn update(&mut self, delta: Duration) -> Result<(), IterationError> {
+        if self.running_whole {
+            return Err(IterationError::Reentrant);
+        }
         let time = match self.get::<FrameTime>() {
             Some(previous) => FrameTime {
                 delta,
@@ -605,6 +619,9 @@ impl World {
     /// [`IterationError::UnknownSchedule`] when no node is in a schedule of
     /// that name; otherwise as for [`run_iteration`](World::run_iteration).
     pub fn run_schedule(&mut self, name: &str) -> Result<(), IterationError> {
+        if self.running_whole {
+            return Err(IterationError::Reentrant);
+        }
         self.ensure_plan()?;
         let plans = self.plans.as_ref().expect("planned above");
         let schedule = Schedule::named(name.to_owned());

@@ -1,5 +1,7 @@
 //! What the world keeps per registered node, by registration index.
 
+use sync_wrapper::SyncWrapper;
+
 use crate::exec::{NodeContext as RunContext, NodeOutcome};
 use crate::system::NodeEnv;
 use crate::world::batch::BatchDriver;
@@ -13,7 +15,14 @@ pub(crate) enum WorldNode {
     Batch(Box<dyn BatchDriver>),
     /// A removed node: never planned again (its index is not reused).
     Removed,
+    /// A whole-world system: run by the world itself, alone, between the
+    /// parts of its plan (`None` while it runs). Only ever reached through
+    /// `&mut`, so the wrapper makes it `Sync` without a lock.
+    Whole(SyncWrapper<Option<WholeWorldBody>>),
 }
+
+/// The body of a whole-world system.
+pub(crate) type WholeWorldBody = Box<dyn FnMut(&mut crate::World) + Send>;
 
 impl WorldNode {
     /// Runs the node for one iteration.
@@ -31,8 +40,9 @@ impl WorldNode {
             }
             // SAFETY: forwarded from the caller.
             WorldNode::Batch(batch) => unsafe { batch.schedule(cx, &env.cells) },
-            // Plans leave removed nodes out; nothing to run.
-            WorldNode::Removed => NodeOutcome::Done,
+            // Plans leave removed nodes out, and run whole-world systems
+            // between their parts, never as jobs.
+            WorldNode::Removed | WorldNode::Whole(_) => NodeOutcome::Done,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sluice_collections::Pooled;
 
@@ -21,7 +21,7 @@ use crate::world::error::{
     BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic,
 };
 use crate::world::node::WorldNode;
-use crate::world::schedule::{Executions, PlanOutcome};
+use crate::world::schedule::{Executions, Part, PlanOutcome};
 use crate::world::{BUILTIN_NODES, ExecutorKind, World};
 
 impl World {
@@ -31,7 +31,9 @@ impl World {
         if let Some(error) = self.plan_error.take() {
             return Err(error);
         }
-        if !self.stale && self.plans.is_some() {
+        // A whole-world system's registrations are planned after the
+        // iteration it runs in: its plan stays in place until then.
+        if (!self.stale || self.running_whole) && self.plans.is_some() {
             return Ok(());
         }
         let plans = self
@@ -110,19 +112,26 @@ impl World {
     /// readable, one entry per registered node. Reports the plans' warnings
     /// (once: plans are installed once).
     fn install(&mut self, plans: Arc<Plans>, executions: Option<Executions>) {
-        let mut executions = executions.unwrap_or_else(|| Executions::compile(&plans));
-        for execution in &mut executions.0 {
-            execution.state.enable_timing(self.timing);
-        }
-        let old = std::mem::replace(&mut self.executions, executions);
-        for (index, execution) in old.0.into_iter().enumerate() {
-            // What was measured of a selection's plan is the starting point
-            // for its next one (probed again soon).
-            if let Some(new) = self.executions.0.get_mut(index) {
-                new.adaptive = execution.adaptive;
-                new.adaptive.reset();
+        let mut executions =
+            executions.unwrap_or_else(|| Executions::compile(&plans, &self.graph.view()));
+        for run in &mut executions.0 {
+            for execution in run.executions() {
+                execution.state.enable_timing(self.timing);
             }
-            ExecutionState::pool().give_back(execution.state);
+        }
+        let mut old = std::mem::replace(&mut self.executions, executions);
+        for (index, run) in old.0.iter_mut().enumerate() {
+            let mut new = self.executions.0.get_mut(index).map(|new| new.executions());
+            for execution in run.executions() {
+                // What was measured of a plan's part is the starting point
+                // for the same part of its next plan (probed again soon).
+                if let Some(new) = new.as_mut().and_then(Iterator::next) {
+                    new.adaptive = execution.adaptive.clone();
+                    new.adaptive.reset();
+                }
+                let state = std::mem::take(&mut execution.state);
+                ExecutionState::pool().give_back(state);
+            }
         }
         let registered = self.graph.nodes().len();
         self.timings.resize_with(plans.iter().count(), Vec::new);
@@ -171,35 +180,82 @@ impl World {
     /// panicked: nothing new started after it, running work finished, the
     /// boundary was crossed, and the next iteration runs normally.
     pub fn run_iteration(&mut self) -> Result<(), IterationError> {
+        if self.running_whole {
+            return Err(IterationError::Reentrant);
+        }
         self.ensure_plan()?;
         self.run_startup()?;
         self.run_plan(0)
     }
 
-    /// Runs plan `index` of [`Plans::iter`] once and crosses the boundary.
+    /// Runs plan `index` of [`Plans::iter`] once, part by part (the nodes
+    /// between two whole-world systems on the executor, each whole-world
+    /// system alone on this thread), and crosses the boundary.
     pub(super) fn run_plan(&mut self, index: usize) -> Result<(), IterationError> {
-        let result = self.execute(index);
-        let failed = result.as_ref().err().map(|failure| {
-            let vertex = failure.node();
-            let node = self
-                .executions
-                .0
-                .get(index)
-                .map_or(u32::MAX, |e| e.vertex_nodes[vertex]);
-            self.graph.nodes()[node as usize].name().to_owned()
-        });
+        let parts = self.executions.0[index].parts.len();
+        let mut failure = None;
+        for part in 0..parts {
+            let result = match &self.executions.0[index].parts[part] {
+                Part::Nodes(_) => self.execute(index, part).map_err(|failure| {
+                    let vertex = failure.node();
+                    let Part::Nodes(execution) = &self.executions.0[index].parts[part] else {
+                        unreachable!("matched above")
+                    };
+                    let node = execution.vertex_nodes[vertex];
+                    (self.graph.nodes()[node as usize].name().to_owned(), failure)
+                }),
+                &Part::Whole(node) => self.run_whole_world(node),
+            };
+            if let Err(failed) = result {
+                failure = Some(failed);
+                break;
+            }
+        }
         let boundary = self.cross_boundary();
-        match (result, failed) {
-            (Err(failure), Some(name)) => {
+        match failure {
+            Some((name, failure)) => {
                 let panic = NodePanic::new(&name, failure, boundary);
                 Err(IterationError::NodePanicked(panic))
             }
-            _ if boundary.is_empty() => Ok(()),
-            _ => Err(IterationError::Boundary(boundary)),
+            None if boundary.is_empty() => Ok(()),
+            None => Err(IterationError::Boundary(boundary)),
         }
     }
 
-    fn execute(&mut self, index: usize) -> Result<(), NodeFailure> {
+    /// Runs the whole-world system `node` with the world to itself.
+    fn run_whole_world(&mut self, node: u32) -> Result<(), (String, NodeFailure)> {
+        let WorldNode::Whole(slot) = &mut self.nodes[node as usize] else {
+            return Ok(());
+        };
+        let Some(mut body) = slot.get_mut().take() else {
+            return Ok(());
+        };
+        let started = self.timing.then(Instant::now);
+        self.running_whole = true;
+        let result = panic::catch_unwind(AssertUnwindSafe(|| body(self)));
+        self.running_whole = false;
+        if let WorldNode::Whole(slot) = &mut self.nodes[node as usize] {
+            *slot.get_mut() = Some(body);
+        }
+        if let Some(started) = started {
+            let timing = SystemTiming {
+                start: Duration::ZERO,
+                duration: started.elapsed(),
+                ran: true,
+            };
+            for timings in &mut self.timings {
+                if let Some(slot) = timings.get_mut(node as usize) {
+                    *slot = timing;
+                }
+            }
+        }
+        result.map_err(|payload| {
+            let name = self.graph.nodes()[node as usize].name().to_owned();
+            (name, NodeFailure::new(node as usize, payload))
+        })
+    }
+
+    fn execute(&mut self, index: usize, part: usize) -> Result<(), NodeFailure> {
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
@@ -208,7 +264,9 @@ impl World {
             }
             self.borrows.reset();
         }
-        let execution = &mut self.executions.0[index];
+        let Part::Nodes(execution) = &mut self.executions.0[index].parts[part] else {
+            return Ok(());
+        };
         let (graph, slots) = self.graph.parts_mut();
         let body = node_runner(
             &self.nodes,

@@ -17,7 +17,7 @@ use sluice_collections::{Pooled, Taken};
 
 use crate::access::ServiceId;
 use crate::exec::{CompiledGraph, ExecutionState};
-use crate::plan::{NodeIndex, Plan, PlanErrors, PlanOptions, Plans};
+use crate::plan::{GraphView, NodeIndex, Plan, PlanErrors, PlanOptions, Plans};
 use crate::system::{NextValue, NodeBody, NodeEnv};
 use crate::world::adaptive::Adaptive;
 
@@ -49,51 +49,164 @@ pub(crate) struct Execution {
 }
 
 impl Execution {
-    /// Compiles `plan` onto a state from the per-type pool (whose arrays are
-    /// reused when a plan of the same size gave it back).
-    pub(crate) fn compile(plan: &Plan) -> Self {
+    /// Compiles the vertices `vertices` of `plan` (in serial order; edges to
+    /// vertices outside them dropped) onto a state from the per-type pool
+    /// (whose arrays are reused when a plan of the same size gave it back).
+    fn compile(plan: &Plan, vertices: &[u32]) -> Self {
         let compiled = plan.compiled();
-        let graph = CompiledGraph::from_parts(
-            compiled.successor_offsets.clone(),
-            compiled.successor_targets.clone(),
-            compiled.predecessor_counts.clone(),
-        )
-        .and_then(|graph| graph.with_order(compiled.order.clone()))
-        .and_then(|graph| {
-            let registered = plan.registered() as u32;
-            let mut barriers = registered..;
-            graph.with_names(compiled.vertex_nodes.iter().map(|&node| {
-                // A barrier's id in the plan's edges counts from `registered`.
-                let id = if node == u32::MAX {
-                    barriers.next().unwrap_or(u32::MAX)
-                } else {
-                    node
-                };
-                plan.node_name(NodeIndex(id)).to_owned()
-            }))
-        })
-        .expect("the planner's arrays form an acyclic graph");
+        let all = compiled.vertex_nodes.len();
+        let whole = vertices.len() == all;
+        let mut local = vec![u32::MAX; if whole { 0 } else { all }];
+        for (at, &v) in vertices.iter().enumerate().filter(|_| !whole) {
+            local[v as usize] = at as u32;
+        }
+        let map = |v: u32| {
+            if whole {
+                Some(v)
+            } else {
+                Some(local[v as usize]).filter(|&l| l != u32::MAX)
+            }
+        };
+        let (offsets, targets, counts, order) = if whole {
+            (
+                compiled.successor_offsets.clone(),
+                compiled.successor_targets.clone(),
+                compiled.predecessor_counts.clone(),
+                compiled.order.clone(),
+            )
+        } else {
+            let mut offsets = Vec::with_capacity(vertices.len() + 1);
+            let mut targets = Vec::new();
+            let mut counts = vec![0u32; vertices.len()];
+            offsets.push(0);
+            for &v in vertices {
+                for &to in compiled.successors(v) {
+                    if let Some(to) = map(to) {
+                        targets.push(to);
+                        counts[to as usize] += 1;
+                    }
+                }
+                offsets.push(targets.len() as u32);
+            }
+            (
+                offsets,
+                targets,
+                counts,
+                (0..vertices.len() as u32).collect(),
+            )
+        };
+        let vertex_nodes: Box<[u32]> = if whole {
+            compiled.vertex_nodes.clone().into_boxed_slice()
+        } else {
+            vertices
+                .iter()
+                .map(|&v| compiled.vertex_nodes[v as usize])
+                .collect()
+        };
+        let registered = plan.registered() as u32;
+        // A barrier's id in the plan's edges counts from `registered`, in
+        // vertex order.
+        let first_barrier = compiled
+            .vertex_nodes
+            .iter()
+            .position(|&n| n == u32::MAX)
+            .unwrap_or(0) as u32;
+        let barrier_id = |v: u32| registered + v - first_barrier;
+        let names = vertices.iter().map(|&v| {
+            let node = compiled.vertex_nodes[v as usize];
+            let id = if node == u32::MAX {
+                barrier_id(v)
+            } else {
+                node
+            };
+            plan.node_name(NodeIndex(id)).to_owned()
+        });
+        let graph = CompiledGraph::from_parts(offsets, targets, counts)
+            .and_then(|graph| graph.with_order(order))
+            .and_then(|graph| graph.with_names(names))
+            .expect("the planner's arrays form an acyclic graph");
         let mut state = Taken::into_inner(ExecutionState::pool().take());
         state.reset_for(&graph);
         Self {
             graph,
-            vertex_nodes: compiled.vertex_nodes.clone().into_boxed_slice(),
+            vertex_nodes,
             state,
             adaptive: Adaptive::default(),
         }
     }
 }
 
+/// One part of a plan's run: compiled nodes run by an executor, or a
+/// whole-world system the world runs alone between two such parts.
+#[derive(Debug)]
+pub(crate) enum Part {
+    Nodes(Box<Execution>),
+    Whole(u32),
+}
+
+/// A plan compiled for running: its parts in order. A plan with no
+/// whole-world system is one part.
+#[derive(Debug)]
+pub(crate) struct PlanRun {
+    pub(crate) parts: Vec<Part>,
+}
+
+impl PlanRun {
+    /// Splits `plan` at its whole-world systems. Every node before one in
+    /// plan order precedes it and every node after it follows it (it is
+    /// exclusive), so no edge is lost between parts.
+    pub(crate) fn compile(plan: &Plan, graph: &GraphView<'_>) -> Self {
+        let compiled = plan.compiled();
+        let whole_world = |v: u32| {
+            let node = compiled.vertex_nodes[v as usize];
+            node != u32::MAX && graph.nodes()[node as usize].needs_world()
+        };
+        if !compiled.order.iter().any(|&v| whole_world(v)) {
+            return Self {
+                parts: vec![Part::Nodes(Box::new(Execution::compile(
+                    plan,
+                    &compiled.order,
+                )))],
+            };
+        }
+        let mut parts = Vec::new();
+        let mut current = Vec::new();
+        for &v in &compiled.order {
+            if whole_world(v) {
+                if !current.is_empty() {
+                    parts.push(Part::Nodes(Box::new(Execution::compile(plan, &current))));
+                    current.clear();
+                }
+                parts.push(Part::Whole(compiled.vertex_nodes[v as usize]));
+            } else {
+                current.push(v);
+            }
+        }
+        if !current.is_empty() {
+            parts.push(Part::Nodes(Box::new(Execution::compile(plan, &current))));
+        }
+        Self { parts }
+    }
+
+    /// The compiled parts.
+    pub(crate) fn executions(&mut self) -> impl Iterator<Item = &mut Execution> {
+        self.parts.iter_mut().filter_map(|part| match part {
+            Part::Nodes(execution) => Some(&mut **execution),
+            Part::Whole(_) => None,
+        })
+    }
+}
+
 /// Every plan of a world compiled, in the order of [`Plans::iter`].
 #[derive(Debug, Default)]
-pub(crate) struct Executions(pub(crate) Vec<Execution>);
+pub(crate) struct Executions(pub(crate) Vec<PlanRun>);
 
 impl Executions {
-    pub(crate) fn compile(plans: &Plans) -> Self {
+    pub(crate) fn compile(plans: &Plans, graph: &GraphView<'_>) -> Self {
         Self(
             plans
                 .iter()
-                .map(|(_, plan)| Execution::compile(plan))
+                .map(|(_, plan)| PlanRun::compile(plan, graph))
                 .collect(),
         )
     }
@@ -132,7 +245,7 @@ impl NodeBody for ExecutionFactory {
         let Some(PlanOutcome(Ok(plans))) = next.and_then(NextValue::get) else {
             return;
         };
-        let executions = Executions::compile(plans);
+        let executions = Executions::compile(plans, &env.graph);
         // SAFETY: the node declares that it produces `NextValue<Executions>`.
         unsafe {
             env.cells

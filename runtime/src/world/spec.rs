@@ -9,8 +9,10 @@ use crate::system::{
     BoundaryHooks, Condition, ConditionBody, ConditionFn, FactoryBody, FactoryFn, NodeBody,
     SystemBody, SystemFn,
 };
+use crate::world::World;
 use crate::world::context::{Context, ContextBody};
 use crate::world::lifecycle::NodeHooks;
+use crate::world::node::WholeWorldBody;
 
 /// Makes a node's body once its services have ids in the world's registry.
 type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn NodeBody> + Send>;
@@ -39,6 +41,8 @@ pub struct NodeSpec {
     pub(crate) unnamed_closure: bool,
     /// `on_create` / `on_destroy`, when given.
     pub(crate) hooks: Option<Box<NodeHooks>>,
+    /// The body of a whole-world system (`recipe` is then unused).
+    pub(crate) whole_world: Option<WholeWorldBody>,
 }
 
 impl NodeSpec {
@@ -49,6 +53,7 @@ impl NodeSpec {
             conditions: Vec::new(),
             unnamed_closure: false,
             hooks: None,
+            whole_world: None,
         }
     }
 
@@ -176,6 +181,20 @@ impl NodeBuilder {
         )
     }
 
+    /// Pairs this declaration with a whole-world system: an exclusive node
+    /// whose body takes `&mut World` and runs alone, on the thread that
+    /// runs the iteration, after every node before it in plan order and
+    /// before every node after it (applying spawns, saving the game). What
+    /// it registers joins the next plan.
+    pub fn world(self, body: impl FnMut(&mut World) + Send + 'static) -> NodeSpec {
+        let mut spec = NodeSpec::new(
+            self.whole_world(),
+            Box::new(|_, _| unreachable!("a whole-world system has no node body")),
+        );
+        spec.whole_world = Some(Box::new(body));
+        spec
+    }
+
     /// Pairs this declaration with a closure that reaches services through a
     /// [`Context`], which hands out only what was declared:
     /// `NodeBuilder::new("hud").reads::<Hp>().run(|cx| { let hp = cx.read::<Hp>(); })`.
@@ -202,6 +221,17 @@ impl IntoSystem<()> for NodeSpec {
 /// Marks the [`IntoSystem`] impl for plain functions.
 #[derive(Debug)]
 pub struct FunctionMarker<M>(PhantomData<M>);
+
+/// Marks the [`IntoSystem`] impl for functions taking `&mut World`.
+#[derive(Debug)]
+pub struct WholeWorldMarker;
+
+impl<F: FnMut(&mut World) + Send + 'static> IntoSystem<WholeWorldMarker> for F {
+    #[track_caller]
+    fn into_system(self) -> NodeSpec {
+        unnamed::<F>(|node| node.world(self))
+    }
+}
 
 impl<M: 'static, F: SystemFn<M>> IntoSystem<FunctionMarker<M>> for F {
     #[track_caller]

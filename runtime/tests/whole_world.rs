@@ -1,0 +1,119 @@
+//! Whole-world systems: an exclusive node whose body takes `&mut World` and
+//! runs alone between the parts of its plan.
+
+use sluice::{ExecutorKind, IterationError, NodeBuilder, World};
+
+#[derive(Debug, Default)]
+struct Log(Vec<String>);
+
+#[derive(Debug, Default)]
+struct Spawned(u32);
+
+fn apply_spawns(world: &mut World) {
+    let queued = world.get::<Log>().map_or(0, |log| log.0.len());
+    world.get_mut::<Spawned>().unwrap().0 += queued as u32;
+    if world.get::<Spawned>().unwrap().0 == 1 {
+        world
+            .add_system(NodeBuilder::new("late").system(|log: &mut Log| log.0.push("late".into())));
+    }
+}
+
+#[test]
+fn runs_alone_between_the_nodes_before_and_after_it() {
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        let mut world = World::new();
+        world.set_executor(executor);
+        world.insert(Log::default());
+        world.insert(Spawned::default());
+        world.add_system(
+            NodeBuilder::new("queue").system(|log: &mut Log| log.0.push("queue".into())),
+        );
+        world.add_system(apply_spawns);
+        world.add_system(
+            NodeBuilder::new("read").system(|spawned: &Spawned, log: &mut Log| {
+                log.0.push(format!("read {}", spawned.0));
+            }),
+        );
+        world.run_iteration().unwrap();
+        assert_eq!(
+            world.get::<Log>().unwrap().0,
+            ["queue", "read 1"],
+            "{executor:?}"
+        );
+        // What it registered runs from the next iteration on.
+        world.get_mut::<Log>().unwrap().0.clear();
+        world.run_iteration().unwrap();
+        let log = &world.get::<Log>().unwrap().0;
+        assert!(log.contains(&"late".to_owned()), "{executor:?}: {log:?}");
+        assert_eq!(log[0], "queue");
+        let plan = world.plan().unwrap();
+        let whole = plan
+            .order()
+            .find(|&n| plan.node_name(n) == "apply_spawns")
+            .unwrap();
+        assert!(plan.exclusive_barriers().contains(&whole));
+    }
+}
+
+#[test]
+fn a_panic_is_reported_and_the_world_goes_on() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    world.add_system(|_: &mut World| panic!("save failed"));
+    world.add_system(NodeBuilder::new("after").system(|log: &mut Log| log.0.push("after".into())));
+    let Err(IterationError::NodePanicked(panic)) = world.run_iteration() else {
+        panic!("the panic is reported")
+    };
+    assert!(panic.to_string().contains("save failed"), "{panic}");
+    assert!(
+        world.get::<Log>().unwrap().0.is_empty(),
+        "nothing after it started"
+    );
+    assert!(
+        world.run_iteration().is_err(),
+        "it panics every time, reported every time"
+    );
+}
+
+#[test]
+fn it_may_not_run_its_own_world() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    world.add_system(|world: &mut World| {
+        let error = world.run_iteration().unwrap_err();
+        assert!(matches!(error, IterationError::Reentrant));
+        world.get_mut::<Log>().unwrap().0.push("refused".into());
+    });
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Log>().unwrap().0, ["refused"]);
+}
+
+/// Asking for the plan from inside keeps the running plan in place.
+#[test]
+fn registering_and_asking_for_the_plan_inside_is_safe() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    world
+        .add_system(NodeBuilder::new("before").system(|log: &mut Log| log.0.push("before".into())));
+    world.add_system(|world: &mut World| {
+        let nodes = world.plan().unwrap().len();
+        world.add_system(NodeBuilder::new(format!("added{nodes}")).system(|_: &Log| {}));
+        assert_eq!(world.plan().unwrap().len(), nodes, "the running plan stays");
+    });
+    world.add_system(NodeBuilder::new("after").system(|log: &mut Log| log.0.push("after".into())));
+    world.run_iteration().unwrap();
+    world.run_iteration().unwrap();
+    assert_eq!(
+        world.get::<Log>().unwrap().0,
+        ["before", "after", "before", "after"]
+    );
+    assert_eq!(
+        world.plan().unwrap().len(),
+        7,
+        "two built-ins, three nodes, two added"
+    );
+}
