@@ -130,7 +130,7 @@ impl Phase {
 
     /// The phase's name as written in code (`PreUpdate`), which is also the
     /// variant of `sluice::Phase` and the marker an ordering may target.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Phase::PreUpdate => "PreUpdate",
             Phase::Update => "Update",

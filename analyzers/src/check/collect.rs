@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use proc_macro2::Span;
+use sluice_rules::Phase;
 use syn::punctuated::Punctuated;
 use syn::visit::{self, Visit};
 use syn::{
@@ -24,12 +25,20 @@ pub const REGISTRATION_CALLS: [&str; 8] = [
     "run_if",
 ];
 
-/// Constructors whose first string argument names a node or a marker
-/// registered at run time: `NodeBuilder::new("spawner")`, `Marker::new("Frame")`.
-pub const NAMING_CONSTRUCTORS: [&str; 2] = ["NodeBuilder", "Marker"];
+/// Constructors whose first string argument names a node, a marker or a
+/// group registered at run time: `NodeBuilder::new("spawner")`,
+/// `Marker::new("Frame")`, `Group::new("Physics")` (groups share the nodes'
+/// namespace, so an ordering may target one).
+pub const NAMING_CONSTRUCTORS: [&str; 3] = ["NodeBuilder", "Marker", "Group"];
 
-/// The phases the runtime provides; always known as ordering targets.
-pub const BUILTIN_MARKERS: [&str; 3] = ["PreUpdate", "Update", "PostUpdate"];
+/// The phases the runtime provides (the ones `phase = ..` accepts, from
+/// `sluice-rules`); always known as ordering targets, as the runtime
+/// resolves `after = PreUpdate` to the end of that phase.
+pub const BUILTIN_MARKERS: [&str; 3] = [
+    Phase::ALL[0].name(),
+    Phase::ALL[1].name(),
+    Phase::ALL[2].name(),
+];
 
 /// A function carrying a node attribute, as found in the tree.
 #[derive(Debug)]

@@ -23,9 +23,14 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
     let mut out = Vec::new();
     let mut names = collected.known_names.clone();
     // a node is known by its name: `name = ".."` when given (then not by its
-    // function's name, which the planner never sees), else the function's
+    // function's name, which the planner never sees), else the function's;
+    // and by its instance key: `key = ".."` when given, else its qualified
+    // path (`game::ai::update`), which this pass accepts by its last segment
+    // (below)
     for node in nodes {
+        let args = &node.checked.signature.args;
         names.insert(node.checked.signature.name());
+        names.extend(args.key.as_ref().map(|key| key.value()));
     }
     // a plain function registered without a macro is a node named after it
     // (`world.add_system(steer)`); a macro node is known only by its name
@@ -40,6 +45,19 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
             .filter(|mention| !macro_idents.contains(*mention))
             .cloned(),
     );
+    let functions: std::collections::HashSet<&str> = macro_idents
+        .iter()
+        .chain(&collected.registered)
+        .map(String::as_str)
+        .collect();
+    // `after = "game::ai::update"`: a default instance key, the path of a
+    // node function (or a plain function registered) of that name
+    let known = |name: &str| {
+        names.contains(name)
+            || name
+                .rsplit_once("::")
+                .is_some_and(|(_, last)| functions.contains(last))
+    };
     for node in nodes {
         let sig = &node.checked.signature;
         let file = node.found.file;
@@ -73,14 +91,14 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
         }
         for target in sig.args.after.iter().chain(&sig.args.before) {
             let name = target.name();
-            if !names.contains(&name) {
+            if !known(&name) {
                 out.push((
                     file,
                     Diagnostic::new(
                         Code::UnknownOrderTarget,
                         target.span(),
                         format!("`{}` orders itself against `{name}`, which exists nowhere in the tree", sig.name()),
-                        "name a node (its function's name or its `name = \"..\"`) or a marker type declared or imported in the tree",
+                        "name a node (its function's name, its `name = \"..\"` or its `key = \"..\"`), a group, or a marker type declared or imported in the tree",
                     ),
                 ));
             }
@@ -122,4 +140,56 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use sluice_rules::Code;
+
+    use crate::check::{SourceFile, check_files};
+
+    /// `(line, code)` of every finding in `text`, checked as a tree of one file.
+    fn findings(text: &str) -> Vec<(usize, Code)> {
+        let file = SourceFile::new(PathBuf::from("lib.rs"), text.to_owned());
+        let report = check_files(&[file]);
+        report.findings.iter().map(|f| (f.line, f.code)).collect()
+    }
+
+    #[test]
+    fn the_organisation_keys_are_accepted_and_their_targets_known() {
+        let text = r#"
+            #[system(phase = PreUpdate, group = "Physics", stage = "Early", set = "Audio", cadence = Fixed, order = -1, order_first, key = "ai::update#2")]
+            fn organised(hp: &Hp) {}
+            #[factory(phase = sluice::Phase::PostUpdate, schedule = "Save", order_last, order = 3)]
+            fn saved(hp: &Hp) -> Mesh { todo!() }
+            #[system(schedule = Startup, cadence = Variable, after = PreUpdate, before = PostUpdate)]
+            fn boot(hp: &Hp) {}
+            #[system(after = "Physics", after = "ai::update#2", before = "game::boot")]
+            fn targets(hp: &Hp) {}
+            pub fn setup(world: &mut World) {
+                world.add_group(Group::new("Physics"));
+                world.add_systems((organised, boot, targets));
+                world.add_factory(saved);
+            }
+        "#;
+        assert_eq!(findings(text), []);
+    }
+
+    #[test]
+    fn a_wrong_organisation_value_and_an_unknown_path_are_reported() {
+        let text = r#"
+            #[system(phase = Early, cadence = Fxed, order = 1.5, group = "", order_first, order_last, key = "a", key = "b")]
+            fn wrong(hp: &Hp) {}
+            #[system(after = "game::nowhere", after = "Physics")]
+            fn unknown(hp: &Hp) {}
+            pub fn setup(world: &mut World) {
+                world.add_systems((wrong, unknown));
+            }
+        "#;
+        let mut want = vec![(2, Code::InvalidAttribute); 6];
+        want.extend([(4, Code::UnknownOrderTarget); 2]);
+        assert_eq!(findings(text), want);
+    }
 }
