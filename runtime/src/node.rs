@@ -36,6 +36,9 @@ struct Rare {
     /// The body takes `&mut World` (an exclusive node run alone between
     /// the parts of its plan).
     whole_world: bool,
+    /// One of the world's own nodes (the scheduling factories): exempt from
+    /// organisation a user declares (stages are not required of it).
+    builtin: bool,
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -296,6 +299,12 @@ impl NodeBuilder {
         self
     }
 
+    /// One of the world's own nodes.
+    pub(crate) fn builtin(mut self) -> Self {
+        self.rare.get_or_insert_default().builtin = true;
+        self
+    }
+
     /// An exclusive node whose body takes `&mut World`.
     pub(crate) fn whole_world(mut self) -> Self {
         self.exclusive = true;
@@ -413,9 +422,15 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names, placement, whole_world) = match self.rare {
-            Some(rare) => (rare.key, rare.names, rare.placement, rare.whole_world),
-            None => (None, Vec::new(), None, false),
+        let (key, names, placement, whole_world, builtin) = match self.rare {
+            Some(rare) => (
+                rare.key,
+                rare.names,
+                rare.placement,
+                rare.whole_world,
+                rare.builtin,
+            ),
+            None => (None, Vec::new(), None, false, false),
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
@@ -439,6 +454,7 @@ impl NodeBuilder {
             create_before: self.create_before,
             state: NodeState::Enabled,
             whole_world,
+            builtin,
         }
     }
 }
@@ -488,6 +504,7 @@ pub struct NodeDescriptor {
     create_before: Vec<Label>,
     state: NodeState,
     whole_world: bool,
+    builtin: bool,
 }
 
 /// Whether a registered node takes part in plans.
@@ -557,6 +574,12 @@ impl NodeDescriptor {
     /// world runs alone, between the parts of its plan).
     pub fn needs_world(&self) -> bool {
         self.whole_world
+    }
+
+    /// Whether this is one of the world's own nodes (`sluice::plan`,
+    /// `sluice::execution`), which no stage declaration applies to.
+    pub fn is_builtin(&self) -> bool {
+        self.builtin
     }
 
     /// Enabled, disabled or removed.

@@ -25,7 +25,12 @@ fn entries(log: &Log, prefix: &str) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 64 },
+        // Miri isolates the file system proptest keeps failures in.
+        failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
+        ..ProptestConfig::default()
+    })]
 
     /// Random `create_after`/`create_before` constraints (acyclic: each
     /// node names only nodes of a lower rank) are all honoured; destruction

@@ -289,3 +289,28 @@ fn instance_keys_are_qualified_paths() {
         duplicate.message
     );
 }
+
+/// Only a larger order number orders: two stages of one number are SL0005
+/// and nothing more (no cycle between their members).
+#[test]
+fn stages_of_one_number_order_nothing() {
+    let mut graph = Graph::new();
+    graph.add_stage("A", 1);
+    graph.add_stage("B", 1);
+    graph.add_node(NodeBuilder::new("x").in_stage("B"));
+    graph.add_node(NodeBuilder::new("y").in_stage("A").after("x"));
+    assert_eq!(codes(&graph), ["SL0005"]);
+}
+
+/// The world's own scheduling nodes need no stage.
+#[test]
+fn a_world_with_stages_plans() {
+    let mut world = sluice::World::new();
+    world.add_stage("Late", 1);
+    world.add_stage("Early", 0);
+    world.add_system(NodeBuilder::new("late").in_stage("Late").run(|_| {}));
+    world.add_system(NodeBuilder::new("early").in_stage("Early").run(|_| {}));
+    world.run_iteration().unwrap();
+    let plan = world.plan().unwrap();
+    assert_eq!(&names(&plan)[2..], ["early", "late"]);
+}

@@ -662,11 +662,10 @@ fn stage_makes_the_node_a_member() {
     world.add_system(ranks::early);
     world.add_system(ranks::misspelt);
     world.add_system(ranks::read_input);
-    // Once stages are declared every node names a known one (SL0006): of
-    // ours, the one naming none and the misspelt one.
+    // Once stages are declared every node names a known one (SL0006): the
+    // one naming none and the misspelt one (the world's own nodes need none).
     let ours: Vec<String> = plan_errors(&mut world)
         .into_iter()
-        .filter(|(_, message)| !message.contains("`sluice::"))
         .map(|(code, message)| format!("{code}: {message}"))
         .collect();
     assert_eq!(ours.len(), 2, "{ours:#?}");
@@ -678,13 +677,8 @@ fn stage_makes_the_node_a_member() {
     );
 }
 
-/// The order the stages give. Ignored: `World::new` registers its own
-/// plan and execution factories (`sluice::plan`, `sluice::execution`),
-/// which name no stage, so a world that declares a stage is refused with
-/// SL0006 for them (a runtime matter; the graph-level tests in
-/// runtime/tests/organise.rs do not see it).
+/// The order the stages give (the world's own scheduling nodes need none).
 #[test]
-#[ignore = "the world's own nodes name no stage (SL0006), see the doc comment"]
 fn stage_orders_its_members() {
     let mut world = log_world();
     world.add_stage("Late", 1);

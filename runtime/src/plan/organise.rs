@@ -106,10 +106,16 @@ pub(crate) struct Resolved {
     pub(crate) node_stage: Vec<u32>,
     /// Per node: its position among the sorted sets, `NONE` for none.
     pub(crate) node_set: Vec<u32>,
-    pub(crate) stage_count: u32,
-    pub(crate) set_count: u32,
     /// Per sorted stage, then per sorted set: the index of its declaration.
     pub(crate) rank_decl: Vec<u32>,
+    /// Per sorted stage, then set: its level, one per distinct order number
+    /// of its kind (stages' levels first). Only a larger number orders, so
+    /// two ranks of one number (SL0005) share a level.
+    pub(crate) rank_level: Vec<u32>,
+    /// Per level: its first sorted rank (for names).
+    pub(crate) level_rank: Vec<u32>,
+    /// How many levels the stages have.
+    pub(crate) stage_levels: u32,
     pub(crate) phases: bool,
     /// Whether anything is organised at all (otherwise nothing is added).
     pub(crate) any: bool,
@@ -245,6 +251,18 @@ impl Resolved {
                 .collect();
             let base = self.rank_decl.len() as u32;
             self.rank_decl.extend_from_slice(&declared);
+            let mut previous = None;
+            for (at, &r) in declared.iter().enumerate() {
+                let order = ranks[r as usize].order;
+                if previous != Some(order) {
+                    self.level_rank.push(base + at as u32);
+                    previous = Some(order);
+                }
+                self.rank_level.push(self.level_rank.len() as u32 - 1);
+            }
+            if kind == RankKind::Stage {
+                self.stage_levels = self.level_rank.len() as u32;
+            }
             let memberships: Vec<u32> = nodes
                 .iter()
                 .enumerate()
@@ -255,7 +273,7 @@ impl Resolved {
                         RankKind::Set => &placement.set,
                     };
                     let node_ref = NodeIndex(index as u32);
-                    if node.state() == NodeState::Removed {
+                    if node.state() == NodeState::Removed || node.is_builtin() {
                         return NONE;
                     }
                     match named {
@@ -275,14 +293,8 @@ impl Resolved {
                 })
                 .collect();
             match kind {
-                RankKind::Stage => {
-                    self.node_stage = memberships;
-                    self.stage_count = declared.len() as u32;
-                }
-                RankKind::Set => {
-                    self.node_set = memberships;
-                    self.set_count = declared.len() as u32;
-                }
+                RankKind::Stage => self.node_stage = memberships,
+                RankKind::Set => self.node_set = memberships,
             }
         }
     }
@@ -428,8 +440,8 @@ pub(crate) enum OrgVertex {
     FirstDone(u32),
     /// Every sibling but the `order_last` items of a parent is done.
     LastDue(u32),
-    /// The end of a stage or set (its position among those of its kind:
-    /// stages first, then sets).
+    /// The end of a level of stages or sets (every rank of one order
+    /// number; stages' levels first, then sets').
     RankEnd(u32),
     /// The start of `PreUpdate`.
     PhaseStart,
@@ -531,14 +543,15 @@ pub(crate) fn edges(
         }
     }
 
-    // Stages, then sets: each kind a chain of end vertices.
-    let stage_base = base + out.vertices.len() as u32;
-    let ranks = resolved.stage_count + resolved.set_count;
-    for r in 0..ranks {
-        out.vertices.push(OrgVertex::RankEnd(r));
-        let last_of_kind = r + 1 == resolved.stage_count || r + 1 == ranks;
-        if !last_of_kind {
-            out.edges.push((stage_base + r, stage_base + r + 1));
+    // Stages, then sets: each kind a chain of end vertices, one per level
+    // (distinct order number).
+    let level_base = base + out.vertices.len() as u32;
+    let levels = resolved.level_rank.len() as u32;
+    let first_of_kind = |level: u32| level == 0 || level == resolved.stage_levels;
+    for level in 0..levels {
+        out.vertices.push(OrgVertex::RankEnd(level));
+        if !first_of_kind(level) {
+            out.edges.push((level_base + level - 1, level_base + level));
         }
     }
     for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
@@ -547,10 +560,10 @@ pub(crate) fn edges(
             if rank == NONE {
                 continue;
             }
-            out.edges.push((index as u32, stage_base + rank));
-            let first_of_kind = rank == 0 || rank == resolved.stage_count;
-            if !first_of_kind {
-                out.edges.push((stage_base + rank - 1, index as u32));
+            let level = resolved.rank_level[rank as usize];
+            out.edges.push((index as u32, level_base + level));
+            if !first_of_kind(level) {
+                out.edges.push((level_base + level - 1, index as u32));
             }
         }
     }
@@ -603,8 +616,9 @@ pub(crate) fn vertex_name(graph: &GraphView<'_>, resolved: &Resolved, vertex: Or
         OrgVertex::Begin(g) | OrgVertex::End(g) => groups[g as usize].name().to_owned(),
         OrgVertex::FirstDone(p) => format!("(order_first items of {})", parent_name(p)),
         OrgVertex::LastDue(p) => format!("(order_last items of {})", parent_name(p)),
-        OrgVertex::RankEnd(r) => {
-            let rank = &ranks[resolved.rank_decl[r as usize] as usize];
+        OrgVertex::RankEnd(level) => {
+            let first = resolved.level_rank[level as usize];
+            let rank = &ranks[resolved.rank_decl[first as usize] as usize];
             format!("({} {})", rank.kind.name(), rank.name)
         }
         OrgVertex::PhaseStart => "(phase PreUpdate)".to_owned(),

@@ -334,7 +334,7 @@ impl World {
     }
 
     fn add_builtin(&mut self, node: NodeBuilder, body: Box<dyn crate::system::NodeBody>) {
-        let index = self.graph.add_node(node);
+        let index = self.graph.add_node(node.builtin());
         self.push_cell(index, body, Vec::new());
     }
 
