@@ -314,3 +314,14 @@ fn a_world_with_stages_plans() {
     let plan = world.plan().unwrap();
     assert_eq!(&names(&plan)[2..], ["early", "late"]);
 }
+
+/// The same function registered twice under a second key is two nodes.
+#[test]
+fn a_spec_takes_a_second_key() {
+    use sluice::IntoSystem;
+    let mut world = sluice::World::new();
+    world.insert(Tick);
+    world.add_system(ai::update);
+    world.add_system(ai::update.into_system().key("ai::update#2"));
+    assert_eq!(world.plan().unwrap().len(), 4);
+}

@@ -57,6 +57,13 @@ impl NodeSpec {
         }
     }
 
+    /// Registers the node under the instance key `key` (the same function
+    /// or `#[system]` registered twice needs a second key; SL0004 otherwise).
+    pub fn key(mut self, key: impl Into<Label>) -> Self {
+        self.builder = self.builder.key(key);
+        self
+    }
+
     /// Runs `hook` when the node is created: the first time it joins a
     /// plan, in creation order (see [`NodeBuilder::create_after`]), between
     /// iterations, with exclusive access to the services the node declares
