@@ -6,6 +6,35 @@
 //! (`plan/organise.rs`), so the one rule of ordering and serial equivalence
 //! hold unchanged. The semantics are those of `plan-format.md`,
 //! "Organisation".
+//!
+//! ```
+//! use std::time::Duration;
+//! use sluice::{FixedTime, Group, World, system};
+//!
+//! #[system(phase = PreUpdate)]                 // PreUpdate < Update < PostUpdate
+//! fn read_input() {}
+//!
+//! #[system(group = "Physics", cadence = Fixed)] // its own plan, run per whole step
+//! fn integrate(time: &FixedTime) { let _ = time.step; }
+//!
+//! #[system(group = "Ai", order_first)]         // before its siblings in "Ai"
+//! fn perceive() {}
+//!
+//! #[system(schedule = Startup)]                // once, before the first update
+//! fn load_level() {}
+//!
+//! let mut world = World::new();
+//! world.add_group(Group::new("Simulation"));
+//! world.add_group(Group::new("Physics").in_group("Simulation"));
+//! world.add_group(Group::new("Ai").in_group("Simulation").after("Physics"));
+//! world.add_system(read_input);
+//! world.add_system(integrate);
+//! world.add_system(perceive);
+//! world.add_system(load_level);
+//! world.set_fixed_timestep(Duration::from_secs(1) / 60);
+//! world.update(Duration::from_millis(40)).expect("two fixed steps, then the frame");
+//! assert_eq!(world.get::<FixedTime>().map(|t| t.total), Some(2));
+//! ```
 
 use crate::node::Label;
 
