@@ -154,7 +154,10 @@ fn malformed_lines_say_what_was_expected() {
         errors(&["plan", &path]),
         [
             format!("error[SA0100]: {path}:2: {expected}: 4 or 5 columns after `SYSTEM`, found 3"),
-            format!("error[SA0100]: {path}:3: {expected}, found `RUN`"),
+            format!(
+                "error[SA0100]: {path}:3: expected a `SYSTEM`, `GROUP`, `STAGE` or `SET` line, \
+                 found `RUN`"
+            ),
             format!("error[SA0100]: {path}:4: {expected}: a system name, found `-`"),
             format!(
                 "error[SA0100]: {path}:5: {expected}: `reads` is `-` or names separated by \
@@ -258,4 +261,622 @@ fn bad_usage_exits_2() {
     let missing = errors(&["plan", "/nonexistent/x.plan"]);
     assert!(missing[0].starts_with("error: cannot read /nonexistent/x.plan"));
     assert!(errors(&["frobnicate"])[0].starts_with("error: unknown command `frobnicate`"));
+}
+
+// ---- Organisation: groups, stages, sets, phases, cadence ----------------
+
+fn organised() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/examples/organised.plan").to_owned()
+}
+
+/// A planned run: status 0, nothing on stderr, the stdout.
+fn planned(args: &[&str]) -> String {
+    let run = sluice(args);
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stderr, "");
+    run.stdout
+}
+
+#[test]
+fn organised_example_prints_the_fixed_cadence_first() {
+    assert_eq!(
+        planned(&["plan", &organised()]),
+        "fixed stage 0: gravity\nfixed stage 1: integrate\nfixed stage 2: collide\n\
+         stage 0: poll\nstage 1: spawn\nstage 2: trucks\nstage 3: cars\nstage 4: traffic\n\
+         stage 5: hud minimap\n"
+    );
+}
+
+#[test]
+fn organised_example_tree_merges_both_cadences() {
+    // Fixed systems come first in the overall plan order; a group sits at
+    // its first system; TruckGroup precedes CarGroup (`before=`), `spawn` is
+    // first and `traffic` last among VehicleGroup's children.
+    assert_eq!(
+        planned(&["plan", "--tree", &organised()]),
+        "gravity 0 (fixed)\nintegrate 1 (fixed)\ncollide 2 (fixed)\nInput\n  poll 0\nSimulation\n  \
+         VehicleGroup\n    spawn 1\n    TruckGroup\n      trucks 2\n    CarGroup\n      cars 3\n    \
+         traffic 4\nPresentation\n  hud 5\n  minimap 5\n"
+    );
+}
+
+#[test]
+fn phases_order_within_each_cadence_and_fixed_prints_first() {
+    // Reference 000: pre before update before post, separately in each
+    // cadence; the fixed cadence is a plan of its own, printed first.
+    let path = file(
+        "phases.plan",
+        "SYSTEM Spawn     -   Enemies  -  phase=pre\n\
+         SYSTEM Move      Vel Pos      -\n\
+         SYSTEM Cleanup   -   Dead     -  phase=post\n\
+         SYSTEM Input     -   Keys     -  phase=pre\n\
+         SYSTEM Physics   Pos Vel      -  cadence=fixed\n\
+         SYSTEM Integrate -   Pos      -  cadence=fixed phase=post\n\
+         SYSTEM Collide   Pos Contacts -  cadence=fixed\n",
+    );
+    assert_eq!(
+        planned(&["plan", &path]),
+        "fixed stage 0: Physics Collide\nfixed stage 1: Integrate\n\
+         stage 0: Spawn Input\nstage 1: Move\nstage 2: Cleanup\n"
+    );
+    assert_eq!(
+        planned(&["plan", "--tree", &path]),
+        "Physics 0 (fixed)\nCollide 0 (fixed)\nIntegrate 1 (fixed)\nSpawn 0\nInput 0\nMove 1\n\
+         Cleanup 2\n"
+    );
+    // `cadence=variable` is the default, spelled out.
+    let variable = file(
+        "variable.plan",
+        "SYSTEM a - X - cadence=variable\nSYSTEM b - X -\n",
+    );
+    assert_eq!(planned(&["plan", &variable]), "stage 0: a\nstage 1: b\n");
+}
+
+#[test]
+fn dot_with_a_fixed_cadence_prints_two_graphs() {
+    let dot = planned(&["plan", "--dot", &organised()]);
+    assert!(dot.starts_with("digraph fixed {\n"), "{dot}");
+    let variable = dot
+        .find("}\ndigraph plan {\n")
+        .expect("the variable graph second");
+    let (fixed, variable) = dot.split_at(variable + 2);
+    assert!(fixed.contains("[label=\"gravity\\nstage 0\"];"));
+    assert!(!fixed.contains("poll"));
+    assert!(variable.contains("[label=\"hud\\nstage 5\"];"));
+    assert!(!variable.contains("gravity"));
+    // Without fixed systems: one graph, as before.
+    let worked = planned(&["plan", "--dot", &worked()]);
+    assert!(worked.starts_with("digraph plan {") && !worked.contains("digraph fixed"));
+}
+
+/// Reference 004: CarGroup and TruckGroup inside VehicleGroup, declared in
+/// any order; `order=first`/`last` among the siblings; an empty group.
+fn vehicles() -> String {
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/plan/vehicles.plan"
+    )
+    .to_owned()
+}
+
+#[test]
+fn tree_of_nested_groups_in_plan_order() {
+    let path = vehicles();
+    assert_eq!(
+        planned(&["plan", &path]),
+        "stage 0: Spawn Peach\nstage 1: TruckSystem Daisy\nstage 2: CarSystem\nstage 3: Traffic\n"
+    );
+    // Children in plan order (a group at its first system), groups without
+    // systems after their siblings.
+    assert_eq!(
+        planned(&["plan", "--tree", &path]),
+        "VehicleGroup\n  Spawn 0\n  TruckGroup\n    TruckSystem 1\n  CarGroup\n    CarSystem 2\n  \
+         Traffic 3\n  Empty\nPeach 0\nDaisy 1\n"
+    );
+    assert_eq!(
+        errors(&["plan", "--tree", "--dot", &path]),
+        ["error: `--dot` and `--tree` are two views: choose one"]
+    );
+}
+
+#[test]
+fn help_documents_the_views() {
+    let help = planned(&["plan", "--help"]);
+    assert!(
+        help.starts_with("usage: sluice plan [--dot | --tree]"),
+        "{help}"
+    );
+    assert!(help.contains("digraph fixed"));
+    assert!(help.contains("(fixed)"));
+}
+
+#[test]
+fn stages_and_sets_order_their_members_whatever_the_declaration_order() {
+    let path = file(
+        "stages.plan",
+        "STAGE Simulate 10\nSTAGE Input -5\nSTAGE Present +20\nSET Physics 1\nSET Gameplay 2\n\
+         SYSTEM Draw    Pos   -     - stage=Present\n\
+         SYSTEM Move    -     Pos   - stage=Simulate set=Physics\n\
+         SYSTEM Score   Pos   Score - set=Gameplay stage=Simulate\n\
+         SYSTEM Poll    -     Keys  - stage=Input\n\
+         SYSTEM Collide Pos   Hits  - stage=Simulate set=Physics\n\
+         SYSTEM Hud     Score -     - stage=Present\n",
+    );
+    assert_eq!(
+        planned(&["plan", &path]),
+        "stage 0: Poll\nstage 1: Move\nstage 2: Collide\nstage 3: Score\nstage 4: Draw Hud\n"
+    );
+}
+
+#[test]
+fn cross_cadence_orderings_are_sl0003_at_both_lines() {
+    let path = file(
+        "cadence.plan",
+        "SYSTEM physics - Pos - cadence=fixed\nSYSTEM render Pos - physics\n\
+         SYSTEM ui - - - render,physics\n",
+    );
+    let separate = "the two run in separate plans, so the order means nothing: remove it, or \
+                    move both into one cadence";
+    assert_eq!(
+        errors(&["plan", &path]),
+        [
+            format!(
+                "error[SL0003]: {path}:2, {path}:1: `render` (the variable cadence) is ordered \
+                 after `physics` (the fixed cadence); {separate}"
+            ),
+            format!(
+                "error[SL0003]: {path}:3, {path}:1: `ui` (the variable cadence) is ordered \
+                 before `physics` (the fixed cadence); {separate}"
+            ),
+        ]
+    );
+    // Through a group, an order between the cadences is simply not there.
+    let group = file(
+        "cadence_group.plan",
+        "GROUP Sim\nSYSTEM step - Pos - group=Sim cadence=fixed\n\
+         SYSTEM draw Pos - Sim\nSYSTEM tick - Pos - Sim\n",
+    );
+    // `Sim` holds no variable system, so for that cadence it is an empty
+    // group carrying `tick` before `draw`.
+    assert_eq!(
+        planned(&["plan", &group]),
+        "fixed stage 0: step\nstage 0: tick\nstage 1: draw\n"
+    );
+}
+
+#[test]
+fn duplicate_stages_and_sets_are_sl0005_at_both_lines() {
+    let path = file(
+        "ranks.plan",
+        "STAGE Early 1\nSET Audio 2\nSTAGE Late 1\nSET Music 2\nSTAGE Early 5\n\
+         SYSTEM a - - - stage=Early\n",
+    );
+    assert_eq!(
+        errors(&["plan", &path]),
+        [
+            format!(
+                "error[SL0005]: {path}:1, {path}:3: the stages `Early` and `Late` have the order \
+                 1; stage names and orders must be unique"
+            ),
+            format!(
+                "error[SL0005]: {path}:1, {path}:5: the stages `Early` and `Early` have the name \
+                 `Early`; stage names and orders must be unique"
+            ),
+            format!(
+                "error[SL0005]: {path}:2, {path}:4: the sets `Audio` and `Music` have the order 2; \
+                 set names and orders must be unique"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn missing_and_unknown_stages_and_sets_are_sl0006() {
+    let path = file(
+        "membership.plan",
+        "STAGE Early 0\nSYSTEM a - - -\nSYSTEM b - - - stage=Nowhere\n\
+         SYSTEM c - - - stage=Early set=Missing\n",
+    );
+    assert_eq!(
+        errors(&["plan", &path]),
+        [
+            format!(
+                "error[SL0006]: {path}:2: stages are declared, so every node must name one; `a` \
+                 names none"
+            ),
+            format!(
+                "error[SL0006]: {path}:3: `b` is in the stage `Nowhere`, which is not declared"
+            ),
+            format!("error[SL0006]: {path}:4: `c` is in the set `Missing`, which is not declared"),
+        ]
+    );
+}
+
+#[test]
+fn organisation_cycles_are_sl0007_naming_every_line() {
+    // A cycle among empty groups is still a cycle.
+    let path = file("groups.plan", "GROUP A after=B\nGROUP B after=A\n");
+    assert_eq!(
+        errors(&["plan", &path]),
+        [format!(
+            "error[SL0007]: {path}:1, {path}:2: cycle through the organisation: A -> B -> A; a \
+             group, stage, set, phase or first/last order contradicts another ordering: remove \
+             or reverse one of them"
+        )]
+    );
+    // `Spawn` is first in VehicleGroup yet after `Traffic`, which is last.
+    let text = std::fs::read_to_string(vehicles()).unwrap().replace(
+        "SYSTEM Spawn   - - -  order=first",
+        "SYSTEM Spawn   - - Traffic  order=first",
+    );
+    let path = file("first_last.plan", &text);
+    assert_eq!(
+        errors(&["plan", &path]),
+        [format!(
+            "error[SL0007]: {path}:8, {path}:9, {path}:6: cycle through the organisation: \
+             Traffic -> Spawn -> (order_first items of group VehicleGroup) -> CarGroup -> \
+             (order_last items of group VehicleGroup) -> Traffic; a group, stage, set, phase or \
+             first/last order contradicts another ordering: remove or reverse one of them"
+        )]
+    );
+    // A stage contradicting an explicit ordering.
+    let path = file(
+        "stage_cycle.plan",
+        "STAGE Input 0\nSTAGE Late 1\nSYSTEM draw - - - stage=Late\nSYSTEM poll - - draw stage=Input\n",
+    );
+    let lines = errors(&["plan", &path]);
+    assert_eq!(
+        lines,
+        [format!(
+            "error[SL0007]: {path}:3, {path}:4: cycle through the organisation: draw -> poll -> \
+             (stage Input) -> draw; a group, stage, set, phase or first/last order contradicts \
+             another ordering: remove or reverse one of them"
+        )]
+    );
+}
+
+#[test]
+fn a_group_containing_itself_is_sl0001_at_its_group_lines() {
+    let path = file(
+        "containment.plan",
+        "GROUP A group=C\nGROUP B group=A\nGROUP C group=B\nGROUP D group=D\nGROUP E\n",
+    );
+    let lines = errors(&["plan", &path]);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    // Every group of the cycle, each line once (in the order the planner
+    // lists the cycle).
+    let (at, message) = lines[0].split_once(": the group").unwrap();
+    let mut at: Vec<&str> = at
+        .trim_start_matches("error[SL0001]: ")
+        .split(", ")
+        .collect();
+    at.sort_unstable();
+    assert_eq!(
+        at,
+        [
+            format!("{path}:1"),
+            format!("{path}:2"),
+            format!("{path}:3")
+        ]
+    );
+    assert!(message.contains("A -> B -> C -> A"), "{message}");
+    assert_eq!(
+        lines[1],
+        format!(
+            "error[SL0001]: {path}:4: the group `D` contains itself: D -> D (each contains the \
+             next); a group cannot be its own ancestor"
+        )
+    );
+}
+
+#[test]
+fn unknown_groups_and_shared_names_name_the_group_lines() {
+    let path = file(
+        "unknown_groups.plan",
+        "GROUP G group=Nowhere after=ghost\nSYSTEM s - - - group=Ghost\nGROUP s\nGROUP G\n",
+    );
+    assert_eq!(
+        errors(&["plan", &path]),
+        [
+            format!(
+                "error[SL0004]: {path}:1, {path}:4: the group `G` is declared twice; give each group its own name"
+            ),
+            format!(
+                "error[SL0002]: {path}:1: `G` is in the group `Nowhere`, which is not declared; \
+                 declare it with `Group::new(\"Nowhere\")` or check the spelling"
+            ),
+            format!(
+                "error[SL0002]: {path}:2: `s` is in the group `Ghost`, which is not declared; \
+                 declare it with `Group::new(\"Ghost\")` or check the spelling"
+            ),
+            format!(
+                "error[SL0004]: {path}:2, {path}:3: `s` names both node #0 `s` and a group; nodes \
+                 and groups share one namespace: rename one of them"
+            ),
+            format!(
+                "error[SL0002]: {path}:1: `G` is ordered after `ghost`, which is not a registered \
+                 node, group or marker; check the spelling or register it"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn phase_names_are_no_ordering_targets_in_a_plan_file() {
+    // The planner lets code order after a phase by name; in the plan format
+    // a phase is named by `phase=` only, and any other name must be declared.
+    let path = file(
+        "phase_targets.plan",
+        "SYSTEM a - - PreUpdate\nGROUP G before=PostUpdate\nSYSTEM Update - - -\n\
+         SYSTEM b - - Update phase=post\n",
+    );
+    let unknown = "which is not a declared system or group (a phase is named by `phase=` only); \
+                   check the spelling or declare it";
+    assert_eq!(
+        errors(&["plan", &path]),
+        [
+            format!("error[SL0002]: {path}:1: `a` is ordered after `PreUpdate`, {unknown}"),
+            format!("error[SL0002]: {path}:2: `G` is ordered before `PostUpdate`, {unknown}"),
+        ]
+    );
+    // A system called `Update` is a name like any other.
+    let path = file(
+        "update_system.plan",
+        "SYSTEM Update - - -\nSYSTEM b - - Update phase=post\n",
+    );
+    assert_eq!(planned(&["plan", &path]), "stage 0: Update\nstage 1: b\n");
+}
+
+#[test]
+fn malformed_attribute_lines_say_what_was_expected() {
+    let path = file(
+        "attributes.plan",
+        "SYSTEM a - - - colour=red\n\
+         SYSTEM b - - - order=first order=last\n\
+         SYSTEM c - - - group=\n\
+         SYSTEM d - - - phase=during\n\
+         SYSTEM e - - - after=a\n\
+         SYSTEM f - - order=first\n\
+         SYSTEM g - - - cadence=fixed extra\n\
+         GROUP G stage=S\n\
+         GROUP H I\n\
+         GROUP J after=a,,b\n\
+         STAGE S one\n\
+         STAGE T 1 group=G\n\
+         SET U\n\
+         SET V 99999999999999999999\n",
+    );
+    let system = "expected SYSTEM attributes among `group=`, `order=`, `stage=`, `set=`, \
+                  `phase=`, `cadence=`";
+    let group = "expected GROUP attributes among `group=`, `order=`, `after=`, `before=`";
+    assert_eq!(
+        errors(&["plan", &path]),
+        [
+            format!("error[SA0100]: {path}:1: {system}: unknown attribute `colour=`"),
+            format!("error[SA0100]: {path}:2: {system}: `order=` appears twice"),
+            format!("error[SA0100]: {path}:3: {system}: `group=` has an empty value"),
+            format!(
+                "error[SA0100]: {path}:4: {system}: `phase=` takes `pre`, `update` or `post`, \
+                 found `during`"
+            ),
+            format!(
+                "error[SA0100]: {path}:5: {system}: `after=` is not an attribute of a SYSTEM line \
+                 (a SYSTEM line orders with its `after` and `before` columns)"
+            ),
+            format!(
+                "error[SA0100]: {path}:6: expected `SYSTEM <name> <reads> <writes> <after> \
+                 [<before>]`: 4 or 5 columns after `SYSTEM`, found 3 (the attributes start at \
+                 the first word holding `=`)"
+            ),
+            format!(
+                "error[SA0100]: {path}:7: {system}: `extra` follows the attributes but is no \
+                 `<attr>=<value>`"
+            ),
+            format!(
+                "error[SA0100]: {path}:8: {group}: `stage=` is not an attribute of a GROUP line \
+                 (stages, sets, phases and cadences are per system)"
+            ),
+            format!(
+                "error[SA0100]: {path}:9: expected `GROUP <name> [<attr>=<value> ...]`: 1 column \
+                 after `GROUP`, found 2"
+            ),
+            format!(
+                "error[SA0100]: {path}:10: {group}: `after=` takes names separated by single \
+                 commas, found `a,,b`"
+            ),
+            format!(
+                "error[SA0100]: {path}:11: expected `STAGE <name> <order>`: an order number (an \
+                 optionally signed decimal integer), found `one`"
+            ),
+            format!(
+                "error[SA0100]: {path}:12: expected `STAGE <name> <order>`: a STAGE line takes no \
+                 attributes, found `group=G`"
+            ),
+            format!(
+                "error[SA0100]: {path}:13: expected `SET <name> <order>`: 2 columns after `SET`, \
+                 found 1"
+            ),
+            format!(
+                "error[SA0100]: {path}:14: expected `SET <name> <order>`: an order number from \
+                 -9223372036854775808 to 9223372036854775807, found `99999999999999999999`"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_malformed_line_is_reported_once_and_does_not_cascade() {
+    // Later lines name what the malformed lines 1-5 declared: the system
+    // `broken`, the groups `Vehicles` (which holds systems) and `Gate`, the
+    // stage `Early` and the set `Audio`. Only the malformed lines are
+    // reported: no SL0002, no SL0006 (nor are stages mandatory), and `car`
+    // stays in `Vehicles` rather than joining the top level, where
+    // `order=first` would put it before `loose` and close a cycle (SL0007).
+    let path = file(
+        "cascade.plan",
+        "SYSTEM broken - -\n\
+         GROUP Vehicles order=sideways\n\
+         GROUP Gate before=\n\
+         STAGE Early one\n\
+         SET Audio\n\
+         SYSTEM car - - broken - group=Vehicles order=first stage=Early set=Audio\n\
+         SYSTEM truck - - broken,Gate - group=Vehicles\n\
+         SYSTEM loose - - Gate car\n\
+         GROUP Traffic group=Vehicles after=broken\n\
+         SYSTEM bus - - - group=broken\n",
+    );
+    let lines = errors(&["plan", &path]);
+    assert_eq!(lines.len(), 5, "{lines:#?}");
+    for (line, error) in (1..=5).zip(&lines) {
+        assert!(
+            error.starts_with(&format!("error[SA0100]: {path}:{line}: ")),
+            "{lines:#?}"
+        );
+    }
+    // The same file with its lines mended plans.
+    let mended = file(
+        "cascade_mended.plan",
+        "SYSTEM broken - - - stage=Early\n\
+         GROUP Vehicles order=last\n\
+         GROUP Gate\n\
+         STAGE Early 1\n\
+         SET Audio 1\n\
+         SYSTEM car - - broken - group=Vehicles order=first stage=Early set=Audio\n\
+         SYSTEM truck - - broken,Gate - group=Vehicles stage=Early\n\
+         SYSTEM loose - - Gate car stage=Early\n\
+         GROUP Traffic group=Vehicles after=broken\n\
+         SYSTEM bus - - - group=Traffic stage=Early\n",
+    );
+    assert_eq!(
+        planned(&["plan", &mended]),
+        "stage 0: broken loose\nstage 1: car\nstage 2: truck bus\n"
+    );
+}
+
+#[test]
+fn a_malformed_line_does_not_hide_other_errors() {
+    // A malformed line excuses only what names it.
+    let path = file(
+        "other_errors.plan",
+        "SYSTEM broken - -\nSYSTEM a - - broken,ghost\nSTAGE Early one\nSTAGE Late 2\n\
+         SYSTEM b - - - stage=Early\nSYSTEM c - - - stage=Lost\n",
+    );
+    let lines = errors(&["plan", &path]);
+    let codes: Vec<&str> = lines.iter().map(|l| &l[..14]).collect();
+    assert_eq!(
+        codes,
+        [
+            "error[SA0100]:",
+            "error[SA0100]:",
+            "error[SL0006]:",
+            "error[SL0006]:",
+            "error[SL0002]:"
+        ],
+        "{lines:#?}"
+    );
+    // `a` names no stage while STAGE lines exist; `c` names an unknown one;
+    // `ghost` is declared nowhere.
+    assert!(lines[2].contains(&format!("{path}:2:")) && lines[2].contains("`a` names none"));
+    assert!(lines[3].contains(&format!("{path}:6:")) && lines[3].contains("`Lost`"));
+    assert!(lines[4].contains(&format!("{path}:2:")) && lines[4].contains("`ghost`"));
+}
+
+/// A large organised file: `systems` systems (a quarter fixed, with phases
+/// and sets that follow declaration order; the rest in `groups` nested
+/// groups, a chain 100 deep and the others hung on it, with first/last
+/// orders and `after=` between unordered siblings), all acyclic by
+/// construction.
+fn organised_file(systems: usize, groups: usize) -> String {
+    let mut text = String::from("SET Early 0\nSET Mid 1\nSET Late 2\nSET Last 3\n");
+    let parent = |g: usize| if g < 100 { g - 1 } else { (g * 7) % 100 };
+    let unordered = |g: usize| !matches!(g % 9, 1 | 2);
+    for g in 0..groups {
+        text.push_str(&format!("GROUP g{g}"));
+        if g > 0 {
+            text.push_str(&format!(" group=g{}", parent(g)));
+        }
+        match g % 9 {
+            1 => text.push_str(" order=first"),
+            2 => text.push_str(" order=last"),
+            _ => {}
+        }
+        // Siblings: g and g - 100 share a parent past the chain.
+        if g >= 200 && unordered(g) && unordered(g - 100) {
+            text.push_str(&format!(" after=g{}", g - 100));
+        }
+        text.push('\n');
+    }
+    for i in 0..systems {
+        let resource = i % 64;
+        let (reads, writes) = if i % 3 == 0 {
+            (format!("R{}", (i * 7) % 64), format!("R{resource}"))
+        } else {
+            (format!("R{resource},R{}", (i * 7) % 64), "-".to_owned())
+        };
+        if i % 4 == 0 {
+            let after = if i >= 8 && i % 8 == 0 {
+                format!("s{}", i - 8)
+            } else {
+                "-".to_owned()
+            };
+            let phase = if i < systems / 3 {
+                " phase=pre"
+            } else if i > 2 * systems / 3 {
+                " phase=post"
+            } else {
+                ""
+            };
+            let set = ["Early", "Mid", "Late", "Last"][i * 4 / systems];
+            text.push_str(&format!(
+                "SYSTEM s{i} {reads} {writes} {after} cadence=fixed set={set}{phase}\n"
+            ));
+        } else {
+            let order = match (i % 23, i % 29) {
+                (0, _) => " order=first",
+                (_, 0) => " order=last",
+                _ => "",
+            };
+            let group = if i % 101 == 0 {
+                String::new()
+            } else {
+                format!(" group=g{}", i % groups)
+            };
+            text.push_str(&format!("SYSTEM s{i} {reads} {writes} -{group}{order}\n"));
+        }
+    }
+    text
+}
+
+#[test]
+fn a_huge_organised_file_plans() {
+    let (systems, groups) = (20_000, 500);
+    let path = file("huge_organised.plan", &organised_file(systems, groups));
+    let started = std::time::Instant::now();
+    let stages = planned(&["plan", &path]);
+    let fixed = stages
+        .lines()
+        .filter(|l| l.starts_with("fixed stage "))
+        .count();
+    assert!(fixed > 0 && fixed < stages.lines().count());
+    let names: usize = stages
+        .lines()
+        .map(|l| l.split_once(": ").unwrap().1.split(' ').count())
+        .sum();
+    assert_eq!(names, systems);
+    let tree = planned(&["plan", "--tree", &path]);
+    assert_eq!(tree.lines().count(), systems + groups);
+    assert_eq!(
+        tree.lines().filter(|l| l.ends_with(" (fixed)")).count(),
+        systems / 4
+    );
+    // The deepest group is 100 levels down the chain (200 spaces).
+    assert!(
+        tree.lines()
+            .any(|l| l.starts_with(&format!("{}g99", " ".repeat(198))))
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(120),
+        "{:?}",
+        started.elapsed()
+    );
 }

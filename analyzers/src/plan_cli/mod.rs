@@ -1,0 +1,529 @@
+//! `sluice plan FILE`: a thin reader of the plan text format over the
+//! library planner (see the project's `plan-format.md`).
+//!
+//! Each `SYSTEM` line becomes a node named after the system, reading its
+//! `reads`, gating its `writes` (a write implies a read), exclusive when
+//! `writes` holds `*`, with its attributes (`group=`, `order=`, `stage=`,
+//! `set=`, `phase=`, `cadence=`) as the node's placement. `GROUP`, `STAGE`
+//! and `SET` lines become the graph's groups, stages and sets, and both
+//! cadences are planned at once ([`Graph::build_all`]).
+//!
+//! Every problem is reported, each as `error[CODE]: FILE:LINE: message`
+//! naming the line of every declaration at fault; malformed lines are
+//! `SA0100` (the plan format's code in the analyzers' range), the planner's
+//! own are `SL` codes.
+//!
+//! A malformed line is reported once and nothing else is reported because
+//! of it. When its kind and name are readable, the name counts as declared:
+//! naming it in `after`/`before`/`group=` is no SL0002 (the ordering is
+//! dropped, as the line is), a stage or set it names is no SL0006 (and a
+//! malformed `STAGE` line does not make stages mandatory). A malformed
+//! `GROUP` line that good lines put systems or groups in becomes a
+//! placeholder, an empty group of that name without attributes, so that its
+//! members stay together instead of joining the top level's first/last
+//! order; any diagnostic about a placeholder (a cycle through it, which its
+//! lost attributes, an `order=` say, might not have closed) is dropped.
+//! Since any error means exit 2 with nothing on standard output, a
+//! placeholder never shows.
+//!
+//! Output: the stage view; with fixed systems, the fixed cadence's stages
+//! first, each line starting with `fixed `. `--dot` prints Graphviz: the
+//! variable cadence as `digraph plan { ... }`; with fixed systems, first the
+//! fixed cadence as a graph of its own, `digraph fixed { ... }` (one file,
+//! two graphs: `dot` renders each). `--tree` prints the group hierarchy
+//! (see `tree.rs` for how the two cadences merge).
+
+mod parse;
+mod render;
+mod tree;
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use sluice::{
+    AmbiguityLevel, Cadence, Diagnostic, DiagnosticKind, Graph, Group, NodeBuilder, NodeRef,
+    Packing, Phase, PlanOptions, RankKind, SiblingOrder,
+};
+
+use parse::{Declares, Parsed};
+use render::Lines;
+
+/// A malformed line of the plan text format.
+const MALFORMED: &str = "SA0100";
+
+/// `sluice plan --help`.
+const USAGE: &str = "\
+usage: sluice plan [--dot | --tree] [--packing order|first-fit] [--warn-ambiguous] FILE
+
+Plans the SYSTEM, GROUP, STAGE and SET lines of FILE (plan-format.md) and
+prints the stage view: `stage N: names...`, the fixed cadence first (its
+lines start with `fixed `) when any system has `cadence=fixed`.
+
+options:
+  --dot             Graphviz instead of stages: nodes labelled with their
+                    stage, edges with their reasons; the variable cadence is
+                    `digraph plan`, preceded by `digraph fixed` for the fixed
+                    cadence when it has systems (two graphs in one file)
+  --tree            the group hierarchy instead of stages: one line per group
+                    and system, two spaces of indent per level, children in
+                    plan order (the fixed cadence's before the variable's,
+                    groups without systems last), `name STAGE`, and `(fixed)`
+                    after a fixed system
+  --packing P       `order` (default) or `first-fit` stage packing
+  --warn-ambiguous  report SL0008 warnings on standard error
+
+exit status: 0 planned, 2 bad usage or bad input (then nothing on standard
+output, and every error on standard error as `error[CODE]: FILE:LINE: ...`)";
+
+/// What `sluice plan` prints.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum View {
+    #[default]
+    Stages,
+    Dot,
+    Tree,
+}
+
+/// Options of `sluice plan`.
+#[derive(Debug, Default)]
+struct Options {
+    view: View,
+    help: bool,
+    plan: PlanOptions,
+    file: Option<String>,
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut options = Options::default();
+    // SL0008 only on request (`--warn-ambiguous`), unlike a world's default.
+    options.plan.ambiguity = AmbiguityLevel::Ignore;
+    let mut args = args.iter();
+    let view = |options: &mut Options, view: View| {
+        if options.view != View::Stages && options.view != view {
+            return Err("`--dot` and `--tree` are two views: choose one".to_owned());
+        }
+        options.view = view;
+        Ok(())
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--dot" => view(&mut options, View::Dot)?,
+            "--tree" => view(&mut options, View::Tree)?,
+            "-h" | "--help" => options.help = true,
+            "--warn-ambiguous" => options.plan.ambiguity = AmbiguityLevel::Warn,
+            "--packing" => {
+                let value = args
+                    .next()
+                    .ok_or("`--packing` needs `order` or `first-fit`")?;
+                options.plan.packing = packing(value)?;
+            }
+            other if other.starts_with("--packing=") => {
+                options.plan.packing = packing(&other["--packing=".len()..])?;
+            }
+            other if other.starts_with('-') && other != "-" => {
+                return Err(format!("unknown option `{other}`"));
+            }
+            file if options.file.is_none() => options.file = Some(file.to_owned()),
+            extra => return Err(format!("one FILE expected, found a second: `{extra}`")),
+        }
+    }
+    Ok(options)
+}
+
+fn packing(value: &str) -> Result<Packing, String> {
+    match value {
+        "first-fit" => Ok(Packing::FirstFit),
+        "order" => Ok(Packing::Order),
+        other => Err(format!(
+            "`--packing` takes `order` or `first-fit`, found `{other}`"
+        )),
+    }
+}
+
+/// Runs `sluice plan` with `args` (after the subcommand); returns the exit
+/// status: 0 planned, 2 bad usage or bad input (nothing on `stdout` then).
+pub fn run(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
+    run_reading(args, stdout, stderr, |file| std::fs::read(file))
+}
+
+/// [`run`] with the FILE's contents given as `text` instead of read (the
+/// FILE named in `args` is used in messages only): what a test or a fuzzer
+/// drives.
+pub fn run_text(
+    args: &[String],
+    text: &[u8],
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    run_reading(args, stdout, stderr, |_| Ok(text.to_vec()))
+}
+
+fn run_reading(
+    args: &[String],
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    read: impl FnOnce(&str) -> std::io::Result<Vec<u8>>,
+) -> u8 {
+    let options = match parse_args(args) {
+        Ok(Options { help: true, .. }) => {
+            let _ = writeln!(stdout, "{USAGE}");
+            return 0;
+        }
+        Ok(Options { file: None, .. }) => {
+            let _ = writeln!(stderr, "error: `sluice plan` needs a FILE");
+            return 2;
+        }
+        Ok(options) => options,
+        Err(message) => {
+            let _ = writeln!(stderr, "error: {message}");
+            return 2;
+        }
+    };
+    let file = options.file.as_deref().unwrap_or_default();
+    let text = match read(file).and_then(|bytes| {
+        String::from_utf8(bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }) {
+        Ok(text) => text,
+        Err(error) => {
+            let _ = writeln!(stderr, "error: cannot read {file}: {error}");
+            return 2;
+        }
+    };
+    match plan(file, &text, &options) {
+        Ok((output, warnings)) => {
+            for warning in warnings {
+                let _ = writeln!(stderr, "{warning}");
+            }
+            let _ = stdout.write_all(output.as_bytes());
+            0
+        }
+        Err(errors) => {
+            for error in errors {
+                let _ = writeln!(stderr, "{error}");
+            }
+            2
+        }
+    }
+}
+
+/// The graph of a parsed file, and the line of everything in it.
+struct Built<'t> {
+    graph: Graph,
+    lines: Lines<'t>,
+    /// System and group names declared only by malformed lines.
+    malformed_items: HashSet<&'t str>,
+    /// Stage and set names declared only by malformed lines.
+    malformed_ranks: HashSet<(RankKind, &'t str)>,
+    /// The groups that stand in for malformed GROUP lines: from this index
+    /// on.
+    placeholders: usize,
+    /// SL0002 found before planning: orderings naming a phase (line and
+    /// message).
+    unknown: Vec<(usize, String)>,
+}
+
+fn build<'t>(parsed: &Parsed<'t>) -> Built<'t> {
+    let declared: HashSet<&str> = parsed
+        .systems
+        .iter()
+        .map(|s| s.name)
+        .chain(parsed.groups.iter().map(|g| g.name))
+        .collect();
+    // What malformed lines declare, when no good line declares it too.
+    let mut malformed_items = HashSet::new();
+    let mut malformed_groups = Vec::new();
+    let mut malformed_ranks = HashSet::new();
+    for malformed in &parsed.malformed {
+        match malformed.declares {
+            Some(Declares::System(name) | Declares::Group(name))
+                if !declared.contains(name) && malformed_items.insert(name) =>
+            {
+                if matches!(malformed.declares, Some(Declares::Group(_))) {
+                    malformed_groups.push((name, malformed.line));
+                }
+            }
+            Some(Declares::Rank(kind, name))
+                if !parsed
+                    .ranks
+                    .iter()
+                    .any(|rank| rank.kind == kind && rank.name == name) =>
+            {
+                malformed_ranks.insert((kind, name));
+            }
+            _ => {}
+        }
+    }
+    // The planner lets an ordering target a phase by name; in a plan file
+    // names are systems and groups only (a phase is named by `phase=`), so
+    // such a target is unknown here unless a line declares it.
+    let mut unknown = Vec::new();
+    let mut keep = |line: usize, source: &str, relation: &str, target: &str| {
+        if Phase::from_name(target).is_none() || declared.contains(target) {
+            return true;
+        }
+        if !malformed_items.contains(target) {
+            unknown.push((
+                line,
+                format!(
+                    "`{source}` is ordered {relation} `{target}`, which is not a declared system \
+                     or group (a phase is named by `phase=` only); check the spelling or \
+                     declare it"
+                ),
+            ));
+        }
+        false
+    };
+
+    let mut graph = Graph::new();
+    let mut lines = Lines::default();
+    for system in &parsed.systems {
+        graph.add_node(node(system, &mut keep));
+        lines.systems.push((system.line, system.name));
+    }
+    for group in &parsed.groups {
+        graph.add_group(self::group(group, &mut keep));
+        lines.groups.push(group.line);
+    }
+    // A malformed group that good lines put something in stays a group (a
+    // placeholder without attributes, after the declared groups), so that
+    // its members stay together rather than join the top level's first/last
+    // order.
+    let placeholders = parsed.groups.len();
+    let parents: HashSet<&str> = parsed
+        .systems
+        .iter()
+        .filter_map(|s| s.group)
+        .chain(parsed.groups.iter().filter_map(|g| g.parent))
+        .collect();
+    for (name, line) in malformed_groups {
+        if parents.contains(name) {
+            graph.add_group(Group::new(name.to_owned()));
+            lines.groups.push(line);
+        }
+    }
+    for rank in &parsed.ranks {
+        match rank.kind {
+            RankKind::Stage => graph.add_stage(rank.name.to_owned(), rank.order),
+            RankKind::Set => graph.add_set(rank.name.to_owned(), rank.order),
+        }
+        lines.ranks.push(rank.line);
+    }
+    Built {
+        graph,
+        lines,
+        malformed_items,
+        malformed_ranks,
+        placeholders,
+        unknown,
+    }
+}
+
+impl Built<'_> {
+    /// Whether `diagnostic` only follows from a malformed line (already
+    /// reported): a name such a line declares named elsewhere, or anything
+    /// about a placeholder group (a cycle through it may be one its lost
+    /// attributes, an `order=` say, would not have closed).
+    fn excused(&self, diagnostic: &Diagnostic) -> bool {
+        let placeholder = |node: &NodeRef| match node {
+            NodeRef::Group(group) => group.index() >= self.placeholders,
+            _ => false,
+        };
+        match &diagnostic.kind {
+            DiagnosticKind::UnknownTarget { source, target, .. } => {
+                self.malformed_items.contains(target.as_str()) || placeholder(source)
+            }
+            DiagnosticKind::UnknownRank { kind, name, .. } => {
+                self.malformed_ranks.contains(&(*kind, name.as_str()))
+            }
+            DiagnosticKind::Cycle { path } | DiagnosticKind::OrganisationCycle { path } => {
+                path.iter().any(placeholder)
+            }
+            DiagnosticKind::DuplicateKey { first, second, .. } => {
+                placeholder(first) || placeholder(second)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Plans `text` (read from `file`): the output and the warnings, or every
+/// error (with the warnings), each rendered for standard error.
+fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String>), Vec<String>> {
+    let parsed = parse::parse(text);
+    let built = build(&parsed);
+    let render = |diagnostic: &Diagnostic| render::render(file, &built.lines, diagnostic);
+    let mut errors: Vec<String> = parsed
+        .malformed
+        .iter()
+        .map(|m| format!("error[{MALFORMED}]: {file}:{}: {}", m.line, m.message))
+        .chain(
+            built
+                .unknown
+                .iter()
+                .map(|(line, message)| format!("error[SL0002]: {file}:{line}: {message}")),
+        )
+        .collect();
+    let plans = match built.graph.build_all(&options.plan) {
+        Ok(plans) => plans,
+        Err(failure) => {
+            errors.extend(
+                failure
+                    .diagnostics()
+                    .iter()
+                    .filter(|d| !built.excused(d))
+                    .map(render),
+            );
+            return Err(errors);
+        }
+    };
+    let (fixed, variable) = (plans.fixed(), plans.variable());
+    // Both plans carry every diagnostic of the build.
+    let warnings: Vec<String> = variable.diagnostics().iter().map(render).collect();
+    if !errors.is_empty() {
+        errors.extend(warnings);
+        return Err(errors);
+    }
+    let any_fixed = !fixed.is_empty();
+    let output = match options.view {
+        View::Dot => {
+            let mut out = String::new();
+            if any_fixed {
+                let dot = fixed.to_dot();
+                match dot.strip_prefix("digraph plan {") {
+                    Some(rest) => {
+                        out.push_str("digraph fixed {");
+                        out.push_str(rest);
+                    }
+                    None => out.push_str(&dot),
+                }
+            }
+            out.push_str(&variable.to_dot());
+            out
+        }
+        View::Tree => tree::render(&tree::Input {
+            fixed,
+            variable,
+            cadences: parsed.systems.iter().map(|s| s.cadence).collect(),
+        }),
+        View::Stages => {
+            let mut out = String::new();
+            let cadences = [("fixed ", fixed), ("", variable)];
+            for (prefix, plan) in cadences {
+                for (stage, members) in plan.stages().enumerate() {
+                    out.push_str(prefix);
+                    out.push_str("stage ");
+                    out.push_str(&stage.to_string());
+                    out.push(':');
+                    for &member in members {
+                        out.push(' ');
+                        out.push_str(plan.node_name(member));
+                    }
+                    out.push('\n');
+                }
+            }
+            out
+        }
+    };
+    Ok((output, warnings))
+}
+
+/// Whether an ordering of the line `line` (the system or group `source`)
+/// keeps its target.
+type Keep<'k> = dyn FnMut(usize, &str, &str, &str) -> bool + 'k;
+
+/// The `after` and `before` targets of the line `line` (the system or
+/// group `source`) that `keep` keeps.
+fn kept<'t>(
+    keep: &mut Keep<'_>,
+    line: usize,
+    source: &str,
+    after: &[&'t str],
+    before: &[&'t str],
+) -> (Vec<&'t str>, Vec<&'t str>) {
+    let mut kept = |relation: &str, targets: &[&'t str]| -> Vec<&'t str> {
+        targets
+            .iter()
+            .copied()
+            .filter(|target| keep(line, source, relation, target))
+            .collect()
+    };
+    (kept("after", after), kept("before", before))
+}
+
+fn node(system: &parse::System<'_>, keep: &mut Keep<'_>) -> NodeBuilder {
+    let mut node = NodeBuilder::new(system.name.to_owned());
+    // A write implies a read: a service in both columns is one gated access
+    // (the planner refuses a node that declares one service twice).
+    for &read in &system.reads {
+        if !system.writes.contains(&read) {
+            node = node.reads_named(read.to_owned());
+        }
+    }
+    for &write in &system.writes {
+        node = node.gates_named(write.to_owned());
+    }
+    if system.exclusive {
+        node = node.exclusive();
+    }
+    let (after, before) = kept(
+        keep,
+        system.line,
+        system.name,
+        &system.after,
+        &system.before,
+    );
+    for target in after {
+        node = node.after(target.to_owned());
+    }
+    for target in before {
+        node = node.before(target.to_owned());
+    }
+    if let Some(group) = system.group {
+        node = node.in_group(group.to_owned());
+    }
+    match system.order {
+        Some(SiblingOrder::First) => node = node.order_first(),
+        Some(SiblingOrder::Last) => node = node.order_last(),
+        None => {}
+    }
+    if let Some(stage) = system.stage {
+        node = node.in_stage(stage.to_owned());
+    }
+    if let Some(set) = system.set {
+        node = node.in_set(set.to_owned());
+    }
+    if let Some(phase) = system.phase {
+        node = node.phase(phase);
+    }
+    if system.cadence == Cadence::Fixed {
+        node = node.cadence(Cadence::Fixed);
+    }
+    node
+}
+
+fn group(declaration: &parse::Group<'_>, keep: &mut Keep<'_>) -> Group {
+    let mut group = Group::new(declaration.name.to_owned());
+    if let Some(parent) = declaration.parent {
+        group = group.in_group(parent.to_owned());
+    }
+    match declaration.order {
+        Some(SiblingOrder::First) => group = group.order_first(),
+        Some(SiblingOrder::Last) => group = group.order_last(),
+        None => {}
+    }
+    let (after, before) = kept(
+        keep,
+        declaration.line,
+        declaration.name,
+        &declaration.after,
+        &declaration.before,
+    );
+    for target in after {
+        group = group.after(target.to_owned());
+    }
+    for target in before {
+        group = group.before(target.to_owned());
+    }
+    group
+}
