@@ -325,3 +325,37 @@ fn a_spec_takes_a_second_key() {
     world.add_system(ai::update.into_system().key("ai::update#2"));
     assert_eq!(world.plan().unwrap().len(), 4);
 }
+
+/// Ambiguities are found per cadence: the other cadence's accessors of a
+/// service are not in this plan's lane.
+#[test]
+fn ambiguities_are_per_cadence() {
+    let mut graph = Graph::new();
+    graph.add_node(
+        NodeBuilder::new("a")
+            .gates_named("Hp")
+            .cadence(Cadence::Fixed),
+    );
+    graph.add_node(
+        NodeBuilder::new("b")
+            .gates_named("Hp")
+            .cadence(Cadence::Fixed),
+    );
+    graph.add_node(NodeBuilder::new("c").gates_named("Hp"));
+    graph.add_node(NodeBuilder::new("d").gates_named("Hp"));
+    let warn = PlanOptions {
+        ambiguity: sluice::AmbiguityLevel::Warn,
+        ..PlanOptions::default()
+    };
+    let plans = graph.build_all(&warn).unwrap();
+    let totals: Vec<u64> = plans
+        .variable()
+        .diagnostics()
+        .iter()
+        .filter_map(|d| match &d.kind {
+            sluice::DiagnosticKind::Ambiguity { total, .. } => Some(*total),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(totals, [1, 1], "one pair per cadence: {totals:?}");
+}

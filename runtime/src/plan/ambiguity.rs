@@ -54,8 +54,9 @@ impl Lanes {
         let nodes = graph.nodes();
         let mut offsets = vec![0u32; services + 1];
         let mut writer_offsets = vec![0u32; services + 1];
-        for node in nodes {
-            for touch in node.access().touches() {
+        // Only the plan's own nodes: another cadence's are not in its lanes.
+        for &node in order {
+            for touch in nodes[node as usize].access().touches() {
                 offsets[touch.service().index() + 1] += 1;
                 if touch.is(Touch::WRITES) {
                     writer_offsets[touch.service().index() + 1] += 1;

@@ -243,11 +243,19 @@ impl Resolved {
                     }
                 }
             }
-            let position: HashMap<&str, u32> = declared
-                .iter()
-                .enumerate()
-                .rev()
-                .map(|(at, &r)| (&*ranks[r as usize].name, at as u32))
+            // A name declared twice (SL0005) means its first declaration.
+            let mut position: HashMap<&str, (u32, u32)> = HashMap::new();
+            for (at, &r) in declared.iter().enumerate() {
+                let entry = position
+                    .entry(&*ranks[r as usize].name)
+                    .or_insert((r, at as u32));
+                if r < entry.0 {
+                    *entry = (r, at as u32);
+                }
+            }
+            let position: HashMap<&str, u32> = position
+                .into_iter()
+                .map(|(name, (_, at))| (name, at))
                 .collect();
             let base = self.rank_decl.len() as u32;
             self.rank_decl.extend_from_slice(&declared);
@@ -402,13 +410,15 @@ fn containment_cycles(
     }
     for cycle in cycles {
         // The walk went child -> parent; name it in containment order.
-        let mut names: Vec<String> = cycle
+        let mut members: Vec<u32> = cycle.iter().rev().copied().collect();
+        let lowest = (0..members.len())
+            .min_by_key(|&i| groups[members[i] as usize].name())
+            .unwrap_or(0);
+        members.rotate_left(lowest);
+        let names: Vec<String> = members
             .iter()
-            .rev()
             .map(|&g| groups[g as usize].name().to_owned())
             .collect();
-        let lowest = (0..names.len()).min_by_key(|&i| &names[i]).unwrap_or(0);
-        names.rotate_left(lowest);
         let path = format!("{} -> {}", names.join(" -> "), names[0]);
         let message = format!(
             "the group `{}` contains itself: {path} (each contains the next); \
@@ -416,9 +426,8 @@ fn containment_cycles(
             names[0]
         );
         let kind = DiagnosticKind::Cycle {
-            path: cycle
+            path: members
                 .iter()
-                .rev()
                 .map(|&g| NodeRef::Group(GroupIndex(g)))
                 .collect(),
         };
