@@ -42,6 +42,9 @@ pub struct Param {
     pub lifetime: Option<Lifetime>,
     /// The whole parameter (`pat: Type`).
     pub span: Span,
+    /// `Gate<&T>`: gated in `T`'s lane (as `&mut T`) but only read, so
+    /// "declared `&mut` but only read" does not apply.
+    pub read_gate: bool,
 }
 
 impl Param {
@@ -190,7 +193,12 @@ fn binding(pat: &Pat) -> Option<Ident> {
 fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
     let ty = strip_groups(&pat_type.ty).clone();
     let mut lifetime = None;
+    let read_gate = match last_segment_generic(&ty, "Gate").map(strip_groups) {
+        Some(Type::Reference(r)) if r.mutability.is_none() => Some(strip_groups(&r.elem).clone()),
+        _ => None,
+    };
     let param_kind = match &ty {
+        _ if let Some(inner) = &read_gate => ParamKind::Gated(inner.clone()),
         Type::Reference(r) => {
             lifetime = r.lifetime.clone();
             let inner = strip_groups(&r.elem).clone();
@@ -220,6 +228,7 @@ fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
         kind: param_kind,
         lifetime,
         span: pat_type.span(),
+        read_gate: read_gate.is_some(),
     }
 }
 

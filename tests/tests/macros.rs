@@ -914,3 +914,40 @@ fn a_method_is_keyed_by_its_path_through_its_type() {
     assert_eq!(logged(&world), ["ticked"]);
     assert_eq!(order(&mut world), ["seed", "tick", "after_tick"]);
 }
+
+mod gates {
+    use sluice::{Gate, system};
+
+    #[derive(Debug, Default)]
+    pub struct Ledger(pub Vec<u32>);
+
+    #[system]
+    pub fn append(ledger: &mut super::gates::Ledger) {
+        ledger.0.push(1);
+    }
+
+    #[system]
+    pub fn audit(ledger: Gate<&Ledger>) {
+        assert_eq!(ledger.0.len(), 1);
+    }
+}
+
+/// `Gate<&T>` in a `#[system]` signature is a read-only gate.
+#[test]
+fn a_read_only_gate_in_a_system() {
+    let mut world = sluice::World::new();
+    world.insert(gates::Ledger::default());
+    let append = world.add_system(gates::append);
+    let audit = world.add_system(gates::audit);
+    world.run_iteration().unwrap();
+    let plan = world.plan().unwrap();
+    assert_eq!(plan.barriers(plan_service(&plan, "Ledger")).len(), 2);
+    assert!(plan.edge_between(append, audit).is_some());
+}
+
+fn plan_service(plan: &sluice::Plan, suffix: &str) -> sluice::ServiceId {
+    (0..)
+        .map(sluice::ServiceId)
+        .find(|&id| plan.service_name(id).ends_with(suffix))
+        .expect("the service is in the plan")
+}

@@ -112,6 +112,9 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
             let (ParamKind::Gated(ty), Some(ident)) = (&param.kind, &param.ident) else {
                 continue;
             };
+            if param.read_gate {
+                continue;
+            }
             if only_read(&ident.to_string(), &node.found.body) {
                 let text = quote::ToTokens::to_token_stream(ty).to_string();
                 out.push((
