@@ -1,7 +1,8 @@
 //! A headless game frame on sluice: a few dozen systems (input, AI squads,
-//! movement, a render arena with a gated commit, a particle batch processor,
-//! a navigation factory, an async asset stream) run for a few hundred frames;
-//! prints per-frame timing and the plan's stage view.
+//! fixed-step movement, a render arena with a gated commit, a particle batch
+//! processor, a navigation factory, an async asset stream), organised in
+//! phases and groups, run for a few hundred frames; prints per-frame timing,
+//! the plans' stage views and the group tree.
 //!
 //! `cargo run --release -p sluice --example frame [-- FRAMES]`
 
@@ -15,7 +16,8 @@ use std::time::{Duration, Instant};
 use atomic_waker::AtomicWaker;
 use sluice::exec::ClearBuffer;
 use sluice::{
-    BatchProcessor, Commands, FrameTime, NodeBuilder, World, factory, run_condition, system,
+    BatchProcessor, Commands, FixedTime, FrameTime, Group, NodeBuilder, Phase, TreeItem, World,
+    factory, run_condition, system,
 };
 use sluice_collections::{AppendArena, RingHistory};
 
@@ -142,7 +144,7 @@ struct Signal(Arc<FrameSignal>);
 struct Streamed(Arc<AtomicUsize>);
 
 /// Samples this frame's input; everything in the update phase follows it.
-#[system(before = "PreUpdate")]
+#[system(phase = PreUpdate)]
 fn read_input(time: &FrameTime, input: &mut Input) {
     let t = time.elapsed.as_secs_f32();
     input.stick = Vec2 {
@@ -186,9 +188,11 @@ fn steer(
     }
 }
 
-#[system(after = "steer")]
-fn integrate(time: &FrameTime, velocities: &Velocities, positions: &mut Positions) {
-    let dt = time.delta.as_secs_f32();
+/// Physics on the fixed cadence: once per whole 1/120 s step, before the
+/// frame's variable plan, from the velocities the previous frame steered.
+#[system(cadence = Fixed, group = "Physics")]
+fn integrate(time: &FixedTime, velocities: &Velocities, positions: &mut Positions) {
+    let dt = time.step.as_secs_f32();
     for (p, v) in positions.0.iter_mut().zip(&velocities.0) {
         p.x += v.x * dt;
         p.y += v.y * dt;
@@ -314,42 +318,51 @@ fn main() {
     let streamed_count = Arc::clone(&streamed.0);
     world.insert(streamed);
 
-    world.add_marker("PreUpdate");
+    world.add_group(Group::new("Simulation"));
+    world.add_group(Group::new("Physics").in_group("Simulation"));
+    world.add_group(Group::new("Ai").in_group("Simulation"));
+    world.add_group(Group::new("Render"));
+    world.set_fixed_timestep(Duration::from_secs(1) / 120);
     world.add_system(read_input);
     world.add_system(
         NodeBuilder::new("tick_signal")
-            .before("PreUpdate")
+            .phase(Phase::PreUpdate)
             .system(tick_signal),
     );
     world.add_system(edit_terrain);
     world.add_factory(build_navmesh);
     world.add_system(
         NodeBuilder::new("think#0")
-            .after("PreUpdate")
+            .in_group("Ai")
             .system(think::<0>),
     );
     world.add_system(
         NodeBuilder::new("think#1")
-            .after("PreUpdate")
+            .in_group("Ai")
             .system(think::<1>),
     );
     world.add_system(
         NodeBuilder::new("think#2")
-            .after("PreUpdate")
+            .in_group("Ai")
             .system(think::<2>),
     );
     world.add_system(
         NodeBuilder::new("think#3")
-            .after("PreUpdate")
+            .in_group("Ai")
             .system(think::<3>),
     );
     world.add_system(steer);
     world.add_system(integrate);
     world.add_system(damage);
-    world.add_system(draw_actors);
-    world.add_system(draw_hud);
-    world.add_system(draw_walls);
-    world.add_system(commit);
+    let render = |name: &'static str| {
+        NodeBuilder::new(name)
+            .phase(Phase::PostUpdate)
+            .in_group("Render")
+    };
+    world.add_system(render("draw_actors").system(draw_actors));
+    world.add_system(render("draw_hud").system(draw_hud));
+    world.add_system(render("draw_walls").system(draw_walls));
+    world.add_system(render("commit").system(commit));
     world.add_batch_processor(NodeBuilder::new("particles"), ParticleSim { sum });
     // A one-time registration from inside a frame: joins a later plan.
     world.add_system(NodeBuilder::new("spawn_stats").system(
@@ -405,16 +418,37 @@ fn main() {
     }
     let total = started.elapsed();
 
-    let plan = world.plan().expect("planned");
-    println!(
-        "\nplan: {} nodes, {} stages",
-        plan.len(),
-        plan.stage_count()
-    );
-    for (index, stage) in plan.stages().enumerate() {
-        let names: Vec<&str> = stage.iter().map(|&node| plan.node_name(node)).collect();
-        println!("stage {index}: {}", names.join(" "));
+    let plans = world.plans().expect("planned");
+    for (label, plan) in [("fixed ", plans.fixed()), ("", plans.variable())] {
+        println!(
+            "\n{label}plan: {} nodes, {} stages",
+            plan.len(),
+            plan.stage_count()
+        );
+        for (index, stage) in plan.stages().enumerate() {
+            let names: Vec<&str> = stage.iter().map(|&node| plan.node_name(node)).collect();
+            println!("{label}stage {index}: {}", names.join(" "));
+        }
     }
+    let plan = plans.variable();
+    println!("\ngroups:");
+    for (depth, item) in plan.tree() {
+        let indent = "  ".repeat(depth + 1);
+        match item {
+            TreeItem::Group(group) => println!("{indent}{}", plan.hierarchy().group_name(group)),
+            TreeItem::Node(node) if plan.hierarchy().group_of(node).is_some() => {
+                println!("{indent}{} {}", plan.node_name(node), plan.stage_of(node));
+            }
+            TreeItem::Node(_) => {}
+        }
+    }
+    let fixed = world.get::<FixedTime>().expect("the world keeps it");
+    println!(
+        "fixed cadence: {} steps of {:.2} ms ({} dropped in the last update)",
+        fixed.total,
+        fixed.step.as_secs_f64() * 1e3,
+        fixed.dropped
+    );
     let stats = world.get::<RenderStats>().expect("inserted");
     let nav = world.get::<NavMesh>().expect("produced");
     println!(
