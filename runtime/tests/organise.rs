@@ -359,3 +359,27 @@ fn ambiguities_are_per_cadence() {
         .collect();
     assert_eq!(totals, [1, 1], "one pair per cadence: {totals:?}");
 }
+
+/// The world's own scheduling nodes stand outside the organisation: no
+/// phase or sibling order reaches them, so they cannot close a cycle or
+/// push a node into a later stage.
+#[test]
+fn the_scheduling_nodes_are_not_organised() {
+    for node in [
+        NodeBuilder::new("a").phase(Phase::PreUpdate).order_last(),
+        NodeBuilder::new("a").phase(Phase::PostUpdate).order_first(),
+        NodeBuilder::new("a").phase(Phase::PostUpdate),
+        NodeBuilder::new("a").order_last(),
+    ] {
+        let mut world = sluice::World::new();
+        let a = world.add_system(node.run(|_| {}));
+        let plan = world.plan().unwrap();
+        assert_eq!(
+            plan.stage_of(a),
+            0,
+            "{:?}",
+            plan.stages().collect::<Vec<_>>()
+        );
+        assert_eq!(names(&plan)[..2], ["sluice::plan", "sluice::execution"]);
+    }
+}

@@ -498,9 +498,12 @@ pub(crate) fn edges(
             out.edges.push((base + 2 * i + 1, base + 2 * parent + 1));
         }
     }
+    // The world's own scheduling nodes stand outside the organisation: no
+    // group, sibling order, stage, set or phase applies to them.
+    let organised = |i: usize| member(i) && !nodes[i].is_builtin();
     let begin_of_group = |i: u32| base + 2 * i;
     let end_of_group = |i: u32| base + 2 * i + 1;
-    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
         let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
         if group != NONE {
             out.edges.push((begin_of_group(group), index as u32));
@@ -520,7 +523,7 @@ pub(crate) fn edges(
             group.sibling_order(),
         ));
     }
-    for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+    for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
         let sibling = node.placement().sibling;
         let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
         let slot = if group == NONE { g } else { group };
@@ -563,7 +566,7 @@ pub(crate) fn edges(
             out.edges.push((level_base + level - 1, level_base + level));
         }
     }
-    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
         for rank in [resolved.node_stage.get(index), resolved.node_set.get(index)] {
             let Some(&rank) = rank else { continue };
             if rank == NONE {
@@ -589,7 +592,7 @@ pub(crate) fn edges(
         for k in 0..3 {
             out.edges.push((bounds + k, bounds + k + 1));
         }
-        for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| member(i)) {
+        for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
             let k = node.placement().phase.unwrap_or(Phase::Update) as u32;
             out.edges.push((bounds + k, index as u32));
             out.edges.push((index as u32, bounds + k + 1));
