@@ -32,15 +32,22 @@ enum Target {
     Later(u8),
     /// The system itself: a cycle of one.
     Itself,
-    /// A name nothing declares.
-    Ghost,
-    /// The system of a malformed line, which declares nothing.
+    /// A name nothing declares: `ghost`, or a phase's name (`Update`,
+    /// `PreUpdate`), which is no ordering target in a plan file.
+    Ghost(u8),
+    /// `broken0`, the name of the first malformed line: declared by it when
+    /// the line's kind and name are readable (then no SL0002, and no
+    /// ordering), else unknown (SL0002), as when there is no malformed line.
     Broken,
 }
 
+/// The names `Target::Ghost` picks from.
+const GHOSTS: [&str; 3] = ["ghost", "Update", "PreUpdate"];
+
 /// Malformed lines, `{}` standing for a fresh name: too few columns, too
 /// many, an unknown first word, `-` as the name, an empty name in a list, a
-/// trailing comma, `*` outside `writes`.
+/// trailing comma, `*` outside `writes`. All but the unknown first word and
+/// the `-` name still declare `{}`.
 const MALFORMED_LINES: [&str; 7] = [
     "SYSTEM {} - -",
     "SYSTEM {} - - - - extra",
@@ -74,7 +81,7 @@ fn target(earlier: u32, later: u32) -> impl Strategy<Value = Target> {
         earlier => any::<u8>().prop_map(Target::Earlier),
         later => any::<u8>().prop_map(Target::Later),
         1 => Just(Target::Itself),
-        1 => Just(Target::Ghost),
+        1 => any::<u8>().prop_map(Target::Ghost),
         1 => Just(Target::Broken),
     ]
 }
@@ -118,7 +125,7 @@ fn render(lines: &[SystemLine]) -> String {
                     (i + 1 < n).then(|| names[i + 1 + usize::from(k) % (n - i - 1)].clone())
                 }
                 Target::Itself => Some(names[i].clone()),
-                Target::Ghost => Some("ghost".to_owned()),
+                Target::Ghost(k) => Some(GHOSTS[usize::from(k) % GHOSTS.len()].to_owned()),
                 Target::Broken => Some("broken0".to_owned()),
             })
             .collect()
@@ -278,11 +285,27 @@ fn every_error_of_a_file_is_reported() {
 }
 
 #[test]
-fn a_malformed_line_declares_nothing() {
-    // `short` has too few columns, so naming it is naming nobody.
+fn a_malformed_line_is_reported_once_and_still_declares_its_name() {
+    // `short` has too few columns: reported once, and naming it (before or
+    // after its line) is no unknown name.
+    assert_rejected("SYSTEM short - -\nSYSTEM b - - short\n", &["SA0100"]);
     assert_rejected(
-        "SYSTEM short - -\nSYSTEM b - - short\n",
+        "SYSTEM b - - - short\nSYSTEM short - - - - extra\n",
+        &["SA0100"],
+    );
+    // Its orderings are lost with it and naming it orders nothing, so it
+    // closes no cycle: `a` after `bad`, which is after `a`.
+    assert_rejected("SYSTEM a - - bad\nSYSTEM bad - - a,\n", &["SA0100"]);
+    // Without a readable kind or name it declares nothing.
+    assert_rejected("RUN x - - -\nSYSTEM b - - x\n", &["SA0100", "SL0002"]);
+    assert_rejected(
+        "SYSTEM x,y - - -\nSYSTEM b - - x,y\n",
         &["SA0100", "SL0002"],
+    );
+    // A good line of that name is what the name means, with no SL0004.
+    assert_rejected(
+        "SYSTEM a - - b\nSYSTEM a - -\nSYSTEM b - - a\n",
+        &["SA0100", "SL0001"],
     );
     assert_rejected("SYSTEM a * - -\n", &["SA0100"]);
     assert_rejected("SYSTEM a - - *\n", &["SA0100"]);

@@ -13,18 +13,21 @@
 //! `SA0100` (the plan format's code in the analyzers' range), the planner's
 //! own are `SL` codes.
 //!
-//! A malformed line is reported once and nothing else is reported because
-//! of it. When its kind and name are readable, the name counts as declared:
-//! naming it in `after`/`before`/`group=` is no SL0002 (the ordering is
-//! dropped, as the line is), a stage or set it names is no SL0006 (and a
-//! malformed `STAGE` line does not make stages mandatory). A malformed
-//! `GROUP` line that good lines put systems or groups in becomes a
-//! placeholder, an empty group of that name without attributes, so that its
+//! A malformed line is reported once: no SL0002 or SL0006 follows from it.
+//! When its kind and name are readable, the name counts as declared:
+//! naming it in `after`/`before` is no SL0002 and orders nothing (the
+//! ordering is dropped, as the line is), naming it in `group=` is no SL0002,
+//! and a stage or set it names is no SL0006 (and a malformed `STAGE` line
+//! does not make stages mandatory). A malformed `GROUP` line that good lines
+//! put systems or groups in becomes a placeholder, a group of that name
+//! without attributes (a top-level group with no `order=`), so that its
 //! members stay together instead of joining the top level's first/last
-//! order; any diagnostic about a placeholder (a cycle through it, which its
-//! lost attributes, an `order=` say, might not have closed) is dropped.
-//! Since any error means exit 2 with nothing on standard output, a
-//! placeholder never shows.
+//! order. The placeholder takes part in planning like any group, and a
+//! cycle through it is reported: the runtime names one cycle per strongly
+//! connected component, so dropping the cycles that run through a
+//! placeholder would also drop, now and then, a cycle of that component
+//! that has nothing to do with the malformed line. Since any error means
+//! exit 2 with nothing on standard output, a placeholder never shows.
 //!
 //! Output: the stage view; with fixed systems, the fixed cadence's stages
 //! first, each line starting with `fixed `. `--dot` prints Graphviz: the
@@ -41,8 +44,8 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use sluice::{
-    AmbiguityLevel, Cadence, Diagnostic, DiagnosticKind, Graph, Group, NodeBuilder, NodeRef,
-    Packing, Phase, PlanOptions, RankKind, SiblingOrder,
+    AmbiguityLevel, Cadence, Diagnostic, DiagnosticKind, Graph, Group, NodeBuilder, Packing, Phase,
+    PlanOptions, RankKind, SiblingOrder,
 };
 
 use parse::{Declares, Parsed};
@@ -215,9 +218,6 @@ struct Built<'t> {
     malformed_items: HashSet<&'t str>,
     /// Stage and set names declared only by malformed lines.
     malformed_ranks: HashSet<(RankKind, &'t str)>,
-    /// The groups that stand in for malformed GROUP lines: from this index
-    /// on.
-    placeholders: usize,
     /// SL0002 found before planning: orderings naming a phase (line and
     /// message).
     unknown: Vec<(usize, String)>,
@@ -254,15 +254,19 @@ fn build<'t>(parsed: &Parsed<'t>) -> Built<'t> {
             _ => {}
         }
     }
-    // The planner lets an ordering target a phase by name; in a plan file
-    // names are systems and groups only (a phase is named by `phase=`), so
-    // such a target is unknown here unless a line declares it.
+    // A name only a malformed line declares orders nothing. The planner lets
+    // an ordering target a phase by name; in a plan file names are systems
+    // and groups only (a phase is named by `phase=`), so such a target is
+    // unknown here unless a line declares it.
     let mut unknown = Vec::new();
     let mut keep = |line: usize, source: &str, relation: &str, target: &str| {
-        if Phase::from_name(target).is_none() || declared.contains(target) {
+        if declared.contains(target) {
             return true;
         }
-        if !malformed_items.contains(target) {
+        if malformed_items.contains(target) {
+            return false;
+        }
+        if Phase::from_name(target).is_some() {
             unknown.push((
                 line,
                 format!(
@@ -271,8 +275,9 @@ fn build<'t>(parsed: &Parsed<'t>) -> Built<'t> {
                      declare it"
                 ),
             ));
+            return false;
         }
-        false
+        true
     };
 
     let mut graph = Graph::new();
@@ -289,7 +294,6 @@ fn build<'t>(parsed: &Parsed<'t>) -> Built<'t> {
     // placeholder without attributes, after the declared groups), so that
     // its members stay together rather than join the top level's first/last
     // order.
-    let placeholders = parsed.groups.len();
     let parents: HashSet<&str> = parsed
         .systems
         .iter()
@@ -314,33 +318,22 @@ fn build<'t>(parsed: &Parsed<'t>) -> Built<'t> {
         lines,
         malformed_items,
         malformed_ranks,
-        placeholders,
         unknown,
     }
 }
 
 impl Built<'_> {
     /// Whether `diagnostic` only follows from a malformed line (already
-    /// reported): a name such a line declares named elsewhere, or anything
-    /// about a placeholder group (a cycle through it may be one its lost
-    /// attributes, an `order=` say, would not have closed).
+    /// reported): a name only such a line declares, named in `group=` (a
+    /// malformed SYSTEM line's name; the item stays at the top level) or as a
+    /// stage or set.
     fn excused(&self, diagnostic: &Diagnostic) -> bool {
-        let placeholder = |node: &NodeRef| match node {
-            NodeRef::Group(group) => group.index() >= self.placeholders,
-            _ => false,
-        };
         match &diagnostic.kind {
-            DiagnosticKind::UnknownTarget { source, target, .. } => {
-                self.malformed_items.contains(target.as_str()) || placeholder(source)
+            DiagnosticKind::UnknownTarget { target, .. } => {
+                self.malformed_items.contains(target.as_str())
             }
             DiagnosticKind::UnknownRank { kind, name, .. } => {
                 self.malformed_ranks.contains(&(*kind, name.as_str()))
-            }
-            DiagnosticKind::Cycle { path } | DiagnosticKind::OrganisationCycle { path } => {
-                path.iter().any(placeholder)
-            }
-            DiagnosticKind::DuplicateKey { first, second, .. } => {
-                placeholder(first) || placeholder(second)
             }
             _ => false,
         }

@@ -15,9 +15,33 @@
 //!    columns and attributes still apply and are still checked), but a name
 //!    always refers to its first declaration. (The CLI does this for the
 //!    original format.)
-//! 2. A malformed line declares nothing: naming its system elsewhere is an
-//!    unknown name (SL0002), and a malformed STAGE line does not make stages
-//!    mandatory.
+//! 2. Malformed lines are reported once (issue 9: "a dropped line must not
+//!    cascade into SL0002 for every later reference to it"): a malformed
+//!    line whose kind (`SYSTEM`, `GROUP`, `STAGE`, `SET`) and name (the word
+//!    after the kind, when it is a name and holds no `=`) are readable still
+//!    declares that name, unless a good line declares it too (then the good
+//!    line is what the name means, and no SL0004 is raised); among malformed
+//!    lines the first one declaring a name counts. Whatever the line said
+//!    besides its name is lost, so:
+//!    - naming such a system or group in `after`/`before` (or `group=`) is
+//!      no SL0002 and orders nothing (no SL0003 either: its cadence is
+//!      lost); `group=` naming a malformed SYSTEM leaves the item at the top
+//!      level;
+//!    - a malformed GROUP line is still a group for the items good lines
+//!      put in it (`group=`): they stay its children, ordered among
+//!      themselves by `order=first`/`last` as siblings, rather than join the
+//!      top level. Its attributes are lost with the line, so it is a
+//!      top-level group without `order=` (a sibling of the top level's
+//!      items like any other) and, as above, orderings naming it add
+//!      nothing. So a cycle it closes with the top level's first/last order
+//!      is reported, even where its lost `order=` might have avoided it:
+//!      leaving out the cycles through it would leave out, now and then, a
+//!      cycle of the same component that owes nothing to the malformed
+//!      line, since the planner names one cycle per component (see
+//!      `plan_cli`);
+//!    - a stage or set named only by a malformed STAGE or SET line is no
+//!      SL0006 when a system names it (the membership orders nothing), and a
+//!      malformed STAGE line does not make stages mandatory.
 //! 3. `*` outside `writes` makes the line malformed (it marks exclusivity and
 //!    is no name).
 //! 4. Cycle codes: one error per cyclic component (strongly connected set
@@ -334,6 +358,32 @@ enum Decl {
     Group(Group),
     Stage(Level),
     Set(Level),
+}
+
+/// The kind of line a malformed line is, when readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    System,
+    Group,
+    Stage,
+    Set,
+}
+
+/// What a malformed line still declares (AMBIGUITY 2): its kind and name,
+/// when the first word is a line kind and the second a name (a word holding
+/// `=` starts the attributes, so it is no name).
+fn malformed_declares(line: &str) -> Option<(Kind, String)> {
+    let code = line.split('#').next().unwrap_or("");
+    let mut words = code.split([' ', '\t']).filter(|w| !w.is_empty());
+    let kind = match words.next()? {
+        "SYSTEM" => Kind::System,
+        "GROUP" => Kind::Group,
+        "STAGE" => Kind::Stage,
+        "SET" => Kind::Set,
+        _ => return None,
+    };
+    let name = words.next()?;
+    (is_name(name) && !name.contains('=')).then(|| (kind, name.to_owned()))
 }
 
 /// A name in the shared namespace of systems and groups.
@@ -698,10 +748,12 @@ pub fn plan(text: &str) -> Outcome {
     let mut stages = Vec::new();
     let mut sets = Vec::new();
     let mut names: BTreeMap<String, Item> = BTreeMap::new();
+    // What malformed lines declare (AMBIGUITY 2), in line order.
+    let mut malformed = Vec::new();
     for line in text.lines() {
-        // AMBIGUITY 2: a malformed line declares nothing.
         let Ok(decl) = parse_line(line) else {
             errors.insert(MALFORMED);
+            malformed.extend(malformed_declares(line));
             continue;
         };
         let (name, item) = match decl {
@@ -737,11 +789,46 @@ pub fn plan(text: &str) -> Outcome {
         }
     }
 
-    // `group=`: a declared group, else SL0002 and top level (AMBIGUITY 7).
+    // AMBIGUITY 2: the names only malformed lines declare. A system or group
+    // name maps to its malformed group, `None` for a malformed system; the
+    // stage and set names are kept per kind.
+    let mut broken: BTreeMap<String, Option<usize>> = BTreeMap::new();
+    let mut broken_ranks: BTreeSet<(Kind, String)> = BTreeSet::new();
+    for (kind, name) in malformed {
+        match kind {
+            Kind::System | Kind::Group => {
+                if names.contains_key(&name) || broken.contains_key(&name) {
+                    continue;
+                }
+                let group = (kind == Kind::Group).then(|| {
+                    groups.push(Group {
+                        name: name.clone(),
+                        group: None,
+                        order: None,
+                        after: Vec::new(),
+                        before: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+                broken.insert(name, group);
+            }
+            Kind::Stage | Kind::Set => {
+                let good = if kind == Kind::Stage { &stages } else { &sets };
+                if !good.iter().any(|level: &Level| level.name == name) {
+                    broken_ranks.insert((kind, name));
+                }
+            }
+        }
+    }
+
+    // `group=`: a declared group, else SL0002 and top level (AMBIGUITY 7);
+    // a malformed group holds its children, a malformed system leaves the
+    // item at the top level without an error (AMBIGUITY 2).
     let mut parent_of = |group: &Option<String>| match group {
         None => None,
-        Some(name) => match names.get(name) {
-            Some(&Item::Group(g)) => Some(g),
+        Some(name) => match (names.get(name), broken.get(name)) {
+            (Some(&Item::Group(g)), _) => Some(g),
+            (None, Some(&malformed_group)) => malformed_group,
             _ => {
                 errors.insert("SL0002");
                 None
@@ -777,19 +864,20 @@ pub fn plan(text: &str) -> Outcome {
     for system in &systems {
         for name in system.after.iter().chain(&system.before) {
             match names.get(name) {
-                None => {
+                None if !broken.contains_key(name) => {
                     errors.insert("SL0002");
                 }
                 Some(&Item::System(other)) if systems[other].cadence != system.cadence => {
                     errors.insert("SL0003");
                 }
-                Some(_) => {}
+                // A malformed line's name (AMBIGUITY 2), or a good one.
+                None | Some(_) => {}
             }
         }
     }
     for group in &groups {
         for name in group.after.iter().chain(&group.before) {
-            if !names.contains_key(name) {
+            if !names.contains_key(name) && !broken.contains_key(name) {
                 errors.insert("SL0002");
             }
         }
@@ -801,29 +889,31 @@ pub fn plan(text: &str) -> Outcome {
     if stage_clash || set_clash {
         errors.insert("SL0005");
     }
-    let mut member =
-        |name: &Option<String>, numbers: &BTreeMap<String, i64>, required: bool| match name {
-            None => {
-                if required {
-                    errors.insert("SL0006");
-                }
-                None
+    // A stage or set only a malformed line declares: no SL0006, no order
+    // (AMBIGUITY 2).
+    let mut member = |name: &Option<String>, kind: Kind, numbers: &BTreeMap<String, i64>| match name
+    {
+        None => {
+            if kind == Kind::Stage && !stages.is_empty() {
+                errors.insert("SL0006");
             }
-            Some(name) => {
-                let number = numbers.get(name).copied();
-                if number.is_none() {
-                    errors.insert("SL0006");
-                }
-                number
+            None
+        }
+        Some(name) => {
+            let number = numbers.get(name).copied();
+            if number.is_none() && !broken_ranks.contains(&(kind, name.clone())) {
+                errors.insert("SL0006");
             }
-        };
+            number
+        }
+    };
     let stage_number: Vec<Option<i64>> = systems
         .iter()
-        .map(|s| member(&s.stage, &stage_numbers, !stages.is_empty()))
+        .map(|s| member(&s.stage, Kind::Stage, &stage_numbers))
         .collect();
     let set_number: Vec<Option<i64>> = systems
         .iter()
-        .map(|s| member(&s.set, &set_numbers, false))
+        .map(|s| member(&s.set, Kind::Set, &set_numbers))
         .collect();
 
     let model = Model {
