@@ -1,7 +1,8 @@
 //! The `sluice` command-line tool: one subcommand per job.
 //!
 //! - `sluice plan FILE`: plans declarations in the plan text format and prints
-//!   the stage view (`sluice_analyzers::plan_cli`).
+//!   the stage view, Graphviz (`--dot`) or the group hierarchy (`--tree`)
+//!   (`sluice_analyzers::plan_cli`).
 //! - `sluice check PATH...`: the static checks over a source tree
 //!   (`sluice_analyzers::check::cli`).
 
@@ -11,8 +12,10 @@ const USAGE: &str = "\
 usage: sluice <command> [options]
 
 commands:
-  plan [--dot] [--packing order|first-fit] [--warn-ambiguous] FILE
-        plan the systems declared in FILE and print the stage view
+  plan [--dot | --tree] [--packing order|first-fit] [--warn-ambiguous] FILE
+        plan the systems, groups, stages and sets declared in FILE and print
+        the stage view, Graphviz (--dot) or the group hierarchy (--tree);
+        `sluice plan --help` tells more
   check [--format human|json] PATH...
         check the sluice nodes in every .rs file under PATH (SA codes)";
 
