@@ -2,7 +2,7 @@
 //! with its reasons), the stage view and the compiled arrays, in one pass over
 //! the nodes in plan order.
 
-use crate::access::{ServiceId, Touch};
+use crate::access::{ServiceId, SmallList, Touch};
 use crate::node::Label;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit};
@@ -342,6 +342,29 @@ fn walk_lanes(
     let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::with_capacity(plan_order.len());
     let mut exclusive_nodes = Vec::new();
     let mut incoming: Vec<(u32, Reason)> = Vec::with_capacity(16);
+    let mut froms: Vec<(u32, bool)> = Vec::with_capacity(16);
+    // Per node: its incoming records (a contiguous run, as they are pushed).
+    let mut pred_range = vec![(0u32, 0u32); n];
+    // Per plan id: the last node whose other predecessors wait for it, and
+    // the last node it is a barrier predecessor of.
+    let mut waits_for = vec![NONE; n + kept.len()];
+    let mut is_pred = vec![NONE; n + kept.len()];
+    // Per barrier: what it waits for, as plan ids, sorted.
+    let barrier_inputs: Vec<Vec<u32>> = kept
+        .iter()
+        .map(|(_, inputs)| {
+            let mut ids: Vec<u32> = inputs.iter().map(|&v| plan_id(v)).collect();
+            ids.sort_unstable();
+            ids
+        })
+        .collect();
+    // Per plan id: the barriers it is an input of.
+    let mut feeds: Vec<SmallList<u32, 2>> = vec![SmallList::default(); n + kept.len()];
+    for (k, inputs) in barrier_inputs.iter().enumerate() {
+        for &input in inputs {
+            feeds[input as usize].push((n + k) as u32);
+        }
+    }
 
     for (at, &node) in plan_order.iter().enumerate() {
         position[node as usize] = at as u32;
@@ -385,21 +408,62 @@ fn walk_lanes(
         incoming.retain(|&(from, _)| from != node);
         incoming.sort_unstable();
         incoming.dedup();
-        let mut stage = 0;
+        // An order-only edge (after/before, a marker, a barrier) that another
+        // predecessor already implies (`from -> p -> node`) is left out: the
+        // organisation gives every node a few such edges, and an executor
+        // pays for each.
+        froms.clear();
         let mut i = 0;
         while i < incoming.len() {
             let from = incoming[i].0;
-            let start = reasons.len() as u32;
+            let mut order_only = true;
             while i < incoming.len() && incoming[i].0 == from {
-                reasons.push(incoming[i].1);
+                order_only &= matches!(
+                    incoming[i].1,
+                    Reason::After | Reason::Before | Reason::Marker(_)
+                );
                 i += 1;
             }
-            records.push(EdgeRecord {
-                from,
-                to: node,
-                reasons_start: start,
-                reasons_end: reasons.len() as u32,
-            });
+            froms.push((from, order_only));
+        }
+        // Stamp everything the other node predecessors wait for directly,
+        // and the barriers among the predecessors: a predecessor that one of
+        // them waits for (or that is an input of one of those barriers) is
+        // implied (no node waits for itself).
+        let has_order_only = froms.len() > 1 && froms.iter().any(|&(_, order_only)| order_only);
+        if has_order_only {
+            for &(p, _) in &froms {
+                if (p as usize) < n {
+                    let (start, end) = pred_range[p as usize];
+                    for record in &records[start as usize..end as usize] {
+                        waits_for[record.from as usize] = node;
+                    }
+                } else {
+                    is_pred[p as usize] = node;
+                }
+            }
+        }
+        let skip = |from: u32, order_only: bool| {
+            has_order_only
+                && order_only
+                && (waits_for[from as usize] == node
+                    || feeds[from as usize]
+                        .as_slice()
+                        .iter()
+                        .any(|&barrier| barrier != from && is_pred[barrier as usize] == node))
+        };
+        let first_record = records.len() as u32;
+        let mut stage = 0;
+        let mut i = 0;
+        for &(from, order_only) in &froms {
+            let skipped = skip(from, order_only);
+            let start = reasons.len() as u32;
+            while i < incoming.len() && incoming[i].0 == from {
+                if !skipped {
+                    reasons.push(incoming[i].1);
+                }
+                i += 1;
+            }
             stage = stage.max(if (from as usize) < n {
                 stage_of[from as usize] + 1
             } else {
@@ -412,18 +476,46 @@ fn walk_lanes(
                     n,
                 )
             });
+            if skipped {
+                continue;
+            }
+            records.push(EdgeRecord {
+                from,
+                to: node,
+                reasons_start: start,
+                reasons_end: reasons.len() as u32,
+            });
         }
+        pred_range[node as usize] = (first_record, records.len() as u32);
         stage_of[node as usize] = stage;
         stage_count = stage_count.max(stage + 1);
     }
-    // What each barrier waits for, after the nodes' edges.
-    for (k, (vertex, inputs)) in kept.iter().enumerate() {
-        let reason = Reason::Marker(MarkerIndex(*vertex - n as u32));
+    // What each barrier waits for, after the nodes' edges; an input that
+    // precedes another input directly is implied by it.
+    let mut implied = vec![u32::MAX; n + kept.len()];
+    for (k, (vertex, _)) in kept.iter().enumerate() {
+        let inputs = &barrier_inputs[k];
+        let stamp = (n + k) as u32;
         for &input in inputs {
+            is_pred[input as usize] = stamp;
+        }
+        for &input in inputs.iter().filter(|&&input| (input as usize) < n) {
+            let (start, end) = pred_range[input as usize];
+            for record in &records[start as usize..end as usize] {
+                if is_pred[record.from as usize] == stamp {
+                    implied[record.from as usize] = k as u32;
+                }
+            }
+        }
+        let reason = Reason::Marker(MarkerIndex(*vertex - n as u32));
+        for &input in inputs
+            .iter()
+            .filter(|&&input| implied[input as usize] != k as u32)
+        {
             let start = reasons.len() as u32;
             reasons.push(reason);
             records.push(EdgeRecord {
-                from: plan_id(input),
+                from: input,
                 to: (n + k) as u32,
                 reasons_start: start,
                 reasons_end: start + 1,

@@ -102,6 +102,10 @@ pub(crate) struct Resolved {
     pub(crate) node_group: Vec<u32>,
     /// Group names to indices (first declaration wins).
     pub(crate) by_name: HashMap<String, u32>,
+    /// Per group: whether any order reaches it (its own `after`/`before` or
+    /// first/last, an ordering naming it, or its parent's). A group no order
+    /// reaches needs no edges: nothing is ordered through it.
+    pub(crate) ordered: Vec<bool>,
     /// Per node: its position among the sorted stages, `NONE` for none.
     pub(crate) node_stage: Vec<u32>,
     /// Per node: its position among the sorted sets, `NONE` for none.
@@ -184,6 +188,7 @@ impl Resolved {
             })
             .collect();
         containment_cycles(graph, &mut resolved.parent, diagnostics);
+        resolved.ordered = ordered_groups(graph, &by_name, &resolved.parent);
         resolved.node_group = nodes
             .iter()
             .enumerate()
@@ -381,6 +386,90 @@ fn no_stage(node: &NodeDescriptor, index: NodeIndex) -> Diagnostic {
     )
 }
 
+/// Which groups an order reaches (see [`Resolved::ordered`]).
+fn ordered_groups(
+    graph: &GraphView<'_>,
+    by_name: &HashMap<String, u32>,
+    parent: &[u32],
+) -> Vec<bool> {
+    let groups = graph.organisation().groups();
+    let nodes = graph.nodes();
+    // Per parent (the top level last): whether a child is first or last,
+    // which orders every sibling.
+    let top = groups.len();
+    let mut sibling_ordered = vec![false; top + 1];
+    for (g, group) in groups.iter().enumerate() {
+        if group.sibling_order().is_some() {
+            let slot = if parent[g] == NONE {
+                top
+            } else {
+                parent[g] as usize
+            };
+            sibling_ordered[slot] = true;
+        }
+    }
+    for node in nodes
+        .iter()
+        .filter(|node| node.placement().sibling.is_some())
+    {
+        let slot = node
+            .placement()
+            .group
+            .as_deref()
+            .and_then(|name| by_name.get(name))
+            .map_or(top, |&g| g as usize);
+        sibling_ordered[slot] = true;
+    }
+    let mut ordered: Vec<bool> = groups
+        .iter()
+        .enumerate()
+        .map(|(g, group)| {
+            let slot = if parent[g] == NONE {
+                top
+            } else {
+                parent[g] as usize
+            };
+            sibling_ordered[slot]
+                || !group.after_targets().is_empty()
+                || !group.before_targets().is_empty()
+        })
+        .collect();
+    let targets = nodes
+        .iter()
+        .flat_map(|node| node.after().iter().chain(node.before()))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.after_targets().iter().chain(g.before_targets())),
+        )
+        .chain(
+            graph
+                .markers()
+                .iter()
+                .flat_map(|m| m.after_targets().iter().chain(m.before_targets())),
+        );
+    for target in targets {
+        if let Some(&g) = by_name.get(&**target) {
+            ordered[g as usize] = true;
+        }
+    }
+    // An order on a parent reaches its children: walk each chain upwards
+    // (parents were cut on containment cycles, so every walk ends).
+    for g in 0..groups.len() {
+        let mut at = g as u32;
+        let mut reached = false;
+        while at != NONE {
+            if ordered[at as usize] {
+                reached = true;
+                break;
+            }
+            at = parent[at as usize];
+        }
+        ordered[g] = reached;
+    }
+    ordered
+}
+
 /// SL0001 for every group that contains itself through its parents; the
 /// parent links on each such cycle are cut so planning can go on.
 fn containment_cycles(
@@ -491,6 +580,9 @@ pub(crate) fn edges(
     for i in 0..g {
         out.vertices.push(OrgVertex::Begin(i));
         out.vertices.push(OrgVertex::End(i));
+        if !resolved.ordered[i as usize] {
+            continue;
+        }
         out.edges.push((base + 2 * i, base + 2 * i + 1));
         let parent = resolved.parent[i as usize];
         if parent != NONE {
@@ -505,7 +597,7 @@ pub(crate) fn edges(
     let end_of_group = |i: u32| base + 2 * i + 1;
     for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
         let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
-        if group != NONE {
+        if group != NONE && resolved.ordered[group as usize] {
             out.edges.push((begin_of_group(group), index as u32));
             out.edges.push((index as u32, end_of_group(group)));
         }
