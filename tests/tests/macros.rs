@@ -36,13 +36,16 @@ fn stage(world: &mut World, name: &str) -> usize {
     plan.stage_of(node)
 }
 
+fn node_named(plan: &sluice::Plan, name: &str) -> sluice::NodeIndex {
+    plan.order()
+        .find(|&n| plan.node_name(n) == name)
+        .unwrap_or_else(|| panic!("no node `{name}`"))
+}
+
 /// Every node of ours `name` waits for, directly or through others.
 fn ancestors(world: &mut World, name: &str) -> Vec<String> {
     let plan = world.plan().unwrap();
-    let node = plan
-        .order()
-        .find(|&n| plan.node_name(n) == name)
-        .unwrap_or_else(|| panic!("no node `{name}`"));
+    let node = node_named(&plan, name);
     let mut names: Vec<String> = plan
         .order()
         .filter(|&other| other != node && plan.why(other, node).is_some())
@@ -55,10 +58,7 @@ fn ancestors(world: &mut World, name: &str) -> Vec<String> {
 
 fn predecessors(world: &mut World, name: &str) -> Vec<String> {
     let plan = world.plan().unwrap();
-    let node = plan
-        .order()
-        .find(|&n| plan.node_name(n) == name)
-        .unwrap_or_else(|| panic!("no node `{name}`"));
+    let node = node_named(&plan, name);
     let mut names: Vec<String> = plan
         .edges()
         .filter(|e| e.to == node)

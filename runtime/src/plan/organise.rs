@@ -313,15 +313,11 @@ impl Resolved {
     }
 }
 
-/// Whether an ordering names a phase (`after("PreUpdate")`) that no node,
-/// marker or group of that name shadows: naming a phase as a target puts
-/// the world in phases as naming one on a node does.
-fn phase_targeted(graph: &GraphView<'_>) -> bool {
-    let is_phase = |target: &crate::node::Label| Phase::from_name(target).is_some();
-    let nodes = graph.nodes();
+/// Every name an `after`/`before` of a node, group or marker targets.
+fn ordering_targets<'g>(graph: &GraphView<'g>) -> impl Iterator<Item = &'g crate::node::Label> {
     let groups = graph.organisation().groups();
-    let markers = graph.markers();
-    let targets = nodes
+    graph
+        .nodes()
         .iter()
         .flat_map(|node| node.after().iter().chain(node.before()))
         .chain(
@@ -330,10 +326,22 @@ fn phase_targeted(graph: &GraphView<'_>) -> bool {
                 .flat_map(|g| g.after_targets().iter().chain(g.before_targets())),
         )
         .chain(
-            markers
+            graph
+                .markers()
                 .iter()
                 .flat_map(|m| m.after_targets().iter().chain(m.before_targets())),
-        );
+        )
+}
+
+/// Whether an ordering names a phase (`after("PreUpdate")`) that no node,
+/// marker or group of that name shadows: naming a phase as a target puts
+/// the world in phases as naming one on a node does.
+fn phase_targeted(graph: &GraphView<'_>) -> bool {
+    let is_phase = |target: &crate::node::Label| Phase::from_name(target).is_some();
+    let nodes = graph.nodes();
+    let groups = graph.organisation().groups();
+    let markers = graph.markers();
+    let targets = ordering_targets(graph);
     let mut named = targets.filter(|t| is_phase(t)).peekable();
     if named.peek().is_none() {
         return false;
@@ -434,20 +442,7 @@ fn ordered_groups(
                 || !group.before_targets().is_empty()
         })
         .collect();
-    let targets = nodes
-        .iter()
-        .flat_map(|node| node.after().iter().chain(node.before()))
-        .chain(
-            groups
-                .iter()
-                .flat_map(|g| g.after_targets().iter().chain(g.before_targets())),
-        )
-        .chain(
-            graph
-                .markers()
-                .iter()
-                .flat_map(|m| m.after_targets().iter().chain(m.before_targets())),
-        );
+    let targets = ordering_targets(graph);
     for target in targets {
         if let Some(&g) = by_name.get(&**target) {
             ordered[g as usize] = true;
