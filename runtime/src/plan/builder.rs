@@ -624,13 +624,12 @@ fn compile(
     } else {
         // A barrier goes right after the last of what it waits for (in
         // release order among barriers at one spot), before anything that
-        // waits for it.
-        let mut at: Vec<(i64, u8, u32)> = Vec::with_capacity(vertices);
+        // waits for it: the barriers sorted by spot, merged into plan order.
         let mut placed = vec![-1i64; n + kept.len()];
         for (p, &node) in plan_order.iter().enumerate() {
             placed[node as usize] = p as i64;
-            at.push((p as i64, 0, node));
         }
+        let mut barriers: Vec<(i64, u32)> = Vec::with_capacity(kept.len());
         for (k, (_, inputs)) in kept.iter().enumerate() {
             let spot = inputs
                 .iter()
@@ -638,12 +637,26 @@ fn compile(
                 .max()
                 .unwrap_or(-1);
             placed[n + k] = spot;
-            at.push((spot, 1, (n + k) as u32));
+            barriers.push((spot, (n + k) as u32));
         }
-        at.sort_unstable();
-        at.into_iter()
-            .map(|(_, _, id)| vertex_of[id as usize])
-            .collect()
+        barriers.sort_unstable();
+        let mut order = Vec::with_capacity(vertices);
+        let mut next = barriers.iter().peekable();
+        let mut flush = |order: &mut Vec<u32>, up_to: i64| {
+            while let Some(&&(spot, id)) = next.peek() {
+                if spot > up_to {
+                    break;
+                }
+                order.push(vertex_of[id as usize]);
+                next.next();
+            }
+        };
+        flush(&mut order, -1);
+        for (p, &node) in plan_order.iter().enumerate() {
+            order.push(vertex_of[node as usize]);
+            flush(&mut order, p as i64);
+        }
+        order
     };
     CompiledPlan {
         successor_offsets,
