@@ -176,3 +176,19 @@ fn organised_worlds_run_every_node_once_in_order() {
         assert!(plan.edges().len() < 4000, "{} edges", plan.edges().len());
     }
 }
+
+/// `FixedTime` is readable before the first update, with the step set.
+#[test]
+fn fixed_time_is_there_before_the_first_update() {
+    let mut world = World::new();
+    assert_eq!(
+        world.get::<FixedTime>().map(|t| t.step),
+        Some(Duration::from_nanos(16_666_667))
+    );
+    world.set_fixed_timestep(Duration::from_millis(10));
+    let time = *world.get::<FixedTime>().unwrap();
+    assert_eq!(
+        (time.step, time.steps, time.total),
+        (Duration::from_millis(10), 0, 0)
+    );
+}

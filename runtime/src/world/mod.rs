@@ -204,7 +204,8 @@ impl World {
         registry.insert(Registrations::default());
         registry.insert(CommandQueue::default());
         // Readable before the first update (no step has run yet).
-        registry.insert(FixedTime::default());
+        let fixed = cadence::FixedClock::default();
+        registry.insert(fixed.time(cadence::Steps { run: 0, dropped: 0 }, 0));
         let mut world = Self {
             graph,
             nodes: Vec::new(),
@@ -218,7 +219,7 @@ impl World {
             plans: None,
             executions: Executions::default(),
             timings: Vec::new(),
-            fixed: cadence::FixedClock::default(),
+            fixed,
             started: false,
             lifecycle: lifecycle::Lifecycle::default(),
             running_whole: false,
@@ -548,6 +549,9 @@ impl World {
     pub fn set_fixed_timestep(&mut self, step: Duration) {
         assert!(!step.is_zero(), "a fixed timestep must be longer than zero");
         self.fixed.step = step;
+        if let Some(time) = self.get_mut::<FixedTime>() {
+            time.step = step;
+        }
     }
 
     /// Caps the fixed steps one update runs (8 by default): when a slow frame
