@@ -493,3 +493,16 @@ fn a_missing_service_is_reported_then_recovered() {
         "the node ran once its service was there"
     );
 }
+
+/// `&Commands` in a signature is refused with the fix, not as an unknown
+/// service.
+#[test]
+fn commands_by_reference_says_to_take_them_by_value() {
+    let mut world = World::new();
+    world.add_system(NodeBuilder::new("records").system(|_: &Commands<'static>| {}));
+    let error = world.run_iteration().unwrap_err();
+    assert!(
+        error.to_string().contains("take `Commands<'_>` by value"),
+        "{error}"
+    );
+}

@@ -175,6 +175,19 @@ pub struct MissingService {
 impl fmt::Display for MissingService {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verb = if self.gated { "gates" } else { "reads" };
+        // `&Commands` in a signature is a reference to a service of that
+        // type, which no world holds: the parameter is `Commands<'_>`.
+        if self
+            .service
+            .starts_with("sluice::world::commands::Commands")
+        {
+            return write!(
+                f,
+                "node `{}` takes `&Commands` (or `&mut Commands`), which would be a service: \
+                 take `Commands<'_>` by value to record changes",
+                self.node
+            );
+        }
         write!(
             f,
             "node `{}` {verb} `{}`, which the world does not hold and no factory produces: insert it with `World::insert` or register a factory that produces it",
