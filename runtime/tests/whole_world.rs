@@ -117,3 +117,58 @@ fn registering_and_asking_for_the_plan_inside_is_safe() {
         "two built-ins, three nodes, two added"
     );
 }
+
+/// Hostile growth: a whole-world system registers more grouped, phased
+/// nodes every iteration (plans in parts and barriers past every pooled
+/// size), on every executor; every planned node runs exactly once.
+#[test]
+fn plans_grown_from_inside_run_every_node_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const TOTAL: u32 = if cfg!(miri) { 40 } else { 400 };
+    const BATCH: u32 = TOTAL / 5;
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        let runs: Arc<Vec<AtomicU32>> = Arc::new((0..TOTAL).map(|_| AtomicU32::new(0)).collect());
+        let mut world = World::new();
+        world.set_executor(executor);
+        world.add_group(sluice::Group::new("Early"));
+        world.add_group(sluice::Group::new("Late").after("Early"));
+        let added = Arc::new(AtomicU32::new(0));
+        let (counter, registry) = (Arc::clone(&runs), Arc::clone(&added));
+        world.add_system(move |world: &mut World| {
+            let start = registry.fetch_add(BATCH, Ordering::SeqCst) as usize;
+            for i in start..(start + BATCH as usize).min(TOTAL as usize) {
+                let counter = Arc::clone(&counter);
+                let (group, phase) = match i % 3 {
+                    0 => ("Early", sluice::Phase::PreUpdate),
+                    1 => ("Early", sluice::Phase::Update),
+                    _ => ("Late", sluice::Phase::PostUpdate),
+                };
+                world.add_system(
+                    NodeBuilder::new(format!("n{i}"))
+                        .in_group(group)
+                        .phase(phase)
+                        .run(move |_| {
+                            counter[i].fetch_add(1, Ordering::SeqCst);
+                        }),
+                );
+            }
+        });
+        for iteration in 1..=6u32 {
+            world.run_iteration().unwrap();
+            let planned = (BATCH * (iteration - 1)).min(TOTAL) as usize;
+            for (i, count) in runs.iter().enumerate() {
+                let expected = if i < planned { 1 } else { 0 };
+                assert_eq!(
+                    count.swap(0, Ordering::SeqCst),
+                    expected,
+                    "{executor:?} n{i}"
+                );
+            }
+        }
+    }
+}

@@ -147,15 +147,16 @@ unsafe impl<T: Send + Sync + 'static> Param for Gate<&T> {
     const KIND: AccessKind = AccessKind::Gated;
 
     fn service_name() -> &'static str {
-        std::any::type_name::<T>()
+        <&T as Param>::service_name()
     }
 
+    // Declared and resolved as `&mut T`: the same barrier in the lane.
     fn declare(node: NodeBuilder) -> NodeBuilder {
-        node.gates::<T>()
+        <&mut T as Param>::declare(node)
     }
 
-    fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {
-        registry.resolve::<T>()
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> ServiceId {
+        <&mut T as Param>::resolve(registry, hooks)
     }
 
     #[inline]

@@ -280,6 +280,16 @@ impl World {
         self.graph.registry_mut().insert(value);
     }
 
+    /// Stores `value` as `T` in the slot's existing box when there is one
+    /// (the clocks every update and fixed step sets: no allocation per frame),
+    /// bumping its version as `insert` does.
+    fn overwrite<T: Send + Sync + 'static>(&mut self, value: T) {
+        match self.get_mut::<T>() {
+            Some(slot) => *slot = value,
+            None => self.insert(value),
+        }
+    }
+
     /// The service `T`, if the world holds one.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.graph.registry().get()
@@ -586,7 +596,7 @@ impl World {
                 frame: 0,
             },
         };
-        self.insert(time);
+        self.overwrite(time);
         self.ensure_plan()?;
         self.run_startup()?;
         let steps = self.fixed.advance(delta);
@@ -605,14 +615,14 @@ impl World {
             .is_some_and(|plans| !plans.fixed().is_empty());
         if has_fixed {
             for index in 0..steps.run {
-                self.insert(self.fixed.time(steps, index));
+                self.overwrite(self.fixed.time(steps, index));
                 self.fixed.total += 1;
                 self.run_plan(1)?;
             }
         } else {
             self.fixed.total += u64::from(steps.run);
         }
-        self.insert(self.fixed.time(steps, steps.run));
+        self.overwrite(self.fixed.time(steps, steps.run));
         self.run_iteration()
     }
 
