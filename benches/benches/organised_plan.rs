@@ -760,6 +760,66 @@ fn frame_summary() {
     println!("(load {})", load());
 }
 
+/// The builds again, flat and organised interleaved in rounds (the median
+/// round counts), so the ratio compares figures taken side by side on a
+/// noisy machine: `--build-summary` runs it alone.
+fn build_summary() {
+    const ROUNDS: usize = 9;
+    let ignore = options(AmbiguityLevel::Ignore);
+    let warn = options(AmbiguityLevel::Warn);
+    println!(
+        "\norganised_plan_build summary (median of {ROUNDS} interleaved rounds, load {}):",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    println!(
+        "{:>7} {:>8} {:>12} {:>12} {:>18}",
+        "nodes", "SL0008", "flat", "organised", "organised / flat"
+    );
+    for nodes in [1_000usize, 10_000] {
+        let specs = systems(nodes, SERVICES, SEED);
+        let names = names(nodes);
+        let layout = Layout::new(&specs, Features::ALL);
+        let budget = Duration::from_millis(if nodes > 1_000 { 400 } else { 150 });
+        for (level, options) in [("off", &ignore), ("warn", &warn)] {
+            let mut flat = Vec::with_capacity(ROUNDS);
+            let mut organised = Vec::with_capacity(ROUNDS);
+            let time = |build: &dyn Fn()| {
+                let start = Instant::now();
+                let mut builds = 0u32;
+                while start.elapsed() < budget {
+                    build();
+                    builds += 1;
+                }
+                start.elapsed().as_nanos() as f64 / f64::from(builds)
+            };
+            let flat_build = || drop(black_box(sluice_flat(&specs, &names, options)));
+            let organised_build = || {
+                drop(black_box(sluice_organised(
+                    &specs, &names, &layout, options,
+                )))
+            };
+            time(&flat_build);
+            time(&organised_build);
+            for _ in 0..ROUNDS {
+                flat.push(time(&flat_build));
+                organised.push(time(&organised_build));
+            }
+            let [flat, organised] = [flat, organised].map(|mut s| {
+                s.sort_by(f64::total_cmp);
+                s[ROUNDS / 2]
+            });
+            println!(
+                "{nodes:>7} {level:>8} {:>9.3} ms {:>9.3} ms {:>17.3}x",
+                flat / 1e6,
+                organised / 1e6,
+                organised / flat
+            );
+        }
+    }
+}
+
 criterion_group!(
     benches,
     organised_plan_build,
@@ -769,6 +829,10 @@ criterion_group!(
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--build-summary") {
+        build_summary();
+        return;
+    }
     if !args.iter().any(|a| a == "--summary-only") {
         benches();
         Criterion::default().configure_from_args().final_summary();

@@ -5,7 +5,7 @@
 use crate::access::{ServiceId, SmallList, Touch};
 use crate::node::Label;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
-use crate::plan::order::{self, Explicit};
+use crate::plan::order::{self, Explicit, Targets};
 use crate::plan::organise::{OrgVertex, Resolved, Selection};
 use crate::plan::view::{EdgeRecord, Hierarchy, Names};
 use crate::plan::{
@@ -81,41 +81,40 @@ impl MarkerPredecessors {
 }
 
 /// Every service's lane while walking them in plan order. A lane keeps its
-/// last gate and the shared accessors since it, as a chain through one arena
-/// shared by all lanes (no list per lane).
+/// last gate and the shared accessors since it (one chain per service).
 struct Lanes {
-    /// Per service: the last gate, and the head of its readers' chain.
-    lanes: Vec<(u32, u32)>,
-    /// `(reader, next)` links; `next` is `NONE` at a chain's end.
-    arena: Vec<(u32, u32)>,
+    /// Per service: the last gate.
+    last_gate: Vec<u32>,
+    /// Per service: the readers since its last gate.
+    readers: Chains,
 }
 
 impl Lanes {
     fn new(services: usize, capacity: usize) -> Self {
         Self {
-            lanes: vec![(NONE, NONE); services],
-            arena: Vec::with_capacity(capacity),
+            last_gate: vec![NONE; services],
+            readers: Chains::new(services, capacity),
         }
     }
 
     fn shared(&mut self, node: u32, service: ServiceId, incoming: &mut Vec<(u32, Reason)>) {
-        let (last_gate, readers) = &mut self.lanes[service.index()];
-        if *last_gate != NONE {
+        let last_gate = self.last_gate[service.index()];
+        if last_gate != NONE {
             incoming.push((
-                *last_gate,
+                last_gate,
                 Reason::Lane {
                     service,
                     kind: LaneKind::SharedAfterGate,
                 },
             ));
         }
-        self.arena.push((node, *readers));
-        *readers = (self.arena.len() - 1) as u32;
+        self.readers.push(service.index() as u32, node);
     }
 
     fn gate(&mut self, node: u32, service: ServiceId, incoming: &mut Vec<(u32, Reason)>) {
-        let (last_gate, readers) = &mut self.lanes[service.index()];
-        if *readers == NONE {
+        let lane = service.index() as u32;
+        let last_gate = &mut self.last_gate[service.index()];
+        if self.readers.len(lane) == 0 {
             if *last_gate != NONE {
                 incoming.push((
                     *last_gate,
@@ -126,19 +125,61 @@ impl Lanes {
                 ));
             }
         } else {
-            let reason = Reason::Lane {
-                service,
-                kind: LaneKind::GateAfterShared,
-            };
-            let mut at = *readers;
-            while at != NONE {
-                let (reader, next) = self.arena[at as usize];
-                incoming.push((reader, reason));
-                at = next;
-            }
-            *readers = NONE;
+            let kind = LaneKind::GateAfterShared;
+            self.readers.any(lane, |reader| {
+                incoming.push((reader, Reason::Lane { service, kind }));
+                false
+            });
+            self.readers.clear(lane);
         }
         *last_gate = node;
+    }
+}
+
+/// A list per vertex (or lane), as chains through one arena (no list per
+/// vertex), newest first.
+struct Chains {
+    /// Per vertex: its newest link, and its list's length.
+    heads: Vec<(u32, u32)>,
+    /// `(item, next)` links; `next` is `NONE` at a chain's end.
+    arena: Vec<(u32, u32)>,
+}
+
+impl Chains {
+    fn new(vertices: usize, capacity: usize) -> Self {
+        Self {
+            heads: vec![(NONE, 0); vertices],
+            arena: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn push(&mut self, vertex: u32, item: u32) {
+        let (head, len) = &mut self.heads[vertex as usize];
+        self.arena.push((item, *head));
+        *head = (self.arena.len() - 1) as u32;
+        *len += 1;
+    }
+
+    fn len(&self, vertex: u32) -> usize {
+        self.heads[vertex as usize].1 as usize
+    }
+
+    /// Empties `vertex`'s list (its links stay in the arena, unreachable).
+    fn clear(&mut self, vertex: u32) {
+        self.heads[vertex as usize] = (NONE, 0);
+    }
+
+    /// Whether `test` holds for an item of `vertex`'s list.
+    fn any(&self, vertex: u32, mut test: impl FnMut(u32) -> bool) -> bool {
+        let mut at = self.heads[vertex as usize].0;
+        while at != NONE {
+            let (item, next) = self.arena[at as usize];
+            if test(item) {
+                return true;
+            }
+            at = next;
+        }
+        false
     }
 }
 
@@ -148,7 +189,8 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
     let mut diagnostics = Vec::new();
     declared_twice(graph, &mut diagnostics);
     let resolved = Resolved::new(graph, &mut diagnostics);
-    let (plan, found) = build_selection(graph, options, &resolved, &Selection::UPDATE);
+    let targets = Targets::new(graph, &resolved, &mut diagnostics);
+    let (plan, found) = build_selection(graph, options, &resolved, &targets, &Selection::UPDATE);
     diagnostics.extend(found);
     finish(plan, diagnostics)
 }
@@ -159,6 +201,7 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     let mut diagnostics = Vec::new();
     declared_twice(graph, &mut diagnostics);
     let resolved = Resolved::new(graph, &mut diagnostics);
+    let targets = Targets::new(graph, &resolved, &mut diagnostics);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
     for node in graph.nodes() {
         let selection = Selection::of(node);
@@ -168,7 +211,7 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     }
     let mut plans = Vec::with_capacity(selections.len());
     for selection in selections {
-        let (plan, found) = build_selection(graph, options, &resolved, &selection);
+        let (plan, found) = build_selection(graph, options, &resolved, &targets, &selection);
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
             // every selection: report it once.
@@ -194,6 +237,7 @@ fn build_selection(
     graph: &GraphView<'_>,
     options: &PlanOptions,
     resolved: &Resolved,
+    targets: &Targets<'_>,
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -203,7 +247,14 @@ fn build_selection(
     } else {
         Some(nodes.iter().map(|node| selection.contains(node)).collect())
     };
-    let edges = Explicit::collect(graph, resolved, member, selection, &mut diagnostics);
+    let edges = Explicit::collect(
+        graph,
+        resolved,
+        targets,
+        member,
+        selection,
+        &mut diagnostics,
+    );
     let sorted = match order::sort(graph, resolved, &edges) {
         Ok(sorted) => sorted,
         Err(cycles) => {
@@ -342,12 +393,12 @@ fn walk_lanes(
     let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::with_capacity(plan_order.len());
     let mut exclusive_nodes = Vec::new();
     let mut incoming: Vec<(u32, Reason)> = Vec::with_capacity(16);
-    let mut froms: Vec<(u32, bool)> = Vec::with_capacity(16);
+    let mut froms: Vec<(u32, bool, u32)> = Vec::with_capacity(16);
+    // Per plan id: the nodes that wait for it directly, so far.
+    let mut successors_so_far = Chains::new(n + kept.len(), plan_order.len() * 6);
     // Per node: its incoming records (a contiguous run, as they are pushed).
     let mut pred_range = vec![(0u32, 0u32); n];
-    // Per plan id: the last node whose other predecessors wait for it, and
-    // the last node it is a barrier predecessor of.
-    let mut waits_for = vec![NONE; n + kept.len()];
+    // Per plan id: the last node it is a barrier predecessor of.
     let mut is_pred = vec![NONE; n + kept.len()];
     // Per barrier: what it waits for, as plan ids, sorted.
     let barrier_inputs: Vec<Vec<u32>> = kept
@@ -424,47 +475,8 @@ fn walk_lanes(
                 );
                 i += 1;
             }
-            froms.push((from, order_only));
-        }
-        // Stamp everything the other node predecessors wait for directly,
-        // and the barriers among the predecessors: a predecessor that one of
-        // them waits for (or that is an input of one of those barriers) is
-        // implied (no node waits for itself).
-        let has_order_only = froms.len() > 1 && froms.iter().any(|&(_, order_only)| order_only);
-        if has_order_only {
-            for &(p, _) in &froms {
-                if (p as usize) < n {
-                    let (start, end) = pred_range[p as usize];
-                    for record in &records[start as usize..end as usize] {
-                        waits_for[record.from as usize] = node;
-                    }
-                } else {
-                    is_pred[p as usize] = node;
-                }
-            }
-        }
-        let skip = |from: u32, order_only: bool| {
-            has_order_only
-                && order_only
-                && (waits_for[from as usize] == node
-                    || feeds[from as usize]
-                        .as_slice()
-                        .iter()
-                        .any(|&barrier| barrier != from && is_pred[barrier as usize] == node))
-        };
-        let first_record = records.len() as u32;
-        let mut stage = 0;
-        let mut i = 0;
-        for &(from, order_only) in &froms {
-            let skipped = skip(from, order_only);
-            let start = reasons.len() as u32;
-            while i < incoming.len() && incoming[i].0 == from {
-                if !skipped {
-                    reasons.push(incoming[i].1);
-                }
-                i += 1;
-            }
-            stage = stage.max(if (from as usize) < n {
+            // The least stage a node waiting for `from` can have.
+            let bound = if (from as usize) < n {
                 stage_of[from as usize] + 1
             } else {
                 level(
@@ -475,10 +487,79 @@ fn walk_lanes(
                     &mut barrier_level,
                     n,
                 )
-            });
+            };
+            froms.push((from, order_only, bound));
+        }
+        // A predecessor is implied when another node predecessor waits for
+        // it directly, or when it is an input of a barrier among the
+        // predecessors (no node waits for itself). Only order-only edges are
+        // candidates, so only nodes with one pay for the search, which looks
+        // wherever is shortest: a barrier in the tail of each predecessor's
+        // records, a node in its own successors so far when they are few,
+        // else by binary search in each predecessor's records (sorted by
+        // source).
+        let has_order_only = froms.len() > 1 && froms.iter().any(|&(_, order_only, _)| order_only);
+        if has_order_only {
+            for &(p, ..) in &froms {
+                is_pred[p as usize] = node;
+            }
+        }
+        let skip = |successors_so_far: &Chains, records: &[EdgeRecord], from: u32| {
+            if feeds[from as usize]
+                .as_slice()
+                .iter()
+                .any(|&barrier| barrier != from && is_pred[barrier as usize] == node)
+            {
+                return true;
+            }
+            let records_of = |p: u32| {
+                let (start, end) = pred_range[p as usize];
+                &records[start as usize..end as usize]
+            };
+            if from as usize >= n {
+                // A barrier (a group's begin, a phase) precedes most of the
+                // nodes after it: its successor list is long, but a node's
+                // barrier predecessors are the tail of its records (their
+                // plan ids are above every node's).
+                froms.iter().any(|&(p, ..)| {
+                    (p as usize) < n
+                        && records_of(p)
+                            .iter()
+                            .rev()
+                            .take_while(|record| record.from as usize >= n)
+                            .any(|record| record.from == from)
+                })
+            } else if successors_so_far.len(from) <= 4 * froms.len() {
+                successors_so_far.any(from, |to| {
+                    (to as usize) < n && to != from && is_pred[to as usize] == node
+                })
+            } else {
+                froms.iter().any(|&(p, ..)| {
+                    (p as usize) < n
+                        && p != from
+                        && records_of(p)
+                            .binary_search_by_key(&from, |record| record.from)
+                            .is_ok()
+                })
+            }
+        };
+        let first_record = records.len() as u32;
+        let mut stage = 0;
+        let mut i = 0;
+        for &(from, order_only, bound) in &froms {
+            let skipped = has_order_only && order_only && skip(&successors_so_far, &records, from);
+            let start = reasons.len() as u32;
+            while i < incoming.len() && incoming[i].0 == from {
+                if !skipped {
+                    reasons.push(incoming[i].1);
+                }
+                i += 1;
+            }
+            stage = stage.max(bound);
             if skipped {
                 continue;
             }
+            successors_so_far.push(from, node);
             records.push(EdgeRecord {
                 from,
                 to: node,
@@ -490,28 +571,23 @@ fn walk_lanes(
         stage_of[node as usize] = stage;
         stage_count = stage_count.max(stage + 1);
     }
-    // What each barrier waits for, after the nodes' edges; an input that
-    // precedes another input directly is implied by it.
-    let mut implied = vec![u32::MAX; n + kept.len()];
+    // What each barrier waits for, after the nodes' edges; an input that a
+    // node input waits for directly is implied by it (searched from the
+    // input's side, stopping at the first such successor).
     for (k, (vertex, _)) in kept.iter().enumerate() {
         let inputs = &barrier_inputs[k];
         let stamp = (n + k) as u32;
         for &input in inputs {
             is_pred[input as usize] = stamp;
         }
-        for &input in inputs.iter().filter(|&&input| (input as usize) < n) {
-            let (start, end) = pred_range[input as usize];
-            for record in &records[start as usize..end as usize] {
-                if is_pred[record.from as usize] == stamp {
-                    implied[record.from as usize] = k as u32;
-                }
-            }
-        }
         let reason = Reason::Marker(MarkerIndex(*vertex - n as u32));
-        for &input in inputs
-            .iter()
-            .filter(|&&input| implied[input as usize] != k as u32)
-        {
+        for &input in inputs {
+            let implied = successors_so_far.any(input, |to| {
+                (to as usize) < n && is_pred[to as usize] == stamp
+            });
+            if implied {
+                continue;
+            }
             let start = reasons.len() as u32;
             reasons.push(reason);
             records.push(EdgeRecord {

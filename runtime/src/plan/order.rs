@@ -72,12 +72,85 @@ struct Target {
 /// node with that name (for nodes registered under a key other than their
 /// name).
 #[derive(Default)]
-struct Targets<'g> {
+pub(crate) struct Targets<'g> {
     by_key: HashMap<&'g str, Target>,
     by_name: HashMap<&'g str, Vec<u32>>,
 }
 
-impl Targets<'_> {
+impl<'g> Targets<'g> {
+    /// Every name an ordering may target, the same for every selection (an
+    /// organisation vertex's number does not depend on the selection);
+    /// reports duplicate keys (SL0004).
+    pub(crate) fn new(
+        graph: &GraphView<'g>,
+        resolved: &Resolved,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Self {
+        let nodes = graph.nodes();
+        let n = nodes.len();
+        let markers = graph.markers().len();
+        let org_base = (n + markers) as u32;
+        let groups = graph.organisation().groups();
+        let organised = organise::applies(resolved);
+        let mut targets = Targets::default();
+        targets.by_key.reserve(n + markers + groups.len());
+        let keys = nodes
+            .iter()
+            .map(|node| node.key())
+            .chain(graph.markers().iter().map(|marker| marker.label()));
+        let removed = |v: usize| v < n && nodes[v].state() == NodeState::Removed;
+        for (vertex, key) in keys.enumerate().filter(|&(v, _)| !removed(v)) {
+            let vertex = vertex as u32;
+            match targets.by_key.get(key) {
+                Some(&first) => diagnostics.push(duplicate(graph, key, first.begin, vertex)),
+                None => {
+                    targets.by_key.insert(
+                        key,
+                        Target {
+                            begin: vertex,
+                            end: vertex,
+                        },
+                    );
+                }
+            }
+        }
+        if organised {
+            for (index, group) in groups.iter().enumerate() {
+                let (begin, end) = organise::group_bounds(org_base, index as u32);
+                match targets.by_key.get(group.name()) {
+                    // Two groups of one name are reported once, in `Resolved`.
+                    Some(first) if (first.begin as usize) < n + markers => {
+                        diagnostics.push(duplicate_group(graph, group.name(), first.begin, index));
+                    }
+                    Some(_) => {}
+                    None => {
+                        targets.by_key.insert(group.name(), Target { begin, end });
+                    }
+                }
+            }
+        }
+        if let Some(bounds) = organise::phase_base(resolved, org_base, groups.len()) {
+            for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
+                let (begin, end) = organise::phase_bounds(bounds, phase);
+                targets
+                    .by_key
+                    .entry(phase.name())
+                    .or_insert(Target { begin, end });
+            }
+        }
+        for (i, node) in nodes.iter().enumerate().filter(|&(i, _)| !removed(i)) {
+            if node.name() != node.key() {
+                targets
+                    .by_name
+                    .entry(node.name())
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+
+        targets
+    }
+
     fn resolve(&self, target: &str, mut each: impl FnMut(Target)) -> bool {
         if let Some(&found) = self.by_key.get(target) {
             each(found);
@@ -135,6 +208,7 @@ impl Explicit {
     pub(crate) fn collect(
         graph: &GraphView<'_>,
         resolved: &Resolved,
+        targets: &Targets<'_>,
         member: Option<Vec<bool>>,
         selection: &Selection,
         diagnostics: &mut Vec<Diagnostic>,
@@ -147,62 +221,7 @@ impl Explicit {
         let org = organise::edges(graph, resolved, &is_member, org_base);
         let vertices = n + markers + org.vertices.len();
         let groups = graph.organisation().groups();
-
-        let mut targets = Targets::default();
-        targets.by_key.reserve(n + markers + groups.len());
-        let keys = nodes
-            .iter()
-            .map(|node| node.key())
-            .chain(graph.markers().iter().map(|marker| marker.label()));
         let removed = |v: usize| v < n && nodes[v].state() == NodeState::Removed;
-        for (vertex, key) in keys.enumerate().filter(|&(v, _)| !removed(v)) {
-            let vertex = vertex as u32;
-            match targets.by_key.get(key) {
-                Some(&first) => diagnostics.push(duplicate(graph, key, first.begin, vertex)),
-                None => {
-                    targets.by_key.insert(
-                        key,
-                        Target {
-                            begin: vertex,
-                            end: vertex,
-                        },
-                    );
-                }
-            }
-        }
-        if !org.vertices.is_empty() {
-            for (index, group) in groups.iter().enumerate() {
-                let (begin, end) = organise::group_bounds(org_base, index as u32);
-                match targets.by_key.get(group.name()) {
-                    // Two groups of one name are reported once, in `Resolved`.
-                    Some(first) if (first.begin as usize) < n + markers => {
-                        diagnostics.push(duplicate_group(graph, group.name(), first.begin, index));
-                    }
-                    Some(_) => {}
-                    None => {
-                        targets.by_key.insert(group.name(), Target { begin, end });
-                    }
-                }
-            }
-        }
-        if let Some(bounds) = org.phases {
-            for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
-                let (begin, end) = organise::phase_bounds(bounds, phase);
-                targets
-                    .by_key
-                    .entry(phase.name())
-                    .or_insert(Target { begin, end });
-            }
-        }
-        for (i, node) in nodes.iter().enumerate().filter(|&(i, _)| !removed(i)) {
-            if node.name() != node.key() {
-                targets
-                    .by_name
-                    .entry(node.name())
-                    .or_default()
-                    .push(i as u32);
-            }
-        }
 
         // One edge per ordering target is the usual count (more when a name
         // matches several nodes, plus the produce and organisation edges).

@@ -567,7 +567,7 @@ pub(crate) fn edges(
         edges: Vec::new(),
         phases: None,
     };
-    if !resolved.any && !resolved.phases {
+    if !applies(resolved) {
         return out;
     }
     let g = groups.len() as u32;
@@ -590,6 +590,18 @@ pub(crate) fn edges(
     let organised = |i: usize| member(i) && !nodes[i].is_builtin();
     let begin_of_group = |i: u32| base + 2 * i;
     let end_of_group = |i: u32| base + 2 * i + 1;
+
+    // Phases, only once something names one: four bounds in a chain, each
+    // phase's nodes between two of them (edges below). The bounds follow
+    // the groups' vertices, so that every vertex an ordering can name has
+    // the same number in every selection.
+    out.phases = phase_base(resolved, base, groups.len());
+    if out.phases.is_some() {
+        out.vertices.push(OrgVertex::PhaseStart);
+        for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
+            out.vertices.push(OrgVertex::PhaseEnd(phase));
+        }
+    }
     for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
         let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
         if group != NONE && resolved.ordered[group as usize] {
@@ -667,15 +679,7 @@ pub(crate) fn edges(
         }
     }
 
-    // Phases, only once something names one: four bounds in a chain, each
-    // phase's nodes between two of them.
-    if resolved.phases {
-        let bounds = base + out.vertices.len() as u32;
-        out.phases = Some(bounds);
-        out.vertices.push(OrgVertex::PhaseStart);
-        for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
-            out.vertices.push(OrgVertex::PhaseEnd(phase));
-        }
+    if let Some(bounds) = out.phases {
         for k in 0..3 {
             out.edges.push((bounds + k, bounds + k + 1));
         }
@@ -686,6 +690,18 @@ pub(crate) fn edges(
         }
     }
     out
+}
+
+/// Whether any organisation vertex exists (something is organised or names
+/// a phase).
+pub(crate) fn applies(resolved: &Resolved) -> bool {
+    resolved.any || resolved.phases
+}
+
+/// The first of the four phase bounds, right after the groups' vertices,
+/// when phases apply.
+pub(crate) fn phase_base(resolved: &Resolved, base: u32, groups: usize) -> Option<u32> {
+    resolved.phases.then_some(base + 2 * groups as u32)
 }
 
 /// The bounds of `phase` among the four phase vertices from `bounds`.
