@@ -44,6 +44,7 @@
 //! `sluice::execution`, which build the next iteration's plan) first.
 
 pub mod access;
+pub mod entity;
 pub mod exec;
 pub mod node;
 pub mod organise;
@@ -53,6 +54,10 @@ pub mod system;
 pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
+pub use entity::{
+    Archetype, ArchetypeId, Bundle, Component, ComponentId, ComponentInfo, ComponentTicks,
+    Components, Entities, Entity, EntityError,
+};
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
 };

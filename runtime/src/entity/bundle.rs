@@ -1,0 +1,170 @@
+//! [`Bundle`]: a tuple of components spawned, inserted or removed together.
+
+use std::any::TypeId;
+
+use foldhash::HashMap;
+
+use super::archetype::ArchetypeId;
+use super::component::{Component, ComponentId, Components};
+
+/// A set of components handled together: spawned, inserted or removed as
+/// one archetype move. Implemented for tuples of up to 12 components
+/// (and `()`); a bundle naming one type twice is refused when used
+/// ([`EntityError::DuplicateComponent`](super::EntityError::DuplicateComponent)).
+///
+/// # Safety
+///
+/// The store trusts the three methods to agree: `register` appends one id
+/// per component, in a fixed order ("field order"); `put` calls its
+/// callback exactly once per component, in field order, with the index and
+/// a pointer to a valid value of that field's type which the callee then
+/// owns (the bundle forgets it); `take` calls its callback once per field,
+/// in field order, and reads a value of that field's type from the
+/// returned pointer, taking ownership of it.
+pub unsafe trait Bundle: Send + Sync + Sized + 'static {
+    /// Registers each component type and appends its id, in field order.
+    fn register(components: &mut Components, ids: &mut Vec<ComponentId>);
+
+    /// Gives up each component, in field order: `write(i, ptr)` must move
+    /// the value out of `ptr` (it is never dropped by the bundle).
+    fn put(self, write: impl FnMut(usize, *mut u8));
+
+    /// Builds the bundle, reading field `i` from the pointer `read(i)`
+    /// returns.
+    ///
+    /// # Safety
+    ///
+    /// `read(i)` must return a pointer to a valid, initialised, aligned
+    /// value of field `i`'s type that the caller gives up.
+    unsafe fn take(read: impl FnMut(usize) -> *mut u8) -> Self;
+}
+
+macro_rules! tuple_bundle {
+    ($($name:ident $index:tt),*) => {
+        // SAFETY: `register`, `put` and `take` walk the same fields in the
+        // same order; `put` forgets each value it hands out (ManuallyDrop),
+        // `take` reads each value once from a pointer to its type.
+        unsafe impl<$($name: Component),*> Bundle for ($($name,)*) {
+            fn register(components: &mut Components, ids: &mut Vec<ComponentId>) {
+                $(ids.push(components.register::<$name>());)*
+            }
+
+            fn put(self, mut write: impl FnMut(usize, *mut u8)) {
+                let mut fields = std::mem::ManuallyDrop::new(self);
+                $(write($index, (&raw mut fields.$index).cast::<u8>());)*
+            }
+
+            unsafe fn take(mut read: impl FnMut(usize) -> *mut u8) -> Self {
+                // SAFETY: the caller's contract: `read(i)` points to a
+                // valid, aligned value of field `i`'s type that we now own.
+                unsafe { ($(read($index).cast::<$name>().read(),)*) }
+            }
+        }
+    };
+}
+
+// SAFETY: no fields: `register` appends nothing, `put` and `take` call
+// nothing.
+unsafe impl Bundle for () {
+    fn register(_: &mut Components, _: &mut Vec<ComponentId>) {}
+
+    fn put(self, _: impl FnMut(usize, *mut u8)) {}
+
+    unsafe fn take(_: impl FnMut(usize) -> *mut u8) -> Self {}
+}
+
+tuple_bundle!(A 0);
+tuple_bundle!(A 0, B 1);
+tuple_bundle!(A 0, B 1, C 2);
+tuple_bundle!(A 0, B 1, C 2, D 3);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// A bundle type's number in its store's [`Bundles`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct BundleId(u32);
+
+/// What the store remembers about a bundle type.
+///
+/// Invariant: `fields[i]` is the id of field `i`; `sorted` is `fields`
+/// sorted; `duplicate` names a type `fields` holds twice, if any (then
+/// the bundle is never used to change the store).
+#[derive(Debug)]
+pub(crate) struct BundleInfo {
+    pub(crate) fields: Box<[ComponentId]>,
+    pub(crate) sorted: Box<[ComponentId]>,
+    pub(crate) duplicate: Option<&'static str>,
+    /// The archetype a spawn of this bundle lands in (once known).
+    pub(crate) spawn: Option<ArchetypeId>,
+}
+
+/// The bundle types a store has seen.
+#[derive(Debug, Default)]
+pub(crate) struct Bundles {
+    infos: Vec<BundleInfo>,
+    by_type: HashMap<TypeId, BundleId>,
+}
+
+impl Bundles {
+    /// `B`'s id, registering `B` (and its components) if it is new.
+    pub(crate) fn register<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
+        if let Some(&id) = self.by_type.get(&TypeId::of::<B>()) {
+            return id;
+        }
+        let mut fields = Vec::new();
+        B::register(components, &mut fields);
+        let mut sorted = fields.clone();
+        sorted.sort_unstable();
+        let duplicate = sorted
+            .windows(2)
+            .find(|w| w[0] == w[1])
+            .map(|w| components.info(w[0]).name());
+        let id = BundleId(u32::try_from(self.infos.len()).expect("fewer than 2^32 bundle types"));
+        self.infos.push(BundleInfo {
+            fields: fields.into(),
+            sorted: sorted.into(),
+            duplicate,
+            spawn: None,
+        });
+        self.by_type.insert(TypeId::of::<B>(), id);
+        id
+    }
+
+    /// The bundle with this id.
+    #[inline]
+    pub(crate) fn info(&self, id: BundleId) -> &BundleInfo {
+        &self.infos[id.0 as usize]
+    }
+
+    /// The bundle with this id.
+    #[inline]
+    pub(crate) fn info_mut(&mut self, id: BundleId) -> &mut BundleInfo {
+        &mut self.infos[id.0 as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_are_named() {
+        let mut components = Components::new();
+        let mut bundles = Bundles::default();
+        let ok = bundles.register::<(u8, u16)>(&mut components);
+        let twice = bundles.register::<(u8, u32, u8)>(&mut components);
+        assert_eq!(bundles.info(ok).duplicate, None);
+        assert_eq!(bundles.info(twice).duplicate, Some("u8"));
+        assert_eq!(
+            &*bundles.info(twice).fields,
+            &[ComponentId(0), ComponentId(2), ComponentId(0)]
+        );
+        assert_eq!(bundles.register::<(u8, u16)>(&mut components), ok);
+    }
+}

@@ -1,0 +1,484 @@
+//! A type-erased dense column: one component's values for the rows of one
+//! archetype, with their change ticks.
+//!
+//! # Why a dense column and not `LockOnResizeArray`
+//!
+//! `sluice_collections::LockOnResizeArray` exists so that appends can
+//! overlap readers: a writer claims a slot atomically while other threads
+//! read, and only growth takes a lock. Entity storage never needs that. Every
+//! structural change (spawn, despawn, insert, remove: anything that appends
+//! a row to a column or moves or removes one) goes through `&mut Entities`,
+//! which exists only between iterations, at the boundary where `Commands`
+//! are applied in record order, or inside a whole-world system that holds
+//! the world alone. While systems iterate they hold `&Entities` (and reach
+//! columns through the lanes the planner orders), so no append can overlap
+//! a reader, and the borrow checker proves it. That phase boundary is what
+//! makes the plain dense column sound, and it buys what the queries need:
+//! one contiguous allocation per column (rows are indices, iteration is a
+//! slice walk and splits into chunk slices for parallel iteration), no
+//! atomic slot claim per append and no chunk indirection per read.
+//!
+//! # Panic safety
+//!
+//! A value leaving the column is first moved into the *spare slot*, the slot
+//! at index `len` (it is within capacity and outside the live rows), and
+//! marked pending; the caller finishes its bookkeeping and then calls
+//! [`Column::drop_pending`]. So a `Drop` that panics runs only after every
+//! table is consistent again, and the pending flag is cleared before the
+//! drop runs, so the value is never dropped twice.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+use super::component::ComponentInfo;
+
+/// One component's values for the rows of an archetype.
+///
+/// Invariants:
+/// - `data` is an allocation of `capacity` values of `item` (or dangling and
+///   aligned to `item` when `capacity` is 0 or the type is zero-sized; a
+///   zero-sized column has `capacity == usize::MAX` and never allocates);
+/// - rows `0..len` hold initialised values, owned by the column;
+/// - when `pending` is set, `len < capacity` and the spare slot `len` holds
+///   one initialised value waiting to be dropped; otherwise the slots from
+///   `len` on are logically uninitialised;
+/// - `added.len() == changed.len() == len`: the ticks of row `i` are
+///   `added[i]` and `changed[i]`, and they move with the row.
+pub(crate) struct Column {
+    item: Layout,
+    drop: Option<unsafe fn(*mut u8)>,
+    data: NonNull<u8>,
+    len: usize,
+    capacity: usize,
+    pending: bool,
+    added: Vec<u32>,
+    changed: Vec<u32>,
+}
+
+// SAFETY: the column owns values of a `Component` type, which is
+// `Send + Sync`; the raw pointer is only its storage.
+unsafe impl Send for Column {}
+// SAFETY: as above; `&Column` hands out only shared access to the values.
+unsafe impl Sync for Column {}
+
+impl std::fmt::Debug for Column {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Column")
+            .field("item", &self.item)
+            .field("len", &self.len)
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Column {
+    /// An empty column for the component `info` describes.
+    pub(crate) fn new(info: &ComponentInfo) -> Self {
+        let item = info.layout();
+        Self {
+            item,
+            drop: info.drop_fn(),
+            data: dangling(item),
+            len: 0,
+            capacity: if item.size() == 0 { usize::MAX } else { 0 },
+            pending: false,
+            added: Vec::new(),
+            changed: Vec::new(),
+        }
+    }
+
+    /// The number of rows.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// How many values fit without reallocating (`usize::MAX` for a
+    /// zero-sized type).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Makes room for `additional` more rows plus the spare slot.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let needed = self
+            .len
+            .checked_add(additional)
+            .and_then(|n| n.checked_add(1))
+            .expect("column capacity overflow");
+        self.added.reserve(additional);
+        self.changed.reserve(additional);
+        if needed <= self.capacity {
+            return;
+        }
+        let new_capacity = needed.max(self.capacity.saturating_mul(2)).max(4);
+        let new_layout = array(self.item, new_capacity);
+        let new = if self.capacity == 0 {
+            // SAFETY: `new_layout` has a non-zero size (the type is not
+            // zero-sized: those columns start at `usize::MAX` capacity, and
+            // `new_capacity >= 4`).
+            unsafe { alloc::alloc(new_layout) }
+        } else {
+            // SAFETY: `data` was allocated by the global allocator with
+            // `array(item, capacity)` (invariant), and the new size is
+            // non-zero and does not overflow `isize` (`array` checked it).
+            unsafe {
+                alloc::realloc(
+                    self.data.as_ptr(),
+                    array(self.item, self.capacity),
+                    new_layout.size(),
+                )
+            }
+        };
+        self.data = NonNull::new(new).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        self.capacity = new_capacity;
+    }
+
+    /// A pointer to the value in `row` (or the spare slot when
+    /// `row == len`).
+    ///
+    /// # Safety
+    ///
+    /// `row < capacity`.
+    #[inline]
+    unsafe fn slot(&self, row: usize) -> *mut u8 {
+        // SAFETY: `row < capacity`, so the offset stays inside the
+        // allocation (or is 0 for a zero-sized type: `size == 0`).
+        unsafe { self.data.as_ptr().add(row * self.item.size()) }
+    }
+
+    /// A pointer to the value in `row`, for reading or writing it in place.
+    ///
+    /// # Panics
+    ///
+    /// If `row >= len`.
+    #[inline]
+    pub(crate) fn get_ptr(&self, row: usize) -> *mut u8 {
+        assert!(
+            row < self.len,
+            "row {row} out of bounds ({} rows)",
+            self.len
+        );
+        // SAFETY: `row < len <= capacity`.
+        unsafe { self.slot(row) }
+    }
+
+    /// Appends a value, moving it in from `src`, with its ticks.
+    ///
+    /// # Safety
+    ///
+    /// `src` points to a valid, initialised value of this column's type,
+    /// which the caller gives up (it must not be used or dropped again).
+    pub(crate) unsafe fn push(&mut self, src: *const u8, added: u32, changed: u32) {
+        debug_assert!(!self.pending, "a pending drop would be overwritten");
+        self.reserve(1);
+        // SAFETY: `reserve` left `len < capacity`; `src` is a valid value
+        // of this type (caller) and cannot overlap the spare slot, which
+        // holds no live value.
+        unsafe { std::ptr::copy_nonoverlapping(src, self.slot(self.len), self.item.size()) };
+        self.len += 1;
+        self.added.push(added);
+        self.changed.push(changed);
+    }
+
+    /// Removes `row` without dropping its value: the last row takes its
+    /// place (swap-remove). The caller must already have taken the value
+    /// (moved its bytes elsewhere); otherwise it is leaked, never dropped.
+    ///
+    /// # Panics
+    ///
+    /// If `row >= len`.
+    pub(crate) fn swap_remove_forget(&mut self, row: usize) {
+        self.swap_remove_to_spare(row);
+    }
+
+    /// Removes `row` (swap-remove) and parks its value in the spare slot,
+    /// pending a [`drop_pending`](Self::drop_pending).
+    ///
+    /// # Panics
+    ///
+    /// If `row >= len` or a drop is already pending.
+    pub(crate) fn swap_remove_deferred(&mut self, row: usize) {
+        assert!(!self.pending, "a drop is already pending");
+        self.swap_remove_to_spare(row);
+        self.pending = true;
+    }
+
+    /// Swaps `row` with the last row and shortens the column by one, so the
+    /// removed value's bytes sit in the spare slot (with the ticks removed).
+    fn swap_remove_to_spare(&mut self, row: usize) {
+        assert!(
+            row < self.len,
+            "row {row} out of bounds ({} rows)",
+            self.len
+        );
+        let last = self.len - 1;
+        if row != last {
+            // SAFETY: `row` and `last` are distinct rows below `len`, so
+            // both slots are in bounds and do not overlap.
+            unsafe {
+                std::ptr::swap_nonoverlapping(self.slot(row), self.slot(last), self.item.size())
+            };
+        }
+        self.len = last;
+        self.added.swap_remove(row);
+        self.changed.swap_remove(row);
+    }
+
+    /// Replaces the value in `row` with the one at `src`, marking the row
+    /// changed at `tick`; the old value is parked in the spare slot,
+    /// pending a [`drop_pending`](Self::drop_pending).
+    ///
+    /// # Safety
+    ///
+    /// As for [`push`](Self::push): `src` is a valid value of this
+    /// column's type, given up by the caller.
+    ///
+    /// # Panics
+    ///
+    /// If `row >= len` or a drop is already pending (before anything moves).
+    pub(crate) unsafe fn replace_deferred(&mut self, row: usize, src: *const u8, tick: u32) {
+        assert!(!self.pending, "a drop is already pending");
+        assert!(
+            row < self.len,
+            "row {row} out of bounds ({} rows)",
+            self.len
+        );
+        self.reserve(0);
+        // SAFETY: `reserve(0)` left `len < capacity`, so the spare slot is
+        // in bounds; it and `row < len` are distinct slots. `src` is a valid
+        // value of the type that the caller gives up.
+        unsafe {
+            let spare = self.slot(self.len);
+            std::ptr::copy_nonoverlapping(self.slot(row), spare, self.item.size());
+            std::ptr::copy_nonoverlapping(src, self.slot(row), self.item.size());
+        }
+        self.pending = true;
+        self.changed[row] = tick;
+    }
+
+    /// Drops the value parked in the spare slot, if any. The flag is
+    /// cleared first, so a panicking `Drop` leaves nothing to drop twice.
+    pub(crate) fn drop_pending(&mut self) {
+        if !std::mem::take(&mut self.pending) {
+            return;
+        }
+        if let Some(drop) = self.drop {
+            // SAFETY: a pending drop means the spare slot `len < capacity`
+            // holds an initialised value of this type nobody else owns
+            // (invariant); the flag is now clear, so it is dropped once.
+            unsafe { drop(self.slot(self.len)) }
+        }
+    }
+
+    /// The tick at which `row` was added.
+    #[inline]
+    pub(crate) fn added_tick(&self, row: usize) -> u32 {
+        self.added[row]
+    }
+
+    /// The tick at which `row` was last changed.
+    #[inline]
+    pub(crate) fn changed_tick(&self, row: usize) -> u32 {
+        self.changed[row]
+    }
+
+    /// Marks `row` changed at `tick`.
+    #[inline]
+    pub(crate) fn set_changed(&mut self, row: usize, tick: u32) {
+        self.changed[row] = tick;
+    }
+
+    /// Moves the value in `row` to the end of `to` (same component type),
+    /// with its ticks, and swap-removes it here.
+    ///
+    /// # Panics
+    ///
+    /// If `row >= len` (before anything moves).
+    pub(crate) fn move_row_to(&mut self, row: usize, to: &mut Column) {
+        debug_assert_eq!(self.item, to.item);
+        assert!(
+            row < self.len,
+            "row {row} out of bounds ({} rows)",
+            self.len
+        );
+        // SAFETY: `row < len` holds an initialised value of `to`'s type;
+        // `swap_remove_forget` below gives up this column's ownership of it,
+        // so it is owned by `to` alone.
+        unsafe { to.push(self.slot(row), self.added[row], self.changed[row]) };
+        self.swap_remove_forget(row);
+    }
+}
+
+impl Drop for Column {
+    fn drop(&mut self) {
+        /// Frees the allocation even when a value's `Drop` panics.
+        struct Free(NonNull<u8>, Option<Layout>);
+        impl Drop for Free {
+            fn drop(&mut self) {
+                if let Some(layout) = self.1 {
+                    // SAFETY: `layout` is the layout the allocation was
+                    // made with (the column's invariant), and nothing
+                    // uses it after the column is dropped.
+                    unsafe { alloc::dealloc(self.0.as_ptr(), layout) }
+                }
+            }
+        }
+        let allocated = self.item.size() != 0 && self.capacity != 0;
+        let _free = Free(
+            self.data,
+            allocated.then(|| array(self.item, self.capacity)),
+        );
+        // The live rows, and the spare slot when a drop is pending.
+        let count = self.len + usize::from(std::mem::take(&mut self.pending));
+        self.len = 0;
+        if let Some(drop) = self.drop {
+            each_even_if_one_panics(count, |row| {
+                // SAFETY: slots `0..count` hold initialised values the
+                // column owns (the rows, then the pending spare slot);
+                // `len` and `pending` are cleared, so each is dropped once.
+                unsafe { drop(self.slot(row)) }
+            });
+        }
+    }
+}
+
+/// Calls `f(0)`, `f(1)`, .., `f(count - 1)`; if one call panics, the rest
+/// still run while unwinding (a second panic aborts), as
+/// `ptr::drop_in_place::<[T]>` does for the elements of a slice.
+pub(crate) fn each_even_if_one_panics(count: usize, f: impl FnMut(usize)) {
+    struct Rest<F: FnMut(usize)> {
+        next: usize,
+        count: usize,
+        f: F,
+    }
+    impl<F: FnMut(usize)> Drop for Rest<F> {
+        fn drop(&mut self) {
+            // Runs only what is left: nothing on the normal path.
+            while self.next < self.count {
+                let i = self.next;
+                self.next += 1;
+                (self.f)(i);
+            }
+        }
+    }
+    let mut rest = Rest { next: 0, count, f };
+    while rest.next < rest.count {
+        let i = rest.next;
+        rest.next += 1;
+        (rest.f)(i);
+    }
+}
+
+/// A dangling pointer aligned for `item` (the storage of an empty or
+/// zero-sized column).
+fn dangling(item: Layout) -> NonNull<u8> {
+    NonNull::new(std::ptr::without_provenance_mut(item.align())).expect("alignment is non-zero")
+}
+
+/// The layout of `n` values of `item`.
+fn array(item: Layout, n: usize) -> Layout {
+    let size = item
+        .size()
+        .checked_mul(n)
+        .expect("column capacity overflow");
+    Layout::from_size_align(size, item.align()).expect("column capacity overflow")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::{Arc, AtomicUsize, Ordering};
+
+    struct Counted(Arc<AtomicUsize>, u64);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn push<T: Send + Sync + 'static>(column: &mut Column, value: T) {
+        let value = std::mem::ManuallyDrop::new(value);
+        // SAFETY: a valid `T` that the ManuallyDrop gives up.
+        unsafe { column.push((&raw const *value).cast(), 0, 0) }
+    }
+
+    fn read<T>(column: &Column, row: usize) -> &T {
+        // SAFETY: the tests push only `T`s into the column.
+        unsafe { &*column.get_ptr(row).cast::<T>() }
+    }
+
+    #[test]
+    fn push_swap_remove_and_drop_all() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut column = Column::new(&ComponentInfo::of::<Counted>());
+        let n = if cfg!(miri) { 20 } else { 1000 };
+        for i in 0..n {
+            push(&mut column, Counted(drops.clone(), i));
+        }
+        column.swap_remove_deferred(0);
+        assert_eq!(drops.load(Ordering::Relaxed), 0);
+        column.drop_pending();
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            read::<Counted>(&column, 0).1,
+            n - 1,
+            "the last row took row 0's place"
+        );
+        assert_eq!(column.len(), n as usize - 1);
+        drop(column);
+        assert_eq!(drops.load(Ordering::Relaxed), n as usize);
+    }
+
+    #[test]
+    fn zst() {
+        #[derive(Debug, PartialEq)]
+        struct Marker;
+        let mut column = Column::new(&ComponentInfo::of::<Marker>());
+        for _ in 0..10 {
+            push(&mut column, Marker);
+        }
+        assert_eq!(column.capacity(), usize::MAX);
+        assert_eq!(read::<Marker>(&column, 9), &Marker);
+        column.swap_remove_deferred(3);
+        column.drop_pending();
+        assert_eq!(column.len(), 9);
+    }
+
+    #[test]
+    fn over_aligned() {
+        #[repr(align(64))]
+        struct Wide(u8);
+        let mut column = Column::new(&ComponentInfo::of::<Wide>());
+        for i in 0..9 {
+            push(&mut column, Wide(i));
+        }
+        for row in 0..9 {
+            let ptr = column.get_ptr(row);
+            assert_eq!(ptr.addr() % 64, 0);
+            assert_eq!(read::<Wide>(&column, row).0, row as u8);
+        }
+    }
+
+    #[test]
+    fn drop_continues_past_a_panic() {
+        struct Bomb(Arc<AtomicUsize>, bool);
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+                if self.1 {
+                    panic!("bomb");
+                }
+            }
+        }
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut column = Column::new(&ComponentInfo::of::<Bomb>());
+        for i in 0..5 {
+            push(&mut column, Bomb(drops.clone(), i == 1));
+        }
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(column)));
+        assert!(result.is_err());
+        assert_eq!(drops.load(Ordering::Relaxed), 5, "every value dropped once");
+    }
+}

@@ -1,0 +1,32 @@
+//! The entity store: entities, their components in archetype tables, and
+//! change ticks (`shared/DESIGN.md`, "Entities").
+//!
+//! - [`Entity`]: a `Copy` handle; ids from a monotonic `u64` counter, never
+//!   reused; slots reused, so a stale handle resolves to nothing.
+//! - [`Components`]: the component type registry ([`ComponentId`],
+//!   [`ComponentInfo`]).
+//! - [`Archetype`]: every entity with one exact component set, one dense
+//!   column per component, found by its set; insert/remove transitions are
+//!   cached per archetype.
+//! - [`Bundle`]: tuples of up to 12 components.
+//! - [`Entities`]: the store itself: spawn, despawn, insert, remove, get,
+//!   freeze, and the tick stamped into every column's added/changed ticks.
+//!
+//! Structural changes take `&mut Entities` and so never overlap systems
+//! iterating (see `column.rs` for why that makes dense columns sound).
+
+mod archetype;
+mod bundle;
+mod column;
+mod component;
+#[allow(clippy::module_inception)] // the `Entity` handle, in `entity/entity.rs`
+mod entity;
+mod store;
+#[cfg(test)]
+mod tests;
+
+pub use archetype::{Archetype, ArchetypeId};
+pub use bundle::Bundle;
+pub use component::{Component, ComponentId, ComponentInfo, Components};
+pub use entity::Entity;
+pub use store::{ComponentTicks, Entities, EntityError};

@@ -1,0 +1,475 @@
+//! [`Entities`]: the entity store (slots, archetypes, component columns and
+//! the change tick).
+
+use std::fmt;
+
+use super::archetype::{Archetype, ArchetypeId, Archetypes, Change};
+use super::bundle::{Bundle, BundleId, Bundles};
+use super::component::{Component, Components};
+use super::entity::{Entity, Location, Slots};
+
+/// Why an operation on an entity was refused. A refused operation changes
+/// nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum EntityError {
+    /// The entity is not alive: it was despawned (its slot may now hold a
+    /// later entity, which the stale handle never reaches).
+    NoSuchEntity {
+        /// The stale handle.
+        entity: Entity,
+    },
+    /// The entity is frozen: it can never gain or lose a component.
+    Frozen {
+        /// The frozen entity.
+        entity: Entity,
+    },
+    /// The entity lacks a component the operation needs.
+    MissingComponent {
+        /// The entity.
+        entity: Entity,
+        /// The missing component's type name.
+        component: &'static str,
+    },
+    /// A bundle names one component type twice.
+    DuplicateComponent {
+        /// The type named twice.
+        component: &'static str,
+    },
+}
+
+impl fmt::Display for EntityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoSuchEntity { entity } => write!(f, "{entity} does not exist (despawned)"),
+            Self::Frozen { entity } => {
+                write!(f, "{entity} is frozen: it cannot gain or lose components")
+            }
+            Self::MissingComponent { entity, component } => {
+                write!(f, "{entity} has no component {component}")
+            }
+            Self::DuplicateComponent { component } => {
+                write!(f, "a bundle names component {component} twice")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EntityError {}
+
+/// When a component value was added to its entity and last changed, in the
+/// store's ticks ([`Entities::tick`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ComponentTicks {
+    /// The tick of the spawn or insert that added it.
+    pub added: u32,
+    /// The tick of the last write (insert over it, or `get_mut`).
+    pub changed: u32,
+}
+
+/// The entity store: every entity's components in archetype tables.
+///
+/// Structural changes (spawn, despawn, insert, remove) take `&mut self`:
+/// the world applies them between iterations, at the boundary, or in a
+/// whole-world system, never while systems iterate (see the `column`
+/// module for why that makes dense columns sound).
+///
+/// Invariants: every live slot's location names an archetype and a row
+/// whose entity list entry is that entity, and vice versa; `tick` is the
+/// tick stamped on writes.
+#[derive(Debug)]
+pub struct Entities {
+    slots: Slots,
+    components: Components,
+    bundles: Bundles,
+    archetypes: Archetypes,
+    tick: u32,
+    /// Reused for archetype lookups, so a cached move allocates nothing.
+    scratch: Vec<super::component::ComponentId>,
+}
+
+impl Default for Entities {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Entities {
+    /// An empty store at tick 0.
+    pub fn new() -> Self {
+        let components = Components::new();
+        let archetypes = Archetypes::new(&components);
+        Self {
+            slots: Slots::default(),
+            components,
+            bundles: Bundles::default(),
+            archetypes,
+            tick: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The tick stamped on writes.
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+
+    /// Moves to the next tick (wrapping) and returns it. The world calls
+    /// this once per iteration.
+    pub fn advance_tick(&mut self) -> u32 {
+        self.tick = self.tick.wrapping_add(1);
+        self.tick
+    }
+
+    /// The number of live entities.
+    pub fn len(&self) -> usize {
+        self.slots.live()
+    }
+
+    /// Whether no entity is alive.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `entity` is alive.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.slots.get(entity).is_some()
+    }
+
+    /// The component type registry.
+    pub fn components(&self) -> &Components {
+        &self.components
+    }
+
+    /// Every archetype, by id (including empty ones).
+    pub fn archetypes(&self) -> impl ExactSizeIterator<Item = &Archetype> + '_ {
+        self.archetypes.iter()
+    }
+
+    /// The archetype with this id.
+    pub fn archetype(&self, id: ArchetypeId) -> Option<&Archetype> {
+        self.archetypes.get(id)
+    }
+
+    /// The archetype `entity` is stored in, if it is alive.
+    pub fn archetype_of(&self, entity: Entity) -> Option<ArchetypeId> {
+        self.slots.get(entity).map(|slot| slot.location.archetype)
+    }
+
+    /// Registers `B` and refuses it if it names a type twice.
+    fn bundle<B: Bundle>(&mut self) -> Result<BundleId, EntityError> {
+        let id = self.bundles.register::<B>(&mut self.components);
+        match self.bundles.info(id).duplicate {
+            Some(component) => Err(EntityError::DuplicateComponent { component }),
+            None => Ok(id),
+        }
+    }
+
+    /// The archetype spawns of bundle `id` land in.
+    fn spawn_archetype(&mut self, id: BundleId) -> ArchetypeId {
+        if let Some(archetype) = self.bundles.info(id).spawn {
+            return archetype;
+        }
+        let archetype = self
+            .archetypes
+            .get_or_create(&self.bundles.info(id).sorted, &self.components);
+        self.bundles.info_mut(id).spawn = Some(archetype);
+        archetype
+    }
+
+    /// Spawns an entity with the components of `bundle`.
+    ///
+    /// # Panics
+    ///
+    /// If the bundle names a component type twice (the message names it);
+    /// [`try_spawn`](Self::try_spawn) returns the error instead.
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        self.try_spawn(bundle)
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Spawns an entity with the components of `bundle`, or refuses a
+    /// bundle that names a type twice.
+    pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EntityError> {
+        let id = self.bundle::<B>()?;
+        let archetype = self.spawn_archetype(id);
+        self.slots.reserve(1);
+        self.archetypes.get_mut(archetype).reserve(1);
+        Ok(self.spawn_reserved(id, archetype, bundle))
+    }
+
+    /// Spawns one entity per bundle, reserving room once (for the
+    /// iterator's lower size bound).
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
+        let id = self.bundle::<B>().unwrap_or_else(|error| panic!("{error}"));
+        let archetype = self.spawn_archetype(id);
+        let bundles = bundles.into_iter();
+        let additional = bundles.size_hint().0;
+        self.slots.reserve(additional);
+        self.archetypes.get_mut(archetype).reserve(additional);
+        let mut spawned = Vec::with_capacity(additional);
+        for bundle in bundles {
+            self.slots.reserve(1);
+            self.archetypes.get_mut(archetype).reserve(1);
+            spawned.push(self.spawn_reserved(id, archetype, bundle));
+        }
+        spawned
+    }
+
+    /// Spawns into `archetype` (bundle `id`'s), whose columns, entity list
+    /// and the slot table have room for one more: nothing here panics
+    /// half-way.
+    fn spawn_reserved<B: Bundle>(
+        &mut self,
+        id: BundleId,
+        archetype: ArchetypeId,
+        bundle: B,
+    ) -> Entity {
+        let table = self.archetypes.get_mut(archetype);
+        let row = u32::try_from(table.len()).expect("fewer than 2^32 rows");
+        let entity = self.slots.alloc(Location { archetype, row });
+        table.entities.push(entity);
+        let fields = &self.bundles.info(id).fields;
+        let tick = self.tick;
+        bundle.put(|i, value| {
+            let column = table
+                .column_index(fields[i])
+                .expect("the archetype has every field");
+            // SAFETY: `value` is a valid value of field `i`'s type, which is
+            // this column's type (the column of `fields[i]`), and the bundle
+            // gives it up (the `Bundle` contract).
+            unsafe { table.columns[column].push(value, tick, tick) }
+        });
+        entity
+    }
+
+    /// Despawns `entity`, dropping its components. Its row is reused: the
+    /// archetype's last entity moves into it.
+    ///
+    /// If a component's `Drop` panics, the entity is already gone and the
+    /// store consistent; the other components are still dropped.
+    pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
+        let location = self
+            .slots
+            .free(entity)
+            .ok_or(EntityError::NoSuchEntity { entity })?;
+        let table = self.archetypes.get_mut(location.archetype);
+        let row = location.row as usize;
+        for column in &mut table.columns {
+            column.swap_remove_deferred(row);
+        }
+        if let Some(moved) = table.swap_remove_entity(row) {
+            self.slots.set_row(moved, location.row);
+        }
+        table.drop_pending();
+        Ok(())
+    }
+
+    /// The live, unfrozen location of `entity`.
+    fn movable(&self, entity: Entity) -> Result<Location, EntityError> {
+        let slot = self
+            .slots
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity { entity })?;
+        if slot.frozen {
+            return Err(EntityError::Frozen { entity });
+        }
+        Ok(slot.location)
+    }
+
+    /// Moves `entity`'s row from `from` to `to`, carrying every component
+    /// both have (with its ticks) and forgetting the others (the caller has
+    /// taken them); fixes both entities' locations. The new location.
+    fn move_entity(&mut self, entity: Entity, location: Location, to: ArchetypeId) -> Location {
+        let (source, target) = self.archetypes.pair_mut(location.archetype, to);
+        target.reserve(1);
+        let row = location.row as usize;
+        let new_row = u32::try_from(target.len()).expect("fewer than 2^32 rows");
+        for i in 0..source.columns.len() {
+            let component = source.components()[i];
+            let column = &mut source.columns[i];
+            match target.column_index(component) {
+                Some(j) => column.move_row_to(row, &mut target.columns[j]),
+                None => column.swap_remove_forget(row),
+            }
+        }
+        target.entities.push(entity);
+        if let Some(moved) = source.swap_remove_entity(row) {
+            self.slots.set_row(moved, location.row);
+        }
+        let new = Location {
+            archetype: to,
+            row: new_row,
+        };
+        self.slots
+            .get_mut(entity)
+            .expect("moved entity is alive")
+            .location = new;
+        new
+    }
+
+    /// Adds the components of `bundle` to `entity` (an archetype move);
+    /// a component it already has is overwritten in place and marked
+    /// changed. Refused for a stale or frozen entity, or a bundle naming a
+    /// type twice.
+    ///
+    /// If an overwritten value's `Drop` panics, the insert is complete and
+    /// the store consistent.
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        let location = self.movable(entity)?;
+        let id = self.bundle::<B>()?;
+        let to = self.archetypes.target(
+            location.archetype,
+            Change::Insert,
+            id,
+            &self.bundles.info(id).sorted,
+            &self.components,
+            &mut self.scratch,
+        );
+        let from = location.archetype;
+        let (new, source, table) = if to == from {
+            (location, None, self.archetypes.get_mut(to))
+        } else {
+            let new = self.move_entity(entity, location, to);
+            let (source, table) = self.archetypes.pair_mut(from, to);
+            (new, Some(&*source), table)
+        };
+        let fields = &self.bundles.info(id).fields;
+        let (row, tick) = (new.row as usize, self.tick);
+        bundle.put(|i, value| {
+            let column = &mut table.columns[table
+                .column_index(fields[i])
+                .expect("the target has every field")];
+            // Staying in place means the entity had every field already.
+            if source.is_none_or(|source| source.contains(fields[i])) {
+                // SAFETY: `value` is a valid value of this column's type
+                // (field `i`'s) that the bundle gives up.
+                unsafe { column.replace_deferred(row, value, tick) }
+            } else {
+                // SAFETY: as above.
+                unsafe { column.push(value, tick, tick) }
+            }
+        });
+        table.drop_pending();
+        Ok(())
+    }
+
+    /// Removes the components of `B` from `entity` (an archetype move) and
+    /// returns them. Refused, changing nothing, for a stale or frozen
+    /// entity, one lacking any of them, or a bundle naming a type twice.
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
+        let location = self.movable(entity)?;
+        let id = self.bundle::<B>()?;
+        let source = self
+            .archetypes
+            .get(location.archetype)
+            .expect("live archetype");
+        let info = self.bundles.info(id);
+        if let Some(&missing) = info.sorted.iter().find(|&&c| !source.contains(c)) {
+            let component = self.components.info(missing).name();
+            return Err(EntityError::MissingComponent { entity, component });
+        }
+        let row = location.row as usize;
+        // SAFETY: each field's column holds a value of the field's type in
+        // `row` (the entity has every component, checked above); the
+        // values are read out here and the move below forgets them (the
+        // source columns of removed components are swap-removed without a
+        // drop), so each is owned once, by the returned bundle.
+        let values = unsafe {
+            B::take(|i| {
+                let column = source.column_index(info.fields[i]).expect("checked above");
+                source.columns[column].get_ptr(row)
+            })
+        };
+        if !info.sorted.is_empty() {
+            let to = self.archetypes.target(
+                location.archetype,
+                Change::Remove,
+                id,
+                &self.bundles.info(id).sorted,
+                &self.components,
+                &mut self.scratch,
+            );
+            self.move_entity(entity, location, to);
+        }
+        Ok(values)
+    }
+
+    /// `entity`'s `C`, if it is alive and has one.
+    pub fn get<C: Component>(&self, entity: Entity) -> Option<&C> {
+        let (table, column, row) = self.find::<C>(entity)?;
+        // SAFETY: the column of `C`'s id holds `C`s, and `row` is a live
+        // row (`find`); the shared borrow of `self` keeps it in place.
+        Some(unsafe { &*table.columns[column].get_ptr(row).cast::<C>() })
+    }
+
+    /// `entity`'s `C`, if it is alive and has one; marks it changed at the
+    /// current tick.
+    pub fn get_mut<C: Component>(&mut self, entity: Entity) -> Option<&mut C> {
+        let (archetype, column, row) = self.find::<C>(entity).map(|(t, c, r)| (t.id(), c, r))?;
+        let column = &mut self.archetypes.get_mut(archetype).columns[column];
+        column.set_changed(row, self.tick);
+        // SAFETY: as in `get`; the exclusive borrow of `self` makes the
+        // reference unique.
+        Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
+    }
+
+    /// When `entity`'s `C` was added and last changed.
+    pub fn ticks<C: Component>(&self, entity: Entity) -> Option<ComponentTicks> {
+        let (table, column, row) = self.find::<C>(entity)?;
+        let column = &table.columns[column];
+        Some(ComponentTicks {
+            added: column.added_tick(row),
+            changed: column.changed_tick(row),
+        })
+    }
+
+    /// The archetype, column index and row of `entity`'s `C`.
+    fn find<C: Component>(&self, entity: Entity) -> Option<(&Archetype, usize, usize)> {
+        let id = self.components.id_of::<C>()?;
+        let location = self.slots.get(entity)?.location;
+        let table = self.archetypes.get(location.archetype)?;
+        Some((table, table.column_index(id)?, location.row as usize))
+    }
+
+    /// Freezes `entity`: from now on it can never gain or lose a component
+    /// (it can still be despawned, and its components written).
+    pub fn freeze(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.slots
+            .get_mut(entity)
+            .ok_or(EntityError::NoSuchEntity { entity })?
+            .frozen = true;
+        Ok(())
+    }
+
+    /// Whether `entity` is alive and frozen.
+    pub fn is_frozen(&self, entity: Entity) -> bool {
+        self.slots.get(entity).is_some_and(|slot| slot.frozen)
+    }
+
+    /// The number of slots (live and vacant) and the largest column
+    /// capacity of any sized component (for the churn tests).
+    #[cfg(test)]
+    pub(crate) fn footprint(&self) -> (usize, usize) {
+        let columns = self
+            .archetypes
+            .iter()
+            .flat_map(|a| a.columns.iter())
+            .map(|c| c.capacity())
+            .filter(|&c| c != usize::MAX)
+            .max()
+            .unwrap_or(0);
+        (self.slots.slot_count(), columns)
+    }
+
+    /// Whether `from` has a cached insert edge for bundle `B`.
+    #[cfg(test)]
+    pub(crate) fn has_insert_edge<B: Bundle>(&mut self, from: ArchetypeId) -> bool {
+        let id = self.bundles.register::<B>(&mut self.components);
+        self.archetypes.has_edge(from, Change::Insert, id)
+    }
+}

@@ -1,0 +1,607 @@
+//! Tests of the whole store: stale handles, churn, drops, panics, freezing,
+//! archetype moves, and a property test against a plain model.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::sync::{Arc, AtomicUsize, Ordering};
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Pos(f32, f32);
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Vel(f32, f32);
+#[derive(Clone, PartialEq, Debug)]
+struct Name(String);
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct Marker;
+
+/// Counts its drops; panics in `drop` when `bomb` is set.
+struct Counted {
+    drops: Arc<AtomicUsize>,
+    bomb: bool,
+}
+
+impl Counted {
+    fn new(drops: &Arc<AtomicUsize>) -> Self {
+        Self {
+            drops: drops.clone(),
+            bomb: false,
+        }
+    }
+    fn bomb(drops: &Arc<AtomicUsize>) -> Self {
+        Self {
+            drops: drops.clone(),
+            bomb: true,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::Relaxed);
+        if self.bomb {
+            panic!("Counted::drop panics");
+        }
+    }
+}
+
+fn n(full: usize, miri: usize) -> usize {
+    if cfg!(miri) { miri } else { full }
+}
+
+#[test]
+fn smoke() {
+    let mut entities = Entities::new();
+    let a = entities.spawn((Pos(1.0, 2.0), Vel(0.5, 0.0)));
+    let b = entities.spawn((Pos(3.0, 4.0),));
+    assert_eq!(entities.len(), 2);
+    assert_eq!(entities.get::<Pos>(a), Some(&Pos(1.0, 2.0)));
+    assert_eq!(entities.get::<Vel>(b), None);
+    assert_eq!(entities.get::<Name>(a), None, "unregistered type");
+    entities.get_mut::<Pos>(b).unwrap().0 = 9.0;
+    assert_eq!(entities.get::<Pos>(b), Some(&Pos(9.0, 4.0)));
+    assert_ne!(entities.archetype_of(a), entities.archetype_of(b));
+    assert!(entities.contains(a));
+    let summary: Vec<_> = entities
+        .archetypes()
+        .map(|a| (a.id(), a.components().len(), a.len()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (ArchetypeId(0), 0, 0),
+            (ArchetypeId(1), 2, 1),
+            (ArchetypeId(2), 1, 1)
+        ]
+    );
+    let empty = entities.spawn(());
+    assert_eq!(entities.archetype_of(empty), Some(ArchetypeId::EMPTY));
+    assert_eq!(a.to_string(), format!("Entity({})", a.id()));
+}
+
+#[test]
+fn stale_entity() {
+    let mut entities = Entities::new();
+    let old = entities.spawn((Pos(1.0, 1.0), Name("old".into())));
+    entities.despawn(old).unwrap();
+    let new = entities.spawn((Pos(2.0, 2.0), Name("new".into())));
+    assert_eq!(old.slot(), new.slot(), "the slot is reused");
+    assert_eq!(entities.get::<Pos>(old), None);
+    assert_eq!(entities.get_mut::<Name>(old), None);
+    assert!(!entities.contains(old));
+    assert_eq!(entities.archetype_of(old), None);
+    assert_eq!(
+        entities.despawn(old),
+        Err(EntityError::NoSuchEntity { entity: old })
+    );
+    assert_eq!(
+        entities.insert(old, (Vel(0.0, 0.0),)),
+        Err(EntityError::NoSuchEntity { entity: old })
+    );
+    assert_eq!(
+        entities.remove::<(Pos,)>(old),
+        Err(EntityError::NoSuchEntity { entity: old })
+    );
+    assert_eq!(
+        entities.freeze(old),
+        Err(EntityError::NoSuchEntity { entity: old })
+    );
+    assert_eq!(entities.get::<Name>(new), Some(&Name("new".into())));
+    let message = EntityError::NoSuchEntity { entity: old }.to_string();
+    assert!(message.contains(&old.to_string()), "{message}");
+}
+
+#[test]
+fn churn_reuses_rows() {
+    let mut entities = Entities::new();
+    let keep: Vec<_> = (0..10)
+        .map(|i| entities.spawn((Pos(i as f32, 0.0), Name(i.to_string()))))
+        .collect();
+    let (slots_before, _) = entities.footprint();
+    let mut last = None;
+    for i in 0..n(10_000, 200) {
+        let e = entities.spawn((Pos(0.0, i as f32), Name("churn".into())));
+        if i % 3 == 0 {
+            entities.insert(e, (Vel(1.0, 1.0),)).unwrap();
+        }
+        entities.despawn(e).unwrap();
+        if let Some(previous) = last {
+            assert!(entities.get::<Pos>(previous).is_none());
+        }
+        last = Some(e);
+    }
+    let (slots, capacity) = entities.footprint();
+    assert_eq!(slots, slots_before + 1, "one slot serves the churn");
+    assert!(capacity <= 32, "columns stay small: {capacity}");
+    for (i, e) in keep.iter().enumerate() {
+        assert_eq!(entities.get::<Name>(*e), Some(&Name(i.to_string())));
+        assert_eq!(entities.get::<Pos>(*e), Some(&Pos(i as f32, 0.0)));
+    }
+    assert_eq!(entities.len(), 10);
+}
+
+#[test]
+fn despawn_moves_the_last_row() {
+    let mut entities = Entities::new();
+    let all: Vec<_> = (0..5)
+        .map(|i| entities.spawn((Pos(i as f32, 0.0),)))
+        .collect();
+    entities.despawn(all[1]).unwrap();
+    for (i, e) in all.iter().enumerate().filter(|(i, _)| *i != 1) {
+        assert_eq!(entities.get::<Pos>(*e), Some(&Pos(i as f32, 0.0)));
+    }
+    let table = entities
+        .archetype(entities.archetype_of(all[0]).unwrap())
+        .unwrap();
+    assert_eq!(table.entities(), &[all[0], all[4], all[2], all[3]]);
+}
+
+#[test]
+fn drops() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut entities = Entities::new();
+    let a = entities.spawn((Counted::new(&drops), Pos(0.0, 0.0)));
+    let b = entities.spawn((Counted::new(&drops),));
+    let c = entities.spawn((Counted::new(&drops), Name("c".into())));
+    entities.despawn(a).unwrap();
+    assert_eq!(drops.load(Ordering::Relaxed), 1);
+    entities.insert(b, (Counted::new(&drops),)).unwrap();
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        2,
+        "the overwritten value is dropped"
+    );
+    entities.insert(b, (Pos(1.0, 1.0),)).unwrap();
+    assert_eq!(drops.load(Ordering::Relaxed), 2, "a move drops nothing");
+    let (taken,) = entities.remove::<(Counted,)>(c).unwrap();
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        2,
+        "removed values are returned, not dropped"
+    );
+    drop(taken);
+    assert_eq!(drops.load(Ordering::Relaxed), 3);
+    drop(entities);
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        4,
+        "b's component dropped with the store"
+    );
+}
+
+#[test]
+fn panicking_drop() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut entities = Entities::new();
+    let bystander = entities.spawn((Counted::new(&drops), Name("bystander".into())));
+    let victim = entities.spawn((Counted::bomb(&drops), Name("victim".into())));
+    let last = entities.spawn((Counted::new(&drops), Name("last".into())));
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entities.despawn(victim)));
+    assert!(result.is_err());
+    assert_eq!(drops.load(Ordering::Relaxed), 1);
+    assert!(!entities.contains(victim));
+    assert_eq!(
+        entities.get::<Name>(last),
+        Some(&Name("last".into())),
+        "the moved row is fixed up"
+    );
+    assert_eq!(
+        entities.get::<Name>(bystander),
+        Some(&Name("bystander".into()))
+    );
+    assert_eq!(entities.len(), 2);
+
+    // Overwrite a bomb: the insert completes, then the old value panics.
+    let target = entities.spawn((Counted::bomb(&drops),));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        entities.insert(target, (Counted::new(&drops), Pos(5.0, 5.0)))
+    }));
+    assert!(result.is_err());
+    assert_eq!(drops.load(Ordering::Relaxed), 2);
+    assert_eq!(entities.get::<Pos>(target), Some(&Pos(5.0, 5.0)));
+    assert!(!entities.get::<Counted>(target).unwrap().bomb);
+
+    // The store still works, and every value is dropped exactly once.
+    let fresh = entities.spawn((Counted::new(&drops), Name("fresh".into())));
+    entities.despawn(bystander).unwrap();
+    assert_eq!(entities.get::<Name>(fresh), Some(&Name("fresh".into())));
+    drop(entities);
+    assert_eq!(drops.load(Ordering::Relaxed), 6);
+}
+
+#[test]
+fn zst() {
+    let mut entities = Entities::new();
+    let all: Vec<_> = (0..n(100, 10))
+        .map(|i| entities.spawn((Marker, Pos(i as f32, 0.0))))
+        .collect();
+    entities.despawn(all[0]).unwrap();
+    assert_eq!(entities.get::<Marker>(all[1]), Some(&Marker));
+    let (marker,) = entities.remove::<(Marker,)>(all[2]).unwrap();
+    assert_eq!(marker, Marker);
+    assert_eq!(entities.get::<Marker>(all[2]), None);
+    entities.insert(all[2], (Marker,)).unwrap();
+    assert_eq!(entities.get::<Pos>(all[2]), Some(&Pos(2.0, 0.0)));
+}
+
+#[test]
+fn freeze() {
+    let mut entities = Entities::new();
+    let e = entities.spawn((Pos(0.0, 0.0),));
+    entities.freeze(e).unwrap();
+    assert!(entities.is_frozen(e));
+    let archetype = entities.archetype_of(e);
+    assert_eq!(
+        entities.insert(e, (Vel(1.0, 0.0),)),
+        Err(EntityError::Frozen { entity: e })
+    );
+    assert_eq!(
+        entities.insert(e, (Pos(1.0, 0.0),)),
+        Err(EntityError::Frozen { entity: e })
+    );
+    assert_eq!(
+        entities.remove::<(Pos,)>(e),
+        Err(EntityError::Frozen { entity: e })
+    );
+    assert_eq!(entities.archetype_of(e), archetype);
+    assert_eq!(
+        entities.get::<Pos>(e),
+        Some(&Pos(0.0, 0.0)),
+        "nothing changed"
+    );
+    entities.get_mut::<Pos>(e).unwrap().0 = 3.0;
+    assert_eq!(
+        entities.get::<Pos>(e),
+        Some(&Pos(3.0, 0.0)),
+        "values stay writable"
+    );
+    entities.despawn(e).unwrap();
+    assert!(!entities.is_frozen(e));
+    let other = entities.spawn((Pos(0.0, 0.0),));
+    assert!(!entities.is_frozen(other), "the reused slot is not frozen");
+}
+
+#[test]
+fn insert_overwrites() {
+    let mut entities = Entities::new();
+    let e = entities.spawn((Pos(0.0, 0.0), Name("a".into())));
+    let archetype = entities.archetype_of(e);
+    entities.advance_tick();
+    entities.insert(e, (Name("b".into()),)).unwrap();
+    assert_eq!(entities.archetype_of(e), archetype, "no move");
+    assert_eq!(entities.get::<Name>(e), Some(&Name("b".into())));
+    assert_eq!(
+        entities.ticks::<Name>(e),
+        Some(ComponentTicks {
+            added: 0,
+            changed: 1
+        })
+    );
+    assert_eq!(
+        entities.ticks::<Pos>(e),
+        Some(ComponentTicks {
+            added: 0,
+            changed: 0
+        })
+    );
+    entities.advance_tick();
+    entities.insert(e, (Vel(1.0, 1.0), Pos(2.0, 2.0))).unwrap();
+    assert_eq!(entities.get::<Pos>(e), Some(&Pos(2.0, 2.0)));
+    assert_eq!(
+        entities.ticks::<Pos>(e),
+        Some(ComponentTicks {
+            added: 0,
+            changed: 2
+        })
+    );
+    assert_eq!(
+        entities.ticks::<Vel>(e),
+        Some(ComponentTicks {
+            added: 2,
+            changed: 2
+        })
+    );
+    assert_eq!(
+        entities.ticks::<Name>(e),
+        Some(ComponentTicks {
+            added: 0,
+            changed: 1
+        }),
+        "ticks move with the row"
+    );
+    entities.advance_tick();
+    entities.get_mut::<Vel>(e).unwrap();
+    assert_eq!(
+        entities.ticks::<Vel>(e),
+        Some(ComponentTicks {
+            added: 2,
+            changed: 3
+        })
+    );
+}
+
+#[test]
+fn remove_returns_values() {
+    let mut entities = Entities::new();
+    let e = entities.spawn((Pos(1.0, 0.0), Vel(2.0, 0.0), Name("n".into())));
+    let other = entities.spawn((Pos(7.0, 0.0), Vel(8.0, 0.0), Name("o".into())));
+    let (name, pos) = entities.remove::<(Name, Pos)>(e).unwrap();
+    assert_eq!((name, pos), (Name("n".into()), Pos(1.0, 0.0)));
+    assert_eq!(entities.get::<Vel>(e), Some(&Vel(2.0, 0.0)));
+    assert_eq!(entities.get::<Pos>(e), None);
+    assert_eq!(entities.get::<Name>(other), Some(&Name("o".into())));
+    assert_eq!(
+        entities.remove::<(Vel, Pos)>(e),
+        Err(EntityError::MissingComponent {
+            entity: e,
+            component: std::any::type_name::<Pos>()
+        })
+    );
+    assert_eq!(
+        entities.get::<Vel>(e),
+        Some(&Vel(2.0, 0.0)),
+        "a refused remove changes nothing"
+    );
+    assert_eq!(entities.remove::<()>(e), Ok(()));
+    assert_eq!(
+        entities.remove::<(Vel, Vel)>(e),
+        Err(EntityError::DuplicateComponent {
+            component: std::any::type_name::<Vel>()
+        })
+    );
+}
+
+#[test]
+fn duplicate_component() {
+    let mut entities = Entities::new();
+    let error = entities
+        .try_spawn((Pos(0.0, 0.0), Pos(1.0, 1.0)))
+        .unwrap_err();
+    assert_eq!(
+        error,
+        EntityError::DuplicateComponent {
+            component: std::any::type_name::<Pos>()
+        }
+    );
+    assert!(error.to_string().contains("Pos"));
+    let e = entities.spawn((Marker,));
+    assert!(
+        entities
+            .insert(e, (Name("a".into()), Name("b".into())))
+            .is_err()
+    );
+    let twin = entities.spawn((Marker,));
+    assert_eq!(
+        entities.archetype_of(e),
+        entities.archetype_of(twin),
+        "the refused insert moved nothing"
+    );
+    let panic = std::panic::catch_unwind(|| Entities::new().spawn((Vel(0.0, 0.0), Vel(0.0, 0.0))))
+        .unwrap_err();
+    assert!(panic.downcast_ref::<String>().unwrap().contains("Vel"));
+}
+
+#[test]
+fn archetype_transitions_cached() {
+    let mut entities = Entities::new();
+    let a = entities.spawn((Pos(0.0, 0.0),));
+    let b = entities.spawn((Pos(1.0, 0.0),));
+    let from = entities.archetype_of(a).unwrap();
+    assert!(!entities.has_insert_edge::<(Vel,)>(from));
+    entities.insert(a, (Vel(0.0, 0.0),)).unwrap();
+    assert!(entities.has_insert_edge::<(Vel,)>(from));
+    let count = entities.archetypes().len();
+    entities.insert(b, (Vel(0.0, 0.0),)).unwrap();
+    assert_eq!(entities.archetypes().len(), count);
+    assert_eq!(entities.archetype_of(a), entities.archetype_of(b));
+    entities.remove::<(Vel,)>(a).unwrap();
+    assert_eq!(entities.archetype_of(a), Some(from), "found by its set");
+}
+
+#[test]
+fn spawn_batch() {
+    let mut entities = Entities::new();
+    let count = n(1000, 20);
+    let all = entities.spawn_batch((0..count).map(|i| (Pos(i as f32, 0.0), Name(i.to_string()))));
+    assert_eq!(all.len(), count);
+    assert_eq!(entities.len(), count);
+    for (i, e) in all.iter().enumerate() {
+        assert_eq!(entities.get::<Name>(*e), Some(&Name(i.to_string())));
+    }
+    assert!(
+        all.windows(2).all(|w| w[0].id() < w[1].id()),
+        "ids in spawn order"
+    );
+}
+
+/// A component with an id, for the model test.
+#[derive(Clone, PartialEq, Debug)]
+struct C0(u32);
+#[derive(Clone, PartialEq, Debug)]
+struct C1(String);
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct C2;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Spawn(u8, u32),
+    Despawn(usize),
+    Insert(usize, u8, u32),
+    Remove(usize, u8),
+    Freeze(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0u8..8, any::<u32>()).prop_map(|(m, v)| Op::Spawn(m, v)),
+        any::<usize>().prop_map(Op::Despawn),
+        (any::<usize>(), 1u8..8, any::<u32>()).prop_map(|(e, m, v)| Op::Insert(e, m, v)),
+        (any::<usize>(), 1u8..8).prop_map(|(e, m)| Op::Remove(e, m)),
+        any::<usize>().prop_map(Op::Freeze),
+    ]
+}
+
+/// The model: entity id to (frozen, component index to value).
+type Model = HashMap<u64, (bool, BTreeMap<u8, u32>)>;
+
+fn model_values(mask: u8, value: u32) -> BTreeMap<u8, u32> {
+    (0..3)
+        .filter(|bit| mask & (1 << bit) != 0)
+        .map(|bit| (bit, value))
+        .collect()
+}
+
+/// Inserts (or removes, returning whether all were there) the components
+/// of `mask` through the generic API, one bundle type per mask.
+fn insert_mask(entities: &mut Entities, e: Entity, mask: u8, v: u32) -> Result<(), EntityError> {
+    match mask {
+        0 => entities.insert(e, ()),
+        1 => entities.insert(e, (C0(v),)),
+        2 => entities.insert(e, (C1(v.to_string()),)),
+        3 => entities.insert(e, (C1(v.to_string()), C0(v))),
+        4 => entities.insert(e, (C2,)),
+        5 => entities.insert(e, (C0(v), C2)),
+        6 => entities.insert(e, (C2, C1(v.to_string()))),
+        _ => entities.insert(e, (C0(v), C1(v.to_string()), C2)),
+    }
+}
+
+fn remove_mask(entities: &mut Entities, e: Entity, mask: u8) -> Result<(), EntityError> {
+    match mask {
+        1 => entities.remove::<(C0,)>(e).map(drop),
+        2 => entities.remove::<(C1,)>(e).map(drop),
+        3 => entities.remove::<(C1, C0)>(e).map(drop),
+        4 => entities.remove::<(C2,)>(e).map(drop),
+        5 => entities.remove::<(C0, C2)>(e).map(drop),
+        6 => entities.remove::<(C2, C1)>(e).map(drop),
+        _ => entities.remove::<(C0, C1, C2)>(e).map(drop),
+    }
+}
+
+fn check(entities: &Entities, handles: &[Entity], model: &Model) {
+    assert_eq!(entities.len(), model.len());
+    for &e in handles {
+        let Some((frozen, values)) = model.get(&e.id()) else {
+            assert!(!entities.contains(e));
+            assert_eq!(entities.get::<C0>(e), None);
+            continue;
+        };
+        assert_eq!(entities.is_frozen(e), *frozen);
+        assert_eq!(entities.get::<C0>(e).map(|c| c.0), values.get(&0).copied());
+        assert_eq!(
+            entities.get::<C1>(e).map(|c| c.0.clone()),
+            values.get(&1).map(u32::to_string)
+        );
+        assert_eq!(entities.get::<C2>(e).is_some(), values.contains_key(&2));
+    }
+}
+
+fn run_model(ops: &[Op]) {
+    let mut entities = Entities::new();
+    let mut model = Model::new();
+    let mut handles = Vec::new();
+    for op in ops {
+        match *op {
+            Op::Spawn(mask, v) => {
+                let e = entities.spawn(());
+                insert_mask(&mut entities, e, mask, v).unwrap();
+                model.insert(e.id(), (false, model_values(mask, v)));
+                handles.push(e);
+            }
+            Op::Despawn(i) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = entities.despawn(e);
+                assert_eq!(result.is_ok(), model.remove(&e.id()).is_some());
+            }
+            Op::Insert(i, mask, v) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = insert_mask(&mut entities, e, mask, v);
+                match model.get_mut(&e.id()) {
+                    None => assert_eq!(result, Err(EntityError::NoSuchEntity { entity: e })),
+                    Some((true, _)) => assert_eq!(result, Err(EntityError::Frozen { entity: e })),
+                    Some((false, values)) => {
+                        result.unwrap();
+                        values.extend(model_values(mask, v));
+                    }
+                }
+            }
+            Op::Remove(i, mask) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = remove_mask(&mut entities, e, mask);
+                match model.get_mut(&e.id()) {
+                    None => assert_eq!(result, Err(EntityError::NoSuchEntity { entity: e })),
+                    Some((true, _)) => assert_eq!(result, Err(EntityError::Frozen { entity: e })),
+                    Some((false, values)) => {
+                        let wanted = model_values(mask, 0);
+                        if wanted.keys().all(|k| values.contains_key(k)) {
+                            result.unwrap();
+                            values.retain(|k, _| !wanted.contains_key(k));
+                        } else {
+                            assert!(
+                                matches!(result, Err(EntityError::MissingComponent { .. })),
+                                "{result:?}"
+                            );
+                        }
+                    }
+                }
+            }
+            Op::Freeze(i) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = entities.freeze(e);
+                match model.get_mut(&e.id()) {
+                    None => assert!(result.is_err()),
+                    Some((frozen, _)) => {
+                        result.unwrap();
+                        *frozen = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        check(&entities, &handles, &model);
+    }
+}
+
+fn config() -> ProptestConfig {
+    if cfg!(miri) {
+        ProptestConfig {
+            cases: 8,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    } else {
+        ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn matches_the_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 24 } else { 120 })) {
+        run_model(&ops);
+    }
+}
