@@ -114,8 +114,9 @@ impl Entities {
         self.tick
     }
 
-    /// Moves to the next tick (wrapping) and returns it. The world calls
-    /// this once per iteration.
+    /// Moves to the next tick and returns it. The world calls this once
+    /// per iteration. Ticks wrap at `u32::MAX`: whoever compares them (the
+    /// change cursors) must compare with wrapping arithmetic.
     pub fn advance_tick(&mut self) -> u32 {
         self.tick = self.tick.wrapping_add(1);
         self.tick

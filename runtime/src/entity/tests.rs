@@ -82,6 +82,13 @@ fn smoke() {
 }
 
 #[test]
+fn store_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Entities>();
+    check::<Entity>();
+}
+
+#[test]
 fn stale_entity() {
     let mut entities = Entities::new();
     let old = entities.spawn((Pos(1.0, 1.0), Name("old".into())));
