@@ -21,6 +21,8 @@ mod column;
 mod component;
 #[allow(clippy::module_inception)] // the `Entity` handle, in `entity/entity.rs`
 mod entity;
+#[cfg(test)]
+mod model;
 mod store;
 #[cfg(test)]
 mod tests;

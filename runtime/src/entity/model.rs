@@ -1,0 +1,178 @@
+//! A property test: random spawn, despawn, insert, remove and freeze
+//! against a plain model (entity id to component values), checking every
+//! live and stale handle after each step.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Components of the model test.
+#[derive(Clone, PartialEq, Debug)]
+struct C0(u32);
+#[derive(Clone, PartialEq, Debug)]
+struct C1(String);
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct C2;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Spawn(u8, u32),
+    Despawn(usize),
+    Insert(usize, u8, u32),
+    Remove(usize, u8),
+    Freeze(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0u8..8, any::<u32>()).prop_map(|(m, v)| Op::Spawn(m, v)),
+        any::<usize>().prop_map(Op::Despawn),
+        (any::<usize>(), 1u8..8, any::<u32>()).prop_map(|(e, m, v)| Op::Insert(e, m, v)),
+        (any::<usize>(), 1u8..8).prop_map(|(e, m)| Op::Remove(e, m)),
+        any::<usize>().prop_map(Op::Freeze),
+    ]
+}
+
+/// The model: entity id to (frozen, component index to value).
+type Model = HashMap<u64, (bool, BTreeMap<u8, u32>)>;
+
+fn model_values(mask: u8, value: u32) -> BTreeMap<u8, u32> {
+    (0..3)
+        .filter(|bit| mask & (1 << bit) != 0)
+        .map(|bit| (bit, value))
+        .collect()
+}
+
+/// Inserts (or removes, returning whether all were there) the components
+/// of `mask` through the generic API, one bundle type per mask.
+fn insert_mask(entities: &mut Entities, e: Entity, mask: u8, v: u32) -> Result<(), EntityError> {
+    match mask {
+        0 => entities.insert(e, ()),
+        1 => entities.insert(e, (C0(v),)),
+        2 => entities.insert(e, (C1(v.to_string()),)),
+        3 => entities.insert(e, (C1(v.to_string()), C0(v))),
+        4 => entities.insert(e, (C2,)),
+        5 => entities.insert(e, (C0(v), C2)),
+        6 => entities.insert(e, (C2, C1(v.to_string()))),
+        _ => entities.insert(e, (C0(v), C1(v.to_string()), C2)),
+    }
+}
+
+fn remove_mask(entities: &mut Entities, e: Entity, mask: u8) -> Result<(), EntityError> {
+    match mask {
+        1 => entities.remove::<(C0,)>(e).map(drop),
+        2 => entities.remove::<(C1,)>(e).map(drop),
+        3 => entities.remove::<(C1, C0)>(e).map(drop),
+        4 => entities.remove::<(C2,)>(e).map(drop),
+        5 => entities.remove::<(C0, C2)>(e).map(drop),
+        6 => entities.remove::<(C2, C1)>(e).map(drop),
+        _ => entities.remove::<(C0, C1, C2)>(e).map(drop),
+    }
+}
+
+fn check(entities: &Entities, handles: &[Entity], model: &Model) {
+    assert_eq!(entities.len(), model.len());
+    for &e in handles {
+        let Some((frozen, values)) = model.get(&e.id()) else {
+            assert!(!entities.contains(e));
+            assert_eq!(entities.get::<C0>(e), None);
+            continue;
+        };
+        assert_eq!(entities.is_frozen(e), *frozen);
+        assert_eq!(entities.get::<C0>(e).map(|c| c.0), values.get(&0).copied());
+        assert_eq!(
+            entities.get::<C1>(e).map(|c| c.0.clone()),
+            values.get(&1).map(u32::to_string)
+        );
+        assert_eq!(entities.get::<C2>(e).is_some(), values.contains_key(&2));
+    }
+}
+
+fn run_model(ops: &[Op]) {
+    let mut entities = Entities::new();
+    let mut model = Model::new();
+    let mut handles = Vec::new();
+    for op in ops {
+        match *op {
+            Op::Spawn(mask, v) => {
+                let e = entities.spawn(());
+                insert_mask(&mut entities, e, mask, v).unwrap();
+                model.insert(e.id(), (false, model_values(mask, v)));
+                handles.push(e);
+            }
+            Op::Despawn(i) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = entities.despawn(e);
+                assert_eq!(result.is_ok(), model.remove(&e.id()).is_some());
+            }
+            Op::Insert(i, mask, v) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = insert_mask(&mut entities, e, mask, v);
+                match model.get_mut(&e.id()) {
+                    None => assert_eq!(result, Err(EntityError::NoSuchEntity { entity: e })),
+                    Some((true, _)) => assert_eq!(result, Err(EntityError::Frozen { entity: e })),
+                    Some((false, values)) => {
+                        result.unwrap();
+                        values.extend(model_values(mask, v));
+                    }
+                }
+            }
+            Op::Remove(i, mask) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = remove_mask(&mut entities, e, mask);
+                match model.get_mut(&e.id()) {
+                    None => assert_eq!(result, Err(EntityError::NoSuchEntity { entity: e })),
+                    Some((true, _)) => assert_eq!(result, Err(EntityError::Frozen { entity: e })),
+                    Some((false, values)) => {
+                        let wanted = model_values(mask, 0);
+                        if wanted.keys().all(|k| values.contains_key(k)) {
+                            result.unwrap();
+                            values.retain(|k, _| !wanted.contains_key(k));
+                        } else {
+                            assert!(
+                                matches!(result, Err(EntityError::MissingComponent { .. })),
+                                "{result:?}"
+                            );
+                        }
+                    }
+                }
+            }
+            Op::Freeze(i) if !handles.is_empty() => {
+                let e = handles[i % handles.len()];
+                let result = entities.freeze(e);
+                match model.get_mut(&e.id()) {
+                    None => assert!(result.is_err()),
+                    Some((frozen, _)) => {
+                        result.unwrap();
+                        *frozen = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        check(&entities, &handles, &model);
+    }
+}
+
+fn config() -> ProptestConfig {
+    if cfg!(miri) {
+        ProptestConfig {
+            cases: 8,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    } else {
+        ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn matches_the_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 24 } else { 120 })) {
+        run_model(&ops);
+    }
+}
