@@ -183,6 +183,11 @@ impl Chains {
     }
 }
 
+/// Barrier `k`'s bit in a node's mask of barrier predecessors.
+fn barrier_bit(k: usize) -> u64 {
+    1 << (k % 64)
+}
+
 /// Builds the plan of the update schedule's variable cadence, with every
 /// diagnostic about the registrations as a whole.
 pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
@@ -396,8 +401,10 @@ fn walk_lanes(
     let mut froms: Vec<(u32, bool, u32)> = Vec::with_capacity(16);
     // Per plan id: the nodes that wait for it directly, so far.
     let mut successors_so_far = Chains::new(n + kept.len(), plan_order.len() * 6);
-    // Per node: its incoming records (a contiguous run, as they are pushed).
+    // Per node: its incoming records (a contiguous run, as they are pushed),
+    // and a mask of the barriers among their sources.
     let mut pred_range = vec![(0u32, 0u32); n];
+    let mut barrier_masks = vec![0u64; n];
     // Per plan id: the last node it is a barrier predecessor of.
     let mut is_pred = vec![NONE; n + kept.len()];
     // Per barrier: what it waits for, as plan ids, sorted.
@@ -504,7 +511,10 @@ fn walk_lanes(
                 is_pred[p as usize] = node;
             }
         }
-        let skip = |successors_so_far: &Chains, records: &[EdgeRecord], from: u32| {
+        let skip = |successors_so_far: &Chains,
+                    records: &[EdgeRecord],
+                    barrier_masks: &[u64],
+                    from: u32| {
             if feeds[from as usize]
                 .as_slice()
                 .iter()
@@ -518,16 +528,20 @@ fn walk_lanes(
             };
             if from as usize >= n {
                 // A barrier (a group's begin, a phase) precedes most of the
-                // nodes after it: its successor list is long, but a node's
-                // barrier predecessors are the tail of its records (their
-                // plan ids are above every node's).
+                // nodes after it: its successor list is long, but each node
+                // keeps a mask of its barrier predecessors (exact up to 64
+                // barriers; beyond, a hit is confirmed in the tail of its
+                // records, where barriers sort above every node).
+                let bit = barrier_bit(from as usize - n);
                 froms.iter().any(|&(p, ..)| {
                     (p as usize) < n
-                        && records_of(p)
-                            .iter()
-                            .rev()
-                            .take_while(|record| record.from as usize >= n)
-                            .any(|record| record.from == from)
+                        && barrier_masks[p as usize] & bit != 0
+                        && (kept.len() <= 64
+                            || records_of(p)
+                                .iter()
+                                .rev()
+                                .take_while(|record| record.from as usize >= n)
+                                .any(|record| record.from == from))
                 })
             } else if successors_so_far.len(from) <= 4 * froms.len() {
                 successors_so_far.any(from, |to| {
@@ -547,7 +561,9 @@ fn walk_lanes(
         let mut stage = 0;
         let mut i = 0;
         for &(from, order_only, bound) in &froms {
-            let skipped = has_order_only && order_only && skip(&successors_so_far, &records, from);
+            let skipped = has_order_only
+                && order_only
+                && skip(&successors_so_far, &records, &barrier_masks, from);
             let start = reasons.len() as u32;
             while i < incoming.len() && incoming[i].0 == from {
                 if !skipped {
@@ -560,6 +576,9 @@ fn walk_lanes(
                 continue;
             }
             successors_so_far.push(from, node);
+            if from as usize >= n {
+                barrier_masks[node as usize] |= barrier_bit(from as usize - n);
+            }
             records.push(EdgeRecord {
                 from,
                 to: node,
