@@ -377,7 +377,7 @@ fn main() {
         },
     ));
     // An async asset stream: one chunk every 30 frames, across frames.
-    let stream = world.spawn(async move {
+    let stream = world.spawn_task(async move {
         for chunk in 1..=5u64 {
             UntilFrame {
                 signal: Arc::clone(&frame_signal),

@@ -421,7 +421,8 @@ impl World {
 
     /// Spawns an async continuation: it is polled in the regular loose-task
     /// window of each iteration until it completes; waking re-queues it.
-    pub fn spawn<F>(&self, future: F) -> Task<F::Output>
+    /// (`spawn` is for entities.)
+    pub fn spawn_task<F>(&self, future: F) -> Task<F::Output>
     where
         F: std::future::Future + Send + 'static,
         F::Output: Send + 'static,
@@ -431,7 +432,7 @@ impl World {
 
     /// Spawns a prioritized task, drained to completion inside the next
     /// iteration.
-    pub fn spawn_prioritized<F>(&self, future: F) -> Task<F::Output>
+    pub fn spawn_prioritized_task<F>(&self, future: F) -> Task<F::Output>
     where
         F: std::future::Future + Send + 'static,
         F::Output: Send + 'static,
