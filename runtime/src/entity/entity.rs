@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use slab::Slab;
+
 use super::archetype::ArchetypeId;
 
 /// A handle to an entity.
@@ -49,10 +51,7 @@ pub(crate) struct Location {
     pub(crate) row: u32,
 }
 
-/// One entry of the slot table.
-///
-/// Invariant: `id == VACANT` exactly when the slot is on the free list;
-/// otherwise the entity `id` lives at `location`.
+/// One entry of the slot table: the entity `id` lives at `location`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slot {
     id: u64,
@@ -60,57 +59,38 @@ pub(crate) struct Slot {
     pub(crate) frozen: bool,
 }
 
-/// The id a vacant slot records: the counter never reaches it.
-const VACANT: u64 = u64::MAX;
-
-/// The slot table: entity handle to location, with a free list of vacant
-/// slots so memory stays bounded by the most entities alive at once.
-///
-/// Invariants: `free` lists exactly the vacant slots, each once;
-/// `live == slots.len() - free.len()`; `next_id` is greater than every id
-/// handed out.
+/// Every live entity's slot, in a [`Slab`]: a despawned entity's slot is
+/// reused by a later one (no growth under churn), and each slot records the
+/// id living in it, so a stale handle (an id that no longer lives there)
+/// resolves to nothing.
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
+    /// Invariant: a slot's `id` is the id of the one entity living in it.
+    slots: Slab<Slot>,
+    /// The next entity id: ids are never reused.
     next_id: u64,
-    live: usize,
 }
 
 impl Slots {
-    /// Hands out a new entity living at `location`, reusing a vacant slot
-    /// if there is one.
+    /// A new entity living at `location`.
     pub(crate) fn alloc(&mut self, location: Location) -> Entity {
         let id = self.next_id;
-        assert!(id != VACANT, "entity ids exhausted");
-        let entry = Slot {
+        self.next_id = id.checked_add(1).expect("entity ids exhausted");
+        let slot = self.slots.insert(Slot {
             id,
             location,
             frozen: false,
-        };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = entry;
-                slot
-            }
-            None => {
-                let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 live entities");
-                self.slots.push(entry);
-                slot
-            }
-        };
-        self.next_id += 1;
-        self.live += 1;
+        });
+        let slot = u32::try_from(slot).expect("fewer than 2^32 live entities");
         Entity { id, slot }
     }
 
-    /// Makes room for `additional` more entities.
+    /// Room for `additional` more entities.
     pub(crate) fn reserve(&mut self, additional: usize) {
-        self.slots
-            .reserve(additional.saturating_sub(self.free.len()));
+        self.slots.reserve(additional);
     }
 
-    /// The slot of `entity`, if it is alive.
+    /// `entity`'s slot, if it is alive.
     #[inline]
     pub(crate) fn get(&self, entity: Entity) -> Option<&Slot> {
         self.slots
@@ -118,7 +98,7 @@ impl Slots {
             .filter(|slot| slot.id == entity.id)
     }
 
-    /// The slot of `entity`, if it is alive.
+    /// `entity`'s slot, if it is alive.
     #[inline]
     pub(crate) fn get_mut(&mut self, entity: Entity) -> Option<&mut Slot> {
         self.slots
@@ -126,8 +106,7 @@ impl Slots {
             .filter(|slot| slot.id == entity.id)
     }
 
-    /// Records that `entity` (alive) now sits in `row` of its archetype:
-    /// another row's swap-remove moved it.
+    /// Records that live `entity` moved to `row` of its archetype.
     pub(crate) fn set_row(&mut self, entity: Entity, row: u32) {
         self.get_mut(entity)
             .expect("a stored entity is alive")
@@ -135,26 +114,22 @@ impl Slots {
             .row = row;
     }
 
-    /// Vacates `entity`'s slot; its location, if it was alive.
+    /// Frees `entity`'s slot, returning where it lived; `None` when stale.
     pub(crate) fn free(&mut self, entity: Entity) -> Option<Location> {
-        let slot = self.get_mut(entity)?;
-        slot.id = VACANT;
-        let location = slot.location;
-        self.free.push(entity.slot);
-        self.live -= 1;
-        Some(location)
+        self.get(entity)?;
+        Some(self.slots.remove(entity.slot as usize).location)
     }
 
-    /// The number of live entities.
+    /// How many entities are alive.
     #[inline]
     pub(crate) fn live(&self) -> usize {
-        self.live
+        self.slots.len()
     }
 
-    /// The number of slots, live and vacant.
+    /// How many slots there is room for (the slab's capacity).
     #[cfg(test)]
     pub(crate) fn slot_count(&self) -> usize {
-        self.slots.len()
+        self.slots.capacity()
     }
 }
 

@@ -452,7 +452,7 @@ impl Entities {
         self.slots.get(entity).is_some_and(|slot| slot.frozen)
     }
 
-    /// The number of slots (live and vacant) and the largest column
+    /// The slot table's capacity and the largest column
     /// capacity of any sized component (for the churn tests).
     #[cfg(test)]
     pub(crate) fn footprint(&self) -> (usize, usize) {

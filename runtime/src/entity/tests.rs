@@ -123,9 +123,13 @@ fn churn_reuses_rows() {
         .map(|i| entities.spawn((Pos(i as f32, 0.0), Name(i.to_string()))))
         .collect();
     let (slots_before, _) = entities.footprint();
-    let mut last = None;
+    let mut last: Option<Entity> = None;
     for i in 0..n(10_000, 200) {
         let e = entities.spawn((Pos(0.0, i as f32), Name("churn".into())));
+        if let Some(previous) = last {
+            assert_eq!(e.slot(), previous.slot(), "the freed slot is reused");
+            assert!(e.id() > previous.id(), "ids are never reused");
+        }
         if i % 3 == 0 {
             entities.insert(e, (Vel(1.0, 1.0),)).unwrap();
         }
@@ -136,7 +140,10 @@ fn churn_reuses_rows() {
         last = Some(e);
     }
     let (slots, capacity) = entities.footprint();
-    assert_eq!(slots, slots_before + 1, "one slot serves the churn");
+    assert!(
+        slots <= (slots_before + 1).next_power_of_two(),
+        "the slots stay as many as the live entities need: {slots_before} -> {slots}"
+    );
     assert!(capacity <= 32, "columns stay small: {capacity}");
     for (i, e) in keep.iter().enumerate() {
         assert_eq!(entities.get::<Name>(*e), Some(&Name(i.to_string())));
