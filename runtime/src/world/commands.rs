@@ -5,8 +5,10 @@ use sluice_collections::LockOnResizeArray;
 use sync_wrapper::SyncWrapper;
 
 use crate::access::{AccessKind, ServiceId};
+use crate::entity::{Bundle, Entity, EntityError};
 use crate::node::{Label, NodeBuilder};
 use crate::registry::Registry;
+use crate::sync::Cell;
 use crate::system::{BoundaryHooks, Param, ServiceCells};
 use crate::world::World;
 use crate::world::spec::{IntoFactory, IntoSystem};
@@ -16,8 +18,9 @@ use crate::world::spec::{IntoFactory, IntoSystem};
 /// closure to be `Sync`.
 type Command = SyncWrapper<RecordedChange>;
 
-/// A change to apply to the world at the boundary.
-pub(crate) type WorldChange = Box<dyn FnOnce(&mut World) + Send>;
+/// A change to apply to the world at the boundary; an entity command the
+/// world refuses (its entity gone, or frozen) changes nothing and says why.
+pub(crate) type WorldChange = Box<dyn FnOnce(&mut World) -> Result<(), EntityError> + Send>;
 
 /// What a recorded command does, for the message when it fails.
 #[derive(Debug, Clone)]
@@ -26,6 +29,16 @@ pub(crate) enum CommandLabel {
     Insert(&'static str),
     /// Registers the node of this name.
     AddNode(Label),
+    /// Spawns an entity with a bundle of this type.
+    Spawn(&'static str),
+    /// Despawns this entity.
+    Despawn(Entity),
+    /// Adds a bundle of this type to this entity.
+    InsertComponents(Entity, &'static str),
+    /// Removes a bundle of this type from this entity.
+    RemoveComponents(Entity, &'static str),
+    /// Freezes this entity.
+    Freeze(Entity),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -33,6 +46,15 @@ impl std::fmt::Display for CommandLabel {
         match self {
             CommandLabel::Insert(service) => write!(f, "insert `{service}`"),
             CommandLabel::AddNode(name) => write!(f, "add node `{name}`"),
+            CommandLabel::Spawn(bundle) => write!(f, "spawn `{bundle}`"),
+            CommandLabel::Despawn(entity) => write!(f, "despawn {entity}"),
+            CommandLabel::InsertComponents(entity, bundle) => {
+                write!(f, "insert `{bundle}` into {entity}")
+            }
+            CommandLabel::RemoveComponents(entity, bundle) => {
+                write!(f, "remove `{bundle}` from {entity}")
+            }
+            CommandLabel::Freeze(entity) => write!(f, "freeze {entity}"),
         }
     }
 }
@@ -41,6 +63,46 @@ impl std::fmt::Display for CommandLabel {
 pub(crate) struct RecordedChange {
     pub(crate) label: CommandLabel,
     pub(crate) change: WorldChange,
+    /// The recording node's registration index (`u32::MAX`: none) and the
+    /// command's place among that node's: the order changes land in.
+    order: (u32, u32),
+}
+
+std::thread_local! {
+    /// The node running on this thread, and how many commands it recorded
+    /// in this run.
+    static RECORDING: Cell<(u32, u32)> = const { Cell::new((u32::MAX, 0)) };
+}
+
+/// While alive, commands recorded on this thread belong to `node`: changes
+/// land by node (registration order), then in each node's record order, the
+/// same for every thread count. (Commands recorded off a node, by a batch
+/// slice or a loose task, land after every node's, in claim order.)
+pub(crate) struct Recording {
+    previous: (u32, u32),
+}
+
+impl Recording {
+    pub(crate) fn enter(node: u32) -> Self {
+        Self {
+            previous: RECORDING.with(|recording| recording.replace((node, 0))),
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        RECORDING.with(|recording| recording.set(self.previous));
+    }
+}
+
+/// The place of the next command recorded on this thread.
+fn next_order() -> (u32, u32) {
+    RECORDING.with(|recording| {
+        let (node, count) = recording.get();
+        recording.set((node, count.wrapping_add(1)));
+        (node, count)
+    })
 }
 
 /// The world's ledger of deferred changes: appended to concurrently by running
@@ -51,16 +113,25 @@ pub(crate) struct CommandQueue {
 }
 
 impl CommandQueue {
-    fn push(&self, label: CommandLabel, command: impl FnOnce(&mut World) + Send + 'static) {
+    fn push(
+        &self,
+        label: CommandLabel,
+        command: impl FnOnce(&mut World) -> Result<(), EntityError> + Send + 'static,
+    ) {
         self.commands.push(SyncWrapper::new(RecordedChange {
             label,
             change: Box::new(command),
+            order: next_order(),
         }));
     }
 
-    /// Every recorded change, in the order the slots were claimed.
+    /// Every recorded change, by recording node, then in each node's record
+    /// order (a stable sort: claim order among commands recorded off a node).
     pub(crate) fn take_all(&mut self) -> Vec<RecordedChange> {
-        self.commands.drain().map(SyncWrapper::into_inner).collect()
+        let mut changes: Vec<RecordedChange> =
+            self.commands.drain().map(SyncWrapper::into_inner).collect();
+        changes.sort_by_key(|change| change.order);
+        changes
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -88,6 +159,7 @@ impl Commands<'_> {
         let label = CommandLabel::AddNode(spec.builder.name_label().clone());
         self.queue.push(label, move |world| {
             world.add_spec(spec);
+            Ok(())
         });
     }
 
@@ -98,6 +170,7 @@ impl Commands<'_> {
         let label = CommandLabel::AddNode(spec.builder.name_label().clone());
         self.queue.push(label, move |world| {
             world.add_spec(spec);
+            Ok(())
         });
     }
 
@@ -106,7 +179,90 @@ impl Commands<'_> {
     /// iteration reports the panic, and the commands after this one land.
     pub fn insert<T: Send + Sync + 'static>(&self, value: T) {
         let label = CommandLabel::Insert(std::any::type_name::<T>());
-        self.queue.push(label, move |world| world.insert(value));
+        self.queue.push(label, move |world| {
+            world.insert(value);
+            Ok(())
+        });
+    }
+
+    /// Spawns an entity with the components of `bundle` at the boundary.
+    /// A bundle naming one type twice is refused there (reported by the
+    /// iteration, naming the type).
+    pub fn spawn<B: Bundle>(&self, bundle: B) {
+        let label = CommandLabel::Spawn(std::any::type_name::<B>());
+        self.queue.push(label, move |world| {
+            world.entities_mut().try_spawn(bundle).map(drop)
+        });
+    }
+
+    /// Despawns `entity` at the boundary (refused if it is gone by then).
+    pub fn despawn(&self, entity: Entity) {
+        self.queue
+            .push(CommandLabel::Despawn(entity), move |world| {
+                world.despawn(entity)
+            });
+    }
+
+    /// Changes to `entity`, at the boundary.
+    pub fn entity(&self, entity: Entity) -> EntityCommands<'_> {
+        EntityCommands {
+            queue: self.queue,
+            entity,
+        }
+    }
+}
+
+/// Changes to one entity recorded from a running node; each lands at the
+/// boundary, in record order, or is refused there (the entity despawned
+/// meanwhile, or frozen) and changes nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct EntityCommands<'w> {
+    queue: &'w CommandQueue,
+    entity: Entity,
+}
+
+impl EntityCommands<'_> {
+    /// The entity changed.
+    pub fn id(&self) -> Entity {
+        self.entity
+    }
+
+    /// Adds the components of `bundle`, replacing those it already has.
+    pub fn insert<B: Bundle>(&self, bundle: B) -> &Self {
+        let entity = self.entity;
+        let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
+        self.queue.push(label, move |world| {
+            world.entities_mut().insert(entity, bundle)
+        });
+        self
+    }
+
+    /// Removes the components of `B` (dropping them).
+    pub fn remove<B: Bundle>(&self) -> &Self {
+        let entity = self.entity;
+        let label = CommandLabel::RemoveComponents(entity, std::any::type_name::<B>());
+        self.queue.push(label, move |world| {
+            world.entities_mut().remove::<B>(entity).map(drop)
+        });
+        self
+    }
+
+    /// Freezes the entity: it never gains or loses a component again.
+    pub fn freeze(&self) -> &Self {
+        let entity = self.entity;
+        self.queue.push(CommandLabel::Freeze(entity), move |world| {
+            world.freeze(entity)
+        });
+        self
+    }
+
+    /// Despawns the entity.
+    pub fn despawn(&self) {
+        let entity = self.entity;
+        self.queue
+            .push(CommandLabel::Despawn(entity), move |world| {
+                world.despawn(entity)
+            });
     }
 }
 

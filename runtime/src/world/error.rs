@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::fmt;
 
+use crate::entity::EntityError;
 use crate::exec::NodeFailure;
 use crate::plan::PlanErrors;
 
@@ -34,7 +35,8 @@ impl NodePanic {
         &self.node
     }
 
-    /// The panic's payload, as `catch_unwind` returned it.
+    /// The panic's payload, as `catch_unwind` returned it (a refused
+    /// command's: the error's message).
     pub fn payload(&self) -> &(dyn Any + Send) {
         self.failure.payload()
     }
@@ -113,17 +115,38 @@ impl fmt::Display for BoundaryStep {
 }
 
 /// A panic at an iteration boundary (a value's `Drop` while a command landed
-/// or a `Next<T>` value swapped in). It is caught: the step's own change
-/// still landed (the new value is in place before the old one is dropped),
-/// and every other recorded change landed in record order.
+/// or a `Next<T>` value swapped in), or an entity command the world refused
+/// (its entity despawned meanwhile, or frozen). A panic is caught: the
+/// step's own change still landed (the new value is in place before the old
+/// one is dropped); a refused command changed nothing; and every other
+/// recorded change landed in record order.
 pub struct BoundaryFailure {
     step: BoundaryStep,
     payload: Box<dyn Any + Send>,
+    refused: Option<EntityError>,
 }
 
 impl BoundaryFailure {
     pub(crate) fn new(step: BoundaryStep, payload: Box<dyn Any + Send>) -> Self {
-        Self { step, payload }
+        Self {
+            step,
+            payload,
+            refused: None,
+        }
+    }
+
+    pub(crate) fn refused(step: BoundaryStep, error: EntityError) -> Self {
+        Self {
+            step,
+            payload: Box::new(error.to_string()),
+            refused: Some(error),
+        }
+    }
+
+    /// Why the world refused the command, when it was refused rather than
+    /// panicking.
+    pub fn refused_because(&self) -> Option<&EntityError> {
+        self.refused.as_ref()
     }
 
     /// What was being done.
@@ -131,7 +154,8 @@ impl BoundaryFailure {
         &self.step
     }
 
-    /// The panic's payload, as `catch_unwind` returned it.
+    /// The panic's payload, as `catch_unwind` returned it (a refused
+    /// command's: the error's message).
     pub fn payload(&self) -> &(dyn Any + Send) {
         &*self.payload
     }
@@ -153,7 +177,12 @@ impl fmt::Debug for BoundaryFailure {
 
 impl fmt::Display for BoundaryFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} panicked at the iteration boundary", self.step)?;
+        let what = if self.refused.is_some() {
+            "was refused"
+        } else {
+            "panicked"
+        };
+        write!(f, "{} {what} at the iteration boundary", self.step)?;
         match self.message() {
             Some(message) => write!(f, ": {message}"),
             None => Ok(()),

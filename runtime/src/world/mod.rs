@@ -14,6 +14,7 @@ mod cadence;
 mod checked;
 mod commands;
 mod context;
+mod entities;
 mod error;
 mod lifecycle;
 mod node;
@@ -38,8 +39,9 @@ use crate::system::{BoundaryHooks, NextValue};
 
 pub use cadence::FixedTime;
 pub(crate) use commands::CommandQueue;
-pub use commands::Commands;
+pub use commands::{Commands, EntityCommands};
 pub use context::Context;
+pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMarker};
@@ -145,6 +147,8 @@ pub struct World {
     timing: bool,
     /// How many closures were registered under each source-location name.
     closure_names: foldhash::HashMap<crate::node::Label, u32>,
+    /// The entities and their components.
+    entities: crate::entity::Entities,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -227,6 +231,7 @@ impl World {
             plan_error: None,
             timing: false,
             closure_names: foldhash::HashMap::default(),
+            entities: crate::entity::Entities::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

@@ -352,6 +352,8 @@ impl World {
             None => {}
         }
         self.apply_commands(&mut failures);
+        // What the next iteration writes is newer than anything so far.
+        self.entities.advance_tick();
         failures
     }
 
@@ -381,17 +383,20 @@ impl World {
         let commands = queue.take_all();
         let stale = std::mem::replace(&mut self.stale, false);
         for (index, command) in commands.into_iter().enumerate() {
-            let RecordedChange { label, change } = command;
+            let RecordedChange { label, change, .. } = command;
             // The world stays consistent across a panic here: the only user
             // code a command runs is a replaced value's `Drop`, which runs
-            // after the new value and its version are in place.
+            // after the new value and its version are in place (the entity
+            // store finishes its bookkeeping before dropping, likewise).
             let landed = panic::catch_unwind(AssertUnwindSafe(|| change(self)));
-            if let Err(payload) = landed {
-                let what = label.to_string();
-                failures.push(BoundaryFailure::new(
-                    BoundaryStep::Command { index, what },
-                    payload,
-                ));
+            let step = || BoundaryStep::Command {
+                index,
+                what: label.to_string(),
+            };
+            match landed {
+                Ok(Ok(())) => {}
+                Ok(Err(refused)) => failures.push(BoundaryFailure::refused(step(), refused)),
+                Err(payload) => failures.push(BoundaryFailure::new(step(), payload)),
             }
         }
         // Registrations from the ledger are planned by the plan factory, not
@@ -439,6 +444,8 @@ fn node_runner<'s>(
         let Some(&index) = vertex_nodes.get(cx.node()).filter(|&&n| n != u32::MAX) else {
             return NodeOutcome::Done;
         };
+        // Commands it records land in registration order, then its own.
+        let _recording = crate::world::commands::Recording::enter(index);
         let index = index as usize;
         let env = NodeEnv {
             cells,

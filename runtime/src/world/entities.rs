@@ -1,0 +1,156 @@
+//! The world's entities: spawning, despawning and changing them directly
+//! (between iterations, or from a whole-world system), and views of one
+//! entity. Running nodes change entities through [`Commands`], which land at
+//! the boundary.
+//!
+//! [`Commands`]: crate::Commands
+
+use crate::entity::{Bundle, Component, ComponentTicks, Entities, Entity, EntityError};
+use crate::world::World;
+
+impl World {
+    /// Spawns an entity with the components of `bundle` (a tuple of up to
+    /// twelve components).
+    ///
+    /// # Panics
+    /// When `bundle` names one component type twice (the message names it).
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        self.entities.spawn(bundle)
+    }
+
+    /// Spawns one entity per bundle, reserving room once.
+    ///
+    /// # Panics
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
+        self.entities.spawn_batch(bundles)
+    }
+
+    /// Despawns `entity`, dropping its components.
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`] when it was despawned already (or never
+    /// lived in this world).
+    pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.entities.despawn(entity)
+    }
+
+    /// Freezes `entity`: it can never gain or lose a component again, so a
+    /// reference to one of its components may cache the component's store.
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`] when it is not alive.
+    pub fn freeze(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.entities.freeze(entity)
+    }
+
+    /// A view of `entity`, or `None` when it is not alive.
+    pub fn entity(&self, entity: Entity) -> Option<EntityRef<'_>> {
+        self.entities.contains(entity).then_some(EntityRef {
+            entities: &self.entities,
+            entity,
+        })
+    }
+
+    /// A changing view of `entity`, or `None` when it is not alive.
+    pub fn entity_mut(&mut self, entity: Entity) -> Option<EntityMut<'_>> {
+        self.entities.contains(entity).then_some(EntityMut {
+            entities: &mut self.entities,
+            entity,
+        })
+    }
+
+    /// Every entity and component of the world.
+    pub fn entities(&self) -> &Entities {
+        &self.entities
+    }
+
+    /// Every entity and component, to change directly.
+    pub fn entities_mut(&mut self) -> &mut Entities {
+        &mut self.entities
+    }
+}
+
+/// A view of one live entity of a world.
+#[derive(Debug, Clone, Copy)]
+pub struct EntityRef<'w> {
+    entities: &'w Entities,
+    entity: Entity,
+}
+
+impl<'w> EntityRef<'w> {
+    /// The entity viewed.
+    pub fn id(&self) -> Entity {
+        self.entity
+    }
+
+    /// Its component `C`, if it has one.
+    pub fn get<C: Component>(&self) -> Option<&'w C> {
+        self.entities.get::<C>(self.entity)
+    }
+
+    /// Whether it has a component `C`.
+    pub fn has<C: Component>(&self) -> bool {
+        self.get::<C>().is_some()
+    }
+
+    /// When its component `C` was added and last changed.
+    pub fn ticks<C: Component>(&self) -> Option<ComponentTicks> {
+        self.entities.ticks::<C>(self.entity)
+    }
+
+    /// Whether it is frozen.
+    pub fn is_frozen(&self) -> bool {
+        self.entities.is_frozen(self.entity)
+    }
+}
+
+/// A changing view of one live entity of a world.
+#[derive(Debug)]
+pub struct EntityMut<'w> {
+    entities: &'w mut Entities,
+    entity: Entity,
+}
+
+impl EntityMut<'_> {
+    /// The entity viewed.
+    pub fn id(&self) -> Entity {
+        self.entity
+    }
+
+    /// Its component `C`, if it has one.
+    pub fn get<C: Component>(&self) -> Option<&C> {
+        self.entities.get::<C>(self.entity)
+    }
+
+    /// Its component `C` to change (marked changed at the current tick).
+    pub fn get_mut<C: Component>(&mut self) -> Option<&mut C> {
+        self.entities.get_mut::<C>(self.entity)
+    }
+
+    /// Adds the components of `bundle`, replacing those it already has.
+    ///
+    /// # Errors
+    /// [`EntityError::Frozen`] (nothing changes) or
+    /// [`EntityError::DuplicateComponent`].
+    pub fn insert<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
+        self.entities.insert(self.entity, bundle)?;
+        Ok(self)
+    }
+
+    /// Removes the components of `B` and returns them.
+    ///
+    /// # Errors
+    /// [`EntityError::Frozen`], or [`EntityError::MissingComponent`] when it
+    /// lacks one of them (nothing changes).
+    pub fn remove<B: Bundle>(&mut self) -> Result<B, EntityError> {
+        self.entities.remove::<B>(self.entity)
+    }
+
+    /// Despawns it.
+    pub fn despawn(self) {
+        self.entities
+            .despawn(self.entity)
+            .expect("a viewed entity is alive");
+    }
+}
