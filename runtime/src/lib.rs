@@ -56,7 +56,8 @@ pub mod world;
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
     Archetype, ArchetypeId, Bundle, Component, ComponentId, ComponentInfo, ComponentTicks,
-    Components, Entities, Entity, EntityError,
+    Components, Entities, Entity, EntityError, Query, QueryData, QueryFilter, QueryIter,
+    ReadOnlyQueryData, With, Without,
 };
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,

@@ -243,6 +243,11 @@ impl Archetypes {
     }
 
     /// Every archetype, by id.
+    pub(crate) fn as_slice(&self) -> &[Archetype] {
+        &self.list
+    }
+
+    /// Every archetype, by id.
     pub(crate) fn iter(&self) -> std::slice::Iter<'_, Archetype> {
         self.list.iter()
     }

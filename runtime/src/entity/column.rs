@@ -31,6 +31,7 @@ use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
 use super::component::ComponentInfo;
+use crate::sync::UnsafeCell;
 
 /// One component's values for the rows of an archetype.
 ///
@@ -43,7 +44,10 @@ use super::component::ComponentInfo;
 ///   one initialised value waiting to be dropped; otherwise the slots from
 ///   `len` on are logically uninitialised;
 /// - `added.len() == changed.len() == len`: the ticks of row `i` are
-///   `added[i]` and `changed[i]`, and they move with the row.
+///   `added[i]` and `changed[i]`, and they move with the row. `changed` is
+///   in cells so that a query writing this column's values through a shared
+///   `&Column` (the planner gives its system the column's lane alone) can
+///   stamp the rows it hands out.
 pub(crate) struct Column {
     item: Layout,
     drop: Option<unsafe fn(*mut u8)>,
@@ -52,7 +56,7 @@ pub(crate) struct Column {
     capacity: usize,
     pending: bool,
     added: Vec<u32>,
-    changed: Vec<u32>,
+    changed: Vec<UnsafeCell<u32>>,
 }
 
 // SAFETY: the column owns values of a `Component` type, which is
@@ -179,7 +183,7 @@ impl Column {
         unsafe { std::ptr::copy_nonoverlapping(src, self.slot(self.len), self.item.size()) };
         self.len += 1;
         self.added.push(added);
-        self.changed.push(changed);
+        self.changed.push(UnsafeCell::new(changed));
     }
 
     /// Removes `row` without dropping its value: the last row takes its
@@ -255,7 +259,7 @@ impl Column {
             std::ptr::copy_nonoverlapping(src, self.slot(row), self.item.size());
         }
         self.pending = true;
-        self.changed[row] = tick;
+        *self.changed[row].get_mut() = tick;
     }
 
     /// Drops the value parked in the spare slot, if any. The flag is
@@ -281,13 +285,34 @@ impl Column {
     /// The tick at which `row` was last changed.
     #[inline]
     pub(crate) fn changed_tick(&self, row: usize) -> u32 {
-        self.changed[row]
+        // SAFETY: no `&mut Column` exists while `&self` does, and a writer
+        // through `&self` (`mark_changed`) holds the column's lane alone,
+        // so nothing writes this cell now.
+        self.changed[row].with(|tick| unsafe { *tick })
     }
 
     /// Marks `row` changed at `tick`.
     #[inline]
     pub(crate) fn set_changed(&mut self, row: usize, tick: u32) {
-        self.changed[row] = tick;
+        *self.changed[row].get_mut() = tick;
+    }
+
+    /// Marks `row` changed at `tick` through a shared borrow.
+    ///
+    /// # Safety
+    /// Nothing else reads or writes `row`'s ticks meanwhile: the caller
+    /// writes this column under its lane's gate (no other system touches the
+    /// column while it runs) and from one thread per row.
+    #[inline]
+    pub(crate) unsafe fn mark_changed(&self, row: usize, tick: u32) {
+        // SAFETY: exclusive access to this row's tick (caller).
+        self.changed[row].with_mut(|changed| unsafe { *changed = tick });
+    }
+
+    /// The start of the values, for a query walking the rows in place.
+    #[inline]
+    pub(crate) fn data(&self) -> *mut u8 {
+        self.data.as_ptr()
     }
 
     /// Moves the value in `row` to the end of `to` (same component type),
@@ -306,7 +331,7 @@ impl Column {
         // SAFETY: `row < len` holds an initialised value of `to`'s type;
         // `swap_remove_forget` below gives up this column's ownership of it,
         // so it is owned by `to` alone.
-        unsafe { to.push(self.slot(row), self.added[row], self.changed[row]) };
+        unsafe { to.push(self.slot(row), self.added[row], self.changed_tick(row)) };
         self.swap_remove_forget(row);
     }
 }

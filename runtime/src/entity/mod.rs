@@ -23,6 +23,7 @@ mod component;
 mod entity;
 #[cfg(test)]
 mod model;
+pub mod query;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -31,4 +32,5 @@ pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
 pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use entity::Entity;
+pub use query::{Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without};
 pub use store::{ComponentTicks, Entities, EntityError};

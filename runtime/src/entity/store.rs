@@ -152,6 +152,18 @@ impl Entities {
         self.archetypes.get(id)
     }
 
+    /// Every archetype, by id (for queries).
+    pub(crate) fn archetype_list(&self) -> &[Archetype] {
+        self.archetypes.as_slice()
+    }
+
+    /// Where `entity` lives: its archetype and row.
+    pub(crate) fn location_of(&self, entity: Entity) -> Option<(&Archetype, usize)> {
+        let location = self.slots.get(entity)?.location;
+        let archetype = self.archetypes.get(location.archetype)?;
+        Some((archetype, location.row as usize))
+    }
+
     /// The archetype `entity` is stored in, if it is alive.
     pub fn archetype_of(&self, entity: Entity) -> Option<ArchetypeId> {
         self.slots.get(entity).map(|slot| slot.location.archetype)

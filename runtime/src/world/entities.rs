@@ -15,7 +15,7 @@ impl World {
     /// # Panics
     /// When `bundle` names one component type twice (the message names it).
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        self.entities.spawn(bundle)
+        self.entities_mut().spawn(bundle)
     }
 
     /// Spawns one entity per bundle, reserving room once.
@@ -23,7 +23,7 @@ impl World {
     /// # Panics
     /// As [`spawn`](Self::spawn).
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
-        self.entities.spawn_batch(bundles)
+        self.entities_mut().spawn_batch(bundles)
     }
 
     /// Despawns `entity`, dropping its components.
@@ -32,7 +32,7 @@ impl World {
     /// [`EntityError::NoSuchEntity`] when it was despawned already (or never
     /// lived in this world).
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
-        self.entities.despawn(entity)
+        self.entities_mut().despawn(entity)
     }
 
     /// Freezes `entity`: it can never gain or lose a component again, so a
@@ -41,33 +41,39 @@ impl World {
     /// # Errors
     /// [`EntityError::NoSuchEntity`] when it is not alive.
     pub fn freeze(&mut self, entity: Entity) -> Result<(), EntityError> {
-        self.entities.freeze(entity)
+        self.entities_mut().freeze(entity)
     }
 
     /// A view of `entity`, or `None` when it is not alive.
     pub fn entity(&self, entity: Entity) -> Option<EntityRef<'_>> {
-        self.entities.contains(entity).then_some(EntityRef {
-            entities: &self.entities,
-            entity,
-        })
+        let entities = self.entities();
+        entities
+            .contains(entity)
+            .then_some(EntityRef { entities, entity })
     }
 
     /// A changing view of `entity`, or `None` when it is not alive.
     pub fn entity_mut(&mut self, entity: Entity) -> Option<EntityMut<'_>> {
-        self.entities.contains(entity).then_some(EntityMut {
-            entities: &mut self.entities,
-            entity,
-        })
+        let entities = self.entities_mut();
+        entities
+            .contains(entity)
+            .then_some(EntityMut { entities, entity })
     }
 
     /// Every entity and component of the world.
     pub fn entities(&self) -> &Entities {
-        &self.entities
+        self.graph
+            .registry()
+            .get::<Entities>()
+            .expect("every world holds its entity store")
     }
 
     /// Every entity and component, to change directly.
     pub fn entities_mut(&mut self) -> &mut Entities {
-        &mut self.entities
+        self.graph
+            .registry_mut()
+            .get_mut::<Entities>()
+            .expect("every world holds its entity store")
     }
 }
 

@@ -147,8 +147,6 @@ pub struct World {
     timing: bool,
     /// How many closures were registered under each source-location name.
     closure_names: foldhash::HashMap<crate::node::Label, u32>,
-    /// The entities and their components.
-    entities: crate::entity::Entities,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -205,8 +203,12 @@ impl World {
             next_execution: registry.resolve_private::<NextValue<Executions>>(),
         };
         registry.resolve_private::<CommandQueue>();
+        // The entity store: queries read it shared while systems run; only
+        // the world changes it (between iterations, at the boundary).
+        registry.resolve_private::<crate::entity::Entities>();
         registry.insert(Registrations::default());
         registry.insert(CommandQueue::default());
+        registry.insert(crate::entity::Entities::new());
         // Readable before the first update (no step has run yet).
         let fixed = cadence::FixedClock::default();
         registry.insert(fixed.time(cadence::Steps { run: 0, dropped: 0 }, 0));
@@ -231,7 +233,6 @@ impl World {
             plan_error: None,
             timing: false,
             closure_names: foldhash::HashMap::default(),
-            entities: crate::entity::Entities::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

@@ -353,7 +353,7 @@ impl World {
         }
         self.apply_commands(&mut failures);
         // What the next iteration writes is newer than anything so far.
-        self.entities.advance_tick();
+        self.entities_mut().advance_tick();
         failures
     }
 

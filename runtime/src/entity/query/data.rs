@@ -1,0 +1,323 @@
+//! What a query yields per entity: `&C`, `&mut C`, `Entity`, `Option<&C>`
+//! and tuples of them.
+
+use std::marker::PhantomData;
+
+use crate::entity::column::Column;
+use crate::entity::{Archetype, Component, ComponentId, Components, Entity};
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+
+/// A component's lane: the service id the planner orders accesses to `C`
+/// by. `&C` in a query is shared on it, `&mut C` gated, so the one ordering
+/// rule applies to components unchanged.
+pub struct Lane<C: 'static>(PhantomData<fn() -> C>);
+
+impl<C: 'static> std::fmt::Debug for Lane<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lane<{}>", std::any::type_name::<C>())
+    }
+}
+
+impl<C: 'static> Lane<C> {
+    /// Declares shared access to `C`'s lane.
+    pub(crate) fn read(node: NodeBuilder) -> NodeBuilder {
+        node.reads::<Self>()
+    }
+
+    /// Declares gated access to `C`'s lane.
+    pub(crate) fn gate(node: NodeBuilder) -> NodeBuilder {
+        node.gates::<Self>()
+    }
+
+    /// Makes sure the world holds the lane (it carries no data).
+    pub(crate) fn resolve(registry: &mut Registry) {
+        if registry.get::<Self>().is_none() {
+            registry.insert(Self(PhantomData));
+        }
+    }
+}
+
+/// One element of a query's item.
+///
+/// # Safety
+/// - `declare` declares shared access to the lane of every component `item`
+///   reads, and gated access to the lane of every component it writes;
+/// - `fetch` and `item` touch nothing else, and `item` hands out a `&mut`
+///   only to a row of a component declared gated.
+pub unsafe trait QueryData {
+    /// What the query yields per entity, borrowed for `'w`.
+    type Item<'w>;
+    /// The component ids, looked up once per run.
+    type Ids: Copy;
+    /// One archetype's columns, ready for rows.
+    type Fetch<'w>: Copy;
+    /// Adds the lanes this data touches to `node`.
+    fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// Makes sure the world holds those lanes.
+    fn resolve(registry: &mut Registry);
+    /// The ids, or `None` when a required component was never stored (no
+    /// archetype can match).
+    fn ids(components: &Components) -> Option<Self::Ids>;
+    /// Whether `archetype` has what this data requires.
+    fn matches(ids: Self::Ids, archetype: &Archetype) -> bool;
+    /// `archetype`'s columns.
+    ///
+    /// # Safety
+    /// `archetype` matches `ids`, and the node runs under the plan.
+    unsafe fn fetch<'w>(ids: Self::Ids, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w>;
+    /// Row `row`'s item.
+    ///
+    /// # Safety
+    /// `row` is below the archetype's length, and no other item of this row
+    /// handed out by this query is alive when a `&mut` is handed out.
+    unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w>;
+}
+
+/// One archetype's column of `C`, for writing: the values and their
+/// changed ticks.
+pub struct WriteFetch<'w, C> {
+    data: *mut C,
+    column: &'w Column,
+    tick: u32,
+}
+
+impl<C> Clone for WriteFetch<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for WriteFetch<'_, C> {}
+
+impl<C> std::fmt::Debug for WriteFetch<'_, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteFetch")
+            .field("tick", &self.tick)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Query data that only reads: a query of it may hand out items through
+/// `&self`, and serves run conditions.
+///
+/// # Safety
+/// `item` hands out no `&mut`.
+pub unsafe trait ReadOnlyQueryData: QueryData {}
+
+/// The methods of a `QueryData` impl that requires one component `C`,
+/// declaring its lane with `Lane::<C>::$access`.
+macro_rules! required_component {
+    ($access:ident) => {
+        fn declare(node: NodeBuilder) -> NodeBuilder {
+            Lane::<C>::$access(node)
+        }
+
+        fn resolve(registry: &mut Registry) {
+            Lane::<C>::resolve(registry);
+        }
+
+        fn ids(components: &Components) -> Option<ComponentId> {
+            components.id_of::<C>()
+        }
+
+        fn matches(id: ComponentId, archetype: &Archetype) -> bool {
+            archetype.contains(id)
+        }
+    };
+}
+
+/// A typed pointer to the start of a column.
+fn column<C>(archetype: &Archetype, id: ComponentId) -> *mut C {
+    let index = archetype
+        .column_index(id)
+        .expect("a matching archetype has the component");
+    archetype.columns[index].data().cast::<C>()
+}
+
+// SAFETY: declares `C` shared; `item` reads row `row` of `C`'s column.
+unsafe impl<C: Component> QueryData for &C {
+    type Item<'w> = &'w C;
+    type Ids = ComponentId;
+    type Fetch<'w> = *const C;
+
+    required_component!(read);
+
+    unsafe fn fetch<'w>(id: ComponentId, archetype: &'w Archetype, _tick: u32) -> Self::Fetch<'w> {
+        column::<C>(archetype, id)
+    }
+
+    #[inline]
+    unsafe fn item<'w>(fetch: *const C, row: usize) -> &'w C {
+        // SAFETY: `row` is a live row of the column (caller), which holds
+        // initialised `C`s; the lane is read shared, so no `&mut` to it
+        // exists while the node runs.
+        unsafe { &*fetch.add(row) }
+    }
+}
+
+// SAFETY: `&C` hands out shared references only.
+unsafe impl<C: Component> ReadOnlyQueryData for &C {}
+
+// SAFETY: declares `C` gated; `item` writes row `row` of `C`'s column and
+// its changed tick.
+unsafe impl<C: Component> QueryData for &mut C {
+    type Item<'w> = &'w mut C;
+    type Ids = ComponentId;
+    type Fetch<'w> = WriteFetch<'w, C>;
+
+    required_component!(gate);
+
+    unsafe fn fetch<'w>(id: ComponentId, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
+        let index = archetype
+            .column_index(id)
+            .expect("a matching archetype has the component");
+        let column = &archetype.columns[index];
+        WriteFetch {
+            data: column.data().cast::<C>(),
+            column,
+            tick,
+        }
+    }
+
+    #[inline]
+    unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> &'w mut C {
+        let WriteFetch { data, column, tick } = fetch;
+        // SAFETY:
+        // - `row` is a live row (caller) and the node holds `C`'s lane
+        //   gated, so no other system touches the column while it runs;
+        // - this query hands out row `row` once per borrow of it (caller),
+        //   so the tick and the value have one writer.
+        unsafe {
+            column.mark_changed(row, tick);
+            &mut *data.add(row)
+        }
+    }
+}
+
+// SAFETY: yields only the entity handle, which touches no lane.
+unsafe impl QueryData for Entity {
+    type Item<'w> = Entity;
+    type Ids = ();
+    type Fetch<'w> = &'w [Entity];
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node
+    }
+
+    fn resolve(_registry: &mut Registry) {}
+
+    fn ids(_components: &Components) -> Option<()> {
+        Some(())
+    }
+
+    fn matches((): (), _archetype: &Archetype) -> bool {
+        true
+    }
+
+    unsafe fn fetch<'w>((): (), archetype: &'w Archetype, _tick: u32) -> Self::Fetch<'w> {
+        archetype.entities()
+    }
+
+    #[inline]
+    unsafe fn item<'w>(entities: Self::Fetch<'w>, row: usize) -> Self::Item<'w> {
+        entities[row]
+    }
+}
+
+// SAFETY: `Entity` hands out no reference at all.
+unsafe impl ReadOnlyQueryData for Entity {}
+
+// SAFETY: as `&C`, for the archetypes that have `C`.
+unsafe impl<C: Component> QueryData for Option<&C> {
+    type Item<'w> = Option<&'w C>;
+    type Ids = Option<ComponentId>;
+    type Fetch<'w> = Option<*const C>;
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        Lane::<C>::read(node)
+    }
+
+    fn resolve(registry: &mut Registry) {
+        Lane::<C>::resolve(registry);
+    }
+
+    fn ids(components: &Components) -> Option<Option<ComponentId>> {
+        Some(components.id_of::<C>())
+    }
+
+    fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
+        true
+    }
+
+    unsafe fn fetch<'w>(
+        id: Option<ComponentId>,
+        archetype: &'w Archetype,
+        _tick: u32,
+    ) -> Self::Fetch<'w> {
+        id.filter(|&id| archetype.contains(id))
+            .map(|id| column::<C>(archetype, id).cast_const())
+    }
+
+    #[inline]
+    unsafe fn item<'w>(fetch: Option<*const C>, row: usize) -> Option<&'w C> {
+        // SAFETY: as for `&C`.
+        fetch.map(|data| unsafe { &*data.add(row) })
+    }
+}
+
+// SAFETY: shared references only.
+unsafe impl<C: Component> ReadOnlyQueryData for Option<&C> {}
+
+macro_rules! impl_tuples {
+    ($($name:ident $index:tt),+) => {
+        // SAFETY: each element keeps its own contract; the elements of one
+        // query never alias (a node naming a component twice in aliasing
+        // ways is refused by the planner, SL0009).
+        unsafe impl<$($name: QueryData),+> QueryData for ($($name,)+) {
+            type Item<'w> = ($($name::Item<'w>,)+);
+            type Ids = ($($name::Ids,)+);
+            type Fetch<'w> = ($($name::Fetch<'w>,)+);
+
+            fn declare(node: NodeBuilder) -> NodeBuilder {
+                $(let node = $name::declare(node);)+
+                node
+            }
+
+            fn resolve(registry: &mut Registry) {
+                $($name::resolve(registry);)+
+            }
+
+            fn ids(components: &Components) -> Option<Self::Ids> {
+                Some(($($name::ids(components)?,)+))
+            }
+
+            fn matches(ids: Self::Ids, archetype: &Archetype) -> bool {
+                $($name::matches(ids.$index, archetype))&&+
+            }
+
+            unsafe fn fetch<'w>(ids: Self::Ids, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
+                // SAFETY: forwarded from the caller.
+                ($(unsafe { $name::fetch(ids.$index, archetype, tick) },)+)
+            }
+
+            #[inline]
+            unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w> {
+                // SAFETY: forwarded from the caller.
+                ($(unsafe { $name::item(fetch.$index, row) },)+)
+            }
+        }
+
+        // SAFETY: every element is read-only.
+        unsafe impl<$($name: ReadOnlyQueryData),+> ReadOnlyQueryData for ($($name,)+) {}
+    };
+}
+
+impl_tuples!(A 0);
+impl_tuples!(A 0, B 1);
+impl_tuples!(A 0, B 1, C 2);
+impl_tuples!(A 0, B 1, C 2, D 3);
+impl_tuples!(A 0, B 1, C 2, D 3, E 4);
+impl_tuples!(A 0, B 1, C 2, D 3, E 4, F 5);
+impl_tuples!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+impl_tuples!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);

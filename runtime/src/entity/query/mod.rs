@@ -1,0 +1,220 @@
+//! Queries as system parameters: `Query<(&Pos, &mut Vel)>`,
+//! `Query<(Entity, &Hp), With<Enemy>>`, `Without<T>`, `Option<&T>`.
+//!
+//! Each component a query names is a lane to the planner ([`Lane<C>`]):
+//! `&C` shared, `&mut C` gated, so systems writing different components run
+//! together and the one ordering rule applies unchanged. A query also reads
+//! the world's entity store shared; structural changes happen only at the
+//! boundary (through `Commands`) or with `&mut World`, never while systems
+//! run, so the archetypes and columns it walks hold still.
+//!
+//! - `data.rs`: what a query yields per entity ([`QueryData`]).
+//! - `filter.rs`: which archetypes it visits ([`QueryFilter`]).
+//! - `param.rs`: the [`Param`](crate::system::Param) impl.
+
+mod data;
+mod filter;
+mod param;
+
+use std::marker::PhantomData;
+
+use crate::entity::{Archetype, Entities, Entity};
+
+pub use data::{Lane, QueryData, ReadOnlyQueryData};
+pub use filter::{QueryFilter, With, Without};
+
+/// Every entity with the components `D` names (and passing `F`), as a
+/// system parameter. Iterate with [`iter`](Self::iter) (read-only data),
+/// [`iter_mut`](Self::iter_mut) or [`for_each`](Self::for_each); reach one
+/// entity with [`get`](Self::get) / [`get_mut`](Self::get_mut).
+///
+/// ```
+/// use sluice::{Entity, NodeBuilder, Query, With, World};
+///
+/// struct Pos(f32);
+/// struct Vel(f32);
+/// struct Enemy;
+///
+/// let mut world = World::new();
+/// world.spawn((Pos(0.0), Vel(2.0)));
+/// let foe = world.spawn((Pos(5.0), Vel(-1.0), Enemy));
+/// world.add_system(NodeBuilder::new("move").system(|mut moving: Query<(&mut Pos, &Vel)>| {
+///     moving.for_each(|(pos, vel)| pos.0 += vel.0);
+/// }));
+/// world.run_iteration().unwrap();
+/// assert_eq!(world.entity(foe).unwrap().get::<Pos>().unwrap().0, 4.0);
+/// ```
+pub struct Query<'w, D: QueryData, F: QueryFilter = ()> {
+    entities: &'w Entities,
+    /// The store's tick: `&mut C` items are marked changed at it.
+    tick: u32,
+    _marker: PhantomData<fn() -> (D, F)>,
+}
+
+impl<D: QueryData, F: QueryFilter> std::fmt::Debug for Query<'_, D, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("data", &std::any::type_name::<D>())
+            .field("filter", &std::any::type_name::<F>())
+            .field("matching", &self.count())
+            .finish()
+    }
+}
+
+impl<D: QueryData, F: QueryFilter> std::fmt::Debug for QueryIter<'_, D, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryIter")
+            .field("row", &self.row)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
+    /// A query over `entities`.
+    ///
+    /// # Safety
+    /// The caller holds the lanes `D` declares (shared or gated as declared)
+    /// for as long as the query lives, and no `&mut Entities` exists.
+    pub(crate) unsafe fn new(entities: &'w Entities) -> Self {
+        Self {
+            entities,
+            tick: entities.tick(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The data's and the filter's ids, or `None` when nothing can match.
+    fn ids(&self) -> Option<(D::Ids, F::Ids)> {
+        let components = self.entities.components();
+        Some((D::ids(components)?, F::ids(components)))
+    }
+
+    /// Calls `f` with every matching entity's item.
+    pub fn for_each(&mut self, mut f: impl FnMut(D::Item<'_>)) {
+        let Some((ids, filter)) = self.ids() else {
+            return;
+        };
+        let archetypes = self.entities.archetype_list().iter();
+        for archetype in archetypes.filter(|archetype| visits::<D, F>(ids, filter, archetype)) {
+            // SAFETY: `archetype` matches `ids`; the query holds its lanes
+            // (`new`'s contract).
+            let fetch = unsafe { D::fetch(ids, archetype, self.tick) };
+            for row in 0..archetype.len() {
+                // SAFETY: `row` is live, and each row's item is handed out
+                // once while `&mut self` is held.
+                f(unsafe { D::item(fetch, row) });
+            }
+        }
+    }
+
+    /// Every matching entity's item, through `&mut self` (the items may
+    /// write).
+    pub fn iter_mut(&mut self) -> QueryIter<'_, D, F> {
+        QueryIter::new(self)
+    }
+
+    /// How many entities match.
+    pub fn count(&self) -> usize {
+        self.ids().map_or(0, |(ids, filter)| {
+            self.entities
+                .archetype_list()
+                .iter()
+                .filter(|archetype| visits::<D, F>(ids, filter, archetype))
+                .map(Archetype::len)
+                .sum()
+        })
+    }
+
+    /// Whether no entity matches.
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    /// `entity`'s item, if it is alive and matches.
+    pub fn get_mut(&mut self, entity: Entity) -> Option<D::Item<'_>> {
+        self.item_of(entity)
+    }
+
+    fn item_of<'q>(&'q self, entity: Entity) -> Option<D::Item<'q>> {
+        let (ids, filter) = self.ids()?;
+        let (archetype, row) = self.entities.location_of(entity)?;
+        if !visits::<D, F>(ids, filter, archetype) {
+            return None;
+        }
+        // SAFETY: the archetype matches; `row` is the entity's live row; the
+        // caller holds `&self` for read-only data or `&mut self` otherwise.
+        Some(unsafe { D::item(D::fetch(ids, archetype, self.tick), row) })
+    }
+}
+
+impl<'w, D: ReadOnlyQueryData, F: QueryFilter> Query<'w, D, F> {
+    /// Every matching entity's item.
+    pub fn iter(&self) -> QueryIter<'_, D, F> {
+        QueryIter::new(self)
+    }
+
+    /// `entity`'s item, if it is alive and matches.
+    pub fn get(&self, entity: Entity) -> Option<D::Item<'_>> {
+        self.item_of(entity)
+    }
+}
+
+/// Whether a query of `D` filtered by `F` visits `archetype`.
+fn visits<D: QueryData, F: QueryFilter>(
+    ids: D::Ids,
+    filter: F::Ids,
+    archetype: &Archetype,
+) -> bool {
+    !archetype.is_empty() && D::matches(ids, archetype) && F::matches(filter, archetype)
+}
+
+/// The items of a query, archetype by archetype (allocates nothing).
+pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
+    /// `None`: nothing can match.
+    ids: Option<(D::Ids, F::Ids)>,
+    archetypes: std::slice::Iter<'q, Archetype>,
+    /// The archetype being walked: its columns and length.
+    current: Option<(D::Fetch<'q>, usize)>,
+    row: usize,
+    tick: u32,
+}
+
+impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
+    fn new(query: &'q Query<'_, D, F>) -> Self {
+        Self {
+            ids: query.ids(),
+            archetypes: query.entities.archetype_list().iter(),
+            current: None,
+            row: 0,
+            tick: query.tick,
+        }
+    }
+}
+
+impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
+    type Item = D::Item<'q>;
+
+    fn next(&mut self) -> Option<D::Item<'q>> {
+        let (ids, filter) = self.ids?;
+        loop {
+            if let Some((fetch, len)) = self.current
+                && self.row < len
+            {
+                let row = self.row;
+                self.row += 1;
+                // SAFETY: `row` is live, and handed out once per borrow of
+                // the query (`iter_mut` takes `&mut`, `iter` only read-only
+                // data).
+                return Some(unsafe { D::item(fetch, row) });
+            }
+            let archetype = self.archetypes.next()?;
+            if visits::<D, F>(ids, filter, archetype) {
+                // SAFETY: the archetype matches `ids`; the query holds its
+                // lanes (`Query::new`'s contract).
+                let fetch = unsafe { D::fetch(ids, archetype, self.tick) };
+                self.current = Some((fetch, archetype.len()));
+                self.row = 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Queries as system parameters (issue 10): component access on the lanes,
+//! filters, and the same results on every executor and thread count.
+
+// Query types in signatures are the API under test.
+#![allow(clippy::type_complexity)]
+
+use sluice::exec::ThreadPool;
+use sluice::{
+    Commands, Entity, ExecutorKind, IterationError, NodeBuilder, Query, With, Without, World,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pos(f32, f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Vel(f32, f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Hp(i32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Enemy;
+
+fn n(full: usize, miri: usize) -> usize {
+    if cfg!(miri) { miri } else { full }
+}
+
+#[test]
+fn smoke() {
+    let mut world = World::new();
+    let still = world.spawn((Pos(0.0, 0.0),));
+    let moving = world.spawn((Pos(1.0, 1.0), Vel(1.0, 2.0)));
+    let foe = world.spawn((Pos(5.0, 5.0), Vel(-1.0, 0.0), Hp(10), Enemy));
+    world.add_system(
+        NodeBuilder::new("move").system(|mut q: Query<(&mut Pos, &Vel)>| {
+            assert_eq!(q.count(), 2);
+            q.for_each(|(pos, vel)| {
+                pos.0 += vel.0;
+                pos.1 += vel.1;
+            });
+        }),
+    );
+    world.add_system(NodeBuilder::new("hurt").system(
+        |mut q: Query<(Entity, &mut Hp), With<Enemy>>| {
+            for (_, hp) in q.iter_mut() {
+                hp.0 -= 3;
+            }
+        },
+    ));
+    world.run_iteration().unwrap();
+    let pos = |e| *world.entity(e).unwrap().get::<Pos>().unwrap();
+    assert_eq!(pos(still), Pos(0.0, 0.0));
+    assert_eq!(pos(moving), Pos(2.0, 3.0));
+    assert_eq!(pos(foe), Pos(4.0, 5.0));
+    assert_eq!(world.entity(foe).unwrap().get::<Hp>(), Some(&Hp(7)));
+}
+
+#[test]
+fn filters_optional_and_get() {
+    let mut world = World::new();
+    let a = world.spawn((Pos(0.0, 0.0),));
+    let b = world.spawn((Pos(1.0, 0.0), Vel(0.0, 0.0)));
+    let c = world.spawn((Pos(2.0, 0.0), Enemy));
+    let gone = world.spawn((Pos(3.0, 0.0),));
+    world.despawn(gone).unwrap();
+    world.insert(vec![a, b, c, gone]);
+    world.add_system(NodeBuilder::new("look").system(
+        |all: Query<(Entity, Option<&Vel>)>,
+         calm: Query<Entity, (With<Pos>, Without<Enemy>)>,
+         never: Query<&Hp>,
+         handles: &Vec<Entity>| {
+            let mut seen: Vec<(Entity, bool)> =
+                all.iter().map(|(e, vel)| (e, vel.is_some())).collect();
+            seen.sort();
+            assert_eq!(
+                seen,
+                vec![(handles[0], false), (handles[1], true), (handles[2], false)]
+            );
+            let mut calm: Vec<Entity> = calm.iter().collect();
+            calm.sort();
+            assert_eq!(calm, vec![handles[0], handles[1]]);
+            assert!(never.is_empty(), "no entity ever had an Hp");
+            assert_eq!(all.get(handles[1]).map(|(_, v)| v.is_some()), Some(true));
+            assert!(
+                all.get(handles[3]).is_none(),
+                "a despawned entity is not found"
+            );
+        },
+    ));
+    world.run_iteration().unwrap();
+}
+
+/// `&C` is shared on C's lane and `&mut C` gated: writers of different
+/// components are not ordered, writers of one are, and a reader of C waits
+/// for the writer before it.
+#[test]
+fn components_are_lanes() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0, 0.0), Vel(1.0, 1.0)));
+    let pos_writer = world.add_system(
+        NodeBuilder::new("pos_writer").system(|mut q: Query<&mut Pos>| q.for_each(|p| p.0 += 1.0)),
+    );
+    let vel_writer = world.add_system(
+        NodeBuilder::new("vel_writer").system(|mut q: Query<&mut Vel>| q.for_each(|v| v.0 += 1.0)),
+    );
+    let pos_reader = world.add_system(
+        NodeBuilder::new("pos_reader").system(|q: Query<&Pos>| assert_eq!(q.count(), 1)),
+    );
+    let second_pos_writer = world.add_system(
+        NodeBuilder::new("pos_writer_2")
+            .system(|mut q: Query<&mut Pos>| q.for_each(|p| p.1 += 1.0)),
+    );
+    let plan = world.plan().unwrap();
+    assert!(plan.edge_between(pos_writer, vel_writer).is_none());
+    assert!(plan.edge_between(vel_writer, pos_writer).is_none());
+    assert!(plan.edge_between(pos_writer, pos_reader).is_some());
+    assert!(plan.edge_between(pos_reader, second_pos_writer).is_some());
+    assert_eq!(plan.stage_of(pos_writer), plan.stage_of(vel_writer));
+    world.run_iteration().unwrap();
+}
+
+/// A system naming a component through two queries in aliasing ways is
+/// refused before anything runs, naming the node (SL0009).
+#[test]
+fn aliasing_queries_are_refused() {
+    let mut world = World::new();
+    let e = world.spawn((Pos(0.0, 0.0),));
+    world.add_system(NodeBuilder::new("aliases").system(
+        |mut a: Query<&mut Pos>, b: Query<&Pos>| {
+            a.for_each(|p| p.0 += 1.0);
+            b.iter().for_each(|p| assert!(p.0 >= 0.0));
+        },
+    ));
+    let Err(IterationError::Plan(errors)) = world.run_iteration() else {
+        panic!("two queries aliasing Pos must not plan");
+    };
+    let message = errors.to_string();
+    assert!(message.contains("SL0009"), "{message}");
+    assert!(message.contains("aliases"), "{message}");
+    assert_eq!(world.entity(e).unwrap().get::<Pos>(), Some(&Pos(0.0, 0.0)));
+}
+
+/// Writes through `&mut C` stamp the rows' changed tick.
+#[test]
+fn writes_mark_rows_changed() {
+    let mut world = World::new();
+    let written = world.spawn((Pos(0.0, 0.0), Vel(1.0, 0.0)));
+    let untouched = world.spawn((Pos(0.0, 0.0),));
+    world.add_system(
+        NodeBuilder::new("move")
+            .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+    );
+    let before = world.entity(written).unwrap().ticks::<Pos>().unwrap();
+    world.run_iteration().unwrap();
+    world.run_iteration().unwrap();
+    let after = world.entity(written).unwrap().ticks::<Pos>().unwrap();
+    assert!(after.changed > before.changed, "{before:?} -> {after:?}");
+    let other = world.entity(untouched).unwrap().ticks::<Pos>().unwrap();
+    assert_eq!(
+        other.changed, before.changed,
+        "a row not handed out keeps its tick"
+    );
+}
+
+/// A world of query systems with structural commands: the same entities and
+/// values after a few iterations on every executor and thread count.
+#[test]
+fn serial_equivalence_across_thread_counts() {
+    let entities = n(400, 12);
+    let run = |executor: ExecutorKind, threads: usize| {
+        let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
+        world.set_executor(executor);
+        for i in 0..entities {
+            let x = i as f32;
+            match i % 4 {
+                0 => drop(world.spawn((Pos(x, 0.0), Vel(1.0, 0.5)))),
+                1 => drop(world.spawn((Pos(x, 1.0), Vel(-0.5, 1.0), Hp(20)))),
+                2 => drop(world.spawn((Pos(x, 2.0), Hp(5), Enemy))),
+                _ => drop(world.spawn((Pos(x, 3.0),))),
+            }
+        }
+        world.add_system(
+            NodeBuilder::new("integrate").system(|mut q: Query<(&mut Pos, &Vel)>| {
+                q.for_each(|(p, v)| {
+                    p.0 += v.0;
+                    p.1 += v.1;
+                })
+            }),
+        );
+        world.add_system(
+            NodeBuilder::new("damp").system(|mut q: Query<&mut Vel>| q.for_each(|v| v.0 *= 0.9)),
+        );
+        world.add_system(NodeBuilder::new("bleed").system(
+            |mut q: Query<(Entity, &mut Hp), Without<Vel>>, commands: Commands<'_>| {
+                for (e, hp) in q.iter_mut() {
+                    hp.0 -= 2;
+                    if hp.0 <= 0 {
+                        commands.despawn(e);
+                    }
+                }
+            },
+        ));
+        world.add_system(NodeBuilder::new("reinforce").system(
+            |enemies: Query<&Pos, With<Enemy>>, commands: Commands<'_>| {
+                for p in enemies.iter() {
+                    if p.0 < 3.0 {
+                        commands.spawn((Pos(p.0 + 100.0, p.1), Hp(3), Enemy));
+                    }
+                }
+            },
+        ));
+        world.add_system(NodeBuilder::new("slow").system(
+            |q: Query<(Entity, &Pos), (Without<Enemy>, With<Vel>)>, commands: Commands<'_>| {
+                for (e, p) in q.iter() {
+                    if p.0 > 10.0 && p.1 > 3.0 {
+                        commands.entity(e).insert((Hp(1),)).remove::<(Vel,)>();
+                    }
+                }
+            },
+        ));
+        for iteration in 0..5 {
+            if let Err(error) = world.run_iteration() {
+                panic!("iteration {iteration} on {executor:?}: {error}");
+            }
+        }
+        let mut state: Vec<(u64, Option<Pos>, Option<Vel>, Option<Hp>, bool)> = world
+            .entities()
+            .archetypes()
+            .flat_map(|a| a.entities().to_vec())
+            .map(|e| {
+                let view = world.entity(e).unwrap();
+                (
+                    e.id(),
+                    view.get::<Pos>().copied(),
+                    view.get::<Vel>().copied(),
+                    view.get::<Hp>().copied(),
+                    view.has::<Enemy>(),
+                )
+            })
+            .collect();
+        state.sort_by_key(|s| s.0);
+        state
+    };
+    let serial = run(ExecutorKind::Serial, 0);
+    assert!(serial.len() > entities / 2, "{}", serial.len());
+    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
+    for &threads in threads {
+        for executor in [ExecutorKind::Parallel, ExecutorKind::Adaptive] {
+            assert!(
+                run(executor, threads) == serial,
+                "{executor:?} on {threads} threads differs from serial"
+            );
+        }
+    }
+}
