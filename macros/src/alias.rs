@@ -178,7 +178,7 @@ fn entries(node: &Node) -> Vec<Option<Entry>> {
             ParamKind::Out { ty, next } => {
                 Some((Access::Produced, produced(ty, *next, first, last), ty))
             }
-            ParamKind::ByValue => None,
+            ParamKind::Handle | ParamKind::ByValue => None,
         };
         out.push(
             entry

@@ -24,10 +24,18 @@ pub enum ParamKind {
         /// Produced for the next iteration (`Next<T>`).
         next: bool,
     },
+    /// A handle the runtime hands out by value and that makes its own
+    /// declarations: `Commands<'_>`, or a `Query<..>` (its components are
+    /// lanes; the runtime refuses a query that aliases another parameter,
+    /// SL0009).
+    Handle,
     /// Anything else (`T` by value, a raw pointer, a tuple...): not a
     /// declaration; reported as [`crate::Code::ByValueParam`].
     ByValue,
 }
+
+/// The last path segments of the by-value handles the runtime hands out.
+const HANDLES: [&str; 2] = ["Commands", "Query"];
 
 /// One typed parameter of a node function.
 #[derive(Clone, Debug)]
@@ -53,7 +61,7 @@ impl Param {
     pub fn service(&self) -> Option<&Type> {
         match &self.kind {
             ParamKind::Shared(ty) | ParamKind::Gated(ty) | ParamKind::Out { ty, .. } => Some(ty),
-            ParamKind::ByValue => None,
+            ParamKind::Handle | ParamKind::ByValue => None,
         }
     }
 
@@ -190,6 +198,18 @@ fn binding(pat: &Pat) -> Option<Ident> {
     }
 }
 
+/// Whether `ty` is one of [`HANDLES`] (by its last path segment).
+fn is_handle(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| HANDLES.iter().any(|handle| segment.ident == handle)),
+        _ => false,
+    }
+}
+
 fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
     let ty = strip_groups(&pat_type.ty).clone();
     let mut lifetime = None;
@@ -219,6 +239,7 @@ fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
                     next: false,
                 },
             },
+            _ if is_handle(other) => ParamKind::Handle,
             _ => ParamKind::ByValue,
         },
     };

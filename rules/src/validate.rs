@@ -191,7 +191,7 @@ fn conflicts(sig: &Signature, out: &mut Vec<Diagnostic>) {
             ParamKind::Shared(ty) => (ty, Access::Shared),
             ParamKind::Gated(ty) => (ty, Access::Gated),
             ParamKind::Out { ty, next } => (ty, Access::Produced { next: *next }),
-            ParamKind::ByValue => continue,
+            ParamKind::Handle | ParamKind::ByValue => continue,
         };
         accesses.push((type_key(access.0), access.1, p.span, ty_text(access.0)));
     }
@@ -263,7 +263,7 @@ fn resolved_conflicts(sig: &Signature, aliases: &TypeAliases, out: &mut Vec<Diag
             ParamKind::Shared(ty) => (ty, Access::Shared),
             ParamKind::Gated(ty) => (ty, Access::Gated),
             ParamKind::Out { ty, next } => (ty, Access::Produced { next: *next }),
-            ParamKind::ByValue => continue,
+            ParamKind::Handle | ParamKind::ByValue => continue,
         };
         accesses.push(declared(ty, access, p.span));
     }

@@ -971,3 +971,50 @@ fn plan_service(plan: &sluice::Plan, suffix: &str) -> sluice::ServiceId {
         .find(|&id| plan.service_name(id).ends_with(suffix))
         .expect("the service is in the plan")
 }
+
+mod queries {
+    use sluice::{Entity, Query, With};
+
+    pub struct Pos(pub f32);
+    pub struct Vel(pub f32);
+    pub struct Player;
+
+    /// A query parameter in a `#[system]`: its components are lanes.
+    #[sluice::system(phase = Update)]
+    pub fn integrate(mut moving: Query<(&mut Pos, &Vel)>) {
+        moving.for_each(|(pos, vel)| pos.0 += vel.0);
+    }
+
+    #[sluice::system]
+    pub fn follow(players: Query<(Entity, &Pos), With<Player>>, mut all: Query<&mut Vel>) {
+        let target = players.iter().map(|(_, pos)| pos.0).next().unwrap_or(0.0);
+        all.for_each(|vel| vel.0 = target.signum());
+    }
+}
+
+#[test]
+fn queries_in_macro_systems() {
+    use queries::{Player, Pos, Vel};
+    let mut world = World::new();
+    let player = world.spawn((Pos(5.0), Vel(0.0), Player));
+    let other = world.spawn((Pos(-1.0), Vel(0.0)));
+    world.add_system(queries::integrate);
+    world.add_system(queries::follow);
+    let plan = world.plan().unwrap();
+    let (integrate, follow) = (node_named(&plan, "integrate"), node_named(&plan, "follow"));
+    assert!(
+        plan.edge_between(integrate, follow).is_some()
+            || plan.edge_between(follow, integrate).is_some(),
+        "both touch Pos and Vel, one of them mutably: ordered"
+    );
+    for _ in 0..3 {
+        world.run_iteration().unwrap();
+    }
+    let pos = |e| world.entity(e).unwrap().get::<Pos>().unwrap().0;
+    assert!(
+        pos(player) > 5.0 && pos(other) > -1.0,
+        "{} {}",
+        pos(player),
+        pos(other)
+    );
+}
