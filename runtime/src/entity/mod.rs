@@ -19,6 +19,7 @@ mod archetype;
 mod bundle;
 mod column;
 mod component;
+mod component_ref;
 #[allow(clippy::module_inception)] // the `Entity` handle, in `entity/entity.rs`
 mod entity;
 #[cfg(test)]
@@ -31,6 +32,7 @@ mod tests;
 pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
 pub use component::{Component, ComponentId, ComponentInfo, Components};
+pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use entity::Entity;
 pub use query::{Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without};
 pub use store::{ComponentTicks, Entities, EntityError};

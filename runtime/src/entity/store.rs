@@ -36,6 +36,12 @@ pub enum EntityError {
         /// The type named twice.
         component: &'static str,
     },
+    /// A [`ComponentRef`](crate::ComponentRef) was asked for an entity that
+    /// is not frozen (its component's store could change under it).
+    NotFrozen {
+        /// The entity.
+        entity: Entity,
+    },
 }
 
 impl fmt::Display for EntityError {
@@ -51,6 +57,10 @@ impl fmt::Display for EntityError {
             Self::DuplicateComponent { component } => {
                 write!(f, "a bundle names component {component} twice")
             }
+            Self::NotFrozen { entity } => write!(
+                f,
+                "{entity} is not frozen: freeze it before referring to its components"
+            ),
         }
     }
 }
@@ -86,6 +96,12 @@ pub struct Entities {
     tick: u32,
     /// Reused for archetype lookups, so a cached move allocates nothing.
     scratch: Vec<super::component::ComponentId>,
+}
+
+impl AsRef<Entities> for Entities {
+    fn as_ref(&self) -> &Entities {
+        self
+    }
 }
 
 impl Default for Entities {
@@ -150,6 +166,17 @@ impl Entities {
     /// The archetype with this id.
     pub fn archetype(&self, id: ArchetypeId) -> Option<&Archetype> {
         self.archetypes.get(id)
+    }
+
+    /// Where `entity` lives, if it is alive: its archetype, row, and
+    /// whether it is frozen.
+    pub(crate) fn place_of(&self, entity: Entity) -> Option<(ArchetypeId, usize, bool)> {
+        let slot = self.slots.get(entity)?;
+        Some((
+            slot.location.archetype,
+            slot.location.row as usize,
+            slot.frozen,
+        ))
     }
 
     /// Every archetype, by id (for queries).

@@ -77,6 +77,12 @@ impl World {
     }
 }
 
+impl AsRef<Entities> for World {
+    fn as_ref(&self) -> &Entities {
+        self.entities()
+    }
+}
+
 /// A view of one live entity of a world.
 #[derive(Debug, Clone, Copy)]
 pub struct EntityRef<'w> {

@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use crate::entity::column::Column;
-use crate::entity::{Archetype, Component, ComponentId, Components, Entity};
+use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -61,11 +61,16 @@ pub unsafe trait QueryData {
     fn ids(components: &Components) -> Option<Self::Ids>;
     /// Whether `archetype` has what this data requires.
     fn matches(ids: Self::Ids, archetype: &Archetype) -> bool;
-    /// `archetype`'s columns.
+    /// `archetype`'s columns (`archetype` is one of `entities`').
     ///
     /// # Safety
     /// `archetype` matches `ids`, and the node runs under the plan.
-    unsafe fn fetch<'w>(ids: Self::Ids, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w>;
+    unsafe fn fetch<'w>(
+        ids: Self::Ids,
+        entities: &'w Entities,
+        archetype: &'w Archetype,
+        tick: u32,
+    ) -> Self::Fetch<'w>;
     /// Row `row`'s item.
     ///
     /// # Safety
@@ -127,12 +132,17 @@ macro_rules! required_component {
     };
 }
 
-/// A typed pointer to the start of a column.
-fn column<C>(archetype: &Archetype, id: ComponentId) -> *mut C {
+/// `archetype`'s column of the component `id`.
+pub(crate) fn column_of(archetype: &Archetype, id: ComponentId) -> &Column {
     let index = archetype
         .column_index(id)
         .expect("a matching archetype has the component");
-    archetype.columns[index].data().cast::<C>()
+    &archetype.columns[index]
+}
+
+/// A typed pointer to the start of a column.
+fn column<C>(archetype: &Archetype, id: ComponentId) -> *mut C {
+    column_of(archetype, id).data().cast::<C>()
 }
 
 // SAFETY: declares `C` shared; `item` reads row `row` of `C`'s column.
@@ -143,7 +153,12 @@ unsafe impl<C: Component> QueryData for &C {
 
     required_component!(read);
 
-    unsafe fn fetch<'w>(id: ComponentId, archetype: &'w Archetype, _tick: u32) -> Self::Fetch<'w> {
+    unsafe fn fetch<'w>(
+        id: ComponentId,
+        _entities: &'w Entities,
+        archetype: &'w Archetype,
+        _tick: u32,
+    ) -> Self::Fetch<'w> {
         column::<C>(archetype, id)
     }
 
@@ -168,11 +183,13 @@ unsafe impl<C: Component> QueryData for &mut C {
 
     required_component!(gate);
 
-    unsafe fn fetch<'w>(id: ComponentId, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
-        let index = archetype
-            .column_index(id)
-            .expect("a matching archetype has the component");
-        let column = &archetype.columns[index];
+    unsafe fn fetch<'w>(
+        id: ComponentId,
+        _entities: &'w Entities,
+        archetype: &'w Archetype,
+        tick: u32,
+    ) -> Self::Fetch<'w> {
+        let column = column_of(archetype, id);
         WriteFetch {
             data: column.data().cast::<C>(),
             column,
@@ -215,7 +232,12 @@ unsafe impl QueryData for Entity {
         true
     }
 
-    unsafe fn fetch<'w>((): (), archetype: &'w Archetype, _tick: u32) -> Self::Fetch<'w> {
+    unsafe fn fetch<'w>(
+        (): (),
+        _entities: &'w Entities,
+        archetype: &'w Archetype,
+        _tick: u32,
+    ) -> Self::Fetch<'w> {
         archetype.entities()
     }
 
@@ -252,6 +274,7 @@ unsafe impl<C: Component> QueryData for Option<&C> {
 
     unsafe fn fetch<'w>(
         id: Option<ComponentId>,
+        _entities: &'w Entities,
         archetype: &'w Archetype,
         _tick: u32,
     ) -> Self::Fetch<'w> {
@@ -296,9 +319,9 @@ macro_rules! impl_tuples {
                 $($name::matches(ids.$index, archetype))&&+
             }
 
-            unsafe fn fetch<'w>(ids: Self::Ids, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
+            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
                 // SAFETY: forwarded from the caller.
-                ($(unsafe { $name::fetch(ids.$index, archetype, tick) },)+)
+                ($(unsafe { $name::fetch(ids.$index, entities, archetype, tick) },)+)
             }
 
             #[inline]

@@ -20,6 +20,7 @@ use std::marker::PhantomData;
 
 use crate::entity::{Archetype, Entities, Entity};
 
+pub(crate) use data::column_of;
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
 pub use filter::{QueryFilter, With, Without};
 
@@ -98,7 +99,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         for archetype in archetypes.filter(|archetype| visits::<D, F>(ids, filter, archetype)) {
             // SAFETY: `archetype` matches `ids`; the query holds its lanes
             // (`new`'s contract).
-            let fetch = unsafe { D::fetch(ids, archetype, self.tick) };
+            let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
             for row in 0..archetype.len() {
                 // SAFETY: `row` is live, and each row's item is handed out
                 // once while `&mut self` is held.
@@ -143,7 +144,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
         // SAFETY: the archetype matches; `row` is the entity's live row; the
         // caller holds `&self` for read-only data or `&mut self` otherwise.
-        Some(unsafe { D::item(D::fetch(ids, archetype, self.tick), row) })
+        Some(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.tick), row) })
     }
 }
 
@@ -172,6 +173,7 @@ fn visits<D: QueryData, F: QueryFilter>(
 pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
     /// `None`: nothing can match.
     ids: Option<(D::Ids, F::Ids)>,
+    entities: &'q Entities,
     archetypes: std::slice::Iter<'q, Archetype>,
     /// The archetype being walked: its columns and length.
     current: Option<(D::Fetch<'q>, usize)>,
@@ -183,6 +185,7 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
     fn new(query: &'q Query<'_, D, F>) -> Self {
         Self {
             ids: query.ids(),
+            entities: query.entities,
             archetypes: query.entities.archetype_list().iter(),
             current: None,
             row: 0,
@@ -211,7 +214,7 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
             if visits::<D, F>(ids, filter, archetype) {
                 // SAFETY: the archetype matches `ids`; the query holds its
                 // lanes (`Query::new`'s contract).
-                let fetch = unsafe { D::fetch(ids, archetype, self.tick) };
+                let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
                 self.current = Some((fetch, archetype.len()));
                 self.row = 0;
             }

@@ -1,0 +1,203 @@
+//! Reaching another entity's component (reference 003): a
+//! [`ComponentRef<T>`] held as a component, and [`Target<T>`] in a query to
+//! take the target's `T` directly.
+//!
+//! The reference caches the store and never the row. A frozen entity cannot
+//! gain or lose a component, so it never changes archetype and the column
+//! its `T` lives in is settled for its life: that is safe to hold. Its row
+//! is not (a despawn swap-removes rows, and a despawned entity's slot is
+//! handed to the next entity spawned), so the row is resolved from the
+//! entity on every access, and a despawned target reads `None`, never
+//! somebody else: entity ids are never reused.
+
+use std::marker::PhantomData;
+
+use crate::entity::query::{Lane, QueryData, ReadOnlyQueryData, column_of};
+use crate::entity::{
+    Archetype, ArchetypeId, Component, ComponentId, Components, Entities, Entity, EntityError,
+};
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+
+/// A reference to the `T` of a frozen entity: a component that lets the
+/// entity holding it read its target's `T` (through [`Target<T>`] in a
+/// query, or [`get`](Self::get)).
+pub struct ComponentRef<T: Component> {
+    target: Entity,
+    /// The target's archetype: settled, since the target is frozen.
+    archetype: ArchetypeId,
+    /// `T`'s column in it.
+    column: usize,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T: Component> Clone for ComponentRef<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Component> Copy for ComponentRef<T> {}
+
+impl<T: Component> std::fmt::Debug for ComponentRef<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ComponentRef<{}>({})",
+            std::any::type_name::<T>(),
+            self.target
+        )
+    }
+}
+
+impl<T: Component> ComponentRef<T> {
+    /// A reference to `target`'s `T` (`world` is a [`World`](crate::World)
+    /// or its [`Entities`]).
+    ///
+    /// # Errors
+    /// [`EntityError::NoSuchEntity`] when it is not alive,
+    /// [`EntityError::NotFrozen`] when it is not frozen, and
+    /// [`EntityError::MissingComponent`] when it has no `T`.
+    pub fn new(world: &impl AsRef<Entities>, target: Entity) -> Result<Self, EntityError> {
+        let entities = world.as_ref();
+        let (archetype, _, frozen) = entities
+            .place_of(target)
+            .ok_or(EntityError::NoSuchEntity { entity: target })?;
+        if !frozen {
+            return Err(EntityError::NotFrozen { entity: target });
+        }
+        let column = entities
+            .components()
+            .id_of::<T>()
+            .and_then(|id| entities.archetype(archetype)?.column_index(id))
+            .ok_or(EntityError::MissingComponent {
+                entity: target,
+                component: std::any::type_name::<T>(),
+            })?;
+        Ok(Self {
+            target,
+            archetype,
+            column,
+            _marker: PhantomData,
+        })
+    }
+
+    /// The entity referred to.
+    pub fn target(&self) -> Entity {
+        self.target
+    }
+
+    /// The target's `T`, or `None` once the target is despawned.
+    pub fn get<'e>(&self, world: &'e impl AsRef<Entities>) -> Option<&'e T> {
+        let entities = world.as_ref();
+        // SAFETY: `&Entities` is shared for `'e`: nothing writes `T` now
+        // (writers need `&mut Entities` or `T`'s lane gated, which the
+        // holder of `&Entities` outside a system excludes).
+        unsafe { self.resolve(entities) }
+    }
+
+    /// The target's `T` through the cached column, the row resolved now.
+    ///
+    /// # Safety
+    /// Nothing writes `T`'s column while the reference lives.
+    unsafe fn resolve<'e>(&self, entities: &'e Entities) -> Option<&'e T> {
+        let (archetype, row, _) = entities.place_of(self.target)?;
+        // A frozen entity never moves: a live target is where it was.
+        debug_assert_eq!(archetype, self.archetype);
+        let column = &entities.archetype(self.archetype)?.columns[self.column];
+        // SAFETY: the target is alive in the cached archetype at `row`, so
+        // `row` is a live row of the cached column, which holds `T`s (its
+        // index was `T`'s when the reference was made, and a frozen
+        // entity's archetype never changes); no writer runs (caller).
+        Some(unsafe { &*column.data().cast::<T>().add(row) })
+    }
+}
+
+/// In a query, the target's `T` of each entity's [`ComponentRef<T>`]:
+/// `Query<(&mut Heading, Target<Pos>)>` visits entities that hold a
+/// `ComponentRef<Pos>` (they need no `Pos` of their own) and reads their
+/// targets' `Pos` (`None` once a target is despawned). The access is shared
+/// on `Pos`'s lane, since the target belongs to another entity that another
+/// system may be writing; there is no `&mut` through a reference:
+///
+/// ```compile_fail
+/// # use sluice::{Query, Target};
+/// # struct Pos;
+/// fn steer(q: Query<Target<&mut Pos>>) {}
+/// ```
+pub struct Target<T>(PhantomData<fn() -> T>);
+
+impl<T> std::fmt::Debug for Target<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Target<{}>", std::any::type_name::<T>())
+    }
+}
+
+/// The column of references of one archetype, and the store to resolve
+/// them in.
+pub struct TargetFetch<'w, T: Component> {
+    refs: *const ComponentRef<T>,
+    entities: &'w Entities,
+}
+
+impl<T: Component> Clone for TargetFetch<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Component> Copy for TargetFetch<'_, T> {}
+
+impl<T: Component> std::fmt::Debug for TargetFetch<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TargetFetch").finish_non_exhaustive()
+    }
+}
+
+// SAFETY: declares `ComponentRef<T>`'s lane and `T`'s lane shared; `item`
+// reads a row of the reference column and a row of a `T` column, never
+// writing.
+unsafe impl<T: Component> QueryData for Target<T> {
+    type Item<'w> = Option<&'w T>;
+    type Ids = ComponentId;
+    type Fetch<'w> = TargetFetch<'w, T>;
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        Lane::<T>::read(Lane::<ComponentRef<T>>::read(node))
+    }
+
+    fn resolve(registry: &mut Registry) {
+        Lane::<ComponentRef<T>>::resolve(registry);
+        Lane::<T>::resolve(registry);
+    }
+
+    fn ids(components: &Components) -> Option<ComponentId> {
+        components.id_of::<ComponentRef<T>>()
+    }
+
+    fn matches(id: ComponentId, archetype: &Archetype) -> bool {
+        archetype.contains(id)
+    }
+
+    unsafe fn fetch<'w>(
+        id: ComponentId,
+        entities: &'w Entities,
+        archetype: &'w Archetype,
+        _tick: u32,
+    ) -> Self::Fetch<'w> {
+        TargetFetch {
+            refs: column_of(archetype, id).data().cast::<ComponentRef<T>>(),
+            entities,
+        }
+    }
+
+    #[inline]
+    unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Option<&'w T> {
+        // SAFETY: `row` is a live row of the reference column (caller); the
+        // node holds `T`'s lane shared, so no writer of `T` runs.
+        unsafe { (*fetch.refs.add(row)).resolve(fetch.entities) }
+    }
+}
+
+// SAFETY: reads only.
+unsafe impl<T: Component> ReadOnlyQueryData for Target<T> {}
