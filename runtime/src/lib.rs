@@ -55,9 +55,9 @@ pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
-    Archetype, ArchetypeId, Bundle, Component, ComponentId, ComponentInfo, ComponentRef,
-    ComponentTicks, Components, Entities, Entity, EntityError, Query, QueryData, QueryFilter,
-    QueryIter, ReadOnlyQueryData, Target, With, Without,
+    Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
+    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, Query, QueryData,
+    QueryFilter, QueryIter, ReadOnlyQueryData, Target, With, Without,
 };
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,

@@ -166,6 +166,11 @@ unsafe impl<T: Component> QueryData for Target<T> {
         Lane::<T>::read(Lane::<ComponentRef<T>>::read(node))
     }
 
+    fn lanes(out: &mut Vec<std::any::TypeId>) {
+        out.push(std::any::TypeId::of::<Lane<ComponentRef<T>>>());
+        out.push(std::any::TypeId::of::<Lane<T>>());
+    }
+
     fn resolve(registry: &mut Registry) {
         Lane::<ComponentRef<T>>::resolve(registry);
         Lane::<T>::resolve(registry);

@@ -34,5 +34,7 @@ pub use bundle::Bundle;
 pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use entity::Entity;
-pub use query::{Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without};
+pub use query::{
+    Added, Changed, Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without,
+};
 pub use store::{ComponentTicks, Entities, EntityError};

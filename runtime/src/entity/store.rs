@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
+
 use super::archetype::{Archetype, ArchetypeId, Archetypes, Change};
 use super::bundle::{Bundle, BundleId, Bundles};
 use super::component::{Component, Components};
@@ -86,16 +88,26 @@ pub struct ComponentTicks {
 ///
 /// Invariants: every live slot's location names an archetype and a row
 /// whose entity list entry is that entity, and vice versa; `tick` is the
-/// tick stamped on writes.
+/// latest change tick handed out: every write through `&mut` takes a fresh
+/// one, and so does every run of a system with a query (its writes are
+/// stamped with it and its change cursor moves to it).
 #[derive(Debug)]
 pub struct Entities {
     slots: Slots,
     components: Components,
     bundles: Bundles,
     archetypes: Archetypes,
-    tick: u32,
+    tick: AtomicU32,
     /// Reused for archetype lookups, so a cached move allocates nothing.
     scratch: Vec<super::component::ComponentId>,
+}
+
+/// Moves the change counter to a fresh tick through `&mut` (no atomic
+/// instruction) and returns it.
+fn fresh_tick(counter: &mut AtomicU32) -> u32 {
+    let tick = counter.get_exclusive().wrapping_add(1);
+    counter.set_exclusive(tick);
+    tick
 }
 
 impl AsRef<Entities> for Entities {
@@ -120,22 +132,34 @@ impl Entities {
             components,
             bundles: Bundles::default(),
             archetypes,
-            tick: 0,
+            tick: AtomicU32::new(0),
             scratch: Vec::new(),
         }
     }
 
-    /// The tick stamped on writes.
+    /// The latest change tick handed out.
     pub fn tick(&self) -> u32 {
-        self.tick
+        self.tick.load(Ordering::Relaxed)
     }
 
-    /// Moves to the next tick and returns it. The world calls this once
-    /// per iteration. Ticks wrap at `u32::MAX`: whoever compares them (the
-    /// change cursors) must compare with wrapping arithmetic.
+    /// Moves to a fresh tick and returns it (the world does at every
+    /// boundary, and every write through `&mut` does). Ticks wrap at
+    /// `u32::MAX`: they are compared with wrapping arithmetic
+    /// ([`is_newer`](Self::is_newer)), correct while a system runs at least
+    /// once every 2^31 ticks.
     pub fn advance_tick(&mut self) -> u32 {
-        self.tick = self.tick.wrapping_add(1);
-        self.tick
+        fresh_tick(&mut self.tick)
+    }
+
+    /// A fresh tick for one run of a system with a query: its writes are
+    /// stamped with it, and its change cursor moves to it.
+    pub(crate) fn run_tick(&self) -> u32 {
+        self.tick.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+    }
+
+    /// Whether `tick` came after `than` (wrapping).
+    pub fn is_newer(tick: u32, than: u32) -> bool {
+        (tick.wrapping_sub(than) as i32) > 0
     }
 
     /// The number of live entities.
@@ -274,7 +298,7 @@ impl Entities {
         let entity = self.slots.alloc(Location { archetype, row });
         table.entities.push(entity);
         let fields = &self.bundles.info(id).fields;
-        let tick = self.tick;
+        let tick = fresh_tick(&mut self.tick);
         bundle.put(|i, value| {
             let column = table
                 .column_index(fields[i])
@@ -379,7 +403,7 @@ impl Entities {
             (new, Some(&*source), table)
         };
         let fields = &self.bundles.info(id).fields;
-        let (row, tick) = (new.row as usize, self.tick);
+        let (row, tick) = (new.row as usize, fresh_tick(&mut self.tick));
         bundle.put(|i, value| {
             let column = &mut table.columns[table
                 .column_index(fields[i])
@@ -452,7 +476,8 @@ impl Entities {
     pub fn get_mut<C: Component>(&mut self, entity: Entity) -> Option<&mut C> {
         let (archetype, column, row) = self.find::<C>(entity).map(|(t, c, r)| (t.id(), c, r))?;
         let column = &mut self.archetypes.get_mut(archetype).columns[column];
-        column.set_changed(row, self.tick);
+        let tick = fresh_tick(&mut self.tick);
+        column.set_changed(row, tick);
         // SAFETY: as in `get`; the exclusive borrow of `self` makes the
         // reference unique.
         Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })

@@ -298,59 +298,52 @@ fn freeze() {
 fn insert_overwrites() {
     let mut entities = Entities::new();
     let e = entities.spawn((Pos(0.0, 0.0), Name("a".into())));
+    let spawned = entities.tick();
+    let at = |tick: u32| ComponentTicks {
+        added: spawned,
+        changed: tick,
+    };
     let archetype = entities.archetype_of(e);
-    entities.advance_tick();
     entities.insert(e, (Name("b".into()),)).unwrap();
+    let renamed = entities.tick();
+    assert!(
+        Entities::is_newer(renamed, spawned),
+        "every write takes a fresh tick"
+    );
     assert_eq!(entities.archetype_of(e), archetype, "no move");
     assert_eq!(entities.get::<Name>(e), Some(&Name("b".into())));
     assert_eq!(
         entities.ticks::<Name>(e),
-        Some(ComponentTicks {
-            added: 0,
-            changed: 1
-        })
+        Some(at(renamed)),
+        "overwritten: changed"
     );
-    assert_eq!(
-        entities.ticks::<Pos>(e),
-        Some(ComponentTicks {
-            added: 0,
-            changed: 0
-        })
-    );
-    entities.advance_tick();
+    assert_eq!(entities.ticks::<Pos>(e), Some(at(spawned)), "untouched");
     entities.insert(e, (Vel(1.0, 1.0), Pos(2.0, 2.0))).unwrap();
+    let moved = entities.tick();
     assert_eq!(entities.get::<Pos>(e), Some(&Pos(2.0, 2.0)));
-    assert_eq!(
-        entities.ticks::<Pos>(e),
-        Some(ComponentTicks {
-            added: 0,
-            changed: 2
-        })
-    );
+    assert_eq!(entities.ticks::<Pos>(e), Some(at(moved)));
     assert_eq!(
         entities.ticks::<Vel>(e),
         Some(ComponentTicks {
-            added: 2,
-            changed: 2
+            added: moved,
+            changed: moved
         })
     );
     assert_eq!(
         entities.ticks::<Name>(e),
-        Some(ComponentTicks {
-            added: 0,
-            changed: 1
-        }),
+        Some(at(renamed)),
         "ticks move with the row"
     );
-    entities.advance_tick();
     entities.get_mut::<Vel>(e).unwrap();
     assert_eq!(
         entities.ticks::<Vel>(e),
         Some(ComponentTicks {
-            added: 2,
-            changed: 3
-        })
+            added: moved,
+            changed: entities.tick()
+        }),
+        "get_mut marks the component changed"
     );
+    assert!(Entities::is_newer(entities.tick(), moved));
 }
 
 #[test]

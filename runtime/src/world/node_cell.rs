@@ -3,6 +3,7 @@
 use crate::sync::UnsafeCell;
 
 use crate::access::ServiceId;
+use crate::entity::query::ChangeRun;
 use crate::registry::Registry;
 use crate::system::{ConditionBody, NodeBody, NodeEnv};
 
@@ -15,6 +16,12 @@ struct NodeState {
     /// before its first. Versions only grow, so the sum moves exactly when at
     /// least one input moved.
     seen: Option<u64>,
+    /// The body's change cursor: the tick of its last run with a query
+    /// (0: never), which `Changed<T>`/`Added<T>` compare against.
+    last_run: u32,
+    /// Each run condition's own cursor: a condition that reads and returns
+    /// false moves its cursor, not the body's (reference 002).
+    condition_runs: Vec<u32>,
 }
 
 /// A node's body, its run conditions and its factory bookkeeping.
@@ -57,8 +64,10 @@ impl NodeCell {
         Self {
             state: UnsafeCell::new(NodeState {
                 body,
+                condition_runs: vec![0; conditions.len()],
                 conditions,
                 seen: None,
+                last_run: 0,
             }),
             inputs: if is_factory { inputs } else { Box::new([]) },
             is_factory,
@@ -77,16 +86,25 @@ impl NodeCell {
         // SAFETY: only this thread is inside the cell (caller's guarantee),
         // so this is the only borrow of its state while the node runs.
         let state = self.state.with_mut(|state| unsafe { &mut *state });
-        for condition in &mut state.conditions {
+        for (condition, cursor) in state.conditions.iter_mut().zip(&mut state.condition_runs) {
+            let run = ChangeRun::enter(*cursor);
             // SAFETY: the condition's reads are part of this node's declared
             // access, and the node runs under the plan (caller's guarantee).
-            if !unsafe { condition.evaluate(env) } {
+            let holds = unsafe { condition.evaluate(env) };
+            if let Some(tick) = run.finish() {
+                *cursor = tick;
+            }
+            if !holds {
                 return Ran::ConditionFalse;
             }
         }
         if !self.is_factory {
+            let run = ChangeRun::enter(state.last_run);
             // SAFETY: the body's contract is the caller's guarantee.
             unsafe { state.body.run(env) };
+            if let Some(tick) = run.finish() {
+                state.last_run = tick;
+            }
             return Ran::Body;
         }
         // SAFETY: the inputs are declared by this node, so no gate of them
@@ -95,8 +113,12 @@ impl NodeCell {
         if state.seen == Some(before) {
             return Ran::Unchanged;
         }
+        let run = ChangeRun::enter(state.last_run);
         // SAFETY: the body's contract is the caller's guarantee.
         unsafe { state.body.run(env) };
+        if let Some(tick) = run.finish() {
+            state.last_run = tick;
+        }
         // The factory's own gates moved some inputs: remember the state it
         // left, so the next iteration runs it only if someone else moves one.
         // SAFETY: as for `before`.

@@ -1,6 +1,7 @@
 //! What a query yields per entity: `&C`, `&mut C`, `Entity`, `Option<&C>`
 //! and tuples of them.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::entity::column::Column;
@@ -54,6 +55,8 @@ pub unsafe trait QueryData {
     type Fetch<'w>: Copy;
     /// Adds the lanes this data touches to `node`.
     fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// The lanes `declare` declares (as `TypeId`s of [`Lane`]s).
+    fn lanes(out: &mut Vec<TypeId>);
     /// Makes sure the world holds those lanes.
     fn resolve(registry: &mut Registry);
     /// The ids, or `None` when a required component was never stored (no
@@ -116,6 +119,10 @@ macro_rules! required_component {
     ($access:ident) => {
         fn declare(node: NodeBuilder) -> NodeBuilder {
             Lane::<C>::$access(node)
+        }
+
+        fn lanes(out: &mut Vec<TypeId>) {
+            out.push(TypeId::of::<Lane<C>>());
         }
 
         fn resolve(registry: &mut Registry) {
@@ -222,6 +229,8 @@ unsafe impl QueryData for Entity {
         node
     }
 
+    fn lanes(_out: &mut Vec<TypeId>) {}
+
     fn resolve(_registry: &mut Registry) {}
 
     fn ids(_components: &Components) -> Option<()> {
@@ -258,6 +267,10 @@ unsafe impl<C: Component> QueryData for Option<&C> {
 
     fn declare(node: NodeBuilder) -> NodeBuilder {
         Lane::<C>::read(node)
+    }
+
+    fn lanes(out: &mut Vec<TypeId>) {
+        out.push(TypeId::of::<Lane<C>>());
     }
 
     fn resolve(registry: &mut Registry) {
@@ -305,6 +318,10 @@ macro_rules! impl_tuples {
             fn declare(node: NodeBuilder) -> NodeBuilder {
                 $(let node = $name::declare(node);)+
                 node
+            }
+
+            fn lanes(out: &mut Vec<TypeId>) {
+                $($name::lanes(out);)+
             }
 
             fn resolve(registry: &mut Registry) {

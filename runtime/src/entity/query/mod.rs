@@ -12,6 +12,7 @@
 //! - `filter.rs`: which archetypes it visits ([`QueryFilter`]).
 //! - `param.rs`: the [`Param`](crate::system::Param) impl.
 
+mod cursor;
 mod data;
 mod filter;
 mod param;
@@ -20,9 +21,10 @@ use std::marker::PhantomData;
 
 use crate::entity::{Archetype, Entities, Entity};
 
+pub(crate) use cursor::ChangeRun;
 pub(crate) use data::column_of;
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
-pub use filter::{QueryFilter, With, Without};
+pub use filter::{Added, Changed, QueryFilter, With, Without};
 
 /// Every entity with the components `D` names (and passing `F`), as a
 /// system parameter. Iterate with [`iter`](Self::iter) (read-only data),
@@ -47,7 +49,9 @@ pub use filter::{QueryFilter, With, Without};
 /// ```
 pub struct Query<'w, D: QueryData, F: QueryFilter = ()> {
     entities: &'w Entities,
-    /// The store's tick: `&mut C` items are marked changed at it.
+    /// The system's change cursor: its last run's tick.
+    last_run: u32,
+    /// This run's tick: `&mut C` items are marked changed at it.
     tick: u32,
     _marker: PhantomData<fn() -> (D, F)>,
 }
@@ -77,9 +81,11 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     /// The caller holds the lanes `D` declares (shared or gated as declared)
     /// for as long as the query lives, and no `&mut Entities` exists.
     pub(crate) unsafe fn new(entities: &'w Entities) -> Self {
+        let (last_run, tick) = cursor::current(|| entities.run_tick());
         Self {
             entities,
-            tick: entities.tick(),
+            last_run,
+            tick,
             _marker: PhantomData,
         }
     }
@@ -100,7 +106,13 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             // SAFETY: `archetype` matches `ids`; the query holds its lanes
             // (`new`'s contract).
             let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
+            // SAFETY: as for the data.
+            let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
             for row in 0..archetype.len() {
+                // SAFETY: `row` is live; the node holds the filter's lanes.
+                if F::BY_ROW && !unsafe { F::row(rows, row) } {
+                    continue;
+                }
                 // SAFETY: `row` is live, and each row's item is handed out
                 // once while `&mut self` is held.
                 f(unsafe { D::item(fetch, row) });
@@ -121,7 +133,18 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
                 .archetype_list()
                 .iter()
                 .filter(|archetype| visits::<D, F>(ids, filter, archetype))
-                .map(Archetype::len)
+                .map(|archetype| {
+                    if !F::BY_ROW {
+                        return archetype.len();
+                    }
+                    // SAFETY: the archetype matches.
+                    let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
+                    (0..archetype.len())
+                        // SAFETY: every row below `len` is live; the node
+                        // holds the filter's lanes.
+                        .filter(|&row| unsafe { F::row(rows, row) })
+                        .count()
+                })
                 .sum()
         })
     }
@@ -140,6 +163,10 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         let (ids, filter) = self.ids()?;
         let (archetype, row) = self.entities.location_of(entity)?;
         if !visits::<D, F>(ids, filter, archetype) {
+            return None;
+        }
+        // SAFETY: the archetype matches; `row` is the entity's live row.
+        if F::BY_ROW && !unsafe { F::row(F::fetch(filter, archetype, self.last_run), row) } {
             return None;
         }
         // SAFETY: the archetype matches; `row` is the entity's live row; the
@@ -175,9 +202,11 @@ pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
     ids: Option<(D::Ids, F::Ids)>,
     entities: &'q Entities,
     archetypes: std::slice::Iter<'q, Archetype>,
-    /// The archetype being walked: its columns and length.
-    current: Option<(D::Fetch<'q>, usize)>,
+    /// The archetype being walked: its columns, the filter's state, and
+    /// its length.
+    current: Option<(D::Fetch<'q>, F::Fetch<'q>, usize)>,
     row: usize,
+    last_run: u32,
     tick: u32,
 }
 
@@ -189,6 +218,7 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
             archetypes: query.entities.archetype_list().iter(),
             current: None,
             row: 0,
+            last_run: query.last_run,
             tick: query.tick,
         }
     }
@@ -200,11 +230,15 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
     fn next(&mut self) -> Option<D::Item<'q>> {
         let (ids, filter) = self.ids?;
         loop {
-            if let Some((fetch, len)) = self.current
+            if let Some((fetch, rows, len)) = self.current
                 && self.row < len
             {
                 let row = self.row;
                 self.row += 1;
+                // SAFETY: `row` is live; the node holds the filter's lanes.
+                if F::BY_ROW && !unsafe { F::row(rows, row) } {
+                    continue;
+                }
                 // SAFETY: `row` is live, and handed out once per borrow of
                 // the query (`iter_mut` takes `&mut`, `iter` only read-only
                 // data).
@@ -215,7 +249,9 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
                 // SAFETY: the archetype matches `ids`; the query holds its
                 // lanes (`Query::new`'s contract).
                 let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
-                self.current = Some((fetch, archetype.len()));
+                // SAFETY: as above.
+                let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
+                self.current = Some((fetch, rows, archetype.len()));
                 self.row = 0;
             }
         }

@@ -3,10 +3,10 @@
 
 use crate::access::{AccessKind, ServiceId};
 use crate::entity::Entities;
-use crate::entity::query::{Query, QueryData, QueryFilter};
+use crate::entity::query::{Query, QueryData, QueryFilter, ReadOnlyQueryData};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
-use crate::system::{BoundaryHooks, Param, ServiceCells};
+use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
 
 // SAFETY: `fetch` reads only the entity store (declared shared) and hands
 // the query out under `Query::new`'s contract: the node declared every lane
@@ -21,11 +21,16 @@ unsafe impl<D: QueryData, F: QueryFilter> Param for Query<'_, D, F> {
     }
 
     fn declare(node: NodeBuilder) -> NodeBuilder {
-        D::declare(node.reads::<Entities>())
+        // The data's lanes as written (so a query aliasing itself is refused,
+        // SL0009), then the filter's where the data does not hold them.
+        let mut lanes = Vec::new();
+        D::lanes(&mut lanes);
+        F::declare(D::declare(node.reads::<Entities>()), &lanes)
     }
 
     fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {
         D::resolve(registry);
+        F::resolve(registry);
         registry.resolve::<Entities>()
     }
 
@@ -38,3 +43,6 @@ unsafe impl<D: QueryData, F: QueryFilter> Param for Query<'_, D, F> {
         unsafe { Query::new(entities) }
     }
 }
+
+/// A query of read-only data may serve a run condition.
+impl<D: ReadOnlyQueryData, F: QueryFilter> ReadOnlyParam for Query<'_, D, F> {}

@@ -1,0 +1,56 @@
+//! Change cursors: each system (and each run condition) remembers the tick
+//! of its last run, and `Changed<T>` / `Added<T>` keep the rows stamped
+//! after it. The world's node runner enters a [`ChangeRun`] around every
+//! body and condition; the first query the run creates takes a fresh tick
+//! from the store, which stamps its writes and becomes the new cursor. A
+//! body that does not run (a run condition was false) keeps its cursor, so
+//! it sees the skipped changes when it next runs (reference 002).
+
+use crate::sync::Cell;
+
+std::thread_local! {
+    /// The running body's cursor, and this run's tick once a query asked.
+    static CURSOR: Cell<(u32, Option<u32>)> = const { Cell::new((0, None)) };
+}
+
+/// While alive, queries created on this thread belong to one run of a body
+/// whose cursor is `last_run`.
+#[derive(Debug)]
+pub(crate) struct ChangeRun {
+    previous: Option<(u32, Option<u32>)>,
+}
+
+impl ChangeRun {
+    pub(crate) fn enter(last_run: u32) -> Self {
+        Self {
+            previous: Some(CURSOR.with(|cursor| cursor.replace((last_run, None)))),
+        }
+    }
+
+    /// Ends the run: its tick, if one of its queries took one (the body's
+    /// new cursor).
+    pub(crate) fn finish(mut self) -> Option<u32> {
+        let previous = self.previous.take().expect("finished once");
+        CURSOR.with(|cursor| cursor.replace(previous)).1
+    }
+}
+
+impl Drop for ChangeRun {
+    fn drop(&mut self) {
+        // Unwinding out of a body: restore the outer run's cursor.
+        if let Some(previous) = self.previous.take() {
+            CURSOR.with(|cursor| cursor.set(previous));
+        }
+    }
+}
+
+/// The running body's cursor and this run's tick, taking the tick from
+/// `fresh` the first time a run asks.
+pub(crate) fn current(fresh: impl FnOnce() -> u32) -> (u32, u32) {
+    CURSOR.with(|cursor| {
+        let (last_run, this_run) = cursor.get();
+        let this_run = this_run.unwrap_or_else(fresh);
+        cursor.set((last_run, Some(this_run)));
+        (last_run, this_run)
+    })
+}
