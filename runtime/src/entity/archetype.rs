@@ -59,16 +59,19 @@ impl Archetype {
     }
 
     /// The number of entities stored here.
+    #[inline]
     pub fn len(&self) -> usize {
         self.entities.len()
     }
 
     /// Whether no entity is stored here.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.entities.is_empty()
     }
 
     /// Whether entities here have component `id`.
+    #[inline]
     pub fn contains(&self, id: ComponentId) -> bool {
         self.column_index(id).is_some()
     }

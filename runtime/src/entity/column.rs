@@ -297,16 +297,13 @@ impl Column {
         *self.changed[row].get_mut() = tick;
     }
 
-    /// Marks `row` changed at `tick` through a shared borrow.
-    ///
-    /// # Safety
-    /// Nothing else reads or writes `row`'s ticks meanwhile: the caller
-    /// writes this column under its lane's gate (no other system touches the
-    /// column while it runs) and from one thread per row.
+    /// Every row's changed tick, for a query stamping the rows it hands out
+    /// through a shared borrow. Whoever writes one must hold the column's
+    /// lane gated (no other system touches the column while it runs) and
+    /// write each row from one thread.
     #[inline]
-    pub(crate) unsafe fn mark_changed(&self, row: usize, tick: u32) {
-        // SAFETY: exclusive access to this row's tick (caller).
-        self.changed[row].with_mut(|changed| unsafe { *changed = tick });
+    pub(crate) fn changed_cells(&self) -> &[UnsafeCell<u32>] {
+        &self.changed
     }
 
     /// The start of the values, for a query walking the rows in place.

@@ -5,7 +5,9 @@
 //!
 //! [`Commands`]: crate::Commands
 
-use crate::entity::{Bundle, Component, ComponentTicks, Entities, Entity, EntityError};
+use crate::entity::{
+    Bundle, Component, ComponentTicks, Entities, Entity, EntityError, Query, QueryData, QueryFilter,
+};
 use crate::world::World;
 
 impl World {
@@ -60,19 +62,48 @@ impl World {
             .then_some(EntityMut { entities, entity })
     }
 
+    /// A query over the world's entities, between iterations (the world
+    /// held exclusively, so any data may be written).
+    ///
+    /// ```
+    /// use sluice::{Query, World};
+    ///
+    /// struct Pos(f32);
+    /// let mut world = World::new();
+    /// world.spawn((Pos(1.0),));
+    /// world.query::<&mut Pos>().for_each(|pos| pos.0 *= 2.0);
+    /// assert_eq!(world.query::<&Pos>().iter().map(|p| p.0).sum::<f32>(), 2.0);
+    /// ```
+    pub fn query<D: QueryData>(&mut self) -> Query<'_, D> {
+        Query::exclusive(self.entities_mut())
+    }
+
+    /// A filtered query over the world's entities, between iterations.
+    pub fn query_filtered<D: QueryData, F: QueryFilter>(&mut self) -> Query<'_, D, F> {
+        Query::exclusive(self.entities_mut())
+    }
+
     /// Every entity and component of the world.
     pub fn entities(&self) -> &Entities {
         self.graph
             .registry()
-            .get::<Entities>()
+            .slot(self.builtin.entities)
+            .and_then(|slot| slot.value.as_deref()?.downcast_ref())
             .expect("every world holds its entity store")
     }
 
     /// Every entity and component, to change directly.
     pub fn entities_mut(&mut self) -> &mut Entities {
-        self.graph
+        let slot = self
+            .graph
             .registry_mut()
-            .get_mut::<Entities>()
+            .slot_mut(self.builtin.entities)
+            .expect("every world holds its entity store");
+        // Factories reading entities rerun after a change.
+        slot.version += 1;
+        slot.value
+            .as_deref_mut()
+            .and_then(|value| value.downcast_mut())
             .expect("every world holds its entity store")
     }
 }

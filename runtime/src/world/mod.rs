@@ -88,6 +88,8 @@ struct BuiltinIds {
     registrations: ServiceId,
     next_plan: ServiceId,
     next_execution: ServiceId,
+    /// The entity store.
+    entities: ServiceId,
 }
 
 /// A read-only handle on a world's current plan, for other threads (an
@@ -201,11 +203,12 @@ impl World {
             registrations: registry.resolve_private::<Registrations>(),
             next_plan: registry.resolve_private::<NextValue<PlanOutcome>>(),
             next_execution: registry.resolve_private::<NextValue<Executions>>(),
+            entities: registry.resolve_private::<crate::entity::Entities>(),
         };
         registry.resolve_private::<CommandQueue>();
-        // The entity store: queries read it shared while systems run; only
-        // the world changes it (between iterations, at the boundary).
-        registry.resolve_private::<crate::entity::Entities>();
+        // The entity store (`builtin.entities`): queries read it shared
+        // while systems run; only the world changes it (between iterations,
+        // at the boundary).
         registry.insert(Registrations::default());
         registry.insert(CommandQueue::default());
         registry.insert(crate::entity::Entities::new());

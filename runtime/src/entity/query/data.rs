@@ -8,6 +8,7 @@ use crate::entity::column::Column;
 use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
+use crate::sync::UnsafeCell;
 
 /// A component's lane: the service id the planner orders accesses to `C`
 /// by. `&C` in a query is shared on it, `&mut C` gated, so the one ordering
@@ -86,7 +87,8 @@ pub unsafe trait QueryData {
 /// changed ticks.
 pub struct WriteFetch<'w, C> {
     data: *mut C,
-    column: &'w Column,
+    /// The column's changed ticks, one per row.
+    ticks: &'w [UnsafeCell<u32>],
     tick: u32,
 }
 
@@ -140,6 +142,7 @@ macro_rules! required_component {
 }
 
 /// `archetype`'s column of the component `id`.
+#[inline]
 pub(crate) fn column_of(archetype: &Archetype, id: ComponentId) -> &Column {
     let index = archetype
         .column_index(id)
@@ -148,6 +151,7 @@ pub(crate) fn column_of(archetype: &Archetype, id: ComponentId) -> &Column {
 }
 
 /// A typed pointer to the start of a column.
+#[inline]
 fn column<C>(archetype: &Archetype, id: ComponentId) -> *mut C {
     column_of(archetype, id).data().cast::<C>()
 }
@@ -199,21 +203,23 @@ unsafe impl<C: Component> QueryData for &mut C {
         let column = column_of(archetype, id);
         WriteFetch {
             data: column.data().cast::<C>(),
-            column,
+            ticks: column.changed_cells(),
             tick,
         }
     }
 
     #[inline]
     unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> &'w mut C {
-        let WriteFetch { data, column, tick } = fetch;
+        let WriteFetch { data, ticks, tick } = fetch;
         // SAFETY:
-        // - `row` is a live row (caller) and the node holds `C`'s lane
-        //   gated, so no other system touches the column while it runs;
-        // - this query hands out row `row` once per borrow of it (caller),
-        //   so the tick and the value have one writer.
+        // - `row` is a live row (caller): below the column's length, which
+        //   is the length of `ticks`;
+        // - the node holds `C`'s lane gated, so no other system touches the
+        //   column while it runs, and this query hands out row `row` once
+        //   per borrow of it (caller), so the tick and the value have one
+        //   writer (`Column::mark_changed`'s contract).
         unsafe {
-            column.mark_changed(row, tick);
+            ticks.get_unchecked(row).with_mut(|changed| *changed = tick);
             &mut *data.add(row)
         }
     }

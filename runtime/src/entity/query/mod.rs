@@ -90,6 +90,19 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
     }
 
+    /// A query over a store held exclusively (between iterations): its
+    /// writes take a fresh tick, and its `Changed`/`Added` filters see every
+    /// row (it has no cursor).
+    pub(crate) fn exclusive(entities: &'w mut Entities) -> Self {
+        let tick = entities.advance_tick();
+        Self {
+            entities,
+            last_run: 0,
+            tick,
+            _marker: PhantomData,
+        }
+    }
+
     /// The data's and the filter's ids, or `None` when nothing can match.
     fn ids(&self) -> Option<(D::Ids, F::Ids)> {
         let components = self.entities.components();

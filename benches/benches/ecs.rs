@@ -1,0 +1,348 @@
+//! `ecs`: the entity store and queries (issue 10) beside bevy_ecs 0.20 and
+//! hecs, on the ecs_bench_suite workloads:
+//!
+//! - `simple_insert`: 10,000 entities of four components (a 4×4 transform,
+//!   position, rotation, velocity), spawned as a batch into a new world.
+//! - `simple_iter`: over those 10,000 entities, `pos += vel` through a query.
+//! - `frag_iter`: 26 archetypes (components `A` to `Z`) × 20 entities, each
+//!   with a `Data` component doubled through one query.
+//! - `schedule`: 40,000 entities in four archetypes and three systems
+//!   swapping components (`ab`, `cd`, `ce`), one frame run by each library's
+//!   executor (sluice's adaptive world, bevy's multi-threaded schedule; hecs
+//!   has no scheduler, so its three loops run one after another).
+//! - `add_remove`: add then remove a component on 10,000 entities.
+//!
+//! The worlds are built outside the timing except in `simple_insert`.
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use bevy_ecs::prelude::{Component, Query as BevyQuery, Schedule, World as BevyWorld};
+use bevy_ecs::schedule::MultiThreadedExecutor;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use sluice::{NodeBuilder, Query, World};
+
+#[derive(Component, Clone, Copy)]
+struct Transform(#[allow(dead_code)] [f32; 16]);
+#[derive(Component, Clone, Copy)]
+struct Position([f32; 3]);
+#[derive(Component, Clone, Copy)]
+struct Rotation(#[allow(dead_code)] [f32; 3]);
+#[derive(Component, Clone, Copy)]
+struct Velocity([f32; 3]);
+
+const ENTITIES: usize = 10_000;
+
+fn bundle() -> (Transform, Position, Rotation, Velocity) {
+    (
+        Transform([1.0; 16]),
+        Position([1.0, 0.0, 0.0]),
+        Rotation([1.0, 0.0, 0.0]),
+        Velocity([1.0, 0.0, 0.0]),
+    )
+}
+
+fn simple_insert(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/simple_insert");
+    group.bench_function("sluice", |b| {
+        b.iter(|| {
+            let mut world = sluice::Entities::new();
+            black_box(world.spawn_batch((0..ENTITIES).map(|_| bundle())));
+        })
+    });
+    group.bench_function("bevy", |b| {
+        b.iter(|| {
+            let mut world = BevyWorld::new();
+            world.spawn_batch((0..ENTITIES).map(|_| bundle()));
+            black_box(world);
+        })
+    });
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            let mut world = hecs::World::new();
+            world.spawn_batch((0..ENTITIES).map(|_| bundle()));
+            black_box(world);
+        })
+    });
+    group.finish();
+}
+
+fn simple_iter(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/simple_iter");
+    let mut world = World::new();
+    world.spawn_batch((0..ENTITIES).map(|_| bundle()));
+    group.bench_function("sluice", |b| {
+        b.iter(|| {
+            world
+                .query::<(&Velocity, &mut Position)>()
+                .for_each(|(velocity, position)| {
+                    for i in 0..3 {
+                        position.0[i] += velocity.0[i];
+                    }
+                })
+        })
+    });
+    let mut bevy = BevyWorld::new();
+    bevy.spawn_batch((0..ENTITIES).map(|_| bundle()));
+    let mut query = bevy.query::<(&Velocity, &mut Position)>();
+    group.bench_function("bevy", |b| {
+        b.iter(|| {
+            query
+                .iter_mut(&mut bevy)
+                .for_each(|(velocity, mut position)| {
+                    for i in 0..3 {
+                        position.0[i] += velocity.0[i];
+                    }
+                })
+        })
+    });
+    let mut hecs = hecs::World::new();
+    hecs.spawn_batch((0..ENTITIES).map(|_| bundle()));
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            for (_, (velocity, position)) in hecs.query_mut::<(&Velocity, &mut Position)>() {
+                for i in 0..3 {
+                    position.0[i] += velocity.0[i];
+                }
+            }
+        })
+    });
+    group.finish();
+}
+
+#[derive(Component, Clone, Copy)]
+struct Data(f32);
+
+macro_rules! fragmented {
+    ($($name:ident)*) => {
+        $(
+            #[derive(Component, Clone, Copy)]
+            struct $name(#[allow(dead_code)] f32);
+        )*
+
+        /// 20 entities of each of the 26 archetypes `(X, Data)`.
+        fn frag_worlds() -> (World, BevyWorld, hecs::World) {
+            let mut sluice = World::new();
+            let mut bevy = BevyWorld::new();
+            let mut hecs = hecs::World::new();
+            $(
+                sluice.spawn_batch((0..20).map(|_| ($name(0.0), Data(1.0))));
+                bevy.spawn_batch((0..20).map(|_| ($name(0.0), Data(1.0))));
+                hecs.spawn_batch((0..20).map(|_| ($name(0.0), Data(1.0))));
+            )*
+            (sluice, bevy, hecs)
+        }
+    };
+}
+
+fragmented!(A B C D E F G H I J K L M N O P Q R S T U V W X Y Z);
+
+fn frag_iter(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/frag_iter");
+    let (mut world, mut bevy, mut hecs) = frag_worlds();
+    group.bench_function("sluice", |b| {
+        b.iter(|| world.query::<&mut Data>().for_each(|data| data.0 *= 2.0))
+    });
+    let mut query = bevy.query::<&mut Data>();
+    group.bench_function("bevy", |b| {
+        b.iter(|| query.iter_mut(&mut bevy).for_each(|mut data| data.0 *= 2.0))
+    });
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            for (_, data) in hecs.query_mut::<&mut Data>() {
+                data.0 *= 2.0;
+            }
+        })
+    });
+    group.finish();
+}
+
+#[derive(Component, Clone, Copy)]
+struct SwapA(f32);
+#[derive(Component, Clone, Copy)]
+struct SwapB(f32);
+#[derive(Component, Clone, Copy)]
+struct SwapC(f32);
+#[derive(Component, Clone, Copy)]
+struct SwapD(f32);
+#[derive(Component, Clone, Copy)]
+struct SwapE(f32);
+
+const SCHEDULE_ENTITIES: usize = 10_000;
+
+fn sluice_ab(mut q: Query<(&mut SwapA, &mut SwapB)>) {
+    q.for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
+}
+
+fn sluice_cd(mut q: Query<(&mut SwapC, &mut SwapD)>) {
+    q.for_each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
+}
+
+fn sluice_ce(mut q: Query<(&mut SwapC, &mut SwapE)>) {
+    q.for_each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
+}
+
+fn bevy_ab(mut q: BevyQuery<(&mut SwapA, &mut SwapB)>) {
+    for (mut a, mut b) in q.iter_mut() {
+        std::mem::swap(&mut a.0, &mut b.0);
+    }
+}
+
+fn bevy_cd(mut q: BevyQuery<(&mut SwapC, &mut SwapD)>) {
+    for (mut c, mut d) in q.iter_mut() {
+        std::mem::swap(&mut c.0, &mut d.0);
+    }
+}
+
+fn bevy_ce(mut q: BevyQuery<(&mut SwapC, &mut SwapE)>) {
+    for (mut c, mut e) in q.iter_mut() {
+        std::mem::swap(&mut c.0, &mut e.0);
+    }
+}
+
+fn schedule(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/schedule");
+    let mut world = World::new();
+    world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
+    world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
+    world.spawn_batch(
+        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
+    );
+    world.spawn_batch(
+        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
+    );
+    world.add_system(NodeBuilder::new("ab").system(sluice_ab));
+    world.add_system(NodeBuilder::new("cd").system(sluice_cd));
+    world.add_system(NodeBuilder::new("ce").system(sluice_ce));
+    world.run_iteration().expect("the schedule plans");
+    group.bench_function("sluice", |b| {
+        b.iter(|| world.run_iteration().expect("runs"))
+    });
+
+    let mut bevy = BevyWorld::new();
+    bevy.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
+    bevy.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
+    bevy.spawn_batch(
+        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
+    );
+    bevy.spawn_batch(
+        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
+    );
+    let mut bevy_schedule = Schedule::default();
+    bevy_schedule.set_executor(MultiThreadedExecutor::new());
+    bevy_schedule.add_systems((bevy_ab, bevy_cd, bevy_ce));
+    bevy_schedule.run(&mut bevy);
+    group.bench_function("bevy", |b| b.iter(|| bevy_schedule.run(&mut bevy)));
+
+    let mut hecs = hecs::World::new();
+    hecs.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
+    hecs.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
+    hecs.spawn_batch(
+        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
+    );
+    hecs.spawn_batch(
+        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
+    );
+    group.bench_function("hecs_sequential", |b| {
+        b.iter(|| {
+            for (_, (a, b)) in hecs.query_mut::<(&mut SwapA, &mut SwapB)>() {
+                std::mem::swap(&mut a.0, &mut b.0);
+            }
+            for (_, (c, d)) in hecs.query_mut::<(&mut SwapC, &mut SwapD)>() {
+                std::mem::swap(&mut c.0, &mut d.0);
+            }
+            for (_, (c, e)) in hecs.query_mut::<(&mut SwapC, &mut SwapE)>() {
+                std::mem::swap(&mut c.0, &mut e.0);
+            }
+        })
+    });
+    group.finish();
+}
+
+#[derive(Component, Clone, Copy)]
+struct Extra(#[allow(dead_code)] f32);
+
+fn add_remove(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/add_remove");
+    group.bench_function("sluice", |b| {
+        b.iter_batched(
+            || {
+                let mut world = World::new();
+                let entities = world.spawn_batch((0..ENTITIES).map(|_| (Position([0.0; 3]),)));
+                (world, entities)
+            },
+            |(mut world, entities)| {
+                for &e in &entities {
+                    world
+                        .entity_mut(e)
+                        .expect("alive")
+                        .insert((Extra(0.0),))
+                        .expect("insert");
+                }
+                for &e in &entities {
+                    world
+                        .entity_mut(e)
+                        .expect("alive")
+                        .remove::<(Extra,)>()
+                        .expect("remove");
+                }
+                (world, entities)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("bevy", |b| {
+        b.iter_batched(
+            || {
+                let mut world = BevyWorld::new();
+                let entities: Vec<_> = world
+                    .spawn_batch((0..ENTITIES).map(|_| Position([0.0; 3])))
+                    .collect();
+                (world, entities)
+            },
+            |(mut world, entities)| {
+                for &e in &entities {
+                    world.entity_mut(e).insert(Extra(0.0));
+                }
+                for &e in &entities {
+                    world.entity_mut(e).remove::<Extra>();
+                }
+                (world, entities)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("hecs", |b| {
+        b.iter_batched(
+            || {
+                let mut world = hecs::World::new();
+                let entities: Vec<_> = world
+                    .spawn_batch((0..ENTITIES).map(|_| (Position([0.0; 3]),)))
+                    .collect();
+                (world, entities)
+            },
+            |(mut world, entities)| {
+                for &e in &entities {
+                    world.insert_one(e, Extra(0.0)).expect("insert");
+                }
+                for &e in &entities {
+                    world.remove_one::<Extra>(e).expect("remove");
+                }
+                (world, entities)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    simple_insert,
+    simple_iter,
+    frag_iter,
+    schedule,
+    add_remove
+);
+criterion_main!(benches);
