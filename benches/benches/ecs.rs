@@ -171,6 +171,21 @@ struct SwapE(f32);
 
 const SCHEDULE_ENTITIES: usize = 10_000;
 
+/// The schedule workload's four archetypes into `$world` (each library's
+/// `spawn_batch` takes the same tuples).
+macro_rules! spawn_swappers {
+    ($world:ident) => {
+        $world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
+        $world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
+        $world.spawn_batch(
+            (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
+        );
+        $world.spawn_batch(
+            (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
+        );
+    };
+}
+
 fn sluice_ab(mut q: Query<(&mut SwapA, &mut SwapB)>) {
     q.for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
 }
@@ -204,14 +219,7 @@ fn bevy_ce(mut q: BevyQuery<(&mut SwapC, &mut SwapE)>) {
 fn schedule(c: &mut Criterion) {
     let mut group = c.benchmark_group("ecs/schedule");
     let mut world = World::new();
-    world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
-    world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
-    world.spawn_batch(
-        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
-    );
-    world.spawn_batch(
-        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
-    );
+    spawn_swappers!(world);
     world.add_system(NodeBuilder::new("ab").system(sluice_ab));
     world.add_system(NodeBuilder::new("cd").system(sluice_cd));
     world.add_system(NodeBuilder::new("ce").system(sluice_ce));
@@ -221,14 +229,7 @@ fn schedule(c: &mut Criterion) {
     });
 
     let mut bevy = BevyWorld::new();
-    bevy.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
-    bevy.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
-    bevy.spawn_batch(
-        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
-    );
-    bevy.spawn_batch(
-        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
-    );
+    spawn_swappers!(bevy);
     let mut bevy_schedule = Schedule::default();
     bevy_schedule.set_executor(MultiThreadedExecutor::new());
     bevy_schedule.add_systems((bevy_ab, bevy_cd, bevy_ce));
@@ -236,14 +237,7 @@ fn schedule(c: &mut Criterion) {
     group.bench_function("bevy", |b| b.iter(|| bevy_schedule.run(&mut bevy)));
 
     let mut hecs = hecs::World::new();
-    hecs.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0))));
-    hecs.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0))));
-    hecs.spawn_batch(
-        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapD(3.0))),
-    );
-    hecs.spawn_batch(
-        (0..SCHEDULE_ENTITIES).map(|_| (SwapA(0.0), SwapB(1.0), SwapC(2.0), SwapE(4.0))),
-    );
+    spawn_swappers!(hecs);
     group.bench_function("hecs_sequential", |b| {
         b.iter(|| {
             for (_, (a, b)) in hecs.query_mut::<(&mut SwapA, &mut SwapB)>() {

@@ -1,6 +1,7 @@
 //! A tick allocates nothing: after one warm-up iteration, running a plain
 //! graph (wide enough to overflow the local deques) and a batch processor
-//! with thousands of slices makes no heap allocation at all, on any thread.
+//! with thousands of slices makes no heap allocation at all, on any thread;
+//! nor does a steady world frame of query systems (issue 10).
 //!
 //! Its own test binary, for the counting global allocator. One test function,
 //! so no other test allocates concurrently.
@@ -204,5 +205,56 @@ fn ticks_allocate_nothing() {
             );
             assert_eq!(scale.slices.load(Ordering::Relaxed), 3125 * (ticks + 3));
         }
+    }
+    // In the same test function: nothing else allocates meanwhile.
+    query_frames_allocate_nothing();
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pos(f32);
+#[derive(Debug, Clone, Copy)]
+struct Vel(f32);
+#[derive(Debug, Clone, Copy)]
+struct Tagged;
+
+/// A steady world frame of query systems (data, filters, change ticks) on
+/// every executor: no allocation once the plan is built.
+fn query_frames_allocate_nothing() {
+    use sluice::{Changed, ExecutorKind, NodeBuilder, Query, With, World};
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        let mut world = World::with_pool(ThreadPool::new(2).unwrap());
+        world.set_executor(executor);
+        world.spawn_batch((0..1_000).map(|i| (Pos(i as f32), Vel(1.0))));
+        world.spawn_batch((0..100).map(|i| (Pos(i as f32), Vel(2.0), Tagged)));
+        world.add_system(
+            NodeBuilder::new("move")
+                .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+        );
+        world.add_system(
+            NodeBuilder::new("damp")
+                .system(|mut q: Query<&mut Vel, With<Tagged>>| q.for_each(|v| v.0 *= 0.5)),
+        );
+        world.add_system(
+            NodeBuilder::new("watch").system(|q: Query<&Pos, Changed<Pos>>| {
+                assert!(q.iter().count() <= 1_100);
+            }),
+        );
+        for _ in 0..5 {
+            world.run_iteration().unwrap();
+        }
+        let frames = 20;
+        let allocations = allocations_during(|| {
+            for _ in 0..frames {
+                world.run_iteration().unwrap();
+            }
+        });
+        assert_eq!(
+            allocations, 0,
+            "{executor:?}: {allocations} allocations in {frames} query frames"
+        );
     }
 }
