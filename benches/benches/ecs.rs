@@ -11,6 +11,10 @@
 //!   executor (sluice's adaptive world, bevy's multi-threaded schedule; hecs
 //!   has no scheduler, so its three loops run one after another).
 //! - `add_remove`: add then remove a component on 10,000 entities.
+//! - `heavy_compute`: 1,000 entities, each inverting its 4×4 matrix 100
+//!   times, in parallel: sluice's parallel query (slices of 64 rows on the
+//!   world's pool), bevy's `par_iter_mut` in a multi-threaded schedule, hecs
+//!   `query().iter_batched(64)` bridged to rayon.
 //!
 //! The worlds are built outside the timing except in `simple_insert`.
 
@@ -331,12 +335,83 @@ fn add_remove(c: &mut Criterion) {
     group.finish();
 }
 
+#[derive(Component, Clone, Copy)]
+struct Matrix(glam::Mat4);
+
+const HEAVY_ENTITIES: usize = 1_000;
+
+fn heavy_bundle() -> (Matrix, Position, Rotation, Velocity) {
+    (
+        Matrix(glam::Mat4::from_scale_rotation_translation(
+            glam::Vec3::splat(1.5),
+            glam::Quat::from_rotation_y(0.3),
+            glam::Vec3::new(1.0, 2.0, 3.0),
+        )),
+        Position([1.0, 0.0, 0.0]),
+        Rotation([1.0, 0.0, 0.0]),
+        Velocity([1.0, 0.0, 0.0]),
+    )
+}
+
+fn invert(matrix: &mut Matrix, position: &mut Position) {
+    for _ in 0..100 {
+        matrix.0 = matrix.0.inverse();
+    }
+    position.0[0] = matrix.0.w_axis.x;
+}
+
+fn bevy_heavy(mut q: BevyQuery<(&mut Matrix, &mut Position)>) {
+    q.par_iter_mut()
+        .for_each(|(mut matrix, mut position)| invert(&mut matrix, &mut position));
+}
+
+fn heavy_compute(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/heavy_compute");
+    let mut world = World::new();
+    world.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
+    world.add_par_query::<(&mut Matrix, &mut Position), ()>(
+        NodeBuilder::new("heavy"),
+        64,
+        |(matrix, position): (&mut Matrix, &mut Position)| invert(matrix, position),
+    );
+    world.run_iteration().expect("the heavy query plans");
+    group.bench_function("sluice", |b| {
+        b.iter(|| world.run_iteration().expect("runs"))
+    });
+
+    let mut bevy = BevyWorld::new();
+    bevy.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
+    let mut bevy_schedule = Schedule::default();
+    bevy_schedule.set_executor(MultiThreadedExecutor::new());
+    bevy_schedule.add_systems(bevy_heavy);
+    bevy_schedule.run(&mut bevy);
+    group.bench_function("bevy", |b| b.iter(|| bevy_schedule.run(&mut bevy)));
+
+    let mut hecs = hecs::World::new();
+    hecs.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
+    group.bench_function("hecs_rayon", |b| {
+        use rayon::iter::{ParallelBridge, ParallelIterator};
+        b.iter(|| {
+            hecs.query::<(&mut Matrix, &mut Position)>()
+                .iter_batched(64)
+                .par_bridge()
+                .for_each(|batch| {
+                    for (_, (matrix, position)) in batch {
+                        invert(matrix, position);
+                    }
+                })
+        })
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     simple_insert,
     simple_iter,
     frag_iter,
     schedule,
-    add_remove
+    add_remove,
+    heavy_compute
 );
 criterion_main!(benches);

@@ -217,8 +217,8 @@ struct Vel(f32);
 #[derive(Debug, Clone, Copy)]
 struct Tagged;
 
-/// A steady world frame of query systems (data, filters, change ticks) on
-/// every executor: no allocation once the plan is built.
+/// A steady world frame of query systems (data, filters, change ticks) and
+/// a parallel query on every executor: no allocation once the plan is built.
 fn query_frames_allocate_nothing() {
     use sluice::{Changed, ExecutorKind, NodeBuilder, Query, With, World};
     for executor in [
@@ -245,6 +245,10 @@ fn query_frames_allocate_nothing() {
         );
         for _ in 0..5 {
             world.run_iteration().unwrap();
+        }
+        // The pool's workers have started (thread start-up allocates).
+        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let frames = 20;
         let allocations = allocations_during(|| {

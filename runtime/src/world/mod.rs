@@ -19,6 +19,7 @@ mod error;
 mod lifecycle;
 mod node;
 mod node_cell;
+mod par_query;
 mod run;
 mod schedule;
 mod spec;
@@ -343,6 +344,59 @@ impl World {
             node: BatchNode::new(processor),
             buffer,
         })));
+        self.stale = true;
+        index
+    }
+
+    /// Registers a parallel query: `body` runs once per entity matching
+    /// `D` and `F`, the rows cut into slices of `rows_per_slice` that run as
+    /// helper jobs on the world's pool (the node completes when its last
+    /// slice does). The node declares the query's lanes, as a system taking
+    /// `Query<D, F>` would, and takes part in the plan like one.
+    ///
+    /// ```
+    /// use sluice::{NodeBuilder, World};
+    ///
+    /// struct Pos(f32);
+    /// struct Vel(f32);
+    ///
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..1_000).map(|i| (Pos(i as f32), Vel(1.0))));
+    /// world.add_par_query::<(&mut Pos, &Vel), ()>(
+    ///     NodeBuilder::new("integrate"),
+    ///     64,
+    ///     |(pos, vel): (&mut Pos, &Vel)| pos.0 += vel.0,
+    /// );
+    /// world.run_iteration().unwrap();
+    /// assert_eq!(world.query::<&Pos>().iter().map(|p| p.0).sum::<f32>(), 500_500.0);
+    /// ```
+    pub fn add_par_query<D, F>(
+        &mut self,
+        node: NodeBuilder,
+        rows_per_slice: usize,
+        body: impl for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+    ) -> NodeIndex
+    where
+        D: crate::entity::QueryData + 'static,
+        F: crate::entity::QueryFilter + 'static,
+    {
+        let mut lanes = Vec::new();
+        D::lanes(&mut lanes);
+        let node = F::declare(D::declare(node.reads::<crate::entity::Entities>()), &lanes);
+        let index = self.graph.add_node(node);
+        let registry = self.graph.registry_mut();
+        D::resolve(registry);
+        F::resolve(registry);
+        self.nodes
+            .push(WorldNode::Batch(Box::new(par_query::WorldParQuery::<
+                D,
+                F,
+                _,
+            >::new(
+                body,
+                self.builtin.entities,
+                rows_per_slice,
+            ))));
         self.stale = true;
         index
     }

@@ -1,0 +1,206 @@
+//! Parallel queries: a node whose body runs once per matching row, the rows
+//! cut into slices that run as helper jobs on the world's pool, like a batch
+//! processor's (the node completes when its last slice does). Nothing is
+//! allocated per frame once the slice list has grown.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crate::access::ServiceId;
+use crate::entity::query::{QueryData, QueryFilter};
+use crate::entity::{Archetype, Entities};
+use crate::exec::{BatchNode, BatchProcessor, ClearBuffer, NodeContext as RunContext, NodeOutcome};
+use crate::sync::UnsafeCell;
+use crate::system::ServiceCells;
+use crate::world::batch::BatchDriver;
+
+/// Rows `start..start + len` of one archetype, with what a slice needs to
+/// walk them.
+pub(crate) struct RowSlice<D: QueryData, F: QueryFilter> {
+    archetype: NonNull<Archetype>,
+    entities: NonNull<Entities>,
+    ids: D::Ids,
+    filter: F::Ids,
+    start: usize,
+    len: usize,
+    last_run: u32,
+    tick: u32,
+}
+
+// SAFETY: the pointers are into the world's entity store, which nothing
+// changes while systems run (structural changes need `&mut World`), and the
+// slices of one run cover disjoint rows; the node holds its lanes.
+unsafe impl<D: QueryData, F: QueryFilter> Send for RowSlice<D, F> {}
+// SAFETY: as for `Send`.
+unsafe impl<D: QueryData, F: QueryFilter> Sync for RowSlice<D, F> {}
+
+/// The slices of one run, cut by the node before it fans them out.
+pub(crate) struct RowSlices<D: QueryData, F: QueryFilter>(Vec<RowSlice<D, F>>);
+
+impl<D: QueryData, F: QueryFilter> ClearBuffer for RowSlices<D, F> {
+    fn clear_buffer(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// The body run on every row.
+pub(crate) struct RowBody<D, F, B> {
+    body: B,
+    _marker: PhantomData<fn() -> (D, F)>,
+}
+
+impl<D, F, B> BatchProcessor for RowBody<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+    type Buffer = RowSlices<D, F>;
+    type Item = RowSlice<D, F>;
+    const BATCH_SIZE: usize = 1;
+
+    fn items(buffer: &RowSlices<D, F>) -> &[RowSlice<D, F>] {
+        &buffer.0
+    }
+
+    fn process_batch(&self, _start: usize, batch: &[RowSlice<D, F>]) {
+        for slice in batch {
+            // SAFETY: the store and archetype outlive the run and hold still
+            // (see `RowSlice`'s `Send`); `archetype` matches the ids (the
+            // node cut slices only from matching archetypes).
+            let (entities, archetype) =
+                unsafe { (slice.entities.as_ref(), slice.archetype.as_ref()) };
+            // SAFETY: as above; the node holds the data's and filter's lanes.
+            let (fetch, rows) = unsafe {
+                (
+                    D::fetch(slice.ids, entities, archetype, slice.tick),
+                    F::fetch(slice.filter, archetype, slice.last_run),
+                )
+            };
+            for row in slice.start..slice.start + slice.len {
+                // SAFETY: `row` is live (slices are cut within the length).
+                if F::BY_ROW && !unsafe { F::row(rows, row) } {
+                    continue;
+                }
+                // SAFETY: `row` is live, and no other slice of this run
+                // covers it, so its item is handed out once.
+                (self.body)(unsafe { D::item(fetch, row) });
+            }
+        }
+    }
+}
+
+/// A parallel query registered in a world.
+pub(crate) struct WorldParQuery<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+    node: BatchNode<RowBody<D, F, B>>,
+    /// The slices of the run in flight; entered only by the scheduling
+    /// thread before the fan-out and by the batch until it completes.
+    slices: UnsafeCell<RowSlices<D, F>>,
+    /// The change cursor; touched only when the node is scheduled (one
+    /// thread at a time).
+    last_run: UnsafeCell<u32>,
+    entities: ServiceId,
+    rows_per_slice: usize,
+}
+
+impl<D, F, B> WorldParQuery<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+    pub(crate) fn new(body: B, entities: ServiceId, rows_per_slice: usize) -> Self {
+        Self {
+            node: BatchNode::new(RowBody {
+                body,
+                _marker: PhantomData,
+            }),
+            slices: UnsafeCell::new(RowSlices(Vec::new())),
+            last_run: UnsafeCell::new(0),
+            entities,
+            rows_per_slice: rows_per_slice.max(1),
+        }
+    }
+}
+
+// SAFETY: the cells are entered as their docs say: by the one thread
+// scheduling the node, or by the batch it hands them to until it completes.
+unsafe impl<D, F, B> Send for WorldParQuery<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+}
+// SAFETY: as for `Send`.
+unsafe impl<D, F, B> Sync for WorldParQuery<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+}
+
+impl<D, F, B> BatchDriver for WorldParQuery<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+    unsafe fn schedule<'s>(&'s self, cx: &RunContext<'s>, cells: &ServiceCells<'s>) -> NodeOutcome {
+        // SAFETY: the node declared shared access to the store, and only the
+        // world, between iterations, takes it mutably.
+        let entities = unsafe { cells.get::<Entities>(self.entities) }
+            .expect("every world holds its entity store");
+        let this_run = entities.run_tick();
+        // SAFETY: one thread schedules the node at a time, and its previous
+        // batch completed (the executor runs a node once per iteration).
+        let last_run = self
+            .last_run
+            .with_mut(|cursor| unsafe { std::mem::replace(&mut *cursor, this_run) });
+        let slices = self.slices.with_mut(|slices| {
+            // SAFETY: as for the cursor: no batch of this node is in flight.
+            let slices = unsafe { &mut *slices };
+            slices.0.clear();
+            let components = entities.components();
+            if let Some(ids) = D::ids(components) {
+                let filter = F::ids(components);
+                for archetype in entities.archetype_list() {
+                    if archetype.is_empty()
+                        || !D::matches(ids, archetype)
+                        || !F::matches(filter, archetype)
+                    {
+                        continue;
+                    }
+                    let mut start = 0;
+                    while start < archetype.len() {
+                        let len = self.rows_per_slice.min(archetype.len() - start);
+                        slices.0.push(RowSlice {
+                            archetype: NonNull::from(archetype),
+                            entities: NonNull::from(entities),
+                            ids,
+                            filter,
+                            start,
+                            len,
+                            last_run,
+                            tick: this_run,
+                        });
+                        start += len;
+                    }
+                }
+            }
+            NonNull::from(slices)
+        });
+        // SAFETY:
+        // - the slices live in this node for the run, and nothing else
+        //   enters them until the batch completes (the executor runs the
+        //   node once per iteration and its successors after the batch);
+        // - each slice's rows are live and disjoint (cut above).
+        unsafe { self.node.schedule_raw(cx, slices) }
+    }
+}
