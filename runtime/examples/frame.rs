@@ -1,8 +1,10 @@
 //! A headless game frame on sluice: a few dozen systems (input, AI squads,
-//! fixed-step movement, a render arena with a gated commit, a particle batch
-//! processor, a navigation factory, an async asset stream), organised in
-//! phases and groups, run for a few hundred frames; prints per-frame timing,
-//! the plans' stage views and the group tree.
+//! fixed-step movement, escorts following a leader through a
+//! `ComponentRef`, deaths and respawns through `Commands`, a render arena
+//! with a gated commit, a particle batch processor, a navigation factory, an
+//! async asset stream), organised in phases and groups, run for a few
+//! hundred frames; prints per-frame timing, the plans' stage views and the
+//! group tree. Actors and escorts are entities; their systems take queries.
 //!
 //! `cargo run --release -p sluice --example frame [-- FRAMES]`
 
@@ -16,12 +18,13 @@ use std::time::{Duration, Instant};
 use atomic_waker::AtomicWaker;
 use sluice::exec::ClearBuffer;
 use sluice::{
-    BatchProcessor, Commands, FixedTime, FrameTime, Group, NodeBuilder, Phase, TreeItem, World,
-    factory, run_condition, system,
+    BatchProcessor, Commands, ComponentRef, Entity, FixedTime, FrameTime, Group, NodeBuilder,
+    Phase, Query, Target, TreeItem, World, factory, run_condition, system,
 };
 use sluice_collections::{AppendArena, RingHistory};
 
 const ENTITIES: usize = 4_096;
+const ESCORTS: usize = 64;
 const SQUADS: usize = 8;
 const PARTICLES: usize = 65_536;
 
@@ -38,15 +41,21 @@ struct Input {
     fire: bool,
 }
 
-#[derive(Debug)]
-struct Positions(Vec<Vec2>);
-#[derive(Debug)]
-struct Velocities(Vec<Vec2>);
+/// Components of actors and escorts.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pos(Vec2);
+#[derive(Debug, Clone, Copy, Default)]
+struct Vel(Vec2);
+#[derive(Debug, Clone, Copy)]
+struct Health(f32);
+#[derive(Debug, Clone, Copy)]
+struct Squad(usize);
+/// An escort's direction towards its leader.
+#[derive(Debug, Clone, Copy, Default)]
+struct Heading(Vec2);
 /// Where each squad wants to go; one service per squad so squads think in parallel.
 #[derive(Debug, Default)]
 struct Intent<const SQUAD: usize>(Vec2);
-#[derive(Debug)]
-struct Health(Vec<f32>);
 #[derive(Debug, Default)]
 struct Score(u64);
 /// The level's static geometry; changes rarely.
@@ -154,13 +163,17 @@ fn read_input(time: &FrameTime, input: &mut Input) {
     input.fire = time.frame.is_multiple_of(30);
 }
 
-fn think<const SQUAD: usize>(positions: &Positions, nav: &NavMesh, intent: &mut Intent<SQUAD>) {
-    let members = positions.0.iter().skip(SQUAD).step_by(SQUADS);
-    let (sum, count) = members.fold((Vec2::default(), 0.0f32), |(s, n), p| {
+fn think<const SQUAD: usize>(
+    actors: Query<(&Pos, &Squad)>,
+    nav: &NavMesh,
+    intent: &mut Intent<SQUAD>,
+) {
+    let members = actors.iter().filter(|(_, squad)| squad.0 == SQUAD);
+    let (sum, count) = members.fold((Vec2::default(), 0.0f32), |(s, n), (p, _)| {
         (
             Vec2 {
-                x: s.x + p.x,
-                y: s.y + p.y,
+                x: s.x + p.0.x,
+                y: s.y + p.0.y,
             },
             n + 1.0,
         )
@@ -178,25 +191,48 @@ fn steer(
     i1: &Intent<1>,
     i2: &Intent<2>,
     i3: &Intent<3>,
-    velocities: &mut Velocities,
+    mut actors: Query<(&mut Vel, &Squad)>,
 ) {
     let intents = [i0.0, i1.0, i2.0, i3.0];
-    for (index, v) in velocities.0.iter_mut().enumerate() {
-        let goal = intents[index % intents.len()];
-        v.x = 0.9 * v.x + 0.1 * (goal.x + input.stick.x);
-        v.y = 0.9 * v.y + 0.1 * (goal.y + input.stick.y);
-    }
+    actors.for_each(|(v, squad)| {
+        let goal = intents[squad.0 % intents.len()];
+        v.0.x = 0.9 * v.0.x + 0.1 * (goal.x + input.stick.x);
+        v.0.y = 0.9 * v.0.y + 0.1 * (goal.y + input.stick.y);
+    });
+}
+
+/// Escorts turn towards their leader, reading its position through their
+/// `ComponentRef<Pos>` (they need no `Pos` of the leader's archetype).
+fn follow(mut escorts: Query<(&mut Heading, Target<Pos>)>) {
+    escorts.for_each(|(heading, leader)| {
+        if let Some(leader) = leader {
+            heading.0 = Vec2 {
+                x: leader.0.x * 0.5,
+                y: leader.0.y * 0.5,
+            };
+        }
+    });
 }
 
 /// Physics on the fixed cadence: once per whole 1/120 s step, before the
 /// frame's variable plan, from the velocities the previous frame steered.
 #[system(cadence = Fixed, group = "Physics")]
-fn integrate(time: &FixedTime, velocities: &Velocities, positions: &mut Positions) {
+fn integrate(time: &FixedTime, mut movers: Query<(&mut Pos, &Vel)>) {
     let dt = time.step.as_secs_f32();
-    for (p, v) in positions.0.iter_mut().zip(&velocities.0) {
-        p.x += v.x * dt;
-        p.y += v.y * dt;
-    }
+    movers.for_each(|(p, v)| {
+        p.0.x += v.0.x * dt;
+        p.0.y += v.0.y * dt;
+    });
+}
+
+/// Escorts move along their heading, on the same fixed steps.
+#[system(cadence = Fixed, group = "Physics")]
+fn escort(time: &FixedTime, mut escorts: Query<(&mut Pos, &Heading)>) {
+    let dt = time.step.as_secs_f32();
+    escorts.for_each(|(p, heading)| {
+        p.0.x += (heading.0.x - p.0.x) * dt;
+        p.0.y += (heading.0.y - p.0.y) * dt;
+    });
 }
 
 /// Only on frames where the player fires.
@@ -205,27 +241,39 @@ fn firing(input: &Input) -> bool {
     input.fire
 }
 
+/// Actors near the origin take damage; the dead are despawned and a
+/// replacement spawns at the rim (both land at the frame's boundary).
 #[system(run_if = firing)]
-fn damage(positions: &Positions, health: &mut Health, score: &mut Score) {
-    for (h, p) in health.0.iter_mut().zip(&positions.0) {
-        if p.x * p.x + p.y * p.y < 0.25 {
-            *h -= 1.0;
+fn damage(
+    mut actors: Query<(Entity, &Pos, &mut Health, &Squad)>,
+    score: &mut Score,
+    commands: Commands<'_>,
+) {
+    for (entity, p, health, squad) in actors.iter_mut() {
+        if p.0.x * p.0.x + p.0.y * p.0.y < 0.25 {
+            health.0 -= 1.0;
             score.0 += 1;
+            if health.0 <= 0.0 {
+                commands.despawn(entity);
+                commands.spawn(actor(entity.id() as usize, *squad));
+            }
         }
     }
 }
 
-fn draw_actors(positions: &Positions, arena: &DrawArena) {
-    for (index, &at) in positions.0.iter().enumerate().step_by(4) {
-        let _ = arena.0.push(Draw {
-            sprite: index as u32,
-            at,
-        });
+fn draw_actors(actors: Query<(Entity, &Pos)>, arena: &DrawArena) {
+    for (entity, p) in actors.iter() {
+        if entity.id().is_multiple_of(4) {
+            let _ = arena.0.push(Draw {
+                sprite: entity.id() as u32,
+                at: p.0,
+            });
+        }
     }
 }
 
-fn draw_hud(score: &Score, health: &Health, arena: &DrawArena) {
-    let alive = health.0.iter().filter(|h| **h > 0.0).count();
+fn draw_hud(score: &Score, health: Query<&Health>, arena: &DrawArena) {
+    let alive = health.iter().filter(|h| h.0 > 0.0).count();
     let _ = arena.0.push(Draw {
         sprite: (score.0 as u32) ^ (alive as u32),
         at: Vec2::default(),
@@ -276,6 +324,19 @@ fn edit_terrain(time: &FrameTime, terrain: &mut Terrain) {
     }
 }
 
+/// An actor of `squad`, placed by `seed` on the unit circle.
+fn actor(seed: usize, squad: Squad) -> (Pos, Vel, Health, Squad) {
+    (
+        Pos(Vec2 {
+            x: (seed as f32).sin(),
+            y: (seed as f32).cos(),
+        }),
+        Vel::default(),
+        Health(10.0),
+        squad,
+    )
+}
+
 fn main() {
     let frames: u64 = std::env::args()
         .nth(1)
@@ -284,20 +345,26 @@ fn main() {
 
     let mut world = World::new();
     world.insert(Input::default());
-    world.insert(Positions(
-        (0..ENTITIES)
-            .map(|i| Vec2 {
-                x: (i as f32).sin(),
-                y: (i as f32).cos(),
-            })
-            .collect(),
-    ));
-    world.insert(Velocities(vec![Vec2::default(); ENTITIES]));
+    world.spawn_batch((0..ENTITIES).map(|i| actor(i, Squad(i % SQUADS))));
+    // A frozen leader (it never changes archetype) and its escorts, each
+    // holding a reference to the leader's position.
+    let leader = world.spawn((Pos(Vec2 { x: 2.0, y: 0.0 }), Vel::default(), Squad(0)));
+    world.freeze(leader).expect("just spawned");
+    let to_leader = ComponentRef::<Pos>::new(&world, leader).expect("frozen, with a Pos");
+    world.spawn_batch((0..ESCORTS).map(|i| {
+        (
+            Pos(Vec2 {
+                x: i as f32 * 0.01,
+                y: 0.0,
+            }),
+            Heading::default(),
+            to_leader,
+        )
+    }));
     world.insert(Intent::<0>::default());
     world.insert(Intent::<1>::default());
     world.insert(Intent::<2>::default());
     world.insert(Intent::<3>::default());
-    world.insert(Health(vec![10.0; ENTITIES]));
     world.insert(Score::default());
     world.insert(Terrain {
         revision: 0,
@@ -352,7 +419,9 @@ fn main() {
             .system(think::<3>),
     );
     world.add_system(steer);
+    world.add_system(NodeBuilder::new("follow").in_group("Ai").system(follow));
     world.add_system(integrate);
+    world.add_system(escort);
     world.add_system(damage);
     let render = |name: &'static str| {
         NodeBuilder::new(name)
@@ -452,10 +521,11 @@ fn main() {
     let stats = world.get::<RenderStats>().expect("inserted");
     let nav = world.get::<NavMesh>().expect("produced");
     println!(
-        "\n{frames} frames in {:.1} ms ({:.1} us/frame) on {} threads; {} draws submitted; navmesh revision {}; {} asset chunks streamed; score {}",
+        "\n{frames} frames in {:.1} ms ({:.1} us/frame) on {} threads; {} entities; {} draws submitted; navmesh revision {}; {} asset chunks streamed; score {}",
         total.as_secs_f64() * 1e3,
         total.as_secs_f64() * 1e6 / frames as f64,
         world.pool().num_threads(),
+        world.entities().len(),
         stats.submitted,
         nav.revision,
         world
