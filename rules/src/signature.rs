@@ -25,7 +25,7 @@ pub enum ParamKind {
         next: bool,
     },
     /// A handle the runtime hands out by value and that makes its own
-    /// declarations: `Commands<'_>`, or a `Query<..>` (its components are
+    /// declarations: `Commands<'_>`, `Removed<T>`, or a `Query<..>` (its components are
     /// lanes; the runtime refuses a query that aliases another parameter,
     /// SL0009).
     Handle,
@@ -35,7 +35,7 @@ pub enum ParamKind {
 }
 
 /// The last path segments of the by-value handles the runtime hands out.
-const HANDLES: [&str; 2] = ["Commands", "Query"];
+const HANDLES: [&str; 3] = ["Commands", "Query", "Removed"];
 
 /// One typed parameter of a node function.
 #[derive(Clone, Debug)]

@@ -57,7 +57,7 @@ pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
     ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, Query, QueryData,
-    QueryFilter, QueryIter, ReadOnlyQueryData, Target, With, Without,
+    QueryFilter, QueryIter, ReadOnlyQueryData, Removed, Target, With, Without,
 };
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,

@@ -384,3 +384,53 @@ fn run_conditions_query_with_their_own_cursor() {
         "ran from the iteration Hp reached 0: {seen:?}"
     );
 }
+
+#[derive(Debug, Default)]
+struct Gone(Vec<Entity>);
+#[derive(Debug, Default)]
+struct GoneLater(Vec<Entity>);
+
+/// `Removed<T>` yields the entities that lost a `T` since the reader last
+/// ran, each reader with its own cursor.
+#[test]
+fn removed_since_the_last_run() {
+    use sluice::Removed;
+    let mut world = World::new();
+    let a = world.spawn((Hp(1), Pos(0.0, 0.0)));
+    let b = world.spawn((Hp(2),));
+    let c = world.spawn((Hp(3),));
+    world.insert(Gone::default());
+    world.insert(GoneLater::default());
+    world.insert(Open(false));
+    world.insert(vec![c]);
+    world.add_system(
+        NodeBuilder::new("every").system(|removed: Removed<Hp>, gone: &mut Gone| {
+            gone.0.extend(removed.iter());
+        }),
+    );
+    world.add_system(
+        NodeBuilder::new("sometimes")
+            .system(|removed: Removed<Hp>, gone: &mut GoneLater| gone.0.extend(removed.iter()))
+            .run_if(|open: &Open| open.0),
+    );
+    world.add_system(NodeBuilder::new("strip").system(
+        |commands: Commands<'_>, targets: &mut Vec<Entity>| {
+            for e in targets.drain(..) {
+                commands.entity(e).remove::<(Hp,)>();
+            }
+        },
+    ));
+    world.run_iteration().unwrap(); // strip records c's removal at the boundary
+    world.despawn(a).unwrap();
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Gone>().unwrap().0, vec![c, a]);
+    world.despawn(b).unwrap();
+    world.insert(Open(true)); // the skipped reader catches up
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Gone>().unwrap().0, vec![c, a, b]);
+    assert_eq!(world.get::<GoneLater>().unwrap().0, vec![c, a, b]);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Gone>().unwrap().0.len(), 3, "each removal once");
+    assert_eq!(world.get::<GoneLater>().unwrap().0.len(), 3);
+    assert!(world.entity(c).unwrap().get::<Hp>().is_none());
+}

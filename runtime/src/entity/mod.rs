@@ -35,6 +35,7 @@ pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use entity::Entity;
 pub use query::{
-    Added, Changed, Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without,
+    Added, Changed, Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, With,
+    Without,
 };
 pub use store::{ComponentTicks, Entities, EntityError};

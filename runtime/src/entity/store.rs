@@ -7,7 +7,7 @@ use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
 
 use super::archetype::{Archetype, ArchetypeId, Archetypes, Change};
 use super::bundle::{Bundle, BundleId, Bundles};
-use super::component::{Component, Components};
+use super::component::{Component, ComponentId, Components};
 use super::entity::{Entity, Location, Slots};
 
 /// Why an operation on an entity was refused. A refused operation changes
@@ -98,8 +98,27 @@ pub struct Entities {
     bundles: Bundles,
     archetypes: Archetypes,
     tick: AtomicU32,
+    /// Per component id: the entities that lost it (despawned, or the
+    /// component removed) and the tick, oldest first; trimmed by the world
+    /// at its boundaries (`trim_removals`).
+    removed: Vec<Vec<(Entity, u32)>>,
     /// Reused for archetype lookups, so a cached move allocates nothing.
     scratch: Vec<super::component::ComponentId>,
+}
+
+/// Records that `entity` lost each of `components` at `tick`.
+fn record_removals(
+    removed: &mut Vec<Vec<(Entity, u32)>>,
+    components: &[ComponentId],
+    entity: Entity,
+    tick: u32,
+) {
+    for &component in components {
+        if removed.len() <= component.index() {
+            removed.resize_with(component.index() + 1, Vec::new);
+        }
+        removed[component.index()].push((entity, tick));
+    }
 }
 
 /// Moves the change counter to a fresh tick through `&mut` (no atomic
@@ -133,6 +152,7 @@ impl Entities {
             bundles: Bundles::default(),
             archetypes,
             tick: AtomicU32::new(0),
+            removed: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -155,6 +175,33 @@ impl Entities {
     /// stamped with it, and its change cursor moves to it.
     pub(crate) fn run_tick(&self) -> u32 {
         self.tick.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+    }
+
+    /// The entities that lost a `C` after `since` (despawned, or `C`
+    /// removed), oldest first, among the records kept (see
+    /// [`trim_removals`](Self::trim_removals)).
+    pub fn removed_since<C: Component>(&self, since: u32) -> impl Iterator<Item = Entity> + '_ {
+        self.components
+            .id_of::<C>()
+            .and_then(|id| self.removed.get(id.index()))
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(move |&&(_, tick)| Self::is_newer(tick, since))
+            .map(|&(entity, _)| entity)
+    }
+
+    /// Forgets the removal records from `before` and earlier. The world
+    /// does at every boundary, keeping the records of the iteration that
+    /// ended and of the one before it (a reader skipped for longer misses
+    /// them). Keeps the records' allocations.
+    pub fn trim_removals(&mut self, before: u32) {
+        for records in &mut self.removed {
+            let stale = records
+                .iter()
+                .take_while(|&&(_, tick)| !Self::is_newer(tick, before))
+                .count();
+            records.drain(..stale);
+        }
     }
 
     /// Whether `tick` came after `than` (wrapping).
@@ -321,7 +368,9 @@ impl Entities {
             .slots
             .free(entity)
             .ok_or(EntityError::NoSuchEntity { entity })?;
+        let tick = fresh_tick(&mut self.tick);
         let table = self.archetypes.get_mut(location.archetype);
+        record_removals(&mut self.removed, table.components(), entity, tick);
         let row = location.row as usize;
         for column in &mut table.columns {
             column.swap_remove_deferred(row);
@@ -450,6 +499,13 @@ impl Entities {
             })
         };
         if !info.sorted.is_empty() {
+            let tick = fresh_tick(&mut self.tick);
+            record_removals(
+                &mut self.removed,
+                &self.bundles.info(id).sorted,
+                entity,
+                tick,
+            );
             let to = self.archetypes.target(
                 location.archetype,
                 Change::Remove,

@@ -139,6 +139,9 @@ pub struct World {
     fixed: cadence::FixedClock,
     /// Whether the `Startup` schedule has run.
     started: bool,
+    /// The entity store's ticks at the last two boundaries: removal records
+    /// up to the first are dropped at the next boundary.
+    removal_ticks: (u32, u32),
     /// Hooks, and which nodes were created in which order.
     lifecycle: lifecycle::Lifecycle,
     /// Whether a whole-world system is running (it may not run the world).
@@ -231,6 +234,7 @@ impl World {
             timings: Vec::new(),
             fixed,
             started: false,
+            removal_ticks: (0, 0),
             lifecycle: lifecycle::Lifecycle::default(),
             running_whole: false,
             stale: true,

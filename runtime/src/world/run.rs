@@ -352,8 +352,12 @@ impl World {
             None => {}
         }
         self.apply_commands(&mut failures);
-        // What the next iteration writes is newer than anything so far.
-        self.entities_mut().advance_tick();
+        // What the next iteration writes is newer than anything so far;
+        // removal records of the last two iterations are kept.
+        let now = self.entities_mut().advance_tick();
+        let (oldest, previous) = self.removal_ticks;
+        self.entities_mut().trim_removals(oldest);
+        self.removal_ticks = (previous, now);
         failures
     }
 

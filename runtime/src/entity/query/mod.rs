@@ -16,6 +16,7 @@ mod cursor;
 mod data;
 mod filter;
 mod param;
+mod removed;
 
 use std::marker::PhantomData;
 
@@ -25,6 +26,7 @@ pub(crate) use cursor::ChangeRun;
 pub(crate) use data::column_of;
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, QueryFilter, With, Without};
+pub use removed::Removed;
 
 /// Every entity with the components `D` names (and passing `F`), as a
 /// system parameter. Iterate with [`iter`](Self::iter) (read-only data),
