@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, Ident, Lifetime, Pat, ReturnType, Type};
 
 use crate::args::{NodeArgs, NodeKind};
-use crate::types::{last_segment_generic, type_key};
+use crate::types::{last_segment_generic, strip_groups, type_key};
 
 /// What one parameter declares.
 #[derive(Clone, Debug)]
@@ -250,14 +250,6 @@ fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
         lifetime,
         span: pat_type.span(),
         read_gate: read_gate.is_some(),
-    }
-}
-
-fn strip_groups(ty: &Type) -> &Type {
-    match ty {
-        Type::Paren(p) => strip_groups(&p.elem),
-        Type::Group(g) => strip_groups(&g.elem),
-        other => other,
     }
 }
 

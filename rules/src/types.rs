@@ -32,6 +32,32 @@ pub fn last_segment_generic<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
     types.next().is_none().then_some(first)
 }
 
+/// The first generic type argument of a path type whose last segment is
+/// `name`, however many follow: `first_generic(Query<D, F>, "Query")` is `D`.
+pub fn first_generic<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if path.qself.is_some() || last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// `ty` without parentheses or invisible groups around it.
+pub(crate) fn strip_groups(ty: &Type) -> &Type {
+    match ty {
+        Type::Paren(p) => strip_groups(&p.elem),
+        Type::Group(g) => strip_groups(&g.elem),
+        other => other,
+    }
+}
+
 /// Every lifetime in `ty` other than `'static` (`'_` included: a service
 /// type that borrows for an elided lifetime is not `'static` either).
 /// Lifetimes bound by a `for<'a>` inside the type are not counted.

@@ -294,3 +294,29 @@ fn sa0002_next_and_its_pending_value_with_the_tree_aliases() {
         []
     );
 }
+
+#[test]
+fn sa0002_a_component_named_twice_in_queries() {
+    // Read in one query, written in another: the runtime refuses it (SL0009).
+    let f = parse_quote! { fn steer(a: Query<&Pos>, b: Query<(&mut Pos, &Vel)>) {} };
+    let checked = check(NodeKind::System, TokenStream::new(), &f);
+    assert_eq!(common::codes(&checked), [Code::ConflictingAccess]);
+    assert!(
+        checked.diagnostics[0].message.contains("component `Pos`"),
+        "{:?}",
+        checked.diagnostics
+    );
+    // Within one query, through an option or a reference target.
+    let f = parse_quote! { fn steer(q: Query<(&mut Pos, Option<&Pos>)>) {} };
+    assert_eq!(codes_of(NodeKind::System, f), [Code::ConflictingAccess]);
+    let f = parse_quote! { fn steer(q: Query<(&mut Pos, Target<Pos>)>) {} };
+    assert_eq!(codes_of(NodeKind::System, f), [Code::ConflictingAccess]);
+    // Shared twice, different components, filters: fine.
+    let f = parse_quote! {
+        fn look(a: Query<(Entity, &Pos), With<Enemy>>, b: Query<&Pos, Changed<Pos>>, c: Query<&mut Vel>) {}
+    };
+    assert_eq!(codes_of(NodeKind::System, f), []);
+    // A component and a service of one name are different lanes.
+    let f = parse_quote! { fn mixed(q: Query<&mut Pos>, pos: &Pos) {} };
+    assert_eq!(codes_of(NodeKind::System, f), []);
+}
