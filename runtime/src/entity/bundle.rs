@@ -109,12 +109,22 @@ pub(crate) struct BundleInfo {
 pub(crate) struct Bundles {
     infos: Vec<BundleInfo>,
     by_type: HashMap<TypeId, BundleId>,
+    /// The bundle looked up last: a loop inserting one bundle type skips
+    /// the hash lookup.
+    last: Option<(TypeId, BundleId)>,
 }
 
 impl Bundles {
     /// `B`'s id, registering `B` (and its components) if it is new.
     pub(crate) fn register<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
-        if let Some(&id) = self.by_type.get(&TypeId::of::<B>()) {
+        let type_id = TypeId::of::<B>();
+        if let Some((last, id)) = self.last
+            && last == type_id
+        {
+            return id;
+        }
+        if let Some(&id) = self.by_type.get(&type_id) {
+            self.last = Some((type_id, id));
             return id;
         }
         let mut fields = Vec::new();
@@ -132,7 +142,8 @@ impl Bundles {
             duplicate,
             spawn: None,
         });
-        self.by_type.insert(TypeId::of::<B>(), id);
+        self.by_type.insert(type_id, id);
+        self.last = Some((type_id, id));
         id
     }
 
