@@ -434,3 +434,38 @@ fn removed_since_the_last_run() {
     assert_eq!(world.get::<GoneLater>().unwrap().0.len(), 3);
     assert!(world.entity(c).unwrap().get::<Hp>().is_none());
 }
+
+/// Between iterations the planner does not see a query, so the world checks
+/// it: a query naming a component twice where either writes it is refused
+/// before any reference exists; reading twice is fine.
+#[test]
+fn world_queries_that_would_alias_are_refused() {
+    let mut world = World::new();
+    world.spawn((Pos(1.0, 2.0), Vel(0.0, 0.0)));
+    assert_eq!(world.query::<(&Pos, &Pos)>().count(), 1, "two shared reads");
+    for attempt in [
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.query::<(&mut Pos, &Pos)>().count()
+        })),
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.query::<(&mut Pos, Option<&Pos>)>().count()
+        })),
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world
+                .query_filtered::<(&mut Vel, &mut Vel), With<Pos>>()
+                .count()
+        })),
+    ] {
+        let payload = attempt.expect_err("an aliasing query is refused");
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(message.contains("names a component twice"), "{message}");
+    }
+    assert_eq!(
+        world.query::<&Pos>().iter().next(),
+        Some(&Pos(1.0, 2.0)),
+        "nothing changed"
+    );
+}

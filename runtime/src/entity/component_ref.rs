@@ -166,9 +166,9 @@ unsafe impl<T: Component> QueryData for Target<T> {
         Lane::<T>::read(Lane::<ComponentRef<T>>::read(node))
     }
 
-    fn lanes(out: &mut Vec<std::any::TypeId>) {
-        out.push(std::any::TypeId::of::<Lane<ComponentRef<T>>>());
-        out.push(std::any::TypeId::of::<Lane<T>>());
+    fn lanes(out: &mut Vec<(std::any::TypeId, bool)>) {
+        out.push((std::any::TypeId::of::<Lane<ComponentRef<T>>>(), false));
+        out.push((std::any::TypeId::of::<Lane<T>>(), false));
     }
 
     fn resolve(registry: &mut Registry) {

@@ -74,12 +74,22 @@ impl World {
     /// world.query::<&mut Pos>().for_each(|pos| pos.0 *= 2.0);
     /// assert_eq!(world.query::<&Pos>().iter().map(|p| p.0).sum::<f32>(), 2.0);
     /// ```
+    ///
+    /// # Panics
+    /// When `D` names a component twice in ways that would alias
+    /// (`(&mut Pos, &Pos)`); a system taking such a query is refused as
+    /// SL0009.
     pub fn query<D: QueryData>(&mut self) -> Query<'_, D> {
+        crate::entity::query::assert_no_alias::<D>();
         Query::exclusive(self.entities_mut())
     }
 
     /// A filtered query over the world's entities, between iterations.
+    ///
+    /// # Panics
+    /// As [`query`](Self::query).
     pub fn query_filtered<D: QueryData, F: QueryFilter>(&mut self) -> Query<'_, D, F> {
+        crate::entity::query::assert_no_alias::<D>();
         Query::exclusive(self.entities_mut())
     }
 

@@ -56,8 +56,9 @@ pub unsafe trait QueryData {
     type Fetch<'w>: Copy;
     /// Adds the lanes this data touches to `node`.
     fn declare(node: NodeBuilder) -> NodeBuilder;
-    /// The lanes `declare` declares (as `TypeId`s of [`Lane`]s).
-    fn lanes(out: &mut Vec<TypeId>);
+    /// The lanes `declare` declares (as `TypeId`s of [`Lane`]s), each with
+    /// whether it is written.
+    fn lanes(out: &mut Vec<(TypeId, bool)>);
     /// Makes sure the world holds those lanes.
     fn resolve(registry: &mut Registry);
     /// The ids, or `None` when a required component was never stored (no
@@ -116,15 +117,15 @@ impl<C> std::fmt::Debug for WriteFetch<'_, C> {
 pub unsafe trait ReadOnlyQueryData: QueryData {}
 
 /// The methods of a `QueryData` impl that requires one component `C`,
-/// declaring its lane with `Lane::<C>::$access`.
+/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate).
 macro_rules! required_component {
-    ($access:ident) => {
+    ($access:ident, $writes:expr) => {
         fn declare(node: NodeBuilder) -> NodeBuilder {
             Lane::<C>::$access(node)
         }
 
-        fn lanes(out: &mut Vec<TypeId>) {
-            out.push(TypeId::of::<Lane<C>>());
+        fn lanes(out: &mut Vec<(TypeId, bool)>) {
+            out.push((TypeId::of::<Lane<C>>(), $writes));
         }
 
         fn resolve(registry: &mut Registry) {
@@ -150,6 +151,27 @@ pub(crate) fn column_of(archetype: &Archetype, id: ComponentId) -> &Column {
     &archetype.columns[index]
 }
 
+/// Panics when the lanes of a query's data name one component twice in
+/// ways that would alias (twice, with either written), naming the query:
+/// for queries made outside a system, which the planner's SL0009 does not
+/// see.
+pub(crate) fn assert_no_alias<D: QueryData>() {
+    let mut lanes = Vec::new();
+    D::lanes(&mut lanes);
+    for (i, &(lane, writes)) in lanes.iter().enumerate() {
+        if lanes[..i]
+            .iter()
+            .any(|&(earlier, wrote)| earlier == lane && (wrote || writes))
+        {
+            panic!(
+                "query `{}` names a component twice in ways that would alias (a system \
+                 with it is refused as SL0009): take it once, as `&mut` if any use writes it",
+                std::any::type_name::<D>()
+            );
+        }
+    }
+}
+
 /// A typed pointer to the start of a column.
 #[inline]
 fn column<C>(archetype: &Archetype, id: ComponentId) -> *mut C {
@@ -162,7 +184,7 @@ unsafe impl<C: Component> QueryData for &C {
     type Ids = ComponentId;
     type Fetch<'w> = *const C;
 
-    required_component!(read);
+    required_component!(read, false);
 
     unsafe fn fetch<'w>(
         id: ComponentId,
@@ -192,7 +214,7 @@ unsafe impl<C: Component> QueryData for &mut C {
     type Ids = ComponentId;
     type Fetch<'w> = WriteFetch<'w, C>;
 
-    required_component!(gate);
+    required_component!(gate, true);
 
     unsafe fn fetch<'w>(
         id: ComponentId,
@@ -235,7 +257,7 @@ unsafe impl QueryData for Entity {
         node
     }
 
-    fn lanes(_out: &mut Vec<TypeId>) {}
+    fn lanes(_out: &mut Vec<(TypeId, bool)>) {}
 
     fn resolve(_registry: &mut Registry) {}
 
@@ -275,8 +297,8 @@ unsafe impl<C: Component> QueryData for Option<&C> {
         Lane::<C>::read(node)
     }
 
-    fn lanes(out: &mut Vec<TypeId>) {
-        out.push(TypeId::of::<Lane<C>>());
+    fn lanes(out: &mut Vec<(TypeId, bool)>) {
+        out.push((TypeId::of::<Lane<C>>(), false));
     }
 
     fn resolve(registry: &mut Registry) {
@@ -326,7 +348,7 @@ macro_rules! impl_tuples {
                 node
             }
 
-            fn lanes(out: &mut Vec<TypeId>) {
+            fn lanes(out: &mut Vec<(TypeId, bool)>) {
                 $($name::lanes(out);)+
             }
 

@@ -54,7 +54,7 @@ pub unsafe trait QueryFilter {
     const BY_ROW: bool;
     /// Adds the lanes the filter reads to `node`, except those in `declared`
     /// (the query's data holds them already, as strongly or more).
-    fn declare(node: NodeBuilder, declared: &[TypeId]) -> NodeBuilder;
+    fn declare(node: NodeBuilder, declared: &[(TypeId, bool)]) -> NodeBuilder;
     /// Makes sure the world holds those lanes.
     fn resolve(registry: &mut Registry);
     /// The ids (a component never stored has none: no archetype has it).
@@ -81,7 +81,7 @@ macro_rules! by_archetype {
         type Fetch<'w> = ();
         const BY_ROW: bool = false;
 
-        fn declare(node: NodeBuilder, _declared: &[TypeId]) -> NodeBuilder {
+        fn declare(node: NodeBuilder, _declared: &[(TypeId, bool)]) -> NodeBuilder {
             node
         }
 
@@ -163,8 +163,11 @@ macro_rules! by_tick {
         type Fetch<'w> = TickFetch<'w>;
         const BY_ROW: bool = true;
 
-        fn declare(node: NodeBuilder, declared: &[TypeId]) -> NodeBuilder {
-            if declared.contains(&TypeId::of::<Lane<T>>()) {
+        fn declare(node: NodeBuilder, declared: &[(TypeId, bool)]) -> NodeBuilder {
+            if declared
+                .iter()
+                .any(|&(lane, _)| lane == TypeId::of::<Lane<T>>())
+            {
                 node
             } else {
                 Lane::<T>::read(node)
@@ -221,7 +224,7 @@ macro_rules! impl_tuples {
             type Fetch<'w> = ($($name::Fetch<'w>,)+);
             const BY_ROW: bool = $($name::BY_ROW)||+;
 
-            fn declare(node: NodeBuilder, declared: &[TypeId]) -> NodeBuilder {
+            fn declare(node: NodeBuilder, declared: &[(TypeId, bool)]) -> NodeBuilder {
                 $(let node = $name::declare(node, declared);)+
                 node
             }

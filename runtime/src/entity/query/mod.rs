@@ -23,8 +23,8 @@ use std::marker::PhantomData;
 use crate::entity::{Archetype, Entities, Entity};
 
 pub(crate) use cursor::ChangeRun;
-pub(crate) use data::column_of;
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
+pub(crate) use data::{assert_no_alias, column_of};
 pub use filter::{Added, Changed, QueryFilter, With, Without};
 pub use removed::Removed;
 
