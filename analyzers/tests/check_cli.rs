@@ -413,3 +413,39 @@ fn sa0002_by_another_path_points_at_both_parameters() {
     );
     assert_eq!(note["message"], "`Hp` is read (`&`) here");
 }
+
+#[test]
+fn sa0012_names_the_queried_component_and_the_system() {
+    let dir = scratch("sa0012-query");
+    let text = "#[system]\nfn moves(mut q: Query<(&mut Pos, &Vel)>) {\n    \
+                q.for_each(|(pos, vel)| println!(\"{}\", pos.0 + vel.0));\n}\n\
+                fn setup(w: &mut World) { w.add_system(moves); }\n";
+    std::fs::write(dir.join("lib.rs"), text).unwrap();
+    let message =
+        "`Pos` is queried `&mut Pos` in `moves` but only ever read; `&Pos` would let it share";
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let human = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{human}");
+    let want = format!(
+        "warning[SA0012]: {message}\n \
+         --> {}:2:24\n  \
+         |\n\
+         2 | fn moves(mut q: Query<(&mut Pos, &Vel)>) {{\n  \
+         |                        ^^^^^^^^\n",
+        dir.join("lib.rs").display()
+    );
+    assert!(human.starts_with(&want), "{human}\nwant:\n{want}");
+    let json = sluice(&["check", "--format=json", dir.to_str().unwrap()]);
+    let value: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(value.as_array().map(Vec::len), Some(1), "{value}");
+    assert_eq!(value[0]["code"], "SA0012");
+    assert_eq!(value[0]["message"], message);
+    assert_eq!(
+        value[0]["help"],
+        "query `&Pos`: readers of `Pos` run together, and `&mut Pos` marks every row it visits changed"
+    );
+    assert_eq!(
+        (value[0]["line"].as_u64(), value[0]["column"].as_u64()),
+        (Some(2), Some(24))
+    );
+}

@@ -122,6 +122,25 @@ fn mut_only_read() {
 }
 
 #[test]
+fn query_mut_only_read() {
+    let codes = check_fixture("query_mut_only_read.rs");
+    assert_eq!(codes, BTreeSet::from([Code::MutOnlyRead]));
+    let path = fixtures_dir().join("query_mut_only_read.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let report = check_files(&[SourceFile::new(path, text)]);
+    let messages: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`Pos` is queried `&mut Pos` in `closure_reads` but only ever read; `&Pos` would let it share",
+            "`Pos` is queried `&mut Pos` in `loop_reads` but only ever read; `&Pos` would let it share",
+            "`Hp` is queried `&mut Hp` in `entity_and_filter` but only ever read; `&Hp` would let it share",
+            "`Pos` is queried `&mut Pos` in `nested_tuple` but only ever read; `&Pos` would let it share",
+        ]
+    );
+}
+
+#[test]
 fn clean_has_nothing() {
     assert!(check_fixture("clean.rs").is_empty());
 }

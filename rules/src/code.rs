@@ -77,8 +77,9 @@ pub enum Code {
     /// SA0011: an `after`/`before` that names a system or marker that exists
     /// nowhere in the tree (reported by the analyzers).
     UnknownOrderTarget,
-    /// SA0012: a `&mut` service that the body only ever reads; `&` would let
-    /// it run alongside the other readers (reported by the analyzers).
+    /// SA0012: a `&mut` service, or a component a query names `&mut`, that
+    /// the body only ever reads; `&` would let it run alongside the other
+    /// readers (reported by the analyzers).
     MutOnlyRead,
 }
 
@@ -150,7 +151,7 @@ impl Code {
             Code::NeverRegistered => "node declared but never registered",
             Code::AllocationInBatch => "process_batch allocates",
             Code::UnknownOrderTarget => "after/before names nothing in the tree",
-            Code::MutOnlyRead => "`&mut` service only ever read",
+            Code::MutOnlyRead => "`&mut` service or queried component only ever read",
         }
     }
 }

@@ -51,5 +51,5 @@ pub use code::{Code, Level};
 pub use diagnostic::Diagnostic;
 pub use services::TypeAliases;
 pub use signature::{Output, Param, ParamKind, Receiver, ReceiverKind, Signature};
-pub use types::{last_segment_generic, non_static_lifetimes, type_key};
+pub use types::{QueryShape, last_segment_generic, non_static_lifetimes, type_key};
 pub use validate::{validate_signature, validate_signature_with};

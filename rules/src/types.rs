@@ -49,6 +49,76 @@ pub fn first_generic<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
     })
 }
 
+/// The data of a `Query<D, F>` parameter, as written, element by element:
+/// what each position of the item the query yields is.
+#[derive(Clone, Debug)]
+pub enum QueryShape<'a> {
+    /// `&C` (`mutable` false) or `&mut C`: `reference` is the whole `&mut C`,
+    /// `component` the `C` inside it.
+    Component {
+        /// The `&C` or `&mut C` type.
+        reference: &'a Type,
+        /// The component type `C`.
+        component: &'a Type,
+        /// `&mut C`.
+        mutable: bool,
+    },
+    /// `(A, B, ..)`: one position per element.
+    Tuple(Vec<QueryShape<'a>>),
+    /// `Option<D>`.
+    Optional(Box<QueryShape<'a>>),
+    /// `Target<C>`: reads the component `C` of the entity a reference names.
+    Target(&'a Type),
+    /// `Entity`, or anything else that names no component.
+    Other,
+}
+
+impl<'a> QueryShape<'a> {
+    /// The shape of the data of `ty` when `ty` is `Query<D, ..>` (by its
+    /// last path segment), else `None`.
+    pub fn of_query(ty: &'a Type) -> Option<QueryShape<'a>> {
+        first_generic(ty, "Query").map(QueryShape::of_data)
+    }
+
+    /// The shape of the query data `data` (the `D` of `Query<D, F>`).
+    pub fn of_data(data: &'a Type) -> QueryShape<'a> {
+        let data = strip_groups(data);
+        match data {
+            Type::Reference(r) => QueryShape::Component {
+                reference: data,
+                component: strip_groups(&r.elem),
+                mutable: r.mutability.is_some(),
+            },
+            Type::Tuple(tuple) => {
+                QueryShape::Tuple(tuple.elems.iter().map(QueryShape::of_data).collect())
+            }
+            other => {
+                if let Some(inner) = last_segment_generic(other, "Option") {
+                    QueryShape::Optional(Box::new(QueryShape::of_data(inner)))
+                } else if let Some(target) = last_segment_generic(other, "Target") {
+                    QueryShape::Target(target)
+                } else {
+                    QueryShape::Other
+                }
+            }
+        }
+    }
+
+    /// Every component the data names, in order, with whether it is named
+    /// `&mut` (`Option<&C>` and `Target<C>` read `C`).
+    pub fn components(&self, out: &mut Vec<(&'a Type, bool)>) {
+        match self {
+            QueryShape::Component {
+                component, mutable, ..
+            } => out.push((component, *mutable)),
+            QueryShape::Tuple(elems) => elems.iter().for_each(|elem| elem.components(out)),
+            QueryShape::Optional(inner) => inner.components(out),
+            QueryShape::Target(target) => out.push((target, false)),
+            QueryShape::Other => {}
+        }
+    }
+}
+
 /// `ty` without parentheses or invisible groups around it.
 pub(crate) fn strip_groups(ty: &Type) -> &Type {
     match ty {

@@ -10,9 +10,7 @@ use crate::code::Code;
 use crate::diagnostic::Diagnostic;
 use crate::services::TypeAliases;
 use crate::signature::{ParamKind, ReceiverKind, Signature};
-use crate::types::{
-    first_generic, last_segment_generic, non_static_lifetimes, strip_groups, type_key,
-};
+use crate::types::{QueryShape, non_static_lifetimes, type_key};
 
 /// Runs every rule that needs only the signature, in parameter order;
 /// SA0002 compares services by their type's tokens.
@@ -37,45 +35,24 @@ pub fn validate_signature_with(sig: &Signature, services: Option<&TypeAliases>) 
     out
 }
 
-/// The components a query's data names, with their access: `&C` shared,
-/// `&mut C` gated, `Option<&C>` and `Target<C>` shared, tuples of them.
-fn query_components(data: &Type, out: &mut Vec<(Type, Access)>) {
-    match strip_groups(data) {
-        Type::Reference(r) => {
-            let access = if r.mutability.is_some() {
-                Access::Gated
-            } else {
-                Access::Shared
-            };
-            out.push((strip_groups(&r.elem).clone(), access));
-        }
-        Type::Tuple(tuple) => tuple
-            .elems
-            .iter()
-            .for_each(|elem| query_components(elem, out)),
-        other => {
-            if let Some(inner) = last_segment_generic(other, "Option") {
-                query_components(inner, out);
-            } else if let Some(target) = last_segment_generic(other, "Target") {
-                out.push((target.clone(), Access::Shared));
-            }
-        }
-    }
-}
-
 /// SA0002 for components: a signature whose queries name one component
 /// twice where either names it `&mut` (the runtime refuses it as SL0009).
 fn query_conflicts(sig: &Signature, out: &mut Vec<Diagnostic>) {
     let mut seen: Vec<(String, Access)> = Vec::new();
     for p in &sig.params {
-        let Some(data) = first_generic(&p.ty, "Query") else {
+        let Some(shape) = QueryShape::of_query(&p.ty) else {
             continue;
         };
         let mut components = Vec::new();
-        query_components(data, &mut components);
-        for (component, access) in components {
-            let key = type_key(&component);
-            let text = ty_text(&component);
+        shape.components(&mut components);
+        for (component, mutable) in components {
+            let access = if mutable {
+                Access::Gated
+            } else {
+                Access::Shared
+            };
+            let key = type_key(component);
+            let text = ty_text(component);
             if let Some((_, first)) = seen.iter().find(|(k, a)| *k == key && a.conflicts(access)) {
                 out.push(Diagnostic::new(
                     Code::ConflictingAccess,

@@ -19,6 +19,7 @@ pub mod collect;
 pub mod finding;
 pub mod mutation;
 pub mod nesting;
+pub mod queried;
 pub mod render;
 pub mod source;
 pub mod tree;

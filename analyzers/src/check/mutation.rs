@@ -1,4 +1,5 @@
-//! SA0012: a `&mut` service that the body only ever reads.
+//! SA0012: a `&mut` service that the body only ever reads (the queried
+//! components are in [`super::queried`], by the same classification).
 //!
 //! Conservative by design: a parameter is flagged only when every use of it
 //! is one of these reads, and there is at least one:
@@ -71,7 +72,7 @@ fn is_compound_assign(op: &BinOp) -> bool {
 
 impl Uses<'_> {
     fn is_name(&self, e: &Expr) -> bool {
-        matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.name))
+        is_name(e, self.name)
     }
 
     /// Whether `e` is a place expression rooted at the parameter: `x`,
@@ -105,14 +106,21 @@ impl Uses<'_> {
             _ => self.reads += 1,
         }
     }
+}
 
-    fn mentions(&self, tokens: proc_macro2::TokenStream) -> bool {
-        tokens.into_iter().any(|t| match t {
-            TokenTree::Ident(i) => i == self.name,
-            TokenTree::Group(g) => self.mentions(g.stream()),
-            _ => false,
-        })
-    }
+/// Whether `e` is the bare single-segment path `name`.
+pub(super) fn is_name(e: &Expr, name: &str) -> bool {
+    matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(name))
+}
+
+/// Whether the identifier `name` occurs anywhere in `tokens` (a macro's
+/// arguments, which may not parse as expressions).
+pub(super) fn mentions(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == name,
+        TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
 }
 
 impl<'ast> Visit<'ast> for Uses<'_> {
@@ -167,7 +175,7 @@ impl<'ast> Visit<'ast> for Uses<'_> {
     }
 
     fn visit_macro(&mut self, mac: &'ast Macro) {
-        if !self.mentions(mac.tokens.clone()) {
+        if !mentions(mac.tokens.clone(), self.name) {
             return;
         }
         let reading = mac
@@ -191,15 +199,35 @@ impl<'ast> Visit<'ast> for Uses<'_> {
     }
 }
 
-/// Whether the parameter `name` is only ever read in `body` (see the module
-/// documentation for what counts as a read).
-pub fn only_read(name: &str, body: &Block) -> bool {
+/// Where a name is looked for: a function's or loop's block, or a closure's
+/// body.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'a> {
+    /// A block (`{ .. }`).
+    Block(&'a Block),
+    /// An expression (a closure's body).
+    Expr(&'a Expr),
+}
+
+/// How many times `name` is read in `scope`, or `None` when it may be
+/// mutated there or `scope` rebinds it (see the module documentation for
+/// what counts as a read).
+pub fn reads(name: &str, scope: Scope<'_>) -> Option<usize> {
     let mut uses = Uses {
         name,
         reads: 0,
         mutated: false,
         shadowed: false,
     };
-    uses.visit_block(body);
-    !uses.mutated && !uses.shadowed && uses.reads > 0
+    match scope {
+        Scope::Block(block) => uses.visit_block(block),
+        Scope::Expr(expr) => uses.visit_expr(expr),
+    }
+    (!uses.mutated && !uses.shadowed).then_some(uses.reads)
+}
+
+/// Whether the parameter `name` is only ever read in `body` (see the module
+/// documentation for what counts as a read).
+pub fn only_read(name: &str, body: &Block) -> bool {
+    reads(name, Scope::Block(body)).is_some_and(|n| n > 0)
 }

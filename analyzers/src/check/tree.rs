@@ -1,13 +1,17 @@
 //! The whole-tree checks: SA0009 (never registered), SA0010 (allocation in
 //! `process_batch`), SA0011 (unknown ordering target), SA0012 (`&mut` only
-//! read).
+//! read: a service, or a component a query names).
 
-use sluice_rules::{Checked, Code, Diagnostic, NodeKind, ParamKind};
+use proc_macro2::Span;
+use quote::ToTokens;
+use sluice_rules::{Checked, Code, Diagnostic, NodeKind, Param, ParamKind, QueryShape};
 use syn::spanned::Spanned;
+use syn::{Block, Ident};
 
 use super::batch::allocations;
 use super::collect::{Collected, FoundNode};
 use super::mutation::only_read;
+use super::queried::only_read_components;
 
 /// A node after the per-function rules.
 #[derive(Debug)]
@@ -109,22 +113,10 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
             .iter()
             .filter(|_| sig.kind != NodeKind::RunCondition);
         for param in gated_params {
-            let (ParamKind::Gated(ty), Some(ident)) = (&param.kind, &param.ident) else {
-                continue;
-            };
-            if param.read_gate {
-                continue;
-            }
-            if only_read(&ident.to_string(), &node.found.body) {
-                let text = quote::ToTokens::to_token_stream(ty).to_string();
+            for (span, message, help) in mut_only_read(param, &sig.ident, &node.found.body) {
                 out.push((
                     file,
-                    Diagnostic::new(
-                        Code::MutOnlyRead,
-                        param.ty.span(),
-                        format!("`{ident}` is declared `&mut {text}` but `{}` only ever reads it", sig.ident),
-                        format!("take `&{text}`: readers run together, `&mut` is a gate that waits for all of them"),
-                    ),
+                    Diagnostic::new(Code::MutOnlyRead, span, message, help),
                 ));
             }
         }
@@ -143,6 +135,42 @@ pub fn tree_checks(collected: &Collected, nodes: &[CheckedNode<'_>]) -> Vec<(usi
         }
     }
     out
+}
+
+/// SA0012 for one parameter of the node `node`: each `&mut` it declares
+/// (the service, or a component of a query) that `body` only ever reads, as
+/// the span, message and help of a finding.
+fn mut_only_read(param: &Param, node: &Ident, body: &Block) -> Vec<(Span, String, String)> {
+    let Some(ident) = &param.ident else {
+        return Vec::new();
+    };
+    let name = ident.to_string();
+    if let Some(shape) = QueryShape::of_query(&param.ty) {
+        return only_read_components(&name, &shape, body)
+            .into_iter()
+            .map(|only| {
+                let text = only.component.to_token_stream().to_string();
+                (
+                    only.reference.span(),
+                    format!("`{text}` is queried `&mut {text}` in `{node}` but only ever read; `&{text}` would let it share"),
+                    format!("query `&{text}`: readers of `{text}` run together, and `&mut {text}` marks every row it visits changed"),
+                )
+            })
+            .collect();
+    }
+    match &param.kind {
+        ParamKind::Gated(ty) if !param.read_gate && only_read(&name, body) => {
+            let text = ty.to_token_stream().to_string();
+            vec![(
+                param.ty.span(),
+                format!("`{ident}` is declared `&mut {text}` but `{node}` only ever reads it"),
+                format!(
+                    "take `&{text}`: readers run together, `&mut` is a gate that waits for all of them"
+                ),
+            )]
+        }
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]
