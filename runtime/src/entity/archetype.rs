@@ -3,7 +3,7 @@
 
 use foldhash::HashMap;
 
-use super::bundle::BundleId;
+use super::bundle::{BundleId, BundleInfo};
 use super::column::Column;
 use super::component::{ComponentId, Components};
 use super::entity::Entity;
@@ -30,16 +30,49 @@ impl ArchetypeId {
 /// `columns[i]` holds the values of `components[i]`; every column has
 /// `entities.len()` rows, and row `r` of every column belongs to
 /// `entities[r]`, whose slot records this archetype and row `r`. The edge
-/// caches map a bundle to the archetype an insert or remove of it leads to
-/// (they only ever memoise `Archetypes::get_or_create`).
+/// caches map a bundle (by id) to the [`Edge`] an insert or remove of it
+/// follows, `NO_EDGE` when not yet known (they only ever memoise
+/// `Archetypes::edge`).
 #[derive(Debug)]
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
     pub(crate) columns: Box<[Column]>,
     pub(crate) entities: Vec<Entity>,
-    insert_edges: HashMap<BundleId, ArchetypeId>,
-    remove_edges: HashMap<BundleId, ArchetypeId>,
+    insert_edges: Vec<EdgeId>,
+    remove_edges: Vec<EdgeId>,
+}
+
+/// An [`Edge`]'s index in [`Archetypes`]' edge list.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct EdgeId(u32);
+
+/// The edge cache's "not known yet".
+const NO_EDGE: EdgeId = EdgeId(u32::MAX);
+
+/// A column a move drops (a removed component's).
+pub(crate) const DROPPED: u32 = u32::MAX;
+
+/// One archetype move, worked out once: inserting or removing one bundle
+/// from one archetype. Following it costs no hashing and no search.
+///
+/// Invariants: `moves[i]` is the index in `to` of source column `i`'s
+/// component, or [`DROPPED`] when `to` lacks it; for an insert,
+/// `fields[i]` is the index in `to` of bundle field `i`'s column and
+/// whether the source already had it; for a removal, `fields[i].column` is
+/// field `i`'s column in the source (every field is present there).
+#[derive(Debug)]
+pub(crate) struct Edge {
+    pub(crate) to: ArchetypeId,
+    pub(crate) moves: Box<[u32]>,
+    pub(crate) fields: Box<[FieldColumn]>,
+}
+
+/// Where one bundle field goes (see [`Edge`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FieldColumn {
+    pub(crate) column: u32,
+    pub(crate) existed: bool,
 }
 
 impl Archetype {
@@ -97,12 +130,35 @@ impl Archetype {
         self.entities.get(row).copied()
     }
 
-    /// The cached transitions for one kind of change.
-    fn edges(&self, change: Change) -> &HashMap<BundleId, ArchetypeId> {
-        match change {
+    /// The cached edge of `change` with `bundle`, if known.
+    #[inline]
+    fn edge(&self, change: Change, bundle: BundleId) -> Option<EdgeId> {
+        let edges = match change {
             Change::Insert => &self.insert_edges,
             Change::Remove => &self.remove_edges,
+        };
+        edges
+            .get(bundle.index())
+            .copied()
+            .filter(|&edge| edge != NO_EDGE)
+    }
+
+    /// Caches `edge` as the one `change` with `bundle` follows.
+    fn set_edge(&mut self, change: Change, bundle: BundleId, edge: EdgeId) {
+        let edges = match change {
+            Change::Insert => &mut self.insert_edges,
+            Change::Remove => &mut self.remove_edges,
+        };
+        if edges.len() <= bundle.index() {
+            edges.resize(bundle.index() + 1, NO_EDGE);
         }
+        edges[bundle.index()] = edge;
+    }
+
+    /// The index of `id`'s column, as an edge stores it.
+    fn column_of(&self, id: ComponentId) -> Option<u32> {
+        self.column_index(id)
+            .map(|column| u32::try_from(column).expect("fewer than 2^32 columns"))
     }
 
     /// Drops every value a move or removal left pending in the columns,
@@ -122,14 +178,17 @@ pub(crate) enum Change {
     Remove,
 }
 
-/// All archetypes of a store, found by their component set.
+/// All archetypes of a store, found by their component set, and the moves
+/// between them.
 ///
 /// Invariant: `by_set` maps each archetype's component set to its id, and
-/// `list[id.index()].id == id`.
+/// `list[id.index()].id == id`; every `EdgeId` cached in an archetype
+/// indexes `edges`.
 #[derive(Debug)]
 pub(crate) struct Archetypes {
     list: Vec<Archetype>,
     by_set: HashMap<Box<[ComponentId]>, ArchetypeId>,
+    edges: Vec<Edge>,
 }
 
 impl Archetypes {
@@ -138,6 +197,7 @@ impl Archetypes {
         let mut archetypes = Self {
             list: Vec::new(),
             by_set: HashMap::default(),
+            edges: Vec::new(),
         };
         archetypes.get_or_create(&[], components);
         archetypes
@@ -163,73 +223,115 @@ impl Archetypes {
                 .map(|&c| Column::new(components.info(c)))
                 .collect(),
             entities: Vec::new(),
-            insert_edges: HashMap::default(),
-            remove_edges: HashMap::default(),
+            insert_edges: Vec::new(),
+            remove_edges: Vec::new(),
         });
         self.by_set.insert(ids.into(), id);
         id
     }
 
-    /// The archetype an entity of `from` moves to when the bundle `bundle`
-    /// (component set `ids`, sorted; for a removal, all present in `from`)
-    /// is inserted or removed; cached on `from` (the edge), so a repeated
-    /// move hashes one bundle id, not the whole component set.
-    pub(crate) fn target(
+    /// The edge an entity of `from` follows when `bundle` (for a removal,
+    /// with every field present in `from`) is inserted or removed; worked
+    /// out on first use and cached on `from`.
+    #[inline]
+    pub(crate) fn edge(
         &mut self,
         from: ArchetypeId,
         change: Change,
-        bundle: BundleId,
-        ids: &[ComponentId],
+        bundle: (BundleId, &BundleInfo),
         components: &Components,
         scratch: &mut Vec<ComponentId>,
-    ) -> ArchetypeId {
-        let table = &self.list[from.index()];
-        if let Some(&to) = table.edges(change).get(&bundle) {
-            return to;
+    ) -> EdgeId {
+        match self.list[from.index()].edge(change, bundle.0) {
+            Some(edge) => edge,
+            None => self.new_edge(from, change, bundle, components, scratch),
         }
+    }
+
+    /// [`edge`](Self::edge)'s first use: works the move out and caches it.
+    #[cold]
+    fn new_edge(
+        &mut self,
+        from: ArchetypeId,
+        change: Change,
+        (bundle, info): (BundleId, &BundleInfo),
+        components: &Components,
+        scratch: &mut Vec<ComponentId>,
+    ) -> EdgeId {
+        let source = &self.list[from.index()];
         scratch.clear();
         match change {
             Change::Insert => {
-                scratch.extend_from_slice(&table.components);
-                scratch.extend_from_slice(ids);
+                scratch.extend_from_slice(&source.components);
+                scratch.extend_from_slice(&info.sorted);
                 scratch.sort_unstable();
                 scratch.dedup();
             }
             Change::Remove => {
-                let kept = table
+                let kept = source
                     .components
                     .iter()
-                    .filter(|c| ids.binary_search(c).is_err());
+                    .filter(|c| info.sorted.binary_search(c).is_err());
                 scratch.extend(kept);
             }
         }
         let to = self.get_or_create(scratch, components);
-        let table = &mut self.list[from.index()];
-        match change {
-            Change::Insert => table.insert_edges.insert(bundle, to),
-            Change::Remove => table.remove_edges.insert(bundle, to),
-        };
-        to
+        let (source, target) = (&self.list[from.index()], &self.list[to.index()]);
+        let moves = source
+            .components
+            .iter()
+            .map(|&c| target.column_of(c).unwrap_or(DROPPED))
+            .collect();
+        let fields = info
+            .fields
+            .iter()
+            .map(|&c| match change {
+                Change::Insert => FieldColumn {
+                    column: target.column_of(c).expect("the target has every field"),
+                    existed: source.contains(c),
+                },
+                Change::Remove => FieldColumn {
+                    column: source.column_of(c).expect("the caller checked every field"),
+                    existed: true,
+                },
+            })
+            .collect();
+        let edge = EdgeId(u32::try_from(self.edges.len()).expect("fewer than 2^32 edges"));
+        self.edges.push(Edge { to, moves, fields });
+        self.list[from.index()].set_edge(change, bundle, edge);
+        edge
     }
 
-    /// Two distinct archetypes, both mutably.
+    /// The edge with this id.
+    #[inline]
+    pub(crate) fn edge_info(&self, edge: EdgeId) -> &Edge {
+        &self.edges[edge.0 as usize]
+    }
+
+    /// An edge and its source and target archetypes (distinct), the
+    /// archetypes mutably.
     ///
     /// # Panics
     ///
-    /// If `a == b`.
-    pub(crate) fn pair_mut(
+    /// If the edge leads back to `from`.
+    #[inline]
+    pub(crate) fn move_parts(
         &mut self,
-        a: ArchetypeId,
-        b: ArchetypeId,
-    ) -> (&mut Archetype, &mut Archetype) {
-        assert_ne!(a, b, "an archetype move needs two archetypes");
-        if a < b {
-            let (low, high) = self.list.split_at_mut(b.index());
-            (&mut low[a.index()], &mut high[0])
-        } else {
-            let (low, high) = self.list.split_at_mut(a.index());
-            (&mut high[0], &mut low[b.index()])
+        from: ArchetypeId,
+        edge: EdgeId,
+    ) -> (&Edge, &mut Archetype, &mut Archetype) {
+        let edge = &self.edges[edge.0 as usize];
+        match self.list.get_disjoint_mut([from.index(), edge.to.index()]) {
+            Ok([source, target]) => (edge, source, target),
+            Err(_) => panic!("an archetype move needs two archetypes ({from:?} to itself)"),
         }
+    }
+
+    /// An edge and its target archetype, mutably.
+    #[inline]
+    pub(crate) fn edge_target(&mut self, edge: EdgeId) -> (&Edge, &mut Archetype) {
+        let edge = &self.edges[edge.0 as usize];
+        (edge, &mut self.list[edge.to.index()])
     }
 
     /// The archetype with this id.
@@ -258,6 +360,6 @@ impl Archetypes {
     /// Whether `from` has a cached edge for `bundle`.
     #[cfg(test)]
     pub(crate) fn has_edge(&self, from: ArchetypeId, change: Change, bundle: BundleId) -> bool {
-        self.list[from.index()].edges(change).contains_key(&bundle)
+        self.list[from.index()].edge(change, bundle).is_some()
     }
 }

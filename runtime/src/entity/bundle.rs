@@ -15,19 +15,24 @@ use super::component::{Component, ComponentId, Components};
 /// # Safety
 ///
 /// The store trusts the three methods to agree: `register` appends one id
-/// per component, in a fixed order ("field order"); `put` calls its
-/// callback exactly once per component, in field order, with the index and
-/// a pointer to a valid value of that field's type which the callee then
-/// owns (the bundle forgets it); `take` calls its callback once per field,
-/// in field order, and reads a value of that field's type from the
-/// returned pointer, taking ownership of it.
+/// per component, in a fixed order ("field order"); `write` calls its
+/// callback exactly once per field, in field order, and moves that field's
+/// value (of its type) to the returned pointer; `take` calls its callback
+/// once per field, in field order, and reads a value of that field's type
+/// from the returned pointer, taking ownership of it.
 pub unsafe trait Bundle: Send + Sync + Sized + 'static {
     /// Registers each component type and appends its id, in field order.
     fn register(components: &mut Components, ids: &mut Vec<ComponentId>);
 
-    /// Gives up each component, in field order: `write(i, ptr)` must move
-    /// the value out of `ptr` (it is never dropped by the bundle).
-    fn put(self, write: impl FnMut(usize, *mut u8));
+    /// Moves each field, in field order, to the pointer `dest(i)` returns
+    /// (a typed write: no size-generic copy per component).
+    ///
+    /// # Safety
+    ///
+    /// `dest(i)` must return a pointer valid for a write of field `i`'s
+    /// type and aligned for it; whatever it points to is overwritten, not
+    /// dropped.
+    unsafe fn write(self, dest: impl FnMut(usize) -> *mut u8);
 
     /// Builds the bundle, reading field `i` from the pointer `read(i)`
     /// returns.
@@ -41,17 +46,18 @@ pub unsafe trait Bundle: Send + Sync + Sized + 'static {
 
 macro_rules! tuple_bundle {
     ($($name:ident $index:tt),*) => {
-        // SAFETY: `register`, `put` and `take` walk the same fields in the
-        // same order; `put` forgets each value it hands out (ManuallyDrop),
-        // `take` reads each value once from a pointer to its type.
+        // SAFETY: `register`, `write` and `take` walk the same fields in the
+        // same order; `write` moves each field once to its pointer, `take`
+        // reads each value once from a pointer to its type.
         unsafe impl<$($name: Component),*> Bundle for ($($name,)*) {
             fn register(components: &mut Components, ids: &mut Vec<ComponentId>) {
                 $(ids.push(components.register::<$name>());)*
             }
 
-            fn put(self, mut write: impl FnMut(usize, *mut u8)) {
-                let mut fields = std::mem::ManuallyDrop::new(self);
-                $(write($index, (&raw mut fields.$index).cast::<u8>());)*
+            unsafe fn write(self, mut dest: impl FnMut(usize) -> *mut u8) {
+                // SAFETY: the caller's contract: `dest(i)` is valid and
+                // aligned for a write of field `i`'s type.
+                unsafe { $(dest($index).cast::<$name>().write(self.$index);)* }
             }
 
             unsafe fn take(mut read: impl FnMut(usize) -> *mut u8) -> Self {
@@ -63,12 +69,12 @@ macro_rules! tuple_bundle {
     };
 }
 
-// SAFETY: no fields: `register` appends nothing, `put` and `take` call
+// SAFETY: no fields: `register` appends nothing, `write` and `take` call
 // nothing.
 unsafe impl Bundle for () {
     fn register(_: &mut Components, _: &mut Vec<ComponentId>) {}
 
-    fn put(self, _: impl FnMut(usize, *mut u8)) {}
+    unsafe fn write(self, _: impl FnMut(usize) -> *mut u8) {}
 
     unsafe fn take(_: impl FnMut(usize) -> *mut u8) -> Self {}
 }
@@ -90,15 +96,26 @@ tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub(crate) struct BundleId(u32);
 
+impl BundleId {
+    /// The id as an index.
+    #[inline]
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// What the store remembers about a bundle type.
 ///
 /// Invariant: `fields[i]` is the id of field `i`; `sorted` is `fields`
-/// sorted; `duplicate` names a type `fields` holds twice, if any (then
-/// the bundle is never used to change the store).
+/// sorted; `spawn_columns[i]` is the index of `fields[i]` in `sorted`, so
+/// field `i`'s column in the archetype of exactly these components;
+/// `duplicate` names a type `fields` holds twice, if any (then the bundle
+/// is never used to change the store).
 #[derive(Debug)]
 pub(crate) struct BundleInfo {
     pub(crate) fields: Box<[ComponentId]>,
     pub(crate) sorted: Box<[ComponentId]>,
+    pub(crate) spawn_columns: Box<[u32]>,
     pub(crate) duplicate: Option<&'static str>,
     /// The archetype a spawn of this bundle lands in (once known).
     pub(crate) spawn: Option<ArchetypeId>,
@@ -135,10 +152,18 @@ impl Bundles {
             .windows(2)
             .find(|w| w[0] == w[1])
             .map(|w| components.info(w[0]).name());
+        let spawn_columns = fields
+            .iter()
+            .map(|field| {
+                let column = sorted.partition_point(|c| c < field);
+                u32::try_from(column).expect("fewer than 2^32 fields")
+            })
+            .collect();
         let id = BundleId(u32::try_from(self.infos.len()).expect("fewer than 2^32 bundle types"));
         self.infos.push(BundleInfo {
             fields: fields.into(),
             sorted: sorted.into(),
+            spawn_columns,
             duplicate,
             spawn: None,
         });

@@ -104,8 +104,20 @@ impl Column {
         self.capacity
     }
 
-    /// Makes room for `additional` more rows plus the spare slot.
+    /// Makes room for `additional` more rows plus the spare slot (and
+    /// their ticks).
+    #[inline]
     pub(crate) fn reserve(&mut self, additional: usize) {
+        let room = self.capacity - self.len;
+        if room > additional && self.added.capacity() - self.len >= additional {
+            return;
+        }
+        self.grow(additional);
+    }
+
+    /// [`reserve`](Self::reserve)'s slow path.
+    #[cold]
+    fn grow(&mut self, additional: usize) {
         let needed = self
             .len
             .checked_add(additional)
@@ -186,6 +198,61 @@ impl Column {
         self.changed.push(UnsafeCell::new(changed));
     }
 
+    /// The spare slot: for the caller to move a value into before
+    /// [`commit_spare`](Self::commit_spare), or to take the value a
+    /// [`swap_remove_forget`](Self::swap_remove_forget) left there.
+    ///
+    /// # Safety
+    ///
+    /// Room was reserved (`len < capacity`) and no drop is pending (the
+    /// spare slot holds no live value).
+    #[inline]
+    pub(crate) unsafe fn spare_ptr(&mut self) -> *mut u8 {
+        debug_assert!(self.len < self.capacity && !self.pending);
+        // SAFETY: `len < capacity` (caller).
+        unsafe { self.slot(self.len) }
+    }
+
+    /// Makes the spare slot a row, with its ticks.
+    ///
+    /// # Safety
+    ///
+    /// The spare slot holds a valid value of this column's type, moved in
+    /// after [`spare_ptr`](Self::spare_ptr) with room reserved (for the
+    /// ticks too) and no drop pending; the column now owns it.
+    #[inline]
+    pub(crate) unsafe fn commit_spare(&mut self, added: u32, changed: u32) {
+        debug_assert!(self.len < self.capacity && !self.pending);
+        self.len += 1;
+        self.added.push(added);
+        self.changed.push(UnsafeCell::new(changed));
+    }
+
+    /// Parks `row`'s value in the spare slot, pending a
+    /// [`drop_pending`](Self::drop_pending), marks the row changed at `tick`,
+    /// and returns the row's slot, which the caller must fill with a new
+    /// value before anything else touches the column.
+    ///
+    /// # Safety
+    ///
+    /// `row < len`; room was reserved (`len < capacity`) and no drop is
+    /// pending.
+    #[inline]
+    pub(crate) unsafe fn park_row(&mut self, row: usize, tick: u32) -> *mut u8 {
+        debug_assert!(row < self.len && self.len < self.capacity && !self.pending);
+        // SAFETY: `row < len < capacity` (caller): both slots are in bounds
+        // and distinct; the spare slot holds no live value (no drop
+        // pending), so nothing is overwritten.
+        let slot = unsafe {
+            let slot = self.slot(row);
+            std::ptr::copy_nonoverlapping(slot, self.slot(self.len), self.item.size());
+            slot
+        };
+        self.pending = true;
+        *self.changed[row].get_mut() = tick;
+        slot
+    }
+
     /// Removes `row` without dropping its value: the last row takes its
     /// place (swap-remove). The caller must already have taken the value
     /// (moved its bytes elsewhere); otherwise it is leaked, never dropped.
@@ -228,38 +295,6 @@ impl Column {
         self.len = last;
         self.added.swap_remove(row);
         self.changed.swap_remove(row);
-    }
-
-    /// Replaces the value in `row` with the one at `src`, marking the row
-    /// changed at `tick`; the old value is parked in the spare slot,
-    /// pending a [`drop_pending`](Self::drop_pending).
-    ///
-    /// # Safety
-    ///
-    /// As for [`push`](Self::push): `src` is a valid value of this
-    /// column's type, given up by the caller.
-    ///
-    /// # Panics
-    ///
-    /// If `row >= len` or a drop is already pending (before anything moves).
-    pub(crate) unsafe fn replace_deferred(&mut self, row: usize, src: *const u8, tick: u32) {
-        assert!(!self.pending, "a drop is already pending");
-        assert!(
-            row < self.len,
-            "row {row} out of bounds ({} rows)",
-            self.len
-        );
-        self.reserve(0);
-        // SAFETY: `reserve(0)` left `len < capacity`, so the spare slot is
-        // in bounds; it and `row < len` are distinct slots. `src` is a valid
-        // value of the type that the caller gives up.
-        unsafe {
-            let spare = self.slot(self.len);
-            std::ptr::copy_nonoverlapping(self.slot(row), spare, self.item.size());
-            std::ptr::copy_nonoverlapping(src, self.slot(row), self.item.size());
-        }
-        self.pending = true;
-        *self.changed[row].get_mut() = tick;
     }
 
     /// Drops the value parked in the spare slot, if any. The flag is

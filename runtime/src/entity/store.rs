@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
 
-use super::archetype::{Archetype, ArchetypeId, Archetypes, Change};
+use super::archetype::{Archetype, ArchetypeId, Archetypes, Change, DROPPED, EdgeId};
 use super::bundle::{Bundle, BundleId, Bundles};
 use super::component::{Component, ComponentId, Components};
 use super::entity::{Entity, Location, Slots};
@@ -304,13 +304,14 @@ impl Entities {
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EntityError> {
         let id = self.bundle::<B>()?;
         let archetype = self.spawn_archetype(id);
-        self.slots.reserve(1);
-        self.archetypes.get_mut(archetype).reserve(1);
-        Ok(self.spawn_reserved(id, archetype, bundle))
+        self.reserve_spawns(archetype, 1);
+        // SAFETY: room for one entity was just reserved.
+        Ok(unsafe { self.spawn_reserved(id, archetype, bundle) })
     }
 
-    /// Spawns one entity per bundle, reserving room once (for the
-    /// iterator's lower size bound).
+    /// Spawns one entity per bundle, reserving room once for the
+    /// iterator's lower size bound (and again, doubling, whenever it runs
+    /// past it).
     ///
     /// # Panics
     ///
@@ -319,22 +320,37 @@ impl Entities {
         let id = self.bundle::<B>().unwrap_or_else(|error| panic!("{error}"));
         let archetype = self.spawn_archetype(id);
         let bundles = bundles.into_iter();
-        let additional = bundles.size_hint().0;
-        self.slots.reserve(additional);
-        self.archetypes.get_mut(archetype).reserve(additional);
-        let mut spawned = Vec::with_capacity(additional);
+        let mut room = bundles.size_hint().0;
+        self.reserve_spawns(archetype, room);
+        let mut spawned = Vec::with_capacity(room);
         for bundle in bundles {
-            self.slots.reserve(1);
-            self.archetypes.get_mut(archetype).reserve(1);
-            spawned.push(self.spawn_reserved(id, archetype, bundle));
+            if room == 0 {
+                room = spawned.len().max(1);
+                self.reserve_spawns(archetype, room);
+            }
+            room -= 1;
+            // SAFETY: `room` counts the entities reserved and not yet
+            // spawned; it was at least one before this spawn.
+            spawned.push(unsafe { self.spawn_reserved(id, archetype, bundle) });
         }
         spawned
     }
 
-    /// Spawns into `archetype` (bundle `id`'s), whose columns, entity list
-    /// and the slot table have room for one more: nothing here panics
+    /// Makes room for `additional` spawns into `archetype`: slots, entity
+    /// list, and every column (with its spare slot).
+    fn reserve_spawns(&mut self, archetype: ArchetypeId, additional: usize) {
+        self.slots.reserve(additional);
+        self.archetypes.get_mut(archetype).reserve(additional);
+    }
+
+    /// Spawns into `archetype` (bundle `id`'s): nothing here can panic
     /// half-way.
-    fn spawn_reserved<B: Bundle>(
+    ///
+    /// # Safety
+    ///
+    /// Room for this spawn was reserved ([`reserve_spawns`](Self::reserve_spawns))
+    /// and not used since.
+    unsafe fn spawn_reserved<B: Bundle>(
         &mut self,
         id: BundleId,
         archetype: ArchetypeId,
@@ -344,17 +360,19 @@ impl Entities {
         let row = u32::try_from(table.len()).expect("fewer than 2^32 rows");
         let entity = self.slots.alloc(Location { archetype, row });
         table.entities.push(entity);
-        let fields = &self.bundles.info(id).fields;
+        let columns = &self.bundles.info(id).spawn_columns;
         let tick = fresh_tick(&mut self.tick);
-        bundle.put(|i, value| {
-            let column = table
-                .column_index(fields[i])
-                .expect("the archetype has every field");
-            // SAFETY: `value` is a valid value of field `i`'s type, which is
-            // this column's type (the column of `fields[i]`), and the bundle
-            // gives it up (the `Bundle` contract).
-            unsafe { table.columns[column].push(value, tick, tick) }
-        });
+        // SAFETY: the archetype's columns are exactly the bundle's fields
+        // (`spawn_columns[i]` is field `i`'s column, the invariant of
+        // `BundleInfo`), each column has reserved room (caller) and no drop
+        // pending (drops are finished by every operation), so its spare
+        // slot is valid for a write of the field's type.
+        unsafe { bundle.write(|i| table.columns[columns[i] as usize].spare_ptr()) };
+        for column in &mut table.columns {
+            // SAFETY: `write` moved one value into every column's spare
+            // slot (one field per column) with room reserved.
+            unsafe { column.commit_spare(tick, tick) };
+        }
         entity
     }
 
@@ -394,20 +412,21 @@ impl Entities {
         Ok(slot.location)
     }
 
-    /// Moves `entity`'s row from `from` to `to`, carrying every component
-    /// both have (with its ticks) and forgetting the others (the caller has
-    /// taken them); fixes both entities' locations. The new location.
-    fn move_entity(&mut self, entity: Entity, location: Location, to: ArchetypeId) -> Location {
-        let (source, target) = self.archetypes.pair_mut(location.archetype, to);
+    /// Moves `entity`'s row along `edge` from its archetype to the edge's
+    /// target, carrying every component both have (with its ticks) and
+    /// forgetting the others (the caller has taken them); reserves room
+    /// for one more row in every target column (so a caller may then write
+    /// the fields the target adds); fixes both entities' locations. The new
+    /// location.
+    fn move_entity(&mut self, entity: Entity, location: Location, edge: EdgeId) -> Location {
+        let (edge, source, target) = self.archetypes.move_parts(location.archetype, edge);
         target.reserve(1);
         let row = location.row as usize;
         let new_row = u32::try_from(target.len()).expect("fewer than 2^32 rows");
-        for i in 0..source.columns.len() {
-            let component = source.components()[i];
-            let column = &mut source.columns[i];
-            match target.column_index(component) {
-                Some(j) => column.move_row_to(row, &mut target.columns[j]),
-                None => column.swap_remove_forget(row),
+        for (column, &to) in source.columns.iter_mut().zip(&edge.moves) {
+            match to {
+                DROPPED => column.swap_remove_forget(row),
+                to => column.move_row_to(row, &mut target.columns[to as usize]),
             }
         }
         target.entities.push(entity);
@@ -415,7 +434,7 @@ impl Entities {
             self.slots.set_row(moved, location.row);
         }
         let new = Location {
-            archetype: to,
+            archetype: edge.to,
             row: new_row,
         };
         self.slots
@@ -435,38 +454,45 @@ impl Entities {
     pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
         let location = self.movable(entity)?;
         let id = self.bundle::<B>()?;
-        let to = self.archetypes.target(
+        let edge = self.archetypes.edge(
             location.archetype,
             Change::Insert,
-            id,
-            &self.bundles.info(id).sorted,
+            (id, self.bundles.info(id)),
             &self.components,
             &mut self.scratch,
         );
-        let from = location.archetype;
-        let (new, source, table) = if to == from {
-            (location, None, self.archetypes.get_mut(to))
+        let row = if self.archetypes.edge_info(edge).to == location.archetype {
+            // Every field is there already: each is replaced in place,
+            // through its column's spare slot.
+            self.archetypes.get_mut(location.archetype).reserve(1);
+            location.row
         } else {
-            let new = self.move_entity(entity, location, to);
-            let (source, table) = self.archetypes.pair_mut(from, to);
-            (new, Some(&*source), table)
-        };
-        let fields = &self.bundles.info(id).fields;
-        let (row, tick) = (new.row as usize, fresh_tick(&mut self.tick));
-        bundle.put(|i, value| {
-            let column = &mut table.columns[table
-                .column_index(fields[i])
-                .expect("the target has every field")];
-            // Staying in place means the entity had every field already.
-            if source.is_none_or(|source| source.contains(fields[i])) {
-                // SAFETY: `value` is a valid value of this column's type
-                // (field `i`'s) that the bundle gives up.
-                unsafe { column.replace_deferred(row, value, tick) }
-            } else {
-                // SAFETY: as above.
-                unsafe { column.push(value, tick, tick) }
-            }
-        });
+            self.move_entity(entity, location, edge).row
+        } as usize;
+        let tick = fresh_tick(&mut self.tick);
+        let (edge, table) = self.archetypes.edge_target(edge);
+        // SAFETY: for each field, `edge.fields[i]` is its column in the
+        // target (`Edge`'s invariant; one column per field, the bundle has
+        // no duplicates) and every target column has room for a row and a
+        // spare slot (`reserve(1)` above or in `move_entity`) with no drop
+        // pending. A field the source had: `row` is the entity's live row,
+        // parked and returned for the new value. A new field: the spare
+        // slot, which `commit_spare` below makes the row.
+        unsafe {
+            bundle.write(|i| {
+                let field = edge.fields[i];
+                let column = &mut table.columns[field.column as usize];
+                if field.existed {
+                    column.park_row(row, tick)
+                } else {
+                    column.spare_ptr()
+                }
+            });
+        }
+        for field in edge.fields.iter().filter(|field| !field.existed) {
+            // SAFETY: `write` moved the field's value into the spare slot.
+            unsafe { table.columns[field.column as usize].commit_spare(tick, tick) };
+        }
         table.drop_pending();
         Ok(())
     }
@@ -486,36 +512,33 @@ impl Entities {
             let component = self.components.info(missing).name();
             return Err(EntityError::MissingComponent { entity, component });
         }
-        let row = location.row as usize;
-        // SAFETY: each field's column holds a value of the field's type in
-        // `row` (the entity has every component, checked above); the
-        // values are read out here and the move below forgets them (the
-        // source columns of removed components are swap-removed without a
-        // drop), so each is owned once, by the returned bundle.
-        let values = unsafe {
-            B::take(|i| {
-                let column = source.column_index(info.fields[i]).expect("checked above");
-                source.columns[column].get_ptr(row)
-            })
-        };
-        if !info.sorted.is_empty() {
-            let tick = fresh_tick(&mut self.tick);
-            record_removals(
-                &mut self.removed,
-                &self.bundles.info(id).sorted,
-                entity,
-                tick,
-            );
-            let to = self.archetypes.target(
-                location.archetype,
-                Change::Remove,
-                id,
-                &self.bundles.info(id).sorted,
-                &self.components,
-                &mut self.scratch,
-            );
-            self.move_entity(entity, location, to);
+        if info.sorted.is_empty() {
+            // SAFETY: no fields: `take` reads nothing.
+            return Ok(unsafe { B::take(|_| unreachable!("a bundle without fields")) });
         }
+        let edge = self.archetypes.edge(
+            location.archetype,
+            Change::Remove,
+            (id, info),
+            &self.components,
+            &mut self.scratch,
+        );
+        let tick = fresh_tick(&mut self.tick);
+        record_removals(
+            &mut self.removed,
+            &self.bundles.info(id).sorted,
+            entity,
+            tick,
+        );
+        self.move_entity(entity, location, edge);
+        let (edge, source, _) = self.archetypes.move_parts(location.archetype, edge);
+        // SAFETY: `edge.fields[i].column` is field `i`'s column in the
+        // source (`Edge`'s invariant for a removal). The move just
+        // swap-removed the entity's row from each of them without a drop,
+        // leaving its value's bytes in the spare slot, owned by nobody (no
+        // drop pending): each is read once here, by the returned bundle.
+        let values =
+            unsafe { B::take(|i| source.columns[edge.fields[i].column as usize].spare_ptr()) };
         Ok(values)
     }
 

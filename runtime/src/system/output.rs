@@ -216,12 +216,8 @@ fn two_slots(
     a: ServiceId,
     b: ServiceId,
 ) -> (&mut ServiceSlot, &mut ServiceSlot) {
-    assert_ne!(a, b, "a `Next<T>` swap needs two distinct services");
-    if a.index() < b.index() {
-        let (low, high) = slots.split_at_mut(b.index());
-        (&mut low[a.index()], &mut high[0])
-    } else {
-        let (low, high) = slots.split_at_mut(a.index());
-        (&mut high[0], &mut low[b.index()])
+    match slots.get_disjoint_mut([a.index(), b.index()]) {
+        Ok([a, b]) => (a, b),
+        Err(_) => panic!("a `Next<T>` swap needs two distinct services"),
     }
 }

@@ -80,7 +80,7 @@ impl World {
     /// (`(&mut Pos, &Pos)`); a system taking such a query is refused as
     /// SL0009.
     pub fn query<D: QueryData>(&mut self) -> Query<'_, D> {
-        crate::entity::query::assert_no_alias::<D>();
+        crate::entity::query::assert_no_alias::<D>(&mut self.query_lanes);
         Query::exclusive(self.entities_mut())
     }
 
@@ -89,7 +89,7 @@ impl World {
     /// # Panics
     /// As [`query`](Self::query).
     pub fn query_filtered<D: QueryData, F: QueryFilter>(&mut self) -> Query<'_, D, F> {
-        crate::entity::query::assert_no_alias::<D>();
+        crate::entity::query::assert_no_alias::<D>(&mut self.query_lanes);
         Query::exclusive(self.entities_mut())
     }
 

@@ -153,6 +153,9 @@ pub struct World {
     timing: bool,
     /// How many closures were registered under each source-location name.
     closure_names: foldhash::HashMap<crate::node::Label, u32>,
+    /// Reused by [`World::query`]'s aliasing check, so a query between
+    /// iterations allocates nothing.
+    query_lanes: Vec<(std::any::TypeId, bool)>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -241,6 +244,7 @@ impl World {
             plan_error: None,
             timing: false,
             closure_names: foldhash::HashMap::default(),
+            query_lanes: Vec::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

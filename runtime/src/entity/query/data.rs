@@ -154,10 +154,10 @@ pub(crate) fn column_of(archetype: &Archetype, id: ComponentId) -> &Column {
 /// Panics when the lanes of a query's data name one component twice in
 /// ways that would alias (twice, with either written), naming the query:
 /// for queries made outside a system, which the planner's SL0009 does not
-/// see.
-pub(crate) fn assert_no_alias<D: QueryData>() {
-    let mut lanes = Vec::new();
-    D::lanes(&mut lanes);
+/// see. `lanes` is scratch, reused so the check allocates nothing.
+pub(crate) fn assert_no_alias<D: QueryData>(lanes: &mut Vec<(TypeId, bool)>) {
+    lanes.clear();
+    D::lanes(lanes);
     for (i, &(lane, writes)) in lanes.iter().enumerate() {
         if lanes[..i]
             .iter()
