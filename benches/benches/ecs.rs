@@ -12,8 +12,9 @@
 //!   has no scheduler, so its three loops run one after another).
 //! - `add_remove`: add then remove a component on 10,000 entities.
 //! - `heavy_compute`: 1,000 entities, each inverting its 4×4 matrix 100
-//!   times, in parallel: sluice's parallel query (slices of 64 rows on the
-//!   world's pool), bevy's `par_iter_mut` in a multi-threaded schedule, hecs
+//!   times, in parallel: sluice's parallel query node (slices of 64 rows on
+//!   the world's pool) and a system calling `Query::par_for_each` (automatic
+//!   slices), bevy's `par_iter_mut` in a multi-threaded schedule, hecs
 //!   `query().iter_batched(64)` bridged to rayon.
 //!
 //! The worlds are built outside the timing except in `simple_insert`.
@@ -360,6 +361,10 @@ fn invert(matrix: &mut Matrix, position: &mut Position) {
     position.0[0] = matrix.0.w_axis.x;
 }
 
+fn sluice_heavy(mut q: Query<(&mut Matrix, &mut Position)>) {
+    q.par_for_each(|(matrix, position)| invert(matrix, position));
+}
+
 fn bevy_heavy(mut q: BevyQuery<(&mut Matrix, &mut Position)>) {
     q.par_iter_mut()
         .for_each(|(mut matrix, mut position)| invert(&mut matrix, &mut position));
@@ -376,6 +381,14 @@ fn heavy_compute(c: &mut Criterion) {
     );
     world.run_iteration().expect("the heavy query plans");
     group.bench_function("sluice", |b| {
+        b.iter(|| world.run_iteration().expect("runs"))
+    });
+
+    let mut world = World::new();
+    world.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
+    world.add_system(NodeBuilder::new("heavy").system(sluice_heavy));
+    world.run_iteration().expect("the heavy system plans");
+    group.bench_function("sluice_par_for_each", |b| {
         b.iter(|| world.run_iteration().expect("runs"))
     });
 

@@ -10,10 +10,11 @@
 
 #![cfg(loom)]
 
+mod loom_support;
+
 use loom::cell::UnsafeCell;
 use sluice::exec::{
     BatchBuffer, BatchNode, BatchProcessor, CompiledGraph, ExecutionState, NodeOutcome,
-    ThreadPoolBuilder,
 };
 
 const ITEMS: usize = 3;
@@ -68,11 +69,7 @@ fn slices_claimed_once_and_the_last_helper_finishes() {
     loom::model(|| {
         let graph = CompiledGraph::from_edges(2, &[(0, 1)]).unwrap();
         let mut state = ExecutionState::new(&graph);
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .max_concurrent_runs(1)
-            .build()
-            .unwrap();
+        let pool = loom_support::two_thread_pool();
         let mut batch = BatchNode::new(Doubler {
             results: (0..ITEMS).map(|_| UnsafeCell::new(0)).collect(),
             summed: Vec::new(),

@@ -217,10 +217,11 @@ struct Vel(f32);
 #[derive(Debug, Clone, Copy)]
 struct Tagged;
 
-/// A steady world frame of query systems (data, filters, change ticks) and
-/// a parallel query on every executor: no allocation once the plan is built.
+/// A steady world frame of query systems (data, filters, change ticks), a
+/// `par_for_each` and a parallel query on every executor: no allocation once
+/// the plan is built.
 fn query_frames_allocate_nothing() {
-    use sluice::{Changed, ExecutorKind, NodeBuilder, Query, With, World};
+    use sluice::{Changed, ExecutorKind, NodeBuilder, Query, With, Without, World};
     for executor in [
         ExecutorKind::Serial,
         ExecutorKind::Parallel,
@@ -238,6 +239,9 @@ fn query_frames_allocate_nothing() {
             NodeBuilder::new("damp")
                 .system(|mut q: Query<&mut Vel, With<Tagged>>| q.for_each(|v| v.0 *= 0.5)),
         );
+        world.add_system(NodeBuilder::new("spread").system(
+            |mut q: Query<&mut Vel, Without<Tagged>>| q.par_for_each_sliced(64, |v| v.0 += 0.25),
+        ));
         world.add_system(
             NodeBuilder::new("watch").system(|q: Query<&Pos, Changed<Pos>>| {
                 assert!(q.iter().count() <= 1_100);

@@ -126,3 +126,110 @@ fn a_panicking_body_is_reported() {
     });
     world.run_iteration().unwrap();
 }
+
+/// `Query::par_for_each` inside a system: every matching row exactly once,
+/// for slice sizes that split archetypes unevenly, on every executor and
+/// thread count, with the same final world as a sequential `for_each`.
+#[test]
+fn par_for_each_visits_every_row_once() {
+    let run = |executor: ExecutorKind, threads: usize, rows: usize| {
+        let mut world = world(executor, threads);
+        world.spawn_batch((0..entities() / 7).map(|i| (Pos(i as f32),)));
+        world.add_system(NodeBuilder::new("integrate").system(
+            move |mut q: Query<(&mut Pos, &Vel)>| {
+                let visited = AtomicUsize::new(0);
+                let body = |(pos, vel): (&mut Pos, &Vel)| {
+                    pos.0 += vel.0;
+                    visited.fetch_add(1, Ordering::Relaxed);
+                };
+                if rows == 0 {
+                    q.par_for_each(body);
+                } else {
+                    q.par_for_each_sliced(rows, body);
+                }
+                assert_eq!(visited.into_inner(), entities(), "every row once");
+            },
+        ));
+        world.add_system(
+            NodeBuilder::new("boost")
+                .system(|mut q: Query<&mut Vel, With<Fast>>| q.par_for_each(|vel| vel.0 *= 2.0)),
+        );
+        for _ in 0..3 {
+            world.run_iteration().expect("runs");
+        }
+        let mut positions: Vec<f32> = world.query::<&Pos>().iter().map(|p| p.0).collect();
+        positions.sort_by(f32::total_cmp);
+        positions
+    };
+    let reference = run(ExecutorKind::Serial, 1, 0);
+    let (threads_list, rows_list): (&[usize], &[usize]) = if cfg!(miri) {
+        (&[2], &[0, 7])
+    } else {
+        (&[1, 2, 4], &[0, 1, 7, 100_000])
+    };
+    for executor in [ExecutorKind::Parallel, ExecutorKind::Adaptive] {
+        for &threads in threads_list {
+            for &rows in rows_list {
+                assert_eq!(
+                    run(executor, threads, rows),
+                    reference,
+                    "{executor:?}, {threads} threads, {rows} rows per slice"
+                );
+            }
+        }
+    }
+}
+
+/// Between iterations (no pool running the caller) it runs on the calling
+/// thread, and `Changed<T>` still filters by the query's cursor.
+#[test]
+fn par_for_each_outside_a_system_and_with_changed() {
+    let mut world = world(ExecutorKind::Adaptive, 2);
+    let doubled = AtomicUsize::new(0);
+    world.query::<&mut Pos>().par_for_each(|pos| {
+        pos.0 *= 2.0;
+        doubled.fetch_add(1, Ordering::Relaxed);
+    });
+    assert_eq!(doubled.into_inner(), entities());
+    let changed = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = changed.clone();
+    world.add_system(
+        NodeBuilder::new("seen").system(move |mut q: Query<&Pos, Changed<Pos>>| {
+            q.par_for_each_sliced(5, |_| {
+                seen.fetch_add(1, Ordering::Relaxed);
+            })
+        }),
+    );
+    world.run_iteration().expect("runs");
+    assert_eq!(changed.swap(0, Ordering::Relaxed), entities(), "first run");
+    world.run_iteration().expect("runs");
+    assert_eq!(changed.load(Ordering::Relaxed), 0, "nothing changed since");
+}
+
+/// A panic in a parallel body fails the system naming it, after the slices
+/// in flight finish; the world and the pool go on working.
+#[test]
+fn par_for_each_panic_fails_the_system() {
+    for threads in [1, 3] {
+        let mut world = world(ExecutorKind::Parallel, threads);
+        let trip = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let armed = trip.clone();
+        world.add_system(
+            NodeBuilder::new("fragile").system(move |mut q: Query<&mut Pos>| {
+                q.par_for_each_sliced(3, |pos| {
+                    if pos.0 == 42.0 && armed.load(Ordering::Relaxed) {
+                        panic!("row 42 refused");
+                    }
+                })
+            }),
+        );
+        let error = world.run_iteration().expect_err("the body panicked");
+        let text = error.to_string();
+        assert!(
+            text.contains("fragile") && text.contains("row 42 refused"),
+            "{text}"
+        );
+        trip.store(false, Ordering::Relaxed);
+        world.run_iteration().expect("runs once disarmed");
+    }
+}

@@ -29,6 +29,7 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering, Unsaf
 use super::job::JobRef;
 use super::pool::WorkerThread;
 use super::run::{NodeContext, NodeOutcome, RunSlot};
+use super::slices::claim_guided;
 
 /// A buffer that a batch processor's default `after_update` can empty.
 pub trait ClearBuffer {
@@ -304,30 +305,6 @@ impl<P: BatchProcessor> BatchNode<P> {
         NodeOutcome::Deferred
     }
 
-    /// Claims the next run of slices, guided self-scheduling: a share of
-    /// what is left (at least one slice), so a helper takes few, long,
-    /// contiguous runs early and short ones near the end for balance. One
-    /// claim per slice would bounce `next` (and the neighbouring results
-    /// a processor writes) between the cores on every slice.
-    fn claim(&self, slices: usize, helpers: usize) -> Option<std::ops::Range<usize>> {
-        let mut first = self.next.load(Ordering::Relaxed);
-        loop {
-            if first >= slices {
-                return None;
-            }
-            let count = ((slices - first) / (2 * helpers)).max(1);
-            match self.next.compare_exchange_weak(
-                first,
-                first + count,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(first..first + count),
-                Err(actual) => first = actual,
-            }
-        }
-    }
-
     /// A helper job: claims slices until none is left; the last helper to
     /// leave finishes the batch.
     ///
@@ -349,7 +326,7 @@ impl<P: BatchProcessor> BatchNode<P> {
             let _span = tracing::trace_span!("batch", node).entered();
             let slices = len.div_ceil(P::BATCH_SIZE);
             let helpers = this.helpers.load(Ordering::Relaxed).max(1);
-            while let Some(claimed) = this.claim(slices, helpers) {
+            while let Some(claimed) = claim_guided(&this.next, slices, helpers) {
                 for slice in claimed {
                     if this.poisoned.load(Ordering::Relaxed) {
                         break;

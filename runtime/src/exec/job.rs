@@ -50,6 +50,12 @@ impl JobRef {
         std::ptr::eq(self.data, std::ptr::from_ref(slot).cast()).then_some(self.arg)
     }
 
+    /// Whether the job's data is `data` (a scope telling its own helpers
+    /// apart from other jobs).
+    pub(crate) fn data_is(&self, data: *const ()) -> bool {
+        std::ptr::eq(self.data, data)
+    }
+
     /// Runs the job.
     ///
     /// # Safety

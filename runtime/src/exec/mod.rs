@@ -11,6 +11,8 @@
 //! - [`LooseTasks`]: prioritized and regular (time-boxed) async tasks.
 //! - [`BatchProcessor`] / [`BatchNode`]: one node that fans a buffer out
 //!   over the pool, completing when its last slice does.
+//! - [`for_each_slice`]: a running body fans slices out over its pool and
+//!   waits for them (parallel queries).
 //! - [`SystemTiming`]: opt-in per-node timing.
 //!
 //! ```
@@ -43,6 +45,7 @@ mod parallel;
 mod pool;
 mod run;
 mod serial;
+mod slices;
 mod state;
 mod timing;
 
@@ -54,5 +57,7 @@ pub use pool::{PoolStats, ThreadPool, ThreadPoolBuilder};
 pub(crate) use run::panic_message;
 pub use run::{Completion, NodeContext, NodeFailure, NodeOutcome};
 pub use serial::SerialExecutor;
+pub(crate) use slices::current_thread_count;
+pub use slices::for_each_slice;
 pub use state::ExecutionState;
 pub use timing::SystemTiming;

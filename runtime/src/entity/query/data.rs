@@ -51,7 +51,7 @@ pub unsafe trait QueryData {
     /// What the query yields per entity, borrowed for `'w`.
     type Item<'w>;
     /// The component ids, looked up once per run.
-    type Ids: Copy;
+    type Ids: Copy + Send + Sync;
     /// One archetype's columns, ready for rows.
     type Fetch<'w>: Copy;
     /// Adds the lanes this data touches to `node`.

@@ -46,7 +46,7 @@ debug_by_name!(With, Without, Changed, Added);
 /// and `row` reads nothing else.
 pub unsafe trait QueryFilter {
     /// The component ids, looked up once per run.
-    type Ids: Copy;
+    type Ids: Copy + Send + Sync;
     /// One archetype's state for [`row`](Self::row).
     type Fetch<'w>: Copy;
     /// Whether [`row`](Self::row) can refuse a row (otherwise only

@@ -11,10 +11,12 @@
 //! - `data.rs`: what a query yields per entity ([`QueryData`]).
 //! - `filter.rs`: which archetypes it visits ([`QueryFilter`]).
 //! - `param.rs`: the [`Param`](crate::system::Param) impl.
+//! - `par.rs`: parallel iteration on the world's pool.
 
 mod cursor;
 mod data;
 mod filter;
+mod par;
 mod param;
 mod removed;
 

@@ -1,0 +1,208 @@
+//! [`for_each_slice`]: a running body fans slices of work out over its pool
+//! and returns when all of them are done, without ever waiting on a slice
+//! that has not started.
+//!
+//! The protocol (the help-first half of rayon's `join`, for many slices):
+//!
+//! 1. The caller pushes up to `threads - 1` helper jobs onto its local deque
+//!    (never the injector: a job it cannot take back could sit behind other
+//!    work) and wakes sleepers. `outstanding` counts the jobs pushed.
+//! 2. The caller and every helper that starts claim runs of slices from
+//!    `next` (guided self-scheduling, as batch nodes do) until none is left.
+//! 3. The caller takes its own helpers that nobody stole back off the top of
+//!    its deque (LIFO: they are above anything pushed before), uncounting
+//!    each; a stolen helper is already running (a steal hands the job
+//!    straight to the thief), and only finishes slices it claimed.
+//! 4. The caller spins until `outstanding` is 0: a helper's decrement is its
+//!    last touch of the scope (release), the caller's read acquires it, so
+//!    the scope on the caller's stack outlives every use.
+//!
+//! A slice that panics poisons the scope (the rest are skipped) and its
+//! payload is resumed on the caller once every helper has left. Nothing is
+//! allocated unless a slice panics. `tests/loom_slices.rs` model-checks the
+//! protocol.
+
+use std::any::Any;
+use std::ops::Range;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+
+use crossbeam_utils::CachePadded;
+
+use super::job::JobRef;
+use super::pool::WorkerThread;
+use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering, PoisonError};
+
+/// The state one [`for_each_slice`] call shares with its helpers.
+///
+/// Invariants: `next` is the first slice nobody claimed (it only grows,
+/// and may pass `slices`); `outstanding` counts the helper jobs pushed that
+/// have neither finished nor been taken back; once `poisoned` is set no new
+/// slice starts, and `panic` holds the first payload.
+struct Scope<'a> {
+    next: CachePadded<AtomicUsize>,
+    outstanding: CachePadded<AtomicUsize>,
+    slices: usize,
+    /// How many threads claim (for the guided claim size).
+    claimers: usize,
+    poisoned: AtomicBool,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    body: &'a (dyn Fn(Range<usize>) + Sync),
+}
+
+impl Scope<'_> {
+    /// Claims the next run of slices, unless a slice panicked.
+    fn claim(&self) -> Option<Range<usize>> {
+        if self.poisoned.load(Ordering::Relaxed) {
+            return None;
+        }
+        claim_guided(&self.next, self.slices, self.claimers)
+    }
+
+    /// Claims and runs slices until none is left, catching a panic.
+    fn work(&self) {
+        while let Some(claimed) = self.claim() {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.body)(claimed))) {
+                self.poisoned.store(true, Ordering::Relaxed);
+                let mut first = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
+                first.get_or_insert(payload);
+            }
+        }
+    }
+
+    /// A helper job: works, then leaves (its last touch of the scope).
+    ///
+    /// # Safety
+    ///
+    /// - `data` is a `Scope` whose caller waits until `outstanding` is 0,
+    ///   and this job holds one of its counts.
+    unsafe fn helper(data: *const (), _: u32, _: &WorkerThread) {
+        // SAFETY:
+        // - The caller keeps the scope alive until this job's decrement
+        //   below (it waits for `outstanding` to reach 0).
+        let this = unsafe { &*data.cast::<Self>() };
+        this.work();
+        this.outstanding.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Whether `job` is one of this scope's helpers.
+    fn owns(&self, job: &JobRef) -> bool {
+        job.data_is(ptr::from_ref(self).cast())
+    }
+}
+
+/// Claims the next run of `slices` from `next`, guided self-scheduling: a
+/// share of what is left (at least one slice) for each of `claimers`, so a
+/// thread takes few, long, contiguous runs early and short ones near the
+/// end for balance. One claim per slice would bounce `next` (and the
+/// neighbouring results a slice writes) between the cores on every slice.
+pub(crate) fn claim_guided(
+    next: &AtomicUsize,
+    slices: usize,
+    claimers: usize,
+) -> Option<Range<usize>> {
+    let mut first = next.load(Ordering::Relaxed);
+    loop {
+        if first >= slices {
+            return None;
+        }
+        let count = ((slices - first) / (2 * claimers)).max(1);
+        match next.compare_exchange_weak(first, first + count, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => return Some(first..first + count),
+            Err(actual) => first = actual,
+        }
+    }
+}
+
+/// The number of threads of the pool running the current thread's body
+/// (1 outside a pool).
+pub(crate) fn current_thread_count() -> usize {
+    WorkerThread::current().map_or(1, |worker| worker.registry.thread_count())
+}
+
+/// Runs `body` over the slice indices `0..slices`, each index exactly once,
+/// in runs (`body(3..5)` covers slices 3 and 4), on the current thread and,
+/// when called from a body running on a pool with other threads, on the
+/// threads that are idle. Returns when every slice is done.
+///
+/// A panic in `body` stops the slices not yet started and is resumed here
+/// once every slice in flight is done. Allocates nothing (unless a slice
+/// panics).
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let sum = AtomicUsize::new(0);
+/// sluice::exec::for_each_slice(10, &|slices| {
+///     sum.fetch_add(slices.sum::<usize>(), Ordering::Relaxed);
+/// });
+/// assert_eq!(sum.into_inner(), 45);
+/// ```
+pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
+    let worker = WorkerThread::current();
+    let threads = current_thread_count();
+    let helpers = (threads - 1).min(slices.saturating_sub(1));
+    let (Some(worker), true) = (worker, helpers > 0) else {
+        if slices > 0 {
+            body(0..slices);
+        }
+        return;
+    };
+    let scope = Scope {
+        next: CachePadded::new(AtomicUsize::new(0)),
+        outstanding: CachePadded::new(AtomicUsize::new(0)),
+        slices,
+        claimers: helpers + 1,
+        poisoned: AtomicBool::new(false),
+        panic: Mutex::new(None),
+        body,
+    };
+    let mut pushed = 0;
+    for _ in 0..helpers {
+        // Counted before the job can run (and uncount itself).
+        scope.outstanding.fetch_add(1, Ordering::Relaxed);
+        // SAFETY:
+        // - The scope outlives the job: this function returns only once
+        //   `outstanding` is back to 0, after the job's last touch.
+        // - `Scope::helper` is sound to call once on any pool thread with
+        //   the count just taken.
+        let job = unsafe { JobRef::new(ptr::from_ref(&scope).cast(), 0, Scope::helper) };
+        if !worker.push_local(job) {
+            scope.outstanding.fetch_sub(1, Ordering::Relaxed);
+            break;
+        }
+        pushed += 1;
+    }
+    worker.registry.notify(pushed);
+    scope.work();
+    // Take back the helpers nobody stole: they are on top of the deque.
+    while let Some(job) = worker.pop_local() {
+        if !scope.owns(&job) {
+            // Somebody else's (pushed before this call): put it back where
+            // it was.
+            worker.push(job);
+            break;
+        }
+        // Never executed: its count is ours to drop.
+        scope.outstanding.fetch_sub(1, Ordering::Relaxed);
+    }
+    // The rest were stolen and are running: they finish their claims.
+    let mut rounds = 0u32;
+    while scope.outstanding.load(Ordering::Acquire) != 0 {
+        rounds += 1;
+        if rounds < 64 {
+            sync::spin_loop();
+        } else {
+            sync::yield_now();
+        }
+    }
+    let payload = scope
+        .panic
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(payload) = payload {
+        panic::resume_unwind(payload);
+    }
+}
