@@ -217,8 +217,8 @@ fn par_for_each_panic_fails_the_system() {
         world.add_system(
             NodeBuilder::new("fragile").system(move |mut q: Query<&mut Pos>| {
                 q.par_for_each_sliced(3, |pos| {
-                    if pos.0 == 42.0 && armed.load(Ordering::Relaxed) {
-                        panic!("row 42 refused");
+                    if pos.0 == 7.0 && armed.load(Ordering::Relaxed) {
+                        panic!("row 7 refused");
                     }
                 })
             }),
@@ -226,10 +226,57 @@ fn par_for_each_panic_fails_the_system() {
         let error = world.run_iteration().expect_err("the body panicked");
         let text = error.to_string();
         assert!(
-            text.contains("fragile") && text.contains("row 42 refused"),
+            text.contains("fragile") && text.contains("row 7 refused"),
             "{text}"
         );
         trip.store(false, Ordering::Relaxed);
         world.run_iteration().expect("runs once disarmed");
+    }
+}
+
+/// Commands recorded inside `par_for_each` land in row order, between the
+/// system's commands before and after the call: entity ids come out the
+/// same for every thread count and slice size.
+#[test]
+fn par_for_each_commands_land_in_row_order() {
+    use sluice::Commands;
+    let run = |executor: ExecutorKind, threads: usize, rows: usize| {
+        let mut world = world(executor, threads);
+        world.add_system(NodeBuilder::new("spawner").system(
+            move |mut q: Query<&Pos>, commands: Commands<'_>| {
+                commands.spawn((Pos(-1.0),));
+                q.par_for_each_sliced(rows, |pos| {
+                    if (pos.0 as usize).is_multiple_of(5) {
+                        commands.spawn((Pos(pos.0 + 0.5),));
+                    }
+                });
+                commands.spawn((Pos(-2.0),));
+            },
+        ));
+        world.run_iteration().expect("runs");
+        let mut spawned: Vec<(u64, f32)> = world
+            .query::<(sluice::Entity, &Pos)>()
+            .iter()
+            .filter(|(_, pos)| pos.0 < 0.0 || pos.0.fract() != 0.0)
+            .map(|(entity, pos)| (entity.id(), pos.0))
+            .collect();
+        spawned.sort_by_key(|&(id, _)| id);
+        spawned
+            .into_iter()
+            .map(|(_, pos)| pos)
+            .collect::<Vec<f32>>()
+    };
+    let reference = run(ExecutorKind::Serial, 1, 100_000);
+    assert_eq!(reference.first(), Some(&-1.0));
+    assert_eq!(reference.last(), Some(&-2.0));
+    assert_eq!(reference.len(), entities().div_ceil(5) + 2);
+    for threads in if cfg!(miri) { &[2][..] } else { &[1, 2, 4][..] } {
+        for rows in [1, 3, 64] {
+            assert_eq!(
+                run(ExecutorKind::Parallel, *threads, rows),
+                reference,
+                "{threads} threads, {rows} rows per slice"
+            );
+        }
     }
 }

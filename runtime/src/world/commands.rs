@@ -63,29 +63,61 @@ impl std::fmt::Display for CommandLabel {
 pub(crate) struct RecordedChange {
     pub(crate) label: CommandLabel,
     pub(crate) change: WorldChange,
-    /// The recording node's registration index (`u32::MAX`: none) and the
-    /// command's place among that node's: the order changes land in.
-    order: (u32, u32),
+    /// Where the command was recorded: the order changes land in.
+    order: Place,
+}
+
+/// Where a command was recorded, in the order changes land: by recording
+/// node (registration index; `u32::MAX` off a node), then the node's count
+/// of commands before it; a command recorded inside a slice of the node's
+/// parallel query shares the count the query was called at and is ordered
+/// by slice (numbered from 1, in row order), then within the slice. Slices
+/// cover consecutive rows, so this is the order a sequential `for_each`
+/// would record in, whatever the slice size or thread count.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+struct Place {
+    node: u32,
+    count: u32,
+    slice: u32,
+    in_slice: u32,
+}
+
+impl Place {
+    const OFF_NODE: Place = Place::node(u32::MAX);
+
+    const fn node(node: u32) -> Self {
+        Self {
+            node,
+            count: 0,
+            slice: 0,
+            in_slice: 0,
+        }
+    }
 }
 
 std::thread_local! {
-    /// The node running on this thread, and how many commands it recorded
-    /// in this run.
-    static RECORDING: Cell<(u32, u32)> = const { Cell::new((u32::MAX, 0)) };
+    /// Where the next command recorded on this thread lands.
+    static RECORDING: Cell<Place> = const { Cell::new(Place::OFF_NODE) };
 }
 
 /// While alive, commands recorded on this thread belong to `node`: changes
 /// land by node (registration order), then in each node's record order, the
-/// same for every thread count. (Commands recorded off a node, by a batch
-/// slice or a loose task, land after every node's, in claim order.)
+/// same for every thread count. Parallel queries' slices record at their
+/// node's place ([`SliceRecording`]); commands recorded off a node (a batch
+/// processor's slice, a loose task) land after every node's, in claim
+/// order.
 pub(crate) struct Recording {
-    previous: (u32, u32),
+    previous: Place,
 }
 
 impl Recording {
     pub(crate) fn enter(node: u32) -> Self {
+        Self::at(Place::node(node))
+    }
+
+    fn at(place: Place) -> Self {
         Self {
-            previous: RECORDING.with(|recording| recording.replace((node, 0))),
+            previous: RECORDING.with(|recording| recording.replace(place)),
         }
     }
 }
@@ -96,12 +128,45 @@ impl Drop for Recording {
     }
 }
 
+/// The recording place of a parallel query's caller, for its slices: a
+/// command recorded in slice `k` lands where the caller's next command
+/// would, ordered by slice and then within it (see [`Place`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SliceRecording {
+    at: Place,
+}
+
+impl SliceRecording {
+    /// Takes the current thread's place for the slices about to run; the
+    /// caller's later commands land after theirs.
+    pub(crate) fn take() -> Self {
+        Self { at: next_order() }
+    }
+
+    /// Commands recorded on this thread belong to slice `slice` until the
+    /// guard drops.
+    pub(crate) fn enter(self, slice: usize) -> Recording {
+        let slice = u32::try_from(slice + 1).unwrap_or(u32::MAX);
+        Recording::at(Place {
+            slice,
+            in_slice: 0,
+            ..self.at
+        })
+    }
+}
+
 /// The place of the next command recorded on this thread.
-fn next_order() -> (u32, u32) {
+fn next_order() -> Place {
     RECORDING.with(|recording| {
-        let (node, count) = recording.get();
-        recording.set((node, count.wrapping_add(1)));
-        (node, count)
+        let place = recording.get();
+        let mut next = place;
+        if place.slice == 0 {
+            next.count = place.count.wrapping_add(1);
+        } else {
+            next.in_slice = place.in_slice.wrapping_add(1);
+        }
+        recording.set(next);
+        place
     })
 }
 

@@ -39,7 +39,7 @@ use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
 use crate::system::{BoundaryHooks, NextValue};
 
 pub use cadence::FixedTime;
-pub(crate) use commands::CommandQueue;
+pub(crate) use commands::{CommandQueue, SliceRecording};
 pub use commands::{Commands, EntityCommands};
 pub use context::Context;
 pub use entities::{EntityMut, EntityRef};

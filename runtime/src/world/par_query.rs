@@ -12,6 +12,7 @@ use crate::entity::{Archetype, Entities};
 use crate::exec::{BatchNode, BatchProcessor, ClearBuffer, NodeContext as RunContext, NodeOutcome};
 use crate::sync::UnsafeCell;
 use crate::system::ServiceCells;
+use crate::world::SliceRecording;
 use crate::world::batch::BatchDriver;
 
 /// Rows `start..start + len` of one archetype, with what a slice needs to
@@ -25,6 +26,9 @@ pub(crate) struct RowSlice<D: QueryData, F: QueryFilter> {
     len: usize,
     last_run: u32,
     tick: u32,
+    /// Where commands recorded by the slice land: in row order, as from
+    /// a sequential walk, within the node's.
+    recording: SliceRecording,
 }
 
 // SAFETY: the pointers are into the world's entity store, which nothing
@@ -63,8 +67,9 @@ where
         &buffer.0
     }
 
-    fn process_batch(&self, _start: usize, batch: &[RowSlice<D, F>]) {
-        for slice in batch {
+    fn process_batch(&self, start: usize, batch: &[RowSlice<D, F>]) {
+        for (index, slice) in (start..).zip(batch) {
+            let _recording = slice.recording.enter(index);
             // SAFETY: the store and archetype outlive the run and hold still
             // (see `RowSlice`'s `Send`); `archetype` matches the ids (the
             // node cut slices only from matching archetypes).
@@ -167,6 +172,7 @@ where
             // SAFETY: as for the cursor: no batch of this node is in flight.
             let slices = unsafe { &mut *slices };
             slices.0.clear();
+            let recording = SliceRecording::take();
             let components = entities.components();
             if let Some(ids) = D::ids(components) {
                 let filter = F::ids(components);
@@ -189,6 +195,7 @@ where
                             len,
                             last_run,
                             tick: this_run,
+                            recording,
                         });
                         start += len;
                     }

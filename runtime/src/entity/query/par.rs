@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::{Query, QueryData, QueryFilter, visits};
 use crate::exec::for_each_slice;
+use crate::world::SliceRecording;
 
 /// Slices per thread when the caller does not choose a slice size: enough
 /// for the claims to balance uneven rows, few enough to keep each slice's
@@ -21,7 +22,9 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
     /// are cut into slices (about four per thread, at least 64 rows each)
     /// that the threads of the world's pool run as helper jobs while this
     /// system waits. Outside a pool, or on one thread, it is
-    /// [`for_each`](Self::for_each). Allocates nothing.
+    /// [`for_each`](Self::for_each). Allocates nothing. `Commands` recorded
+    /// by `f` land in row order, as from `for_each`, whatever the thread
+    /// count or slice size.
     ///
     /// ```
     /// use sluice::{NodeBuilder, Query, World};
@@ -62,6 +65,7 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
                 .filter(move |archetype| visits::<D, F>(ids, filter, archetype))
         };
         let slices = matching().map(|a| a.len().div_ceil(rows)).sum();
+        let recording = SliceRecording::take();
         let run = |claimed: Range<usize>| {
             // Slice numbers run through the matching archetypes in order.
             let mut first = 0;
@@ -69,24 +73,28 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
                 let count = archetype.len().div_ceil(rows);
                 let (start, end) = (claimed.start.max(first), claimed.end.min(first + count));
                 if start < end {
-                    let row_end = ((end - first) * rows).min(archetype.len());
                     // SAFETY: `archetype` matches `ids`; the query holds its
                     // lanes (`Query::new`'s contract) while `&mut self` is
                     // held, for the whole call.
                     let fetch = unsafe { D::fetch(ids, entities, archetype, tick) };
                     // SAFETY: as for the data.
                     let checks = unsafe { F::fetch(filter, archetype, last_run) };
-                    for row in (start - first) * rows..row_end {
-                        // SAFETY: `row` is live; the query holds the
-                        // filter's lanes.
-                        if F::BY_ROW && !unsafe { F::row(checks, row) } {
-                            continue;
+                    for slice in start..end {
+                        // Commands land in row order, as from `for_each`.
+                        let _recording = recording.enter(slice);
+                        let row_start = (slice - first) * rows;
+                        for row in row_start..(row_start + rows).min(archetype.len()) {
+                            // SAFETY: `row` is live; the query holds the
+                            // filter's lanes.
+                            if F::BY_ROW && !unsafe { F::row(checks, row) } {
+                                continue;
+                            }
+                            // SAFETY: `row` is live, and each slice (so each
+                            // row) is claimed by one thread only
+                            // (`for_each_slice` runs each index once), while
+                            // `&mut self` is held.
+                            f(unsafe { D::item(fetch, row) });
                         }
-                        // SAFETY: `row` is live, and each slice (so each
-                        // row) is claimed by one thread only
-                        // (`for_each_slice` runs each index once), while
-                        // `&mut self` is held.
-                        f(unsafe { D::item(fetch, row) });
                     }
                 }
                 first += count;
