@@ -27,6 +27,7 @@ impl ArchetypeId {
 /// Every entity with exactly one set of component types.
 ///
 /// Invariants: `components` is sorted and has no duplicates;
+/// `column_by_id[components[i]] == i` and every other entry is `NO_COLUMN`;
 /// `columns[i]` holds the values of `components[i]`; every column has
 /// `entities.len()` rows, and row `r` of every column belongs to
 /// `entities[r]`, whose slot records this archetype and row `r`. The edge
@@ -37,6 +38,10 @@ impl ArchetypeId {
 pub struct Archetype {
     id: ArchetypeId,
     components: Box<[ComponentId]>,
+    /// By component id: the index of its column, or `NO_COLUMN` (ids past
+    /// the end have none). Queries look columns up per archetype on every
+    /// walk: one load instead of a search.
+    column_by_id: Box<[u32]>,
     pub(crate) columns: Box<[Column]>,
     pub(crate) entities: Vec<Entity>,
     insert_edges: Vec<EdgeId>,
@@ -46,6 +51,9 @@ pub struct Archetype {
 /// An [`Edge`]'s index in [`Archetypes`]' edge list.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct EdgeId(u32);
+
+/// `Archetype::column_by_id`'s "no such column".
+const NO_COLUMN: u32 = u32::MAX;
 
 /// The edge cache's "not known yet".
 const NO_EDGE: EdgeId = EdgeId(u32::MAX);
@@ -112,7 +120,10 @@ impl Archetype {
     /// The index of `id`'s column.
     #[inline]
     pub(crate) fn column_index(&self, id: ComponentId) -> Option<usize> {
-        self.components.binary_search(&id).ok()
+        match self.column_by_id.get(id.index()) {
+            Some(&column) if column != NO_COLUMN => Some(column as usize),
+            _ => None,
+        }
     }
 
     /// Makes room for `additional` more rows in every column.
@@ -215,9 +226,14 @@ impl Archetypes {
             return id;
         }
         let id = ArchetypeId(u32::try_from(self.list.len()).expect("fewer than 2^32 archetypes"));
+        let mut column_by_id = vec![NO_COLUMN; ids.last().map_or(0, |last| last.index() + 1)];
+        for (column, id) in ids.iter().enumerate() {
+            column_by_id[id.index()] = u32::try_from(column).expect("fewer than 2^32 columns");
+        }
         self.list.push(Archetype {
             id,
             components: ids.into(),
+            column_by_id: column_by_id.into(),
             columns: ids
                 .iter()
                 .map(|&c| Column::new(components.info(c)))
