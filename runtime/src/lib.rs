@@ -56,8 +56,9 @@ pub mod world;
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
-    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, Query, QueryData,
-    QueryFilter, QueryIter, ReadOnlyQueryData, Removed, Target, With, Without,
+    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Query,
+    QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, TICK_CHECK_INTERVAL, Target,
+    With, Without,
 };
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,

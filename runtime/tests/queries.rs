@@ -469,3 +469,46 @@ fn world_queries_that_would_alias_are_refused() {
         "nothing changed"
     );
 }
+
+/// Change detection stays right however long a world runs: ticks wrap
+/// around `u32` several times while nothing changes, and `Changed<T>` never
+/// reports a stale row as new; a real change is still seen.
+#[test]
+fn changed_survives_tick_wraparound() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let mut world = World::new();
+    world.spawn((Pos(0.0, 0.0),));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let write = Arc::new(AtomicBool::new(false));
+    let (counted, writing) = (seen.clone(), write.clone());
+    world.add_system(
+        NodeBuilder::new("move").system(move |mut q: Query<&mut Pos>| {
+            if writing.load(Ordering::Relaxed) {
+                q.for_each(|pos| pos.0 += 1.0);
+            }
+        }),
+    );
+    world.add_system(
+        NodeBuilder::new("watch").system(move |q: Query<&Pos, Changed<Pos>>| {
+            counted.fetch_add(q.iter().count(), Ordering::Relaxed);
+        }),
+    );
+    world.run_iteration().expect("runs");
+    assert_eq!(
+        seen.swap(0, Ordering::Relaxed),
+        1,
+        "added counts as changed"
+    );
+    // Five times 2^30 ticks: past the u32 wrap, and past i32's window.
+    for _ in 0..20 {
+        world
+            .entities_mut()
+            .advance_ticks(sluice::TICK_CHECK_INTERVAL + 12_345);
+        world.run_iteration().expect("runs");
+        assert_eq!(seen.load(Ordering::Relaxed), 0, "nothing changed");
+    }
+    write.store(true, Ordering::Relaxed);
+    world.run_iteration().expect("runs");
+    assert_eq!(seen.load(Ordering::Relaxed), 1, "a real change is seen");
+}

@@ -373,6 +373,11 @@ impl Archetypes {
         self.list.iter()
     }
 
+    /// Every archetype, by id, mutably.
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Archetype> {
+        self.list.iter_mut()
+    }
+
     /// Whether `from` has a cached edge for `bundle`.
     #[cfg(test)]
     pub(crate) fn has_edge(&self, from: ArchetypeId, change: Change, bundle: BundleId) -> bool {

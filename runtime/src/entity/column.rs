@@ -326,6 +326,17 @@ impl Column {
         self.changed[row].with(|tick| unsafe { *tick })
     }
 
+    /// Moves every tick older than the store's `MAX_TICK_AGE` before `now`
+    /// up to that age.
+    pub(crate) fn clamp_ticks(&mut self, now: u32) {
+        for tick in &mut self.added {
+            super::Entities::clamp_tick(tick, now);
+        }
+        for tick in &mut self.changed {
+            super::Entities::clamp_tick(tick.get_mut(), now);
+        }
+    }
+
     /// Marks `row` changed at `tick`.
     #[inline]
     pub(crate) fn set_changed(&mut self, row: usize, tick: u32) {

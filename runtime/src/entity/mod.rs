@@ -38,4 +38,4 @@ pub use query::{
     Added, Changed, Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, With,
     Without,
 };
-pub use store::{ComponentTicks, Entities, EntityError};
+pub use store::{ComponentTicks, Entities, EntityError, MAX_TICK_AGE, TICK_CHECK_INTERVAL};

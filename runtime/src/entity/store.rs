@@ -69,6 +69,16 @@ impl fmt::Display for EntityError {
 
 impl std::error::Error for EntityError {}
 
+/// How old a stored tick (a row's added or changed tick, a system's change
+/// cursor) may grow before [`Entities::check_ticks`] moves it up: half the
+/// window in which the wrapping comparison ([`Entities::is_newer`]) is
+/// right, so with checks every [`TICK_CHECK_INTERVAL`] ticks no live tick
+/// ever leaves that window, however long a game runs.
+pub const MAX_TICK_AGE: u32 = 1 << 30;
+
+/// How many ticks pass between two [`Entities::check_ticks`] passes.
+pub const TICK_CHECK_INTERVAL: u32 = 1 << 28;
+
 /// When a component value was added to its entity and last changed, in the
 /// store's ticks ([`Entities::tick`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -104,6 +114,8 @@ pub struct Entities {
     removed: Vec<Vec<(Entity, u32)>>,
     /// Reused for archetype lookups, so a cached move allocates nothing.
     scratch: Vec<super::component::ComponentId>,
+    /// The tick of the last [`check_ticks`](Entities::check_ticks) pass.
+    last_tick_check: u32,
 }
 
 /// Records that `entity` lost each of `components` at `tick`.
@@ -154,6 +166,7 @@ impl Entities {
             tick: AtomicU32::new(0),
             removed: Vec::new(),
             scratch: Vec::new(),
+            last_tick_check: 0,
         }
     }
 
@@ -165,10 +178,55 @@ impl Entities {
     /// Moves to a fresh tick and returns it (the world does at every
     /// boundary, and every write through `&mut` does). Ticks wrap at
     /// `u32::MAX`: they are compared with wrapping arithmetic
-    /// ([`is_newer`](Self::is_newer)), correct while a system runs at least
-    /// once every 2^31 ticks.
+    /// ([`is_newer`](Self::is_newer)), kept within its window by
+    /// [`check_ticks`](Self::check_ticks).
     pub fn advance_tick(&mut self) -> u32 {
         fresh_tick(&mut self.tick)
+    }
+
+    /// Moves the change counter on by `by` ticks and returns the new tick,
+    /// as `by` calls to [`advance_tick`](Self::advance_tick) would (for
+    /// tools and tests that simulate a long run).
+    pub fn advance_ticks(&mut self, by: u32) -> u32 {
+        let tick = self.tick.get_exclusive().wrapping_add(by);
+        self.tick.set_exclusive(tick);
+        tick
+    }
+
+    /// Keeps the ticks comparable however long the store lives: once
+    /// [`TICK_CHECK_INTERVAL`] ticks have passed since the last pass, moves
+    /// every row's added and changed tick older than [`MAX_TICK_AGE`] up to
+    /// that age, and returns the current tick (the world then does the same
+    /// to every system's change cursor with [`clamp_tick`](Self::clamp_tick));
+    /// `None` when no pass was due. The world calls it at every boundary.
+    ///
+    /// A system that has not run for [`MAX_TICK_AGE`] ticks may then miss a
+    /// change older than that; nothing newer is lost.
+    pub fn check_ticks(&mut self) -> Option<u32> {
+        let now = self.tick();
+        if now.wrapping_sub(self.last_tick_check) < TICK_CHECK_INTERVAL {
+            return None;
+        }
+        self.last_tick_check = now;
+        for archetype in self.archetypes.iter_mut() {
+            for column in archetype.columns.iter_mut() {
+                column.clamp_ticks(now);
+            }
+        }
+        for records in &mut self.removed {
+            for (_, tick) in records.iter_mut() {
+                Self::clamp_tick(tick, now);
+            }
+        }
+        Some(now)
+    }
+
+    /// Moves `tick` up to [`MAX_TICK_AGE`] before `now` if it is older.
+    #[inline]
+    pub fn clamp_tick(tick: &mut u32, now: u32) {
+        if now.wrapping_sub(*tick) > MAX_TICK_AGE {
+            *tick = now.wrapping_sub(MAX_TICK_AGE);
+        }
     }
 
     /// A fresh tick for one run of a system with a query: its writes are

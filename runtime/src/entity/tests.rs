@@ -439,3 +439,37 @@ fn spawn_batch() {
         "ids in spawn order"
     );
 }
+
+/// `check_ticks` runs once per interval and moves every stored tick older
+/// than `MAX_TICK_AGE` up to that age, so comparisons stay right across the
+/// `u32` wrap.
+#[test]
+fn old_ticks_are_clamped() {
+    let mut store = Entities::new();
+    let old = store.spawn((Pos(0.0, 0.0),));
+    let born = store.ticks::<Pos>(old).unwrap().changed;
+    assert_eq!(store.check_ticks(), None, "no pass before an interval");
+    store.advance_ticks(MAX_TICK_AGE + 2 * TICK_CHECK_INTERVAL);
+    let fresh = store.spawn((Pos(1.0, 1.0),));
+    let fresh_ticks = store.ticks::<Pos>(fresh).unwrap();
+    let now = store.check_ticks().expect("an interval passed");
+    assert!(now.wrapping_sub(fresh_ticks.changed) < MAX_TICK_AGE);
+    let clamped = store.ticks::<Pos>(old).unwrap();
+    assert_eq!(clamped.changed, now.wrapping_sub(MAX_TICK_AGE));
+    assert_eq!(clamped.added, now.wrapping_sub(MAX_TICK_AGE));
+    assert_ne!(clamped.changed, born);
+    assert_eq!(
+        store.ticks::<Pos>(fresh).unwrap(),
+        fresh_ticks,
+        "young ticks kept"
+    );
+    assert_eq!(store.check_ticks(), None, "one pass per interval");
+    // Past the wrap, the clamped row still reads as older than a recent cursor.
+    let later = store.advance_ticks(u32::MAX / 2 + 7);
+    store.check_ticks().expect("an interval passed");
+    let cursor = later.wrapping_sub(1);
+    assert!(!Entities::is_newer(
+        store.ticks::<Pos>(old).unwrap().changed,
+        cursor
+    ));
+}

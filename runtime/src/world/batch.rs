@@ -16,6 +16,10 @@ pub(crate) trait BatchDriver: Send + Sync {
     /// The node runs as a node of the world's current plan, which gives it
     /// gated access to its buffer service, and `cells` live for the run.
     unsafe fn schedule<'s>(&'s self, cx: &RunContext<'s>, cells: &ServiceCells<'s>) -> NodeOutcome;
+
+    /// Moves its change cursor, if it has one, up to the store's
+    /// `MAX_TICK_AGE` before `now` (see `Entities::check_ticks`).
+    fn clamp_cursors(&mut self, _now: u32) {}
 }
 
 /// A [`BatchProcessor`] and the id of its buffer service.

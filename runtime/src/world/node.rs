@@ -25,6 +25,16 @@ pub(crate) enum WorldNode {
 pub(crate) type WholeWorldBody = Box<dyn FnMut(&mut crate::World) + Send>;
 
 impl WorldNode {
+    /// Moves its change cursors up to the store's `MAX_TICK_AGE` before
+    /// `now` (see `Entities::check_ticks`).
+    pub(crate) fn clamp_cursors(&mut self, now: u32) {
+        match self {
+            Self::Body(cell) => cell.clamp_cursors(now),
+            Self::Batch(driver) => driver.clamp_cursors(now),
+            Self::Removed | Self::Whole(_) => {}
+        }
+    }
+
     /// Runs the node for one iteration.
     ///
     /// # Safety

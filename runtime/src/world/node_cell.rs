@@ -55,6 +55,16 @@ pub(crate) enum Ran {
 }
 
 impl NodeCell {
+    /// Moves the body's and the conditions' change cursors up to the
+    /// store's `MAX_TICK_AGE` before `now` (see `Entities::check_ticks`).
+    pub(crate) fn clamp_cursors(&mut self, now: u32) {
+        let state = self.state.get_mut();
+        crate::entity::Entities::clamp_tick(&mut state.last_run, now);
+        for cursor in &mut state.condition_runs {
+            crate::entity::Entities::clamp_tick(cursor, now);
+        }
+    }
+
     pub(crate) fn new(
         body: Box<dyn NodeBody>,
         conditions: Vec<Box<dyn ConditionBody>>,

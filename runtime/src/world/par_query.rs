@@ -157,6 +157,10 @@ where
     F: QueryFilter + 'static,
     B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
 {
+    fn clamp_cursors(&mut self, now: u32) {
+        Entities::clamp_tick(self.last_run.get_mut(), now);
+    }
+
     unsafe fn schedule<'s>(&'s self, cx: &RunContext<'s>, cells: &ServiceCells<'s>) -> NodeOutcome {
         // SAFETY: the node declared shared access to the store, and only the
         // world, between iterations, takes it mutably.

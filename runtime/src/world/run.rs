@@ -355,6 +355,12 @@ impl World {
         // What the next iteration writes is newer than anything so far;
         // removal records of the last two iterations are kept.
         let now = self.entities_mut().advance_tick();
+        // However long the game runs, ticks stay comparable.
+        if let Some(now) = self.entities_mut().check_ticks() {
+            for node in &mut self.nodes {
+                node.clamp_cursors(now);
+            }
+        }
         let (oldest, previous) = self.removal_ticks;
         self.entities_mut().trim_removals(oldest);
         self.removal_ticks = (previous, now);
