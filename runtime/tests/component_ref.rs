@@ -62,6 +62,31 @@ fn the_row_is_resolved_on_every_access() {
     assert_eq!(reference.get(&world), None, "never the newcomer's Pos");
 }
 
+/// The target's slot taken by an entity of another archetype (with or
+/// without the component, at another row): the reference reads `None`.
+#[test]
+fn a_slot_reused_by_another_archetype_reads_nothing() {
+    for newcomer_has_pos in [false, true] {
+        let mut world = World::new();
+        let target = world.spawn((Pos(5.0, 5.0),));
+        world.freeze(target).unwrap();
+        let reference = ComponentRef::<Pos>::new(&world, target).unwrap();
+        world.despawn(target).unwrap();
+        let newcomer = if newcomer_has_pos {
+            world.spawn((Vel(0.0, 0.0), Pos(-9.0, -9.0)))
+        } else {
+            world.spawn((Vel(0.0, 0.0),))
+        };
+        assert_eq!(newcomer.slot(), target.slot(), "the slot was reused");
+        assert!(
+            world.entity(newcomer).unwrap().has::<Vel>(),
+            "another archetype"
+        );
+        assert_eq!(reference.get(&world), None, "never the newcomer's data");
+        assert_eq!(reference.target(), target);
+    }
+}
+
 #[test]
 fn followers_take_their_targets_position() {
     let mut world = World::new();

@@ -165,6 +165,34 @@ fn refused_commands_are_reported_and_change_nothing() {
     );
 }
 
+/// A spawn command whose bundle names a component twice is refused at the
+/// boundary with an error naming the type; nothing is spawned for it and
+/// the commands after it land.
+#[test]
+fn a_duplicate_bundle_spawn_is_refused() {
+    let mut world = World::new();
+    world.add_system(NodeBuilder::new("sloppy").system(|commands: Commands<'_>| {
+        commands.spawn((Pos(0.0, 0.0), Vel(1.0, 1.0), Pos(2.0, 2.0)));
+        commands.spawn((Tag(7, 7),));
+    }));
+    let Err(IterationError::Boundary(failures)) = world.run_iteration() else {
+        panic!("the duplicate bundle is refused");
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let Some(EntityError::DuplicateComponent { component }) = failures[0].refused_because() else {
+        panic!("{failures:?}");
+    };
+    assert!(component.ends_with("Pos"), "{component}");
+    let message = failures[0].to_string();
+    assert!(
+        message.contains("Pos") && message.contains("twice"),
+        "{message}"
+    );
+    assert_eq!(world.entities().len(), 1, "only the good spawn landed");
+    assert_eq!(world.query::<&Pos>().iter().count(), 0);
+    assert_eq!(world.query::<&Tag>().iter().next(), Some(&Tag(7, 7)));
+}
+
 /// Many systems spawning at once: the entities' ids and contents come out the
 /// same on every executor and thread count (commands land by system, then in
 /// each system's record order, not in the order threads claimed slots).
