@@ -38,8 +38,15 @@ impl MarkerPredecessors {
         let n = edges.nodes;
         let mut lists: Vec<Vec<u32>> = vec![Vec::new(); edges.vertices() - n];
         let mut kept = Vec::new();
+        let mut list = Vec::new();
         for &vertex in released.iter().filter(|&&v| v as usize >= n) {
-            let mut list = Vec::new();
+            // Nothing waits for a marker without successors (the last phase's
+            // end, the last stage's): what it stands for is never asked.
+            let out = edges.successors(vertex).len();
+            if out == 0 {
+                continue;
+            }
+            list.clear();
             for &edge in edges.predecessors(vertex) {
                 let from = edges.from[edge as usize];
                 match (from as usize).checked_sub(n) {
@@ -49,13 +56,12 @@ impl MarkerPredecessors {
             }
             list.sort_unstable();
             list.dedup();
-            let out = edges.successors(vertex).len();
             let folded = list.len().saturating_mul(out);
             if list.len() > 1 && out > 1 && folded > list.len() + out + FOLD_SLACK {
-                kept.push((vertex, list));
+                kept.push((vertex, list.clone()));
                 lists[vertex as usize - n] = vec![vertex];
             } else {
-                lists[vertex as usize - n] = list;
+                lists[vertex as usize - n] = list.clone();
             }
         }
         Self { lists, kept }
@@ -180,6 +186,35 @@ impl Chains {
             at = next;
         }
         false
+    }
+}
+
+/// Sorts a node's incoming edges as `(source, reason)` tuples compare, by a
+/// packed key when every payload fits one (source in the high half, the
+/// reason's variant in the top bits of the low half, its payload below), so
+/// that the many small sorts of the lane walk compare integers.
+fn sort_incoming(incoming: &mut [(u32, Reason)]) {
+    const PAYLOAD: u32 = 1 << 26;
+    let packed = |reason: Reason| -> Option<u32> {
+        let (variant, payload) = match reason {
+            Reason::After => (0, 0),
+            Reason::Before => (1, 0),
+            Reason::Marker(marker) => (2, marker.0),
+            Reason::Produces(service) => (3, service.0),
+            Reason::Exclusive => (4, 0),
+            Reason::Lane { service, kind } if service.0 < PAYLOAD / 4 => {
+                (5, service.0 * 4 + kind as u32)
+            }
+            _ => return None,
+        };
+        (payload < PAYLOAD).then_some(variant << 26 | payload)
+    };
+    if incoming.iter().all(|&(_, reason)| packed(reason).is_some()) {
+        incoming.sort_unstable_by_key(|&(from, reason)| {
+            u64::from(from) << 32 | u64::from(packed(reason).unwrap_or(u32::MAX))
+        });
+    } else {
+        incoming.sort_unstable();
     }
 }
 
@@ -464,7 +499,7 @@ fn walk_lanes(
 
         // A node that reads and produces one service meets itself in its lane.
         incoming.retain(|&(from, _)| from != node);
-        incoming.sort_unstable();
+        sort_incoming(&mut incoming);
         incoming.dedup();
         // An order-only edge (after/before, a marker, a barrier) that another
         // predecessor already implies (`from -> p -> node`) is left out: the
