@@ -35,7 +35,7 @@ pub enum ParamKind {
 }
 
 /// The last path segments of the by-value handles the runtime hands out.
-const HANDLES: [&str; 3] = ["Commands", "Query", "Removed"];
+const HANDLES: [&str; 5] = ["Commands", "Query", "Removed", "Publish", "Subscribe"];
 
 /// One typed parameter of a node function.
 #[derive(Clone, Debug)]

@@ -46,6 +46,7 @@
 pub mod access;
 pub mod entity;
 pub mod exec;
+pub mod message;
 pub mod node;
 pub mod organise;
 pub mod registry;
@@ -60,6 +61,7 @@ pub use entity::{
     QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, TICK_CHECK_INTERVAL, Target,
     With, Without,
 };
+pub use message::{MessageSender, Messages, Publish, QueueFull, Subscribe};
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
 };

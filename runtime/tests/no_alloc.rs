@@ -218,8 +218,8 @@ struct Vel(f32);
 struct Tagged;
 
 /// A steady world frame of query systems (data, filters, change ticks), a
-/// `par_for_each` and a parallel query on every executor: no allocation once
-/// the plan is built.
+/// `par_for_each`, a parallel query and messages sent and read on every
+/// executor: no allocation once the plan and buffers are built.
 fn query_frames_allocate_nothing() {
     use sluice::{Changed, ExecutorKind, NodeBuilder, Query, With, Without, World};
     for executor in [
@@ -242,6 +242,16 @@ fn query_frames_allocate_nothing() {
         world.add_system(NodeBuilder::new("spread").system(
             |mut q: Query<&mut Vel, Without<Tagged>>| q.par_for_each_sliced(64, |v| v.0 += 0.25),
         ));
+        world.add_system(NodeBuilder::new("shout").system(
+            |q: Query<&Pos, With<Tagged>>, shouts: sluice::Publish<u32>| {
+                q.iter().for_each(|p| shouts.send(p.0 as u32));
+            },
+        ));
+        world.add_system(
+            NodeBuilder::new("hear").system(|mut shouts: sluice::Subscribe<u32>| {
+                assert_eq!(shouts.unread().count(), 100);
+            }),
+        );
         world.add_system(
             NodeBuilder::new("watch").system(|q: Query<&Pos, Changed<Pos>>| {
                 assert!(q.iter().count() <= 1_100);

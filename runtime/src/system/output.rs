@@ -159,14 +159,50 @@ struct NextSwap {
     swap: fn(&mut ServiceSlot, &mut ServiceSlot) -> bool,
 }
 
+/// One message type's boundary (see `Messages::at_boundary`): the slot of
+/// its `Messages<T>`, and whether a node (by registration index) is live.
+pub(crate) type MessagesBoundary = fn(&mut ServiceSlot, &dyn Fn(u32) -> bool);
+
 /// What the world does at each iteration boundary for the nodes registered so
-/// far: the `Next<T>` swaps.
+/// far: the `Next<T>` swaps, and each message type's boundary.
 #[derive(Debug, Default)]
 pub struct BoundaryHooks {
     swaps: Vec<NextSwap>,
+    messages: Vec<(ServiceId, MessagesBoundary)>,
+    /// The node part whose parameters are being resolved (registration
+    /// index, 0 for the body or `i + 1` for run condition `i`), so a message
+    /// reader gets its cursor when registered, not when it first runs.
+    pub(crate) registering: Option<(u32, u32)>,
 }
 
 impl BoundaryHooks {
+    /// Runs `boundary` on the `Messages<T>` in `id` at every boundary (once
+    /// per service, however many nodes read or send it).
+    pub(crate) fn add_messages(&mut self, id: ServiceId, boundary: MessagesBoundary) {
+        if !self.messages.iter().any(|&(known, _)| known == id) {
+            self.messages.push((id, boundary));
+        }
+    }
+
+    /// Runs every message type's boundary; a panic (a message's `Drop`) is
+    /// handed to `failed` with the service, and the other types go on.
+    pub(crate) fn apply_messages(
+        &self,
+        slots: &mut [ServiceSlot],
+        live: &dyn Fn(u32) -> bool,
+        mut failed: impl FnMut(ServiceId, Box<dyn std::any::Any + Send>),
+    ) {
+        for &(id, boundary) in &self.messages {
+            let Some(slot) = slots.get_mut(id.index()) else {
+                continue;
+            };
+            let run = std::panic::AssertUnwindSafe(|| boundary(slot, live));
+            if let Err(payload) = std::panic::catch_unwind(run) {
+                failed(id, payload);
+            }
+        }
+    }
+
     fn add_swap(
         &mut self,
         pending: ServiceId,

@@ -74,8 +74,9 @@ pub(crate) struct RecordedChange {
 /// by slice (numbered from 1, in row order), then within the slice. Slices
 /// cover consecutive rows, so this is the order a sequential `for_each`
 /// would record in, whatever the slice size or thread count.
+/// Messages sent by running nodes are ordered the same way.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-struct Place {
+pub(crate) struct Place {
     node: u32,
     count: u32,
     slice: u32,
@@ -155,8 +156,14 @@ impl SliceRecording {
     }
 }
 
-/// The place of the next command recorded on this thread.
-fn next_order() -> Place {
+/// The registration index of the node recording on this thread (`u32::MAX`
+/// off a node).
+pub(crate) fn recording_node() -> u32 {
+    RECORDING.with(|recording| recording.get().node)
+}
+
+/// The place of the next command (or message) recorded on this thread.
+pub(crate) fn next_order() -> Place {
     RECORDING.with(|recording| {
         let place = recording.get();
         let mut next = place;

@@ -91,6 +91,12 @@ pub enum BoundaryStep {
         /// The service the value replaced.
         service: String,
     },
+    /// Dropping read messages of the type `service` holds
+    /// ([`Messages`](crate::message::Messages)): a message's `Drop`.
+    Messages {
+        /// The `Messages<T>` service.
+        service: String,
+    },
     /// A node's `on_create` hook (the node counts as not created).
     Create {
         /// The node's name.
@@ -108,6 +114,9 @@ impl fmt::Display for BoundaryStep {
         match self {
             BoundaryStep::Command { index, what } => write!(f, "command #{index} ({what})"),
             BoundaryStep::NextSwap { service } => write!(f, "the `Next` swap into `{service}`"),
+            BoundaryStep::Messages { service } => {
+                write!(f, "dropping read messages of `{service}`")
+            }
             BoundaryStep::Create { node } => write!(f, "`{node}`'s on_create"),
             BoundaryStep::Destroy { node } => write!(f, "`{node}`'s on_destroy"),
         }

@@ -17,6 +17,7 @@ mod context;
 mod entities;
 mod error;
 mod lifecycle;
+mod messages;
 mod node;
 mod node_cell;
 mod par_query;
@@ -39,7 +40,9 @@ use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
 use crate::system::{BoundaryHooks, NextValue};
 
 pub use cadence::FixedTime;
-pub(crate) use commands::{CommandQueue, SliceRecording};
+pub(crate) use commands::{
+    CommandQueue, Place, SliceRecording, next_order as next_place, recording_node,
+};
 pub use commands::{Commands, EntityCommands};
 pub use context::Context;
 pub use entities::{EntityMut, EntityRef};
@@ -446,12 +449,15 @@ impl World {
             self.stale = true;
             return index;
         }
+        let node = u32::try_from(index.index()).expect("fewer than 2^32 nodes");
+        self.hooks.registering = Some((node, 0));
         let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
-        let conditions = spec
-            .conditions
-            .into_iter()
-            .map(|recipe| recipe(self.graph.registry_mut(), &mut self.hooks))
-            .collect();
+        let mut conditions = Vec::with_capacity(spec.conditions.len());
+        for (part, recipe) in (1..).zip(spec.conditions) {
+            self.hooks.registering = Some((node, part));
+            conditions.push(recipe(self.graph.registry_mut(), &mut self.hooks));
+        }
+        self.hooks.registering = None;
         self.push_cell(index, body, conditions);
         self.stale = true;
         index

@@ -4,6 +4,7 @@ use crate::sync::UnsafeCell;
 
 use crate::access::ServiceId;
 use crate::entity::query::ChangeRun;
+use crate::message::ReaderPart;
 use crate::registry::Registry;
 use crate::system::{ConditionBody, NodeBody, NodeEnv};
 
@@ -96,7 +97,10 @@ impl NodeCell {
         // SAFETY: only this thread is inside the cell (caller's guarantee),
         // so this is the only borrow of its state while the node runs.
         let state = self.state.with_mut(|state| unsafe { &mut *state });
-        for (condition, cursor) in state.conditions.iter_mut().zip(&mut state.condition_runs) {
+        let conditions = state.conditions.iter_mut().zip(&mut state.condition_runs);
+        for (part, (condition, cursor)) in (1..).zip(conditions) {
+            // Each condition reads messages with its own cursors.
+            let _part = ReaderPart::enter(part);
             let run = ChangeRun::enter(*cursor);
             // SAFETY: the condition's reads are part of this node's declared
             // access, and the node runs under the plan (caller's guarantee).
@@ -108,6 +112,7 @@ impl NodeCell {
                 return Ran::ConditionFalse;
             }
         }
+        let _part = ReaderPart::enter(0);
         if !self.is_factory {
             let run = ChangeRun::enter(state.last_run);
             // SAFETY: the body's contract is the caller's guarantee.

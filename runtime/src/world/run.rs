@@ -352,6 +352,7 @@ impl World {
             None => {}
         }
         self.apply_commands(&mut failures);
+        self.messages_boundary(&mut failures);
         // What the next iteration writes is newer than anything so far;
         // removal records of the last two iterations are kept.
         let now = self.entities_mut().advance_tick();
@@ -365,6 +366,26 @@ impl World {
         self.entities_mut().trim_removals(oldest);
         self.removal_ticks = (previous, now);
         failures
+    }
+
+    /// Every message type's boundary: what writers and other threads sent
+    /// joins the log; the cursors of removed nodes go; read messages are
+    /// dropped.
+    fn messages_boundary(&mut self, failures: &mut Vec<BoundaryFailure>) {
+        let nodes = &self.nodes;
+        let live = |node: u32| {
+            nodes
+                .get(node as usize)
+                .is_some_and(|node| !matches!(node, WorldNode::Removed))
+        };
+        let (table, slots) = self.graph.registry_mut().split_mut();
+        self.hooks.apply_messages(slots, &live, |service, payload| {
+            let service = table.name(service).to_owned();
+            failures.push(BoundaryFailure::new(
+                BoundaryStep::Messages { service },
+                payload,
+            ));
+        });
     }
 
     /// Takes a built-in factory's pending output without bumping its version

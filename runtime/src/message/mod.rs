@@ -1,0 +1,286 @@
+//! Messages: values systems send to each other, each reader with its own
+//! cursor (reference 002's message readers, reference 003's subscriptions).
+//!
+//! - [`Publish<T>`]: sends. Shared access to the message lane of `T`, so
+//!   any number of writers run together; each appends to a lock-on-resize
+//!   array (one atomic claim per message).
+//! - [`Subscribe<T>`]: reads every message of `T` it has not read, exactly
+//!   once. A read-only gate in the lane: it runs after every writer placed
+//!   before it in plan order, and a writer placed after it runs after it
+//!   (delivering to it in the next iteration). Readers of one type run one
+//!   after another, never beside a writer.
+//! - [`MessageSender<T>`] (`World::sender`): sends from any thread, through
+//!   the collections' bounded MPSC queue, drained at the boundary.
+//!
+//! # Order
+//!
+//! Writers append in whatever order their threads reach the array; the
+//! first reader after them (or the boundary) sorts what they appended by
+//! where each message was sent: the sending node (registration order), then
+//! the node's send order (the place its commands use, so a parallel query's
+//! slices send in row order). Every reader therefore sees one log, the same
+//! for every executor and thread count. Messages from other threads follow
+//! at the boundary, in the order the queue received them.
+//!
+//! # Cursors and retention
+//!
+//! Each reader (a node's body, or one of its run conditions) has a cursor,
+//! a message number: it reads from there and moves it as it reads. A reader
+//! skipped (run condition false, disabled) keeps it and catches up. A
+//! reader's cursor is made when it is registered, at the oldest message
+//! kept, so what is sent before it first runs is kept for it. At the boundary, messages every
+//! reader has read are dropped (with no reader, messages are kept one more
+//! iteration, for readers added next), as are the cursors of removed nodes;
+//! with a bound ([`Messages::set_bound`]) the oldest beyond it are dropped
+//! too, and a reader that had not read them sees the count
+//! ([`Subscribe::missed`]).
+
+mod param;
+mod sender;
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use sluice_collections::LockOnResizeArray;
+use sluice_collections::mpsc::{self, Consumer, Producer};
+use sync_wrapper::SyncWrapper;
+
+use crate::sync::UnsafeCell;
+use crate::world::Place;
+
+pub use param::{Publish, Subscribe, Unread};
+pub(crate) use param::{ReaderPart, resolve_messages};
+pub use sender::{MessageSender, QueueFull};
+
+/// The capacity of a [`MessageSender`]'s queue unless
+/// [`World::sender_with_capacity`](crate::World::sender_with_capacity) asks
+/// for another.
+pub const DEFAULT_SENDER_CAPACITY: usize = 1024;
+
+/// Who reads: a node (registration index; `u32::MAX` off a node) and which
+/// part of it (0: the body, `i + 1`: run condition `i`).
+pub(crate) type ReaderKey = (u32, u32);
+
+/// One message sent by a running node, with where it was sent.
+struct Pending<T> {
+    place: Place,
+    message: T,
+}
+
+/// One reader's cursor.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    key: ReaderKey,
+    /// The number of the next message to read.
+    next: u64,
+    /// Messages dropped (by the bound) before this reader read them, not
+    /// yet reported.
+    missed: u64,
+}
+
+/// The ordered log and the readers' cursors.
+///
+/// Invariants: `messages[i]` has number `first + i`; `readers` is sorted by
+/// key, one cursor per key; `scratch` is empty between uses.
+struct Log<T> {
+    messages: VecDeque<T>,
+    first: u64,
+    readers: Vec<Cursor>,
+    bound: Option<usize>,
+    /// The log's end at the previous boundary.
+    end_at_boundary: u64,
+    /// Reused to sort what writers appended.
+    scratch: Vec<Pending<T>>,
+}
+
+impl<T> Log<T> {
+    /// The number one past the newest message.
+    fn end(&self) -> u64 {
+        self.first + self.messages.len() as u64
+    }
+
+    /// Appends what writers sent since the last gather, in send order.
+    fn gather(&mut self, pending: &mut LockOnResizeArray<Pending<T>>) {
+        if pending.is_empty() {
+            return;
+        }
+        self.scratch.extend(pending.drain());
+        self.scratch.sort_unstable_by_key(|pending| pending.place);
+        self.messages
+            .extend(self.scratch.drain(..).map(|pending| pending.message));
+    }
+
+    /// The index of `key`'s cursor, made (at the oldest message kept) on
+    /// first use; a cursor behind the log counts what it missed.
+    fn reader(&mut self, key: ReaderKey) -> usize {
+        let index = match self.readers.binary_search_by_key(&key, |cursor| cursor.key) {
+            Ok(index) => index,
+            Err(index) => {
+                let cursor = Cursor {
+                    key,
+                    next: self.first,
+                    missed: 0,
+                };
+                self.readers.insert(index, cursor);
+                index
+            }
+        };
+        let cursor = &mut self.readers[index];
+        if cursor.next < self.first {
+            cursor.missed += self.first - cursor.next;
+            cursor.next = self.first;
+        }
+        index
+    }
+
+    /// Drops the oldest message (numbers move on first, so a panicking
+    /// `Drop` leaves the log consistent).
+    fn drop_oldest(&mut self) {
+        if let Some(message) = self.messages.pop_front() {
+            self.first += 1;
+            drop(message);
+        }
+    }
+}
+
+/// The messages of type `T` a world holds: the log every reader reads, the
+/// readers' cursors, and what writers sent since the last reader. A world
+/// makes it on first use (a [`Publish<T>`] or [`Subscribe<T>`] parameter,
+/// or [`World::sender`](crate::World::sender)).
+pub struct Messages<T: Send + Sync + 'static> {
+    /// Sent by running writers, any number at once (`&self`).
+    pending: UnsafeCell<LockOnResizeArray<Pending<T>>>,
+    /// Entered only by a reader (alone in the lane: the planner makes it a
+    /// gate) or through `&mut self` (the boundary).
+    log: UnsafeCell<Log<T>>,
+    /// The queue other threads send through, once a sender was made.
+    inbox: Option<(Producer<T>, SyncWrapper<Consumer<T>>)>,
+}
+
+// SAFETY: `pending` is appended to through `&self` by writers, which the
+// lane lets run together (the array takes concurrent pushes), and drained
+// only by a reader (alone in the lane) or through `&mut self`; `log` is
+// entered only by a reader or through `&mut self`; the consumer is reached
+// only through `&mut self` (`SyncWrapper`). `T: Send + Sync`.
+unsafe impl<T: Send + Sync + 'static> Sync for Messages<T> {}
+
+impl<T: Send + Sync + 'static> Default for Messages<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Send + Sync + 'static> fmt::Debug for Messages<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Messages")
+            .field("type", &std::any::type_name::<T>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + Sync + 'static> Messages<T> {
+    /// No messages, no readers, no bound.
+    pub fn new() -> Self {
+        Self {
+            pending: UnsafeCell::new(LockOnResizeArray::new()),
+            log: UnsafeCell::new(Log {
+                messages: VecDeque::new(),
+                first: 0,
+                readers: Vec::new(),
+                bound: None,
+                end_at_boundary: 0,
+                scratch: Vec::new(),
+            }),
+            inbox: None,
+        }
+    }
+
+    fn log_mut(&mut self) -> &mut Log<T> {
+        self.log.get_mut()
+    }
+
+    /// The messages kept (read or not by some reader), oldest first,
+    /// gathering what writers sent first.
+    pub fn kept(&mut self) -> impl ExactSizeIterator<Item = &T> + '_ {
+        self.gather();
+        self.log.get_mut().messages.iter()
+    }
+
+    /// How many messages are kept.
+    pub fn len(&mut self) -> usize {
+        self.gather();
+        self.log_mut().messages.len()
+    }
+
+    /// Whether no message is kept.
+    pub fn is_empty(&mut self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many readers have a cursor.
+    pub fn readers(&mut self) -> usize {
+        self.log_mut().readers.len()
+    }
+
+    /// Keeps at most `bound` messages (`None`: until every reader read
+    /// them); the oldest beyond it are dropped at the boundary.
+    pub fn set_bound(&mut self, bound: Option<usize>) {
+        self.log_mut().bound = bound;
+    }
+
+    /// Sends `message` between iterations: it follows everything sent so
+    /// far.
+    pub fn send(&mut self, message: T) {
+        self.gather();
+        self.log_mut().messages.push_back(message);
+    }
+
+    /// Moves what writers sent into the log.
+    fn gather(&mut self) {
+        let (pending, log) = (self.pending.get_mut(), self.log.get_mut());
+        log.gather(pending);
+    }
+
+    /// A producer for [`MessageSender`]s: the queue's, made with `capacity`
+    /// (rounded up to a power of two) on first use.
+    pub(crate) fn producer(&mut self, capacity: usize) -> Producer<T> {
+        let (producer, _) = self.inbox.get_or_insert_with(|| {
+            let (producer, consumer) = mpsc::bounded(capacity.max(1).next_power_of_two());
+            (producer, SyncWrapper::new(consumer))
+        });
+        producer.clone()
+    }
+
+    /// The boundary: gathers what writers sent, then what other threads
+    /// sent; forgets the cursors of nodes `live` says are gone; drops what
+    /// every reader has read (with no reader, what is older than the
+    /// previous boundary), then the oldest beyond the bound.
+    pub(crate) fn at_boundary(&mut self, live: &dyn Fn(u32) -> bool) {
+        self.gather();
+        let Self { inbox, log, .. } = self;
+        let log = log.get_mut();
+        if let Some((_, consumer)) = inbox {
+            let consumer = consumer.get_mut();
+            while let Some(message) = consumer.pop() {
+                log.messages.push_back(message);
+            }
+        }
+        log.readers
+            .retain(|cursor| cursor.key.0 == u32::MAX || live(cursor.key.0));
+        let read_by_all = log
+            .readers
+            .iter()
+            .map(|cursor| cursor.next)
+            .min()
+            .unwrap_or(log.end_at_boundary);
+        while log.first < read_by_all && !log.messages.is_empty() {
+            log.drop_oldest();
+        }
+        if let Some(bound) = log.bound {
+            while log.messages.len() > bound {
+                log.drop_oldest();
+            }
+        }
+        log.end_at_boundary = log.end();
+    }
+}

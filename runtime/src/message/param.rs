@@ -1,0 +1,284 @@
+//! The [`Publish`] and [`Subscribe`] parameters, and which part of a node a
+//! reader is.
+
+use std::iter::FusedIterator;
+
+use super::{Cursor, Log, Messages, Pending, ReaderKey};
+use crate::access::{AccessKind, ServiceId};
+use crate::node::NodeBuilder;
+use crate::registry::Registry;
+use crate::sync::Cell;
+use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
+use crate::world::{next_place, recording_node};
+
+std::thread_local! {
+    /// The part of the running node (0: its body, `i + 1`: run condition
+    /// `i`), so each part has its own cursors.
+    static READER_PART: Cell<u32> = const { Cell::new(0) };
+}
+
+/// While alive, readers on this thread are part `part` of the running node.
+#[derive(Debug)]
+pub(crate) struct ReaderPart {
+    previous: u32,
+}
+
+impl ReaderPart {
+    pub(crate) fn enter(part: u32) -> Self {
+        Self {
+            previous: READER_PART.with(|current| current.replace(part)),
+        }
+    }
+}
+
+impl Drop for ReaderPart {
+    fn drop(&mut self) {
+        READER_PART.with(|current| current.set(self.previous));
+    }
+}
+
+/// The running reader's key.
+fn reader_key() -> ReaderKey {
+    (recording_node(), READER_PART.with(Cell::get))
+}
+
+/// Makes sure the world holds `Messages<T>`, and that its boundary runs.
+pub(crate) fn resolve_messages<T: Send + Sync + 'static>(
+    registry: &mut Registry,
+    hooks: &mut BoundaryHooks,
+) -> ServiceId {
+    if registry.get::<Messages<T>>().is_none() {
+        registry.insert(Messages::<T>::new());
+    }
+    let id = registry.resolve::<Messages<T>>();
+    hooks.add_messages(id, |slot, live| {
+        if let Some(messages) = slot
+            .value
+            .as_deref_mut()
+            .and_then(|value| value.downcast_mut::<Messages<T>>())
+        {
+            messages.at_boundary(live);
+        }
+    });
+    id
+}
+
+/// Sends messages of type `T` from a system: shared access to `T`'s message
+/// lane, so any number of writers run together.
+///
+/// ```
+/// use sluice::{NodeBuilder, Publish, Subscribe, World};
+///
+/// struct Damage(u32);
+/// #[derive(Default)]
+/// struct Total(u32);
+///
+/// let mut world = World::new();
+/// world.insert(Total::default());
+/// world.add_system(NodeBuilder::new("hit").system(|hits: Publish<Damage>| {
+///     hits.send(Damage(3));
+///     hits.send(Damage(4));
+/// }));
+/// world.add_system(NodeBuilder::new("apply").system(
+///     |mut hits: Subscribe<Damage>, total: &mut Total| {
+///         total.0 += hits.unread().map(|d| d.0).sum::<u32>();
+///     },
+/// ));
+/// world.run_iteration().unwrap();
+/// world.run_iteration().unwrap();
+/// assert_eq!(world.get::<Total>().unwrap().0, 14, "each message read once");
+/// ```
+pub struct Publish<'w, T: Send + Sync + 'static> {
+    messages: &'w Messages<T>,
+}
+
+impl<T: Send + Sync + 'static> std::fmt::Debug for Publish<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publish")
+            .field("type", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> Publish<'_, T> {
+    /// Sends `message`: readers after this system in plan order read it in
+    /// this iteration, readers before it in the next.
+    pub fn send(&self, message: T) {
+        let pending = Pending {
+            place: next_place(),
+            message,
+        };
+        // SAFETY: writers only push (the array takes concurrent pushes);
+        // the array is drained only by a reader, which the lane never runs
+        // beside a writer, or through `&mut Messages`.
+        self.messages
+            .pending
+            .with(|pending_array| unsafe { (*pending_array).push(pending) });
+    }
+}
+
+// SAFETY: `declare` declares shared access to `Messages<T>`; `fetch` reads
+// only its slot, and writers only push to its concurrent array.
+unsafe impl<T: Send + Sync + 'static> Param for Publish<'_, T> {
+    type Item<'w> = Publish<'w, T>;
+    const KIND: AccessKind = AccessKind::Shared;
+
+    fn service_name() -> &'static str {
+        std::any::type_name::<Messages<T>>()
+    }
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node.reads::<Messages<T>>()
+    }
+
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> ServiceId {
+        resolve_messages::<T>(registry, hooks)
+    }
+
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Publish<'w, T> {
+        // SAFETY: the node declared shared access to the messages.
+        let messages =
+            unsafe { cells.get::<Messages<T>>(id) }.expect("resolve inserted the messages");
+        Publish { messages }
+    }
+}
+
+/// Reads the messages of type `T` this reader has not read, exactly once:
+/// a system's body and each of its run conditions keep their own cursor.
+/// A read-only gate in `T`'s message lane: it runs after every writer
+/// before it in plan order (see the [module docs](crate::message)).
+pub struct Subscribe<'w, T: Send + Sync + 'static> {
+    log: &'w mut Log<T>,
+    reader: usize,
+}
+
+impl<T: Send + Sync + 'static> std::fmt::Debug for Subscribe<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscribe")
+            .field("type", &std::any::type_name::<T>())
+            .field("unread", &self.len())
+            .finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> Subscribe<'_, T> {
+    fn cursor(&self) -> &Cursor {
+        &self.log.readers[self.reader]
+    }
+
+    /// The unread messages, oldest first; each one read is never read
+    /// again by this reader (the cursor moves as the iterator does).
+    pub fn unread(&mut self) -> Unread<'_, T> {
+        let Log {
+            messages,
+            first,
+            readers,
+            ..
+        } = &mut *self.log;
+        Unread {
+            messages,
+            first: *first,
+            cursor: &mut readers[self.reader].next,
+        }
+    }
+
+    /// How many messages are unread.
+    pub fn len(&self) -> usize {
+        (self.log.end() - self.cursor().next) as usize
+    }
+
+    /// Whether every message was read.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Marks every message read without looking at them.
+    pub fn clear(&mut self) {
+        let end = self.log.end();
+        self.log.readers[self.reader].next = end;
+    }
+
+    /// How many messages were dropped (by the type's bound) before this
+    /// reader read them, since it last asked.
+    pub fn missed(&mut self) -> u64 {
+        std::mem::take(&mut self.log.readers[self.reader].missed)
+    }
+}
+
+/// The unread messages of a [`Subscribe`], oldest first; each one the
+/// iterator passes is marked read.
+#[derive(Debug)]
+pub struct Unread<'s, T> {
+    messages: &'s std::collections::VecDeque<T>,
+    first: u64,
+    cursor: &'s mut u64,
+}
+
+impl<'s, T> Iterator for Unread<'s, T> {
+    type Item = &'s T;
+
+    fn next(&mut self) -> Option<&'s T> {
+        let message = self.messages.get((*self.cursor - self.first) as usize)?;
+        *self.cursor += 1;
+        Some(message)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.messages.len() - (*self.cursor - self.first) as usize;
+        (left, Some(left))
+    }
+}
+
+impl<T> ExactSizeIterator for Unread<'_, T> {}
+impl<T> FusedIterator for Unread<'_, T> {}
+
+// SAFETY: `declare` declares gated access to `Messages<T>` (so the node
+// runs alone in the lane: no writer pushes and no other reader runs while
+// it does); `fetch` enters the log and drains the pending array, which only
+// a node alone in the lane or `&mut Messages` may, and does not bump the
+// version (a read-only gate).
+unsafe impl<T: Send + Sync + 'static> Param for Subscribe<'_, T> {
+    type Item<'w> = Subscribe<'w, T>;
+    const KIND: AccessKind = AccessKind::Gated;
+
+    fn service_name() -> &'static str {
+        std::any::type_name::<Messages<T>>()
+    }
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node.gates::<Messages<T>>()
+    }
+
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> ServiceId {
+        let id = resolve_messages::<T>(registry, hooks);
+        // The reader's cursor exists from its registration: what is sent
+        // before it first runs (its run condition false) is kept for it.
+        if let (Some(key), Some(messages)) = (hooks.registering, registry.get_mut::<Messages<T>>())
+        {
+            messages.log.get_mut().reader(key);
+        }
+        id
+    }
+
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Subscribe<'w, T> {
+        // SAFETY: the node declared gated access (see above).
+        let messages =
+            unsafe { cells.get::<Messages<T>>(id) }.expect("resolve inserted the messages");
+        // SAFETY: alone in the lane (gated access), so nothing else enters
+        // the log or the pending array while this reader lives: no writer
+        // runs beside it and the node runs on one thread.
+        let (log, pending) = unsafe {
+            (
+                &mut *messages.log.with_mut(|log| log),
+                &mut *messages.pending.with_mut(|pending| pending),
+            )
+        };
+        log.gather(pending);
+        let reader = log.reader(reader_key());
+        Subscribe { log, reader }
+    }
+}
+
+/// A run condition may read messages, with its own cursor: a condition
+/// that reads and returns false moves its cursor, not the body's.
+impl<T: Send + Sync + 'static> ReadOnlyParam for Subscribe<'_, T> {}

@@ -1,0 +1,35 @@
+//! The world's side of messages: senders for other threads, and the
+//! messages of a type between iterations.
+
+use crate::message::{DEFAULT_SENDER_CAPACITY, MessageSender, Messages, resolve_messages};
+use crate::world::World;
+
+impl World {
+    /// A handle that sends messages of type `T` into this world from any
+    /// thread; they join `T`'s messages at the next boundary. Its queue
+    /// holds [`DEFAULT_SENDER_CAPACITY`] messages between two boundaries
+    /// (see [`sender_with_capacity`](Self::sender_with_capacity)).
+    pub fn sender<T: Send + Sync + 'static>(&mut self) -> MessageSender<T> {
+        self.sender_with_capacity(DEFAULT_SENDER_CAPACITY)
+    }
+
+    /// As [`sender`](Self::sender), with a queue of `capacity` messages
+    /// (rounded up to a power of two) if this is the first sender of `T`;
+    /// later senders share the first one's queue.
+    pub fn sender_with_capacity<T: Send + Sync + 'static>(
+        &mut self,
+        capacity: usize,
+    ) -> MessageSender<T> {
+        MessageSender::new(self.messages_mut::<T>().producer(capacity))
+    }
+
+    /// The messages of type `T`, between iterations (made if new): inspect
+    /// them, send one, or set a bound.
+    pub fn messages_mut<T: Send + Sync + 'static>(&mut self) -> &mut Messages<T> {
+        resolve_messages::<T>(self.graph.registry_mut(), &mut self.hooks);
+        self.graph
+            .registry_mut()
+            .get_mut::<Messages<T>>()
+            .expect("resolve_messages inserted them")
+    }
+}

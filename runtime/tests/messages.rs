@@ -1,0 +1,261 @@
+//! Messages (issue 11): writers together, readers after the writers before
+//! them, exactly-once delivery with per-reader cursors, the same log on
+//! every executor and thread count, retention and bounds, and messages from
+//! other threads.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use sluice::exec::ThreadPool;
+use sluice::{ExecutorKind, NodeBuilder, Publish, QueueFull, Subscribe, World};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hit(u32, u32);
+
+/// What each reader saw, in order, over the whole run.
+#[derive(Debug, Default)]
+struct Seen(Vec<Vec<Hit>>);
+
+fn world(executor: ExecutorKind, threads: usize) -> World {
+    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
+    world.set_executor(executor);
+    world
+}
+
+/// A writer before a reader delivers in the same iteration; a writer after
+/// it (ordered `after`) in the next; every message exactly once.
+#[test]
+fn smoke() {
+    let mut world = world(ExecutorKind::Serial, 1);
+    world.insert(Seen(vec![Vec::new()]));
+    world.add_system(NodeBuilder::new("early").system(|hits: Publish<Hit>| {
+        hits.send(Hit(0, 0));
+    }));
+    world.add_system(NodeBuilder::new("read").system(
+        |mut hits: Subscribe<Hit>, seen: &mut Seen| seen.0[0].extend(hits.unread().copied()),
+    ));
+    world.add_system(
+        NodeBuilder::new("late")
+            .after("read")
+            .system(|hits: Publish<Hit>| hits.send(Hit(1, 0))),
+    );
+    world.run_iteration().expect("runs");
+    assert_eq!(world.get::<Seen>().unwrap().0[0], [Hit(0, 0)], "early only");
+    world.run_iteration().expect("runs");
+    assert_eq!(
+        world.get::<Seen>().unwrap().0[0],
+        [Hit(0, 0), Hit(1, 0), Hit(0, 0)],
+        "late's of the last iteration, then early's"
+    );
+}
+
+/// Many writers (some sending from a parallel query) and several readers,
+/// one with a run condition that is false on odd iterations: every reader
+/// sees every message exactly once, in the same order on every executor and
+/// thread count.
+#[test]
+fn every_reader_sees_one_log_on_every_executor() {
+    let writers = if cfg!(miri) { 3 } else { 12 };
+    let iterations = if cfg!(miri) { 3 } else { 8 };
+    let run = |executor: ExecutorKind, threads: usize| {
+        let mut world = world(executor, threads);
+        world.insert(Seen(vec![Vec::new(); 3]));
+        let frame = Arc::new(AtomicUsize::new(0));
+        for w in 0..writers {
+            let frame = frame.clone();
+            world.add_system(NodeBuilder::new(format!("w{w}")).system(
+                move |hits: Publish<Hit>| {
+                    let f = frame.load(Ordering::Relaxed) as u32;
+                    for i in 0..=(w % 3) {
+                        hits.send(Hit(w, f * 10 + i));
+                    }
+                },
+            ));
+        }
+        for r in 0..3usize {
+            let frame = frame.clone();
+            let mut reader = NodeBuilder::new(format!("r{r}")).system(
+                move |mut hits: Subscribe<Hit>, seen: &mut Seen| {
+                    seen.0[r].extend(hits.unread().copied());
+                },
+            );
+            if r == 1 {
+                reader = reader.run_if(move || frame.load(Ordering::Relaxed).is_multiple_of(2));
+            }
+            world.add_system(reader);
+        }
+        for f in 0..iterations {
+            frame.store(f, Ordering::Relaxed);
+            world.run_iteration().expect("runs");
+        }
+        frame.store(0, Ordering::Relaxed);
+        world
+            .run_iteration()
+            .expect("the skipped reader catches up");
+        std::mem::take(&mut world.get_mut::<Seen>().unwrap().0)
+    };
+    let reference = run(ExecutorKind::Serial, 1);
+    let sent: usize = (0..writers).map(|w| (w % 3 + 1) as usize).sum::<usize>() * (iterations + 1);
+    for seen in &reference {
+        assert_eq!(seen.len(), sent, "every message once");
+    }
+    assert_eq!(reference[0], reference[1], "the skipped reader caught up");
+    for executor in [ExecutorKind::Parallel, ExecutorKind::Adaptive] {
+        for threads in if cfg!(miri) { &[2][..] } else { &[1, 2, 4][..] } {
+            assert_eq!(
+                run(executor, *threads),
+                reference,
+                "{executor:?}, {threads} threads"
+            );
+        }
+    }
+}
+
+/// A run condition reads with its own cursor: its reads (and a false
+/// result) do not move the body's.
+#[test]
+fn a_condition_has_its_own_cursor() {
+    let mut world = world(ExecutorKind::Serial, 1);
+    world.insert(Seen(vec![Vec::new()]));
+    world.add_system(NodeBuilder::new("send").system(|hits: Publish<Hit>| hits.send(Hit(9, 9))));
+    let open = Arc::new(AtomicBool::new(false));
+    let gate = open.clone();
+    world.add_system(
+        NodeBuilder::new("read")
+            .system(|mut hits: Subscribe<Hit>, seen: &mut Seen| {
+                seen.0[0].extend(hits.unread().copied());
+            })
+            .run_if(move |mut hits: Subscribe<Hit>| {
+                // Reads (and so moves its own cursor) every time.
+                hits.unread().count() == 1 && gate.load(Ordering::Relaxed)
+            }),
+    );
+    world.run_iteration().expect("runs");
+    world.run_iteration().expect("runs");
+    assert!(world.get::<Seen>().unwrap().0[0].is_empty());
+    open.store(true, Ordering::Relaxed);
+    world.run_iteration().expect("runs");
+    assert_eq!(
+        world.get::<Seen>().unwrap().0[0].len(),
+        3,
+        "the body catches up on everything its condition read"
+    );
+}
+
+/// Messages every reader read are dropped at the boundary; a removed
+/// reader no longer holds them; a bound drops the oldest and the reader
+/// that missed them is told how many.
+#[test]
+fn retention_removal_and_bound() {
+    let mut world = world(ExecutorKind::Serial, 1);
+    world.add_system(NodeBuilder::new("send").system(|hits: Publish<Hit>| {
+        for i in 0..4 {
+            hits.send(Hit(i, 0));
+        }
+    }));
+    let missed = Arc::new(AtomicUsize::new(0));
+    let (counted, reading) = (missed.clone(), Arc::new(AtomicBool::new(true)));
+    let read_now = reading.clone();
+    let slow = world.add_system(
+        NodeBuilder::new("slow")
+            .system(move |mut hits: Subscribe<Hit>| {
+                counted.fetch_add(hits.missed() as usize, Ordering::Relaxed);
+                hits.clear();
+            })
+            .run_if(move || read_now.load(Ordering::Relaxed)),
+    );
+    world.run_iteration().expect("runs");
+    assert_eq!(world.messages_mut::<Hit>().len(), 0, "read by every reader");
+    reading.store(false, Ordering::Relaxed);
+    for _ in 0..3 {
+        world.run_iteration().expect("runs");
+    }
+    assert_eq!(
+        world.messages_mut::<Hit>().len(),
+        12,
+        "kept for the skipped reader"
+    );
+    world.messages_mut::<Hit>().set_bound(Some(5));
+    world.run_iteration().expect("runs");
+    assert_eq!(world.messages_mut::<Hit>().len(), 5, "the bound");
+    reading.store(true, Ordering::Relaxed);
+    world.run_iteration().expect("runs");
+    assert_eq!(
+        missed.load(Ordering::Relaxed),
+        11,
+        "16 sent while skipped, 5 kept"
+    );
+    // A removed reader's cursor goes at the next boundary.
+    reading.store(false, Ordering::Relaxed);
+    world.run_iteration().expect("runs");
+    world.remove_node(slow).expect("removable");
+    world.run_iteration().expect("runs");
+    world.run_iteration().expect("runs");
+    assert_eq!(world.messages_mut::<Hit>().readers(), 0);
+    assert!(
+        world.messages_mut::<Hit>().len() <= 4,
+        "with no reader, only the last iteration's are kept"
+    );
+}
+
+/// Senders on several threads against a small queue: a full queue hands
+/// the message back; every message sent is read exactly once.
+#[test]
+fn senders_from_other_threads() {
+    let (threads, per_thread) = if cfg!(miri) { (2, 20) } else { (4, 2_000) };
+    let mut world = world(ExecutorKind::Adaptive, 2);
+    let sender = world.sender_with_capacity::<Hit>(64);
+    assert_eq!(sender.capacity(), 64);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let sum = Arc::new(AtomicUsize::new(0));
+    let (count, total) = (seen.clone(), sum.clone());
+    world.add_system(
+        NodeBuilder::new("net").system(move |mut hits: Subscribe<Hit>| {
+            for hit in hits.unread() {
+                count.fetch_add(1, Ordering::Relaxed);
+                total.fetch_add(hit.1 as usize, Ordering::Relaxed);
+            }
+        }),
+    );
+    let full = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (sender, full, done) = (sender.clone(), full.clone(), done.clone());
+            std::thread::spawn(move || {
+                for i in 0..per_thread {
+                    let mut hit = Hit(t, i);
+                    loop {
+                        match sender.send(hit) {
+                            Ok(()) => break,
+                            Err(QueueFull(back)) => {
+                                full.fetch_add(1, Ordering::Relaxed);
+                                hit = back;
+                                std::thread::yield_now();
+                            }
+                        }
+                    }
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            })
+        })
+        .collect();
+    while done.load(Ordering::Relaxed) < threads as usize {
+        world.run_iteration().expect("runs");
+    }
+    for handle in handles {
+        handle.join().expect("sender thread");
+    }
+    world.run_iteration().expect("drains the rest");
+    world.run_iteration().expect("reads the rest");
+    let sent = threads as usize * per_thread as usize;
+    assert_eq!(seen.load(Ordering::Relaxed), sent, "every message once");
+    let expected: usize = threads as usize * (0..per_thread as usize).sum::<usize>();
+    assert_eq!(sum.load(Ordering::Relaxed), expected);
+    if !cfg!(miri) {
+        assert!(
+            full.load(Ordering::Relaxed) > 0,
+            "the small queue filled up"
+        );
+    }
+}
