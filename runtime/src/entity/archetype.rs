@@ -31,7 +31,7 @@ impl ArchetypeId {
 /// `columns[i]` holds the values of `components[i]`; every column has
 /// `entities.len()` rows, and row `r` of every column belongs to
 /// `entities[r]`, whose slot records this archetype and row `r`. The edge
-/// caches map a bundle (by id) to the [`Edge`] an insert or remove of it
+/// caches map a bundle (by id) to the `Edge` an insert or remove of it
 /// follows, `NO_EDGE` when not yet known (they only ever memoise
 /// `Archetypes::edge`).
 #[derive(Debug)]
