@@ -52,6 +52,7 @@ pub mod organise;
 pub mod registry;
 mod sync;
 pub mod system;
+mod tuples;
 pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};

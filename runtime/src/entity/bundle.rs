@@ -79,18 +79,7 @@ unsafe impl Bundle for () {
     unsafe fn take(_: impl FnMut(usize) -> *mut u8) -> Self {}
 }
 
-tuple_bundle!(A 0);
-tuple_bundle!(A 0, B 1);
-tuple_bundle!(A 0, B 1, C 2);
-tuple_bundle!(A 0, B 1, C 2, D 3);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
-tuple_bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+crate::tuples::for_tuples!(tuple_bundle, 12);
 
 /// A bundle type's number in its store's [`Bundles`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

@@ -66,14 +66,7 @@ macro_rules! impl_condition {
 }
 
 impl_condition!();
-impl_condition!(P0 0);
-impl_condition!(P0 0, P1 1);
-impl_condition!(P0 0, P1 1, P2 2);
-impl_condition!(P0 0, P1 1, P2 2, P3 3);
-impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4);
-impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5);
-impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6);
-impl_condition!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7);
+crate::tuples::for_tuples!(impl_condition, 8);
 
 /// A condition type-erased, as a node holds it.
 pub trait ConditionBody: Send + 'static {

@@ -131,18 +131,7 @@ macro_rules! impl_functions {
 }
 
 impl_functions!();
-impl_functions!(P0 0);
-impl_functions!(P0 0, P1 1);
-impl_functions!(P0 0, P1 1, P2 2);
-impl_functions!(P0 0, P1 1, P2 2, P3 3);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10 10);
-impl_functions!(P0 0, P1 1, P2 2, P3 3, P4 4, P5 5, P6 6, P7 7, P8 8, P9 9, P10 10, P11 11);
+crate::tuples::for_tuples!(impl_functions, 12);
 
 /// A system function paired with its resolved ids: the body the executor runs.
 pub(crate) struct SystemBody<F: SystemFn<M>, M> {

@@ -381,11 +381,4 @@ macro_rules! impl_tuples {
     };
 }
 
-impl_tuples!(A 0);
-impl_tuples!(A 0, B 1);
-impl_tuples!(A 0, B 1, C 2);
-impl_tuples!(A 0, B 1, C 2, D 3);
-impl_tuples!(A 0, B 1, C 2, D 3, E 4);
-impl_tuples!(A 0, B 1, C 2, D 3, E 4, F 5);
-impl_tuples!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-impl_tuples!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+crate::tuples::for_tuples!(impl_tuples, 8);

@@ -255,7 +255,4 @@ macro_rules! impl_tuples {
     };
 }
 
-impl_tuples!(A 0);
-impl_tuples!(A 0, B 1);
-impl_tuples!(A 0, B 1, C 2);
-impl_tuples!(A 0, B 1, C 2, D 3);
+crate::tuples::for_tuples!(impl_tuples, 4);
