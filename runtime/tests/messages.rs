@@ -259,3 +259,107 @@ fn senders_from_other_threads() {
         );
     }
 }
+
+/// One system naming `T`'s messages twice where either reads (two readers,
+/// or a reader beside a writer) is refused as SL0009 before its body runs,
+/// naming the node and the messages.
+#[test]
+fn reading_one_type_twice_in_a_system_is_refused() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    for twice in 0..2 {
+        let mut world = world(ExecutorKind::Serial, 1);
+        let counted = ran.clone();
+        if twice == 0 {
+            world.add_system(NodeBuilder::new("echo").system(
+                move |_a: Subscribe<Hit>, _b: Subscribe<Hit>| {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                },
+            ));
+        } else {
+            world.add_system(NodeBuilder::new("echo").system(
+                move |_heard: Subscribe<Hit>, _said: Publish<Hit>| {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                },
+            ));
+        }
+        let error = world.run_iteration().expect_err("refused");
+        let sluice::IterationError::Plan(errors) = &error else {
+            panic!("expected a plan error, got {error}");
+        };
+        let diagnostic = errors
+            .errors()
+            .find(|d| d.code == "SL0009")
+            .unwrap_or_else(|| panic!("no SL0009 in {errors}"));
+        assert_eq!(diagnostic.nodes, ["echo"]);
+        assert!(
+            diagnostic.message.contains("Messages"),
+            "{}",
+            diagnostic.message
+        );
+    }
+    assert_eq!(ran.load(Ordering::Relaxed), 0, "no body ran");
+}
+
+/// A message whose `Drop` panics when the boundary drops it: reported as
+/// that step, naming the messages; the world goes on and nothing else is
+/// lost.
+#[test]
+fn a_panicking_drop_at_the_boundary_is_reported() {
+    struct Bomb(bool);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if self.0 && !std::thread::panicking() {
+                panic!("bomb went off");
+            }
+        }
+    }
+    let mut world = world(ExecutorKind::Serial, 1);
+    let armed = Arc::new(AtomicBool::new(true));
+    let arm = armed.clone();
+    world.add_system(NodeBuilder::new("send").system(
+        move |out: Publish<Bomb>, hits: Publish<Hit>| {
+            out.send(Bomb(arm.swap(false, Ordering::Relaxed)));
+            hits.send(Hit(1, 1));
+        },
+    ));
+    let heard = Arc::new(AtomicUsize::new(0));
+    let count = heard.clone();
+    world.add_system(NodeBuilder::new("read").system(
+        move |mut bombs: Subscribe<Bomb>, mut hits: Subscribe<Hit>| {
+            bombs.clear();
+            count.fetch_add(hits.unread().count(), Ordering::Relaxed);
+        },
+    ));
+    let Err(sluice::IterationError::Boundary(failures)) = world.run_iteration() else {
+        panic!("the drop's panic is reported");
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let sluice::BoundaryStep::Messages { service } = failures[0].step() else {
+        panic!("{failures:?}");
+    };
+    assert!(service.contains("Bomb"), "{service}");
+    assert!(
+        failures[0].to_string().contains("bomb went off"),
+        "{}",
+        failures[0]
+    );
+    world.run_iteration().expect("the next iteration runs");
+    assert_eq!(
+        heard.load(Ordering::Relaxed),
+        2,
+        "the other type was untouched"
+    );
+    assert_eq!(world.messages_mut::<Bomb>().len(), 0, "the log moved on");
+}
+
+/// A sender outliving its world: sending neither panics nor blocks; the
+/// queue fills and hands messages back.
+#[test]
+fn a_sender_outliving_its_world() {
+    let mut world = World::new();
+    let sender = world.sender_with_capacity::<Hit>(2);
+    drop(world);
+    assert_eq!(sender.send(Hit(0, 0)), Ok(()));
+    assert_eq!(sender.send(Hit(0, 1)), Ok(()));
+    assert_eq!(sender.send(Hit(0, 2)), Err(QueueFull(Hit(0, 2))));
+}
