@@ -880,3 +880,118 @@ fn a_huge_organised_file_plans() {
         started.elapsed()
     );
 }
+
+// ---- `--svg`: the runtime's picture of lanes and gates ---------------------
+
+fn classed(doc: &roxmltree::Document<'_>, class: &str) -> usize {
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some(class))
+        .count()
+}
+
+#[test]
+fn svg_of_the_worked_example_is_three_lanes_three_gates_four_reads() {
+    let out = planned(&["plan", "--svg", &worked()]);
+    let doc = roxmltree::Document::parse(&out).expect("well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let lanes: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("lane"))
+        .map(|n| n.attribute("data-service").unwrap())
+        .collect();
+    assert_eq!(lanes, ["Enemies", "Armor", "Hp"]);
+    // Gates: spawner's Enemies, health's Hp, poison's Hp (a write is one
+    // gated access, also when the service is read too). Reads: health's
+    // Armor, minimap's Enemies, hud's Hp and Armor.
+    assert_eq!(classed(&doc, "gate"), 3);
+    assert_eq!(classed(&doc, "shared"), 4);
+    assert_eq!(classed(&doc, "node"), 5);
+    assert_eq!(classed(&doc, "panel"), 1);
+    assert_eq!(classed(&doc, "group"), 0);
+    assert_eq!(out, planned(&["plan", "--svg", &worked()]));
+}
+
+#[test]
+fn svg_is_the_runtime_picture_of_the_same_graph() {
+    use sluice::{Graph, NodeBuilder, PlanOptions};
+    let path = file(
+        "svg_same.plan",
+        "SYSTEM look Map - -\nSYSTEM edit - Map,Log look\n",
+    );
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("look").reads_named("Map"));
+    graph.add_node(
+        NodeBuilder::new("edit")
+            .gates_named("Map")
+            .gates_named("Log")
+            .after("look"),
+    );
+    let plan = graph.build(&PlanOptions::default()).expect("plans");
+    assert_eq!(
+        planned(&["plan", "--svg", &path]),
+        plan.to_svg(graph.view())
+    );
+}
+
+#[test]
+fn svg_of_the_organised_example_has_a_panel_per_cadence_and_group_frames() {
+    let out = planned(&["plan", "--svg", &organised()]);
+    let doc = roxmltree::Document::parse(&out).expect("well-formed XML");
+    assert_eq!(classed(&doc, "panel"), 2);
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    assert!(texts.contains(&"fixed cadence") && texts.contains(&"variable cadence"));
+    // Vel Pos Contacts (fixed), Keys Cars Trucks Road (variable).
+    assert_eq!(classed(&doc, "lane"), 7);
+    assert_eq!(classed(&doc, "node"), 10);
+    assert!(classed(&doc, "group") >= 5);
+    assert!(texts.contains(&"Simulation › VehicleGroup › TruckGroup"));
+    // Packing is honoured as for the stage view.
+    let packed = planned(&["plan", "--svg", "--packing", "first-fit", &organised()]);
+    roxmltree::Document::parse(&packed).expect("well-formed XML");
+}
+
+#[test]
+fn svg_escapes_names() {
+    let path = file(
+        "svg_escape.plan",
+        "SYSTEM a<b&c R&D - -\nSYSTEM d>e - R&D -\n",
+    );
+    let out = planned(&["plan", "--svg", &path]);
+    assert!(out.contains("a&lt;b&amp;c") && out.contains("d&gt;e"));
+    let doc = roxmltree::Document::parse(&out).expect("well-formed XML");
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    assert!(
+        texts.contains(&"a<b&c") && texts.contains(&"R&D"),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn svg_reports_bad_input_as_the_stage_view_does() {
+    let path = file(
+        "svg_bad.plan",
+        "SYSTEM a - - b\nSYSTEM b - - a\nSYSTEM c - - nobody\nSYSTEM\nGROUP g group=h\n",
+    );
+    let missing = path.replace("svg_bad.plan", "svg_not_there.plan");
+    for path in [path, missing] {
+        let plain = errors(&["plan", &path]);
+        assert_eq!(errors(&["plan", "--svg", &path]), plain);
+        assert!(!plain.is_empty());
+    }
+}
+
+#[test]
+fn svg_is_a_view_of_its_own() {
+    for (args, message) in [
+        (["--svg", "--dot"], "`--dot` and `--svg`"),
+        (["--tree", "--svg"], "`--svg` and `--tree`"),
+    ] {
+        assert_eq!(
+            errors(&["plan", args[0], args[1], &worked()]),
+            [format!("error: {message} are two views: choose one")]
+        );
+    }
+    planned(&["plan", "--svg", "--svg", &worked()]);
+    let help = planned(&["plan", "--help"]);
+    assert!(help.contains("sluice plan --svg"), "{help}");
+}

@@ -34,7 +34,9 @@
 //! variable cadence as `digraph plan { ... }`; with fixed systems, first the
 //! fixed cadence as a graph of its own, `digraph fixed { ... }` (one file,
 //! two graphs: `dot` renders each). `--tree` prints the group hierarchy
-//! (see `tree.rs` for how the two cadences merge).
+//! (see `tree.rs` for how the two cadences merge). `--svg` prints the
+//! picture of lanes and gates the runtime draws ([`sluice::plan::to_svg`]):
+//! with fixed systems, a panel for each cadence, the fixed one first.
 
 mod parse;
 mod render;
@@ -57,6 +59,7 @@ const MALFORMED: &str = "SA0100";
 /// `sluice plan --help`.
 const USAGE: &str = "\
 usage: sluice plan [--dot | --tree] [--packing order|first-fit] [--warn-ambiguous] FILE
+       sluice plan --svg [--packing order|first-fit] [--warn-ambiguous] FILE
 
 Plans the SYSTEM, GROUP, STAGE and SET lines of FILE (plan-format.md) and
 prints the stage view: `stage N: names...`, the fixed cadence first (its
@@ -72,6 +75,11 @@ options:
                     plan order (the fixed cadence's before the variable's,
                     groups without systems last), `name STAGE`, and `(fixed)`
                     after a fixed system
+  --svg             an SVG picture instead of stages: one column per
+                    service (its lane), rows of systems by stage, a dot
+                    for each read, a bar for each write (a gate), groups
+                    as frames; with fixed systems, the fixed cadence's
+                    panel above the variable one's
   --packing P       `order` (default) or `first-fit` stage packing
   --warn-ambiguous  report SL0008 warnings on standard error
 
@@ -85,6 +93,18 @@ enum View {
     Stages,
     Dot,
     Tree,
+    Svg,
+}
+
+impl View {
+    fn option(self) -> &'static str {
+        match self {
+            View::Stages => "",
+            View::Dot => "--dot",
+            View::Tree => "--tree",
+            View::Svg => "--svg",
+        }
+    }
 }
 
 /// Options of `sluice plan`.
@@ -103,7 +123,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut args = args.iter();
     let view = |options: &mut Options, view: View| {
         if options.view != View::Stages && options.view != view {
-            return Err("`--dot` and `--tree` are two views: choose one".to_owned());
+            let mut pair = [options.view, view];
+            pair.sort_by_key(|v| v.option());
+            return Err(format!(
+                "`{}` and `{}` are two views: choose one",
+                pair[0].option(),
+                pair[1].option()
+            ));
         }
         options.view = view;
         Ok(())
@@ -112,6 +138,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         match arg.as_str() {
             "--dot" => view(&mut options, View::Dot)?,
             "--tree" => view(&mut options, View::Tree)?,
+            "--svg" => view(&mut options, View::Svg)?,
             "-h" | "--help" => options.help = true,
             "--warn-ambiguous" => options.plan.ambiguity = AmbiguityLevel::Warn,
             "--packing" => {
@@ -393,6 +420,17 @@ fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String
             }
             out.push_str(&variable.to_dot());
             out
+        }
+        View::Svg => {
+            let graph = built.graph.view();
+            if any_fixed {
+                sluice::plan::to_svg(
+                    graph,
+                    &[("fixed cadence", fixed), ("variable cadence", variable)],
+                )
+            } else {
+                variable.to_svg(graph)
+            }
         }
         View::Tree => tree::render(&tree::Input {
             fixed,

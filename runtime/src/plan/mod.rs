@@ -31,6 +31,7 @@ mod order;
 mod organise;
 mod plans;
 mod stages;
+mod svg;
 mod view;
 mod why;
 
@@ -40,6 +41,7 @@ pub use diagnostics::{
 pub use graph::{Graph, GraphView, MarkerIndex, NodeIndex};
 pub use organise::{GroupIndex, Selection};
 pub use plans::Plans;
+pub use svg::to_svg;
 pub use view::{CompiledPlan, Edge, Hierarchy, LaneKind, Plan, Reason, TreeItem};
 
 /// How the stage view packs nodes.
