@@ -205,8 +205,8 @@ struct Frame {
 
 struct Picture<'p> {
     panels: Vec<Panel<'p>>,
-    /// Per lane: its service, left edge and width.
-    lanes: Vec<(ServiceId, f64, f64)>,
+    /// Per lane: its service's name, left edge and width.
+    lanes: Vec<(&'p str, f64, f64)>,
     lanes_left: f64,
     lanes_right: f64,
     label_right: f64,
@@ -225,7 +225,7 @@ struct Picture<'p> {
 }
 
 impl<'p> Picture<'p> {
-    fn new(graph: GraphView<'_>, plans: &[(&'p str, &'p Plan)]) -> Self {
+    fn new(graph: GraphView<'p>, plans: &[(&'p str, &'p Plan)]) -> Self {
         let mut lane_of: Vec<usize> = Vec::new();
         let mut services: Vec<ServiceId> = Vec::new();
         let mut widest: Vec<u32> = Vec::new();
@@ -356,25 +356,20 @@ impl<'p> Picture<'p> {
         let mut lanes = Vec::with_capacity(services.len());
         for (lane, &service) in services.iter().enumerate() {
             let width = (widest[lane] as f64 * DOT_STEP + 12.0).clamp(LANE_MIN, LANE_MAX);
-            lanes.push((service, x, width));
+            lanes.push((graph.table().name(service), x, width));
             x += width;
         }
         let lanes_right = x.max(lanes_left + 40.0);
-        let service_name = |service: ServiceId| {
-            panels
-                .first()
-                .map_or("", |p: &Panel<'_>| p.plan.service_name(service))
-        };
-        let header_chars = services
+        let header_chars = lanes
             .iter()
-            .map(|&s| chars(service_name(s), SERVICE_CAP))
+            .map(|&(name, _, _)| chars(name, SERVICE_CAP))
             .max()
             .unwrap_or(0);
         let header_height = (header_chars as f64 * CHAR * SLANT_SIN + 18.0).max(34.0);
         let header_reach = lanes
             .iter()
-            .map(|&(s, left, width)| {
-                left + width / 2.0 + chars(service_name(s), SERVICE_CAP) as f64 * CHAR * SLANT_COS
+            .map(|&(name, left, width)| {
+                left + width / 2.0 + chars(name, SERVICE_CAP) as f64 * CHAR * SLANT_COS
             })
             .fold(lanes_right, f64::max);
 
@@ -451,12 +446,6 @@ impl<'p> Picture<'p> {
             frames,
             captions,
         }
-    }
-
-    fn service_name(&self, service: ServiceId) -> &str {
-        self.panels
-            .first()
-            .map_or("", |p| p.plan.service_name(service))
     }
 
     /// The centre of a mark.
@@ -588,8 +577,7 @@ impl<'p> Picture<'p> {
     }
 
     fn write_lanes(&self, out: &mut String) -> fmt::Result {
-        for (lane, &(service, left, width)) in self.lanes.iter().enumerate() {
-            let name = self.service_name(service);
+        for (lane, &(name, left, width)) in self.lanes.iter().enumerate() {
             let centre = left + width / 2.0;
             writeln!(out, "<g class=\"lane\" data-service=\"{}\">", Xml(name))?;
             if lane % 2 == 0 {
