@@ -1,0 +1,238 @@
+//! Combat: a spatial grid of the units, guns that pick the nearest enemy in
+//! range, damage sent as messages (`Publish<Damage>`, read once by
+//! `Subscribe<Damage>`), and deaths: the dead are despawned and respawned
+//! at their base through `Commands`, and each death is a `Died` message for
+//! the particles.
+
+use sluice::{Commands, Entity, Publish, Query, Subscribe, run_condition, system};
+
+use crate::feed::InputState;
+use crate::math::{Vec2, mix};
+use crate::units::{ARENA, Captains, Health, Pos, Team, Weapon, unit};
+
+/// How far a gun reaches, in world units (also the grid's cell size).
+pub const RANGE: f32 = 8.0;
+/// Fixed steps between two shots of one gun.
+pub const RELOAD: u16 = 30;
+/// How far an airstrike lands ahead of red's rally point.
+pub const STRIKE_AHEAD: f32 = 96.0;
+/// An airstrike's radius.
+pub const STRIKE_RADIUS: f32 = 24.0;
+const GRID_DIM: usize = (ARENA / RANGE) as usize;
+
+/// A hit: `amount` off `target`'s health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Damage {
+    /// Who is hit.
+    pub target: Entity,
+    /// How hard.
+    pub amount: i32,
+}
+
+/// A unit died here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Died {
+    /// Where.
+    pub at: Vec2,
+    /// Its team.
+    pub team: u8,
+}
+
+/// The score so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Score {
+    /// Kills by each team.
+    pub kills: [u64; 2],
+    /// Hits landed (damage messages applied to a living unit).
+    pub hits: u64,
+    /// Airstrikes called.
+    pub strikes: u64,
+}
+
+/// One unit in the grid.
+#[derive(Debug, Clone, Copy)]
+struct Cell {
+    entity: Entity,
+    at: Vec2,
+}
+
+/// The units bucketed by team, then by grid cell of [`RANGE`] units,
+/// rebuilt each frame by a counting sort (units of one bucket in query
+/// order), so a gun searches only its enemies' cells.
+#[derive(Debug)]
+pub struct Grid {
+    starts: Vec<u32>,
+    keys: Vec<u32>,
+    units: Vec<Cell>,
+}
+
+impl Default for Grid {
+    fn default() -> Self {
+        Self {
+            starts: vec![0; 2 * GRID_DIM * GRID_DIM + 1],
+            keys: Vec::new(),
+            units: Vec::new(),
+        }
+    }
+}
+
+impl Grid {
+    fn cell(at: Vec2) -> (usize, usize) {
+        let x = (at.x / RANGE).clamp(0.0, (GRID_DIM - 1) as f32) as usize;
+        let y = (at.y / RANGE).clamp(0.0, (GRID_DIM - 1) as f32) as usize;
+        (x, y)
+    }
+
+    fn key(team: u8, at: Vec2) -> usize {
+        let (x, y) = Self::cell(at);
+        usize::from(team) * GRID_DIM * GRID_DIM + y * GRID_DIM + x
+    }
+
+    /// Every unit of `team` within `radius` of `at`.
+    fn around(&self, team: u8, at: Vec2, radius: f32) -> impl Iterator<Item = &Cell> {
+        let (x0, y0) = Self::cell(at - Vec2::new(radius, radius));
+        let (x1, y1) = Self::cell(at + Vec2::new(radius, radius));
+        let base = usize::from(team) * GRID_DIM * GRID_DIM;
+        (y0..=y1).flat_map(move |y| {
+            let row = base + y * GRID_DIM;
+            let (first, last) = (
+                self.starts[row + x0] as usize,
+                self.starts[row + x1 + 1] as usize,
+            );
+            self.units[first..last]
+                .iter()
+                .filter(move |unit| (unit.at - at).length_squared() <= radius * radius)
+        })
+    }
+}
+
+/// Buckets every unit by team and cell.
+#[system(stage = "Think", group = "Combat")]
+pub fn build_grid(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid) {
+    let Grid {
+        starts,
+        keys,
+        units: cells,
+    } = grid;
+    keys.clear();
+    keys.extend(
+        units
+            .iter()
+            .map(|(_, pos, team)| Grid::key(team.0, pos.0) as u32),
+    );
+    starts.fill(0);
+    for &key in keys.iter() {
+        starts[key as usize + 1] += 1;
+    }
+    for index in 1..starts.len() {
+        starts[index] += starts[index - 1];
+    }
+    cells.clear();
+    let Some((entity, _, _)) = units.iter().next() else {
+        return;
+    };
+    // Every slot is overwritten below; the filler only sizes the vector.
+    let filler = Cell {
+        entity,
+        at: Vec2::ZERO,
+    };
+    cells.resize(keys.len(), filler);
+    for ((entity, pos, _), &key) in units.iter().zip(keys.iter()) {
+        let slot = &mut starts[key as usize];
+        cells[*slot as usize] = Cell { entity, at: pos.0 };
+        *slot += 1;
+    }
+    // Each start moved to its bucket's end: shift back by one bucket.
+    let buckets = starts.len() - 1;
+    starts.copy_within(0..buckets, 1);
+    starts[0] = 0;
+}
+
+/// Every loaded gun (in parallel slices) picks the nearest enemy in range,
+/// ties broken by the lower entity id, and starts reloading.
+#[system(stage = "Fight", group = "Combat")]
+pub fn aim(grid: &Grid, mut guns: Query<(&Pos, &Team, &mut Weapon)>) {
+    guns.par_for_each(|(pos, team, weapon)| {
+        weapon.target = None;
+        if weapon.cooldown > 0 {
+            return;
+        }
+        let nearest = grid.around(1 - team.0, pos.0, RANGE).min_by(|a, b| {
+            let da = (a.at - pos.0).length_squared();
+            let db = (b.at - pos.0).length_squared();
+            da.total_cmp(&db).then(a.entity.cmp(&b.entity))
+        });
+        if let Some(enemy) = nearest {
+            weapon.target = Some(enemy.entity);
+            weapon.cooldown = RELOAD;
+        }
+    });
+}
+
+/// Every gun with a target fires: one `Damage` message per shot.
+#[system(stage = "Fight", group = "Combat")]
+pub fn fire(guns: Query<(Entity, &Weapon)>, hits: Publish<Damage>) {
+    for (shooter, weapon) in guns.iter() {
+        if let Some(target) = weapon.target {
+            hits.send(Damage {
+                target,
+                amount: 20 + (mix(shooter.id()) % 16) as i32,
+            });
+        }
+    }
+}
+
+/// Only on frames where the player called an airstrike.
+#[run_condition]
+pub fn striking(input: &InputState) -> bool {
+    input.strike
+}
+
+/// An airstrike ahead of red's rally point hits every blue unit near it.
+#[system(stage = "Fight", group = "Combat", run_if = striking)]
+pub fn airstrike(input: &InputState, grid: &Grid, hits: Publish<Damage>, score: &mut Score) {
+    score.strikes += 1;
+    let at = input.rally + Vec2::new(STRIKE_AHEAD, 0.0);
+    for unit in grid.around(1, at, STRIKE_RADIUS) {
+        hits.send(Damage {
+            target: unit.entity,
+            amount: 60,
+        });
+    }
+}
+
+/// Applies this frame's hits, in message order.
+#[system(stage = "Resolve", group = "Combat")]
+pub fn apply_damage(mut hits: Subscribe<Damage>, mut units: Query<&mut Health>, score: &mut Score) {
+    for hit in hits.unread() {
+        if let Some(health) = units.get_mut(hit.target)
+            && health.0 > 0
+        {
+            health.0 -= hit.amount;
+            score.hits += 1;
+        }
+    }
+}
+
+/// The dead leave (despawned at the boundary), a fresh unit of the same
+/// team spawns at its base, and a `Died` message goes to the particles.
+#[system(stage = "Resolve", group = "Combat")]
+pub fn reap(
+    units: Query<(Entity, &Health, &Team, &Pos)>,
+    captains: &Captains,
+    deaths: Publish<Died>,
+    score: &mut Score,
+    commands: Commands<'_>,
+) {
+    for (entity, health, team, pos) in units.iter() {
+        if health.0 <= 0 {
+            commands.despawn(entity);
+            commands.spawn(unit(mix(entity.id()), team.0, captains));
+            deaths.send(Died {
+                at: pos.0,
+                team: team.0,
+            });
+            score.kills[usize::from(1 - team.0)] += 1;
+        }
+    }
+}
