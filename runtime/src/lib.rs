@@ -50,6 +50,7 @@ pub mod message;
 pub mod node;
 pub mod organise;
 pub mod registry;
+pub mod script;
 mod sync;
 pub mod system;
 mod tuples;

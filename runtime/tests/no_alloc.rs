@@ -208,6 +208,7 @@ fn ticks_allocate_nothing() {
     }
     // In the same test function: nothing else allocates meanwhile.
     query_frames_allocate_nothing();
+    script_ticks_allocate_nothing();
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -274,5 +275,75 @@ fn query_frames_allocate_nothing() {
             allocations, 0,
             "{executor:?}: {allocations} allocations in {frames} query frames"
         );
+    }
+}
+
+/// Scripts of the waves kind see the tick count and emit a number.
+struct Waves;
+
+impl sluice::script::ScriptKind for Waves {
+    type View<'v> = u64;
+    type Intent = u64;
+}
+
+/// A steady update of 2,000 durable scripts (timers, ticks, conditions;
+/// 1,000 of them due per tick) gathered on the pool and collected: no
+/// allocation once every buffer has grown.
+fn script_ticks_allocate_nothing() {
+    use sluice::script::{Scripts, SimClock};
+    use sluice::{ExecutorKind, NodeBuilder, World};
+    use std::time::Duration;
+    #[derive(Default)]
+    struct Total(u64);
+    for executor in [ExecutorKind::Serial, ExecutorKind::Adaptive] {
+        let mut world = World::with_pool(ThreadPool::new(2).unwrap());
+        world.set_executor(executor);
+        world.insert(SimClock::new());
+        world.insert(Total::default());
+        let mut scripts = Scripts::<Waves>::new();
+        for who in 0..2_000u64 {
+            scripts.start("script", move |cx| async move {
+                loop {
+                    match who % 3 {
+                        0 => cx.wait(Duration::from_millis(20)).await,
+                        1 => cx.next_tick().await,
+                        _ => {
+                            cx.next_tick().await;
+                            cx.wait_until(move |tick| (tick + who) % 2 == 0).await;
+                        }
+                    }
+                    cx.emit(who);
+                }
+            });
+        }
+        world.insert(scripts);
+        world.add_system(NodeBuilder::new("gather").system(
+            |scripts: &mut Scripts<Waves>, clock: &SimClock, total: &Total| {
+                scripts.gather(clock, &total.0);
+            },
+        ));
+        world.add_system(NodeBuilder::new("collect").system(
+            |scripts: &mut Scripts<Waves>, total: &mut Total| {
+                total.0 += scripts.drain_intents().map(|(_, who)| who % 2).sum::<u64>();
+            },
+        ));
+        for _ in 0..10 {
+            world.update(Duration::from_millis(10)).unwrap();
+        }
+        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let before = world.get::<Total>().unwrap().0;
+        let ticks = 20;
+        let allocations = allocations_during(|| {
+            for _ in 0..ticks {
+                world.update(Duration::from_millis(10)).unwrap();
+            }
+        });
+        assert_eq!(
+            allocations, 0,
+            "{executor:?}: {allocations} allocations in {ticks} script ticks"
+        );
+        assert!(world.get::<Total>().unwrap().0 > before, "scripts ran");
     }
 }

@@ -1,6 +1,9 @@
 //! Changes recorded by running nodes and applied at the iteration boundary:
 //! the registration ledger.
 
+use std::borrow::Cow;
+use std::future::Future;
+
 use sluice_collections::LockOnResizeArray;
 use sync_wrapper::SyncWrapper;
 
@@ -8,10 +11,19 @@ use crate::access::{AccessKind, ServiceId};
 use crate::entity::{Bundle, Entity, EntityError};
 use crate::node::{Label, NodeBuilder};
 use crate::registry::Registry;
+use crate::script::{ScriptCx, ScriptId, ScriptKind, Scripts, StepScript};
 use crate::sync::Cell;
 use crate::system::{BoundaryHooks, Param, ServiceCells};
 use crate::world::World;
 use crate::world::spec::{IntoFactory, IntoSystem};
+
+/// The world's `Scripts<K>`, made if it has none.
+fn scripts_of<K: ScriptKind>(world: &mut World) -> &mut Scripts<K> {
+    if world.get::<Scripts<K>>().is_none() {
+        world.insert(Scripts::<K>::new());
+    }
+    world.get_mut::<Scripts<K>>().expect("inserted above")
+}
 
 /// One deferred change to a world. Only ever touched through `&mut` (when
 /// drained), so `SyncWrapper` lets the ledger be shared without requiring the
@@ -39,6 +51,10 @@ pub(crate) enum CommandLabel {
     RemoveComponents(Entity, &'static str),
     /// Freezes this entity.
     Freeze(Entity),
+    /// Starts a script of this kind with this name.
+    StartScript(&'static str, String),
+    /// Cancels a script of this kind.
+    CancelScript(&'static str, ScriptId),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -55,6 +71,8 @@ impl std::fmt::Display for CommandLabel {
                 write!(f, "remove `{bundle}` from {entity}")
             }
             CommandLabel::Freeze(entity) => write!(f, "freeze {entity}"),
+            CommandLabel::StartScript(kind, name) => write!(f, "start script `{name}` of `{kind}`"),
+            CommandLabel::CancelScript(kind, id) => write!(f, "cancel script {id} of `{kind}`"),
         }
     }
 }
@@ -273,6 +291,50 @@ impl Commands<'_> {
             .push(CommandLabel::Despawn(entity), move |world| {
                 world.despawn(entity)
             });
+    }
+
+    /// Starts an `async` script of kind `K` at the boundary (in command
+    /// order, so its id is the same for every thread count), making the
+    /// world's [`Scripts<K>`] if it has none.
+    pub fn start_script<K, F, Fut>(&self, name: impl Into<Cow<'static, str>>, script: F)
+    where
+        K: ScriptKind,
+        F: FnOnce(ScriptCx<K>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let name = name.into();
+        let label = CommandLabel::StartScript(std::any::type_name::<K>(), name.to_string());
+        self.queue.push(label, move |world| {
+            scripts_of::<K>(world).start(name, script);
+            Ok(())
+        });
+    }
+
+    /// Starts a [`StepScript`] of kind `K` at the boundary, as
+    /// [`start_script`](Self::start_script) does.
+    pub fn start_step_script<K, S>(&self, name: impl Into<Cow<'static, str>>, script: S)
+    where
+        K: ScriptKind,
+        S: StepScript<K> + Clone,
+    {
+        let name = name.into();
+        let label = CommandLabel::StartScript(std::any::type_name::<K>(), name.to_string());
+        self.queue.push(label, move |world| {
+            scripts_of::<K>(world).start_step(name, script);
+            Ok(())
+        });
+    }
+
+    /// Cancels the script `id` of kind `K` at the boundary (nothing if it
+    /// has ended by then).
+    pub fn cancel_script<K: ScriptKind>(&self, id: ScriptId) {
+        let label = CommandLabel::CancelScript(std::any::type_name::<K>(), id);
+        self.queue.push(label, move |world| {
+            if let Some(scripts) = world.get_mut::<Scripts<K>>() {
+                scripts.cancel(id);
+            }
+            Ok(())
+        });
     }
 
     /// Changes to `entity`, at the boundary.

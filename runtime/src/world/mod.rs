@@ -37,6 +37,7 @@ use crate::exec::{
 use crate::node::{Marker, NodeBuilder};
 use crate::organise::{Group, Schedule};
 use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
+use crate::script::SimClock;
 use crate::system::{BoundaryHooks, NextValue};
 
 pub use cadence::FixedTime;
@@ -654,6 +655,8 @@ impl World {
     /// fixed step accrued (at most the cap, each to completion, with
     /// [`FixedTime`] updated before each), then one iteration of the variable
     /// plan. The `Startup` schedule runs first, once, before the first update.
+    /// A [`SimClock`] service, when the world holds one, advances by `delta`
+    /// and by each fixed step (scaled, unless paused).
     ///
     /// # Errors
     /// As for [`run_iteration`](World::run_iteration); a failed fixed step
@@ -677,6 +680,9 @@ impl World {
         self.overwrite(time);
         self.ensure_plan()?;
         self.run_startup()?;
+        if let Some(clock) = self.get_mut::<SimClock>() {
+            clock.advance(delta);
+        }
         let steps = self.fixed.advance(delta);
         if steps.dropped > 0 {
             tracing::warn!(
@@ -695,10 +701,18 @@ impl World {
             for index in 0..steps.run {
                 self.overwrite(self.fixed.time(steps, index));
                 self.fixed.total += 1;
+                let step = self.fixed.step;
+                if let Some(clock) = self.get_mut::<SimClock>() {
+                    clock.advance_fixed(step);
+                }
                 self.run_plan(1)?;
             }
         } else {
             self.fixed.total += u64::from(steps.run);
+            let step = self.fixed.step;
+            if let Some(clock) = self.get_mut::<SimClock>() {
+                (0..steps.run).for_each(|_| clock.advance_fixed(step));
+            }
         }
         self.overwrite(self.fixed.time(steps, steps.run));
         self.run_iteration()

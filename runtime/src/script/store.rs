@@ -1,0 +1,597 @@
+//! [`Scripts`]: one kind's scripts, their waits, and the gather that runs
+//! the due ones in parallel.
+
+use std::any::TypeId;
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::ptr;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use sync_wrapper::SyncWrapper;
+
+use super::cx::{PollGuard, Polling};
+use super::step::{Step, StepBody, Wait};
+use super::timers::Timers;
+use super::{ScriptCx, ScriptId, ScriptKind, SimClock, StepScript, Waiting};
+use crate::exec::{for_each_slice, panic_message};
+
+/// Due scripts per parallel slice: enough to amortise a claim, few enough
+/// that a thousand due scripts spread over every thread.
+const SCRIPTS_PER_SLICE: usize = 16;
+
+/// A condition a step script waits on.
+pub(super) type Until<K> = for<'a, 'v> fn(&'a <K as ScriptKind>::View<'v>) -> bool;
+
+/// A live script's description and a copy of its step body.
+pub(super) type SavedPart<'a, K> = (&'a Live<K>, Box<dyn StepBody<K>>);
+
+/// A script's code.
+pub(super) enum Body<K: ScriptKind> {
+    Async(Pin<Box<dyn Future<Output = ()> + Send>>),
+    Step(Box<dyn StepBody<K>>),
+}
+
+/// How a script's last poll ended, until the gather settles it.
+#[derive(Default)]
+enum Outcome {
+    #[default]
+    Pending,
+    Finished,
+    Panicked(String),
+}
+
+/// A live script's description.
+pub(super) struct Live<K: ScriptKind> {
+    pub(super) id: ScriptId,
+    pub(super) name: Cow<'static, str>,
+    pub(super) waiting: Waiting,
+    /// A step script's condition while `waiting` is `Condition`.
+    pub(super) until: Option<Until<K>>,
+}
+
+/// What only the store's `&mut` touches: the code and the intents.
+struct Work<K: ScriptKind> {
+    body: Option<Body<K>>,
+    /// Intents of the last poll; emptied by the gather (capacity kept).
+    intents: Vec<K::Intent>,
+    outcome: Outcome,
+}
+
+/// One slot of the store: a live script or a free slot (whose intent
+/// buffer keeps its capacity for the next script).
+struct Slot<K: ScriptKind> {
+    live: Option<Live<K>>,
+    work: SyncWrapper<Work<K>>,
+}
+
+/// A script that ended by panicking, in its poll or in its `Drop`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptFailure {
+    /// The script.
+    pub id: ScriptId,
+    /// Its name.
+    pub name: String,
+    /// The panic's message (or a placeholder when it was not a string).
+    pub message: String,
+}
+
+impl std::fmt::Display for ScriptFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "script `{}` ({}) panicked: {}",
+            self.name, self.id, self.message
+        )
+    }
+}
+
+impl std::error::Error for ScriptFailure {}
+
+/// One script, as [`Scripts::iter`] shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptInfo<'a> {
+    /// Its id.
+    pub id: ScriptId,
+    /// The name it was started with.
+    pub name: &'a str,
+    /// What it waits on.
+    pub waiting: Waiting,
+}
+
+/// The scripts of one kind: a service of the world (see the
+/// [module docs](crate::script)).
+///
+/// Invariants: every live script is in exactly one of `timers`,
+/// `fixed_timers` and `every_tick` (by its `waiting`), or is being settled
+/// by a gather; entries whose (serial, key) no longer names a live script
+/// are stale and skipped; `due` and `every_tick` hold (serial, key) pairs.
+pub struct Scripts<K: ScriptKind> {
+    slots: Vec<Slot<K>>,
+    /// Free slots, reused last-freed first.
+    free: Vec<u32>,
+    live: usize,
+    next_serial: u64,
+    /// Scripts waiting on `SimClock::now`.
+    timers: Timers,
+    /// Scripts waiting on `SimClock::fixed_now`.
+    fixed_timers: Timers,
+    /// Scripts polled at every gather: new ones, `NextTick`, conditions,
+    /// foreign futures.
+    every_tick: Vec<(u64, u32)>,
+    /// The gather's scratch: the scripts it runs, in start order.
+    due: Vec<(u64, u32)>,
+    /// Intents of gathered scripts, in start order, for collect.
+    collected: SyncWrapper<Vec<(ScriptId, K::Intent)>>,
+    failures: Vec<ScriptFailure>,
+    finished: u64,
+    /// The clock's step count at the last gather: a paused clock's new
+    /// step lets one gather run.
+    seen_steps: u64,
+}
+
+impl<K: ScriptKind> std::fmt::Debug for Scripts<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scripts")
+            .field("kind", &std::any::type_name::<K>())
+            .field("live", &self.live)
+            .field("finished", &self.finished)
+            .field("failures", &self.failures.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: ScriptKind> Default for Scripts<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The slots, shared with the gather's parallel slices.
+struct SlotsPtr<K: ScriptKind>(*mut Slot<K>);
+
+// SAFETY: the slices reach disjoint slots only (each due key once), and a
+// slot's contents are `Send` (`Slot` is `Send` when its parts are: the
+// body is `Send`, intents are `Send`); the pointer itself is only read.
+unsafe impl<K: ScriptKind> Sync for SlotsPtr<K> where Slot<K>: Send {}
+
+impl<K: ScriptKind> SlotsPtr<K> {
+    /// The slot at `key` (a method, so closures capture the whole wrapper).
+    fn at(&self, key: u32) -> *mut Slot<K> {
+        self.0.wrapping_add(key as usize)
+    }
+}
+
+impl<K: ScriptKind> Scripts<K> {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            next_serial: 0,
+            timers: Timers::default(),
+            fixed_timers: Timers::default(),
+            every_tick: Vec::new(),
+            due: Vec::new(),
+            collected: SyncWrapper::new(Vec::new()),
+            failures: Vec::new(),
+            finished: 0,
+            seen_steps: 0,
+        }
+    }
+
+    /// Starts an `async` script; it first runs at the next gather.
+    /// `script` is called at once with the script's context and returns
+    /// the future the gathers poll.
+    pub fn start<F, Fut>(&mut self, name: impl Into<Cow<'static, str>>, script: F) -> ScriptId
+    where
+        F: FnOnce(ScriptCx<K>) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let future = script(ScriptCx::new());
+        self.insert(name.into(), Body::Async(Box::pin(future)))
+    }
+
+    /// Starts a [`StepScript`], which [`snapshot`](Self::snapshot) can
+    /// save; it first steps at the next gather.
+    pub fn start_step<S>(&mut self, name: impl Into<Cow<'static, str>>, script: S) -> ScriptId
+    where
+        S: StepScript<K> + Clone,
+    {
+        self.insert(name.into(), Body::Step(Box::new(script)))
+    }
+
+    fn insert(&mut self, name: Cow<'static, str>, body: Body<K>) -> ScriptId {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        let key = self.free_slot();
+        let id = ScriptId { serial, key };
+        self.place(
+            Live {
+                id,
+                name,
+                waiting: Waiting::Start,
+                until: None,
+            },
+            body,
+        );
+        id
+    }
+
+    /// A free slot's key, growing the store when none is free.
+    fn free_slot(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(key) => key,
+            None => self.grow(),
+        }
+    }
+
+    /// Adds a free slot (not in the free list) and returns its key.
+    fn grow(&mut self) -> u32 {
+        let key = u32::try_from(self.slots.len()).expect("fewer than 2^32 scripts at once");
+        self.slots.push(Slot {
+            live: None,
+            work: SyncWrapper::new(Work {
+                body: None,
+                intents: Vec::new(),
+                outcome: Outcome::Pending,
+            }),
+        });
+        key
+    }
+
+    /// Puts `live` with `body` in its (free) slot and schedules it.
+    pub(super) fn place(&mut self, live: Live<K>, body: Body<K>) {
+        let (key, waiting, serial) = (live.id.key, live.waiting, live.id.serial);
+        let slot = &mut self.slots[key as usize];
+        debug_assert!(slot.live.is_none(), "placed in a free slot");
+        slot.work.get_mut().body = Some(body);
+        slot.live = Some(live);
+        self.live += 1;
+        self.schedule(serial, key, waiting);
+    }
+
+    /// Files a pending script under what it waits on.
+    fn schedule(&mut self, serial: u64, key: u32, waiting: Waiting) {
+        match waiting {
+            Waiting::Time(at) => self.timers.push(at, serial, key),
+            Waiting::FixedTime(at) => self.fixed_timers.push(at, serial, key),
+            Waiting::Start | Waiting::NextTick | Waiting::Condition(_) | Waiting::Other => {
+                self.every_tick.push((serial, key));
+            }
+        }
+    }
+
+    /// Whether (serial, key) still names a live script.
+    fn is_live(&self, serial: u64, key: u32) -> bool {
+        self.slots
+            .get(key as usize)
+            .and_then(|slot| slot.live.as_ref())
+            .is_some_and(|live| live.id.serial == serial)
+    }
+
+    /// Cancels the script `id`: its code is dropped unrun, its unapplied
+    /// intents with it. Returns whether it was live. A `Drop` that panics
+    /// is caught and recorded as the script's failure.
+    pub fn cancel(&mut self, id: ScriptId) -> bool {
+        if !self.is_live(id.serial, id.key) {
+            return false;
+        }
+        self.free(id.key);
+        true
+    }
+
+    /// Cancels every script.
+    pub fn clear(&mut self) {
+        for key in 0..self.slots.len() as u32 {
+            if self.slots[key as usize].live.is_some() {
+                self.free(key);
+            }
+        }
+        self.timers.clear();
+        self.fixed_timers.clear();
+        self.every_tick.clear();
+    }
+
+    /// Frees a live slot, dropping its code (a panicking `Drop` becomes
+    /// the script's failure).
+    fn free(&mut self, key: u32) {
+        let slot = &mut self.slots[key as usize];
+        let live = slot.live.take().expect("freeing a live slot");
+        let work = slot.work.get_mut();
+        work.intents.clear();
+        work.outcome = Outcome::Pending;
+        let body = work.body.take();
+        self.live -= 1;
+        self.free.push(key);
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(body))) {
+            let message = format!("{} (while dropped)", message(&*payload));
+            self.fail(&live, message);
+        }
+    }
+
+    /// Records that `live` ended by panicking.
+    fn fail(&mut self, live: &Live<K>, message: String) {
+        let failure = ScriptFailure {
+            id: live.id,
+            name: live.name.to_string(),
+            message,
+        };
+        tracing::error!(script = %failure.name, id = %failure.id, "{failure}");
+        self.failures.push(failure);
+    }
+
+    /// Runs every due script: those whose time came on `clock`, those
+    /// waiting for a tick or a condition, and new ones; in parallel on the
+    /// world's pool when called from a system, each reading `view` and
+    /// writing only its own intents. Nothing runs while the clock is
+    /// paused, but once after each [`SimClock::step`]. Scripts that end are removed; panicking
+    /// ones are recorded in [`failures`](Self::failures).
+    pub fn gather(&mut self, clock: &SimClock, view: &K::View<'_>) {
+        let stepped = std::mem::replace(&mut self.seen_steps, clock.steps()) != clock.steps();
+        if clock.is_paused() && !stepped {
+            return;
+        }
+        let (now, fixed_now) = (clock.now(), clock.fixed_now());
+        self.take_due(now, fixed_now);
+        let slots = SlotsPtr(self.slots.as_mut_ptr());
+        let due = &self.due;
+        let run = |claimed: std::ops::Range<usize>| {
+            let start = claimed.start * SCRIPTS_PER_SLICE;
+            let end = (claimed.end * SCRIPTS_PER_SLICE).min(due.len());
+            for &(_, key) in &due[start..end] {
+                // SAFETY:
+                // - `key` indexes `slots` (`take_due` kept live scripts
+                //   only) and the store is not resized while `&mut self`
+                //   is held here;
+                // - `due` names each key once (a live script is in one
+                //   wait structure, and stale entries were dropped), so no
+                //   two slices reach one slot.
+                let slot = unsafe { &mut *slots.at(key) };
+                poll(slot, view, now, fixed_now);
+            }
+        };
+        for_each_slice(due.len().div_ceil(SCRIPTS_PER_SLICE), &run);
+        for index in 0..self.due.len() {
+            let (_, key) = self.due[index];
+            self.settle(key);
+        }
+    }
+
+    /// Fills `due` with the live scripts to run now, in start order.
+    fn take_due(&mut self, now: Duration, fixed_now: Duration) {
+        self.due.clear();
+        self.timers.take_due(now, &mut self.due);
+        self.fixed_timers.take_due(fixed_now, &mut self.due);
+        self.due.append(&mut self.every_tick);
+        let slots = &self.slots;
+        self.due.retain(|&(serial, key)| {
+            slots[key as usize]
+                .live
+                .as_ref()
+                .is_some_and(|live| live.id.serial == serial)
+        });
+        self.due.sort_unstable();
+    }
+
+    /// After a poll: hands the script's intents to collect, then files it
+    /// under its new wait, or removes it.
+    fn settle(&mut self, key: u32) {
+        let slot = &mut self.slots[key as usize];
+        let work = slot.work.get_mut();
+        let live = slot.live.as_ref().expect("a polled script is live");
+        let (id, waiting) = (live.id, live.waiting);
+        match std::mem::take(&mut work.outcome) {
+            Outcome::Pending => {
+                let collected = self.collected.get_mut();
+                collected.extend(work.intents.drain(..).map(|intent| (id, intent)));
+                self.schedule(id.serial, key, waiting);
+            }
+            Outcome::Finished => {
+                let collected = self.collected.get_mut();
+                collected.extend(work.intents.drain(..).map(|intent| (id, intent)));
+                self.finished += 1;
+                self.free(key);
+            }
+            Outcome::Panicked(message) => {
+                let failure = ScriptFailure {
+                    id,
+                    name: live.name.to_string(),
+                    message,
+                };
+                tracing::error!(script = %failure.name, id = %failure.id, "{failure}");
+                self.failures.push(failure);
+                self.free(key);
+            }
+        }
+    }
+
+    /// The intents gathered so far, in script start order, then emission
+    /// order; each is yielded once. Intents nobody drains accumulate.
+    pub fn drain_intents(&mut self) -> std::vec::Drain<'_, (ScriptId, K::Intent)> {
+        self.collected.get_mut().drain(..)
+    }
+
+    /// How many scripts are live.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether no script is live.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Every live script with what it waits on, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = ScriptInfo<'_>> + '_ {
+        self.slots
+            .iter()
+            .filter_map(|slot| slot.live.as_ref().map(info))
+    }
+
+    /// The script `id`, if it is live.
+    pub fn get(&self, id: ScriptId) -> Option<ScriptInfo<'_>> {
+        self.slots
+            .get(id.key as usize)?
+            .live
+            .as_ref()
+            .filter(|live| live.id == id)
+            .map(info)
+    }
+
+    /// Scripts that ended by panicking, oldest first.
+    pub fn failures(&self) -> &[ScriptFailure] {
+        &self.failures
+    }
+
+    /// Takes the recorded failures.
+    pub fn take_failures(&mut self) -> Vec<ScriptFailure> {
+        std::mem::take(&mut self.failures)
+    }
+
+    /// How many scripts ran to their end.
+    pub fn finished(&self) -> u64 {
+        self.finished
+    }
+
+    /// The live scripts' descriptions and step bodies (for a snapshot),
+    /// or the first that is not a step script.
+    pub(super) fn saved_parts(&mut self) -> Result<Vec<SavedPart<'_, K>>, &Live<K>> {
+        let mut parts = Vec::with_capacity(self.live);
+        for slot in &mut self.slots {
+            let Some(live) = slot.live.as_ref() else {
+                continue;
+            };
+            match slot.work.get_mut().body.as_ref() {
+                Some(Body::Step(step)) => parts.push((live, step.boxed_clone())),
+                _ => return Err(live),
+            }
+        }
+        parts.sort_by_key(|(live, _)| live.id.serial);
+        Ok(parts)
+    }
+
+    /// The serial the next started script gets.
+    pub(super) fn next_serial(&self) -> u64 {
+        self.next_serial
+    }
+
+    /// Empties the store for a restore: every script cancelled, the slots
+    /// made `slots` long and all free, serials continuing from
+    /// `next_serial`.
+    pub(super) fn reset(&mut self, slots: usize, next_serial: u64) {
+        self.clear();
+        while self.slots.len() < slots {
+            self.grow();
+        }
+        self.free.clear();
+        self.free.extend((0..self.slots.len() as u32).rev());
+        self.collected.get_mut().clear();
+        self.next_serial = next_serial;
+    }
+
+    /// Takes `key` out of the free list (a restore placing a script at
+    /// its saved slot).
+    pub(super) fn claim_slot(&mut self, key: u32) {
+        self.free.retain(|&free| free != key);
+    }
+}
+
+fn info<K: ScriptKind>(live: &Live<K>) -> ScriptInfo<'_> {
+    ScriptInfo {
+        id: live.id,
+        name: &live.name,
+        waiting: live.waiting,
+    }
+}
+
+/// Runs one due script until it waits again, ends or panics; records the
+/// outcome and the new wait in its slot.
+fn poll<K: ScriptKind>(slot: &mut Slot<K>, view: &K::View<'_>, now: Duration, fixed_now: Duration) {
+    let Slot { live, work } = slot;
+    let Some(live) = live.as_mut() else {
+        return;
+    };
+    let Work {
+        body,
+        intents,
+        outcome,
+    } = work.get_mut();
+    *outcome = match body.as_mut().expect("a live script has code") {
+        Body::Async(future) => {
+            let mut polling = Polling {
+                kind: TypeId::of::<K>(),
+                view: ptr::from_ref(view).cast(),
+                intents: ptr::from_mut(intents).cast(),
+                now,
+                fixed_now,
+                id: live.id,
+                waiting: Waiting::Other,
+            };
+            let result = {
+                // SAFETY: `polling`, the view and the intents outlive the
+                // guard, which drops before any of them is used again.
+                let _guard = unsafe { PollGuard::enter(&raw mut polling) };
+                panic::catch_unwind(AssertUnwindSafe(|| {
+                    future
+                        .as_mut()
+                        .poll(&mut Context::from_waker(Waker::noop()))
+                }))
+            };
+            match result {
+                Ok(Poll::Ready(())) => Outcome::Finished,
+                Ok(Poll::Pending) => {
+                    live.waiting = polling.waiting;
+                    Outcome::Pending
+                }
+                Err(payload) => Outcome::Panicked(message(&*payload)),
+            }
+        }
+        Body::Step(step) => {
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                if let Some(until) = live.until
+                    && !until(view)
+                {
+                    return None;
+                }
+                let mut cx = Step {
+                    id: live.id,
+                    now,
+                    fixed_now,
+                    view,
+                    intents,
+                };
+                Some(step.step(&mut cx))
+            }));
+            match result {
+                Ok(None) => Outcome::Pending,
+                Ok(Some(Wait::Done)) => Outcome::Finished,
+                Ok(Some(wait)) => {
+                    live.until = None;
+                    live.waiting = match wait {
+                        Wait::For(duration) => Waiting::Time(now.saturating_add(duration)),
+                        Wait::ForFixed(duration) => {
+                            Waiting::FixedTime(fixed_now.saturating_add(duration))
+                        }
+                        Wait::Until(condition) => {
+                            live.until = Some(condition);
+                            Waiting::Condition(None)
+                        }
+                        Wait::NextTick | Wait::Done => Waiting::NextTick,
+                    };
+                    Outcome::Pending
+                }
+                Err(payload) => Outcome::Panicked(message(&*payload)),
+            }
+        }
+    };
+}
+
+fn message(payload: &(dyn std::any::Any + Send)) -> String {
+    panic_message(payload)
+        .unwrap_or("a panic without a message")
+        .to_owned()
+}
