@@ -280,3 +280,35 @@ fn hundreds_of_nodes_stay_readable() {
     assert!(size("height") > 300.0 * 20.0 && size("height") < 300.0 * 20.0 + 2000.0);
     assert!(size("width") < 2500.0, "{}", size("width"));
 }
+
+/// `World::plan_svg` draws a world's own plans: the fixed cadence's panel
+/// above the variable one's, on the world's lanes (its two built-in
+/// factories among the nodes).
+#[test]
+fn a_world_draws_its_plans() {
+    struct Pos(f32);
+    let mut world = sluice::World::new();
+    world.insert(Pos(0.0));
+    world.add_system(
+        NodeBuilder::new("integrate")
+            .cadence(Cadence::Fixed)
+            .system(|pos: &mut Pos| pos.0 += 1.0),
+    );
+    world.add_system(NodeBuilder::new("draw").system(|_: &Pos| {}));
+    let svg = world.plan_svg().expect("plans");
+    let doc = parse(&svg);
+    assert_eq!(classed(&doc, "panel").len(), 2);
+    let names: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    for name in ["fixed cadence", "variable cadence", "integrate", "draw"] {
+        assert!(
+            names.iter().any(|text| text.contains(name)),
+            "{name} in {names:?}"
+        );
+    }
+    world.run_iteration().expect("runs");
+    assert_eq!(
+        world.plan_svg().expect("plans"),
+        svg,
+        "the same plans, the same bytes"
+    );
+}

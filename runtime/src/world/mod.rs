@@ -564,6 +564,24 @@ impl World {
         Ok(Arc::clone(self.plans.as_ref().expect("planned above")))
     }
 
+    /// The lanes-and-gates picture of this world's plans (reference 003's
+    /// way of reading a plan; see [`Plan::to_svg`]): the fixed cadence's
+    /// panel above the variable one's when the fixed plan has nodes.
+    ///
+    /// # Errors
+    /// As for [`plan`](World::plan): the graph does not plan.
+    pub fn plan_svg(&mut self) -> Result<String, IterationError> {
+        let plans = self.plans()?;
+        let mut panels: Vec<(&str, &Plan)> = Vec::with_capacity(2);
+        if !plans.fixed().is_empty() {
+            panels.push(("fixed cadence", plans.fixed()));
+            panels.push(("variable cadence", plans.variable()));
+        } else {
+            panels.push(("", plans.variable()));
+        }
+        Ok(crate::plan::to_svg(self.graph.view(), &panels))
+    }
+
     /// Declares a group nodes and other groups join by name
     /// ([`NodeBuilder::in_group`], [`Group::in_group`]); replans before the
     /// next iteration.
