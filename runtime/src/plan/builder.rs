@@ -3,7 +3,6 @@
 //! the nodes in plan order.
 
 use crate::access::{ServiceId, SmallList, Touch};
-use crate::node::Label;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit, Targets};
 use crate::plan::organise::{OrgVertex, Resolved, Selection};
@@ -218,9 +217,49 @@ fn sort_incoming(incoming: &mut [(u32, Reason)]) {
     }
 }
 
-/// Barrier `k`'s bit in a node's mask of barrier predecessors.
-fn barrier_bit(k: usize) -> u64 {
-    1 << (k % 64)
+/// How many barriers [`Ancestors`] follows at most (the first ones in
+/// release order); an order-only edge from a barrier beyond them is kept
+/// even when implied.
+const TRACKED_BARRIERS: usize = 512;
+
+/// Per plan id (nodes, then barriers): the barriers it waits for, directly
+/// or through anything, as a bit set of the first [`TRACKED_BARRIERS`]. An
+/// edge from barrier `b` to a node is implied exactly when another of the
+/// node's predecessors has `b` in its set.
+struct Ancestors {
+    words: usize,
+    rows: Vec<u64>,
+}
+
+impl Ancestors {
+    fn new(ids: usize, barriers: usize) -> Self {
+        let words = barriers.min(TRACKED_BARRIERS).div_ceil(64);
+        Self {
+            words,
+            rows: vec![0; ids * words],
+        }
+    }
+
+    fn tracks(&self, k: usize) -> bool {
+        k < self.words * 64
+    }
+
+    /// Whether `id` waits for barrier `k` (tracked).
+    fn has(&self, id: u32, k: usize) -> bool {
+        self.rows[id as usize * self.words + k / 64] & (1 << (k % 64)) != 0
+    }
+
+    /// Adds what `from` waits for, and `from` itself when it is a tracked
+    /// barrier (`k`), to `to`'s set.
+    fn inherit(&mut self, to: u32, from: u32, k: Option<usize>) {
+        let (to, from) = (to as usize * self.words, from as usize * self.words);
+        for w in 0..self.words {
+            self.rows[to + w] |= self.rows[from + w];
+        }
+        if let Some(k) = k.filter(|&k| self.tracks(k)) {
+            self.rows[to + k / 64] |= 1 << (k % 64);
+        }
+    }
 }
 
 /// Builds the plan of the update schedule's variable cadence, with every
@@ -331,23 +370,23 @@ fn build_selection(
     }
 }
 
-/// The names of the user's markers, then of the organisation's vertices.
+/// The names of the user's markers, then of the organisation's vertices
+/// (a group's two written straight into the names' buffer).
 fn marker_names(graph: &GraphView<'_>, resolved: &Resolved, edges: &Explicit) -> Names {
     let plain = edges.nodes + edges.markers;
-    let labels = graph
-        .markers()
-        .iter()
-        .map(|marker| marker.label_cow().clone())
-        .chain((0..edges.org.len()).map(|k| {
-            let name = edges.vertex_name(graph, resolved, (plain + k) as u32);
-            match edges.org[k] {
-                OrgVertex::Begin(_) => Label::Owned(format!("{name} (begin)")),
-                OrgVertex::End(_) => Label::Owned(format!("{name} (end)")),
-                _ => Label::Owned(name),
-            }
-        }))
-        .collect::<Vec<Label>>();
-    Names::of_labels(labels.iter())
+    let groups = graph.organisation().groups();
+    let mut names = Names::with_capacity(edges.markers + edges.org.len());
+    for marker in graph.markers() {
+        names.push_label(marker.label_cow());
+    }
+    for (k, &vertex) in edges.org.iter().enumerate() {
+        match vertex {
+            OrgVertex::Begin(g) => names.push_parts(&[groups[g as usize].name(), " (begin)"]),
+            OrgVertex::End(g) => names.push_parts(&[groups[g as usize].name(), " (end)"]),
+            _ => names.push_parts(&[&edges.vertex_name(graph, resolved, (plain + k) as u32)]),
+        }
+    }
+    names
 }
 
 /// SL0009: every node that names a service twice in aliasing ways.
@@ -436,10 +475,9 @@ fn walk_lanes(
     let mut froms: Vec<(u32, bool, u32)> = Vec::with_capacity(16);
     // Per plan id: the nodes that wait for it directly, so far.
     let mut successors_so_far = Chains::new(n + kept.len(), plan_order.len() * 6);
-    // Per node: its incoming records (a contiguous run, as they are pushed),
-    // and a mask of the barriers among their sources.
+    // Per node: its incoming records (a contiguous run, as they are pushed).
     let mut pred_range = vec![(0u32, 0u32); n];
-    let mut barrier_masks = vec![0u64; n];
+    let mut ancestors = Ancestors::new(n + kept.len(), kept.len());
     // Per plan id: the last node it is a barrier predecessor of.
     let mut is_pred = vec![NONE; n + kept.len()];
     // Per barrier: what it waits for, as plan ids, sorted.
@@ -527,29 +565,38 @@ fn walk_lanes(
                     &plan_id,
                     &stage_of,
                     &mut barrier_level,
+                    &mut ancestors,
                     n,
                 )
             };
             froms.push((from, order_only, bound));
         }
-        // A predecessor is implied when another node predecessor waits for
-        // it directly, or when it is an input of a barrier among the
-        // predecessors (no node waits for itself). Only order-only edges are
-        // candidates, so only nodes with one pay for the search, which looks
-        // wherever is shortest: a barrier in the tail of each predecessor's
-        // records, a node in its own successors so far when they are few,
-        // else by binary search in each predecessor's records (sorted by
-        // source).
+        for &(from, ..) in &froms {
+            let k = (from as usize).checked_sub(n);
+            ancestors.inherit(node, from, k);
+        }
+        // A barrier predecessor is implied when another predecessor waits
+        // for it, directly or not (its set of ancestors). A node predecessor
+        // is implied when another node predecessor waits for it directly,
+        // or when it is an input of a barrier among the predecessors (no
+        // node waits for itself). Only order-only edges are candidates, so
+        // only nodes with one pay for the search, which for a node looks
+        // wherever is shortest: in its own successors so far when they are
+        // few, else by binary search in each predecessor's records (sorted
+        // by source).
         let has_order_only = froms.len() > 1 && froms.iter().any(|&(_, order_only, _)| order_only);
         if has_order_only {
             for &(p, ..) in &froms {
                 is_pred[p as usize] = node;
             }
         }
-        let skip = |successors_so_far: &Chains,
-                    records: &[EdgeRecord],
-                    barrier_masks: &[u64],
-                    from: u32| {
+        let skip = |successors_so_far: &Chains, records: &[EdgeRecord], from: u32| {
+            if let Some(k) = (from as usize)
+                .checked_sub(n)
+                .filter(|&k| ancestors.tracks(k))
+            {
+                return froms.iter().any(|&(p, ..)| ancestors.has(p, k));
+            }
             if feeds[from as usize]
                 .as_slice()
                 .iter()
@@ -562,22 +609,8 @@ fn walk_lanes(
                 &records[start as usize..end as usize]
             };
             if from as usize >= n {
-                // A barrier (a group's begin, a phase) precedes most of the
-                // nodes after it: its successor list is long, but each node
-                // keeps a mask of its barrier predecessors (exact up to 64
-                // barriers; beyond, a hit is confirmed in the tail of its
-                // records, where barriers sort above every node).
-                let bit = barrier_bit(from as usize - n);
-                froms.iter().any(|&(p, ..)| {
-                    (p as usize) < n
-                        && barrier_masks[p as usize] & bit != 0
-                        && (kept.len() <= 64
-                            || records_of(p)
-                                .iter()
-                                .rev()
-                                .take_while(|record| record.from as usize >= n)
-                                .any(|record| record.from == from))
-                })
+                // A barrier beyond those followed: only the direct checks.
+                false
             } else if successors_so_far.len(from) <= 4 * froms.len() {
                 successors_so_far.any(from, |to| {
                     (to as usize) < n && to != from && is_pred[to as usize] == node
@@ -596,9 +629,7 @@ fn walk_lanes(
         let mut stage = 0;
         let mut i = 0;
         for &(from, order_only, bound) in &froms {
-            let skipped = has_order_only
-                && order_only
-                && skip(&successors_so_far, &records, &barrier_masks, from);
+            let skipped = has_order_only && order_only && skip(&successors_so_far, &records, from);
             let start = reasons.len() as u32;
             while i < incoming.len() && incoming[i].0 == from {
                 if !skipped {
@@ -611,9 +642,6 @@ fn walk_lanes(
                 continue;
             }
             successors_so_far.push(from, node);
-            if from as usize >= n {
-                barrier_masks[node as usize] |= barrier_bit(from as usize - n);
-            }
             records.push(EdgeRecord {
                 from,
                 to: node,
@@ -625,9 +653,11 @@ fn walk_lanes(
         stage_of[node as usize] = stage;
         stage_count = stage_count.max(stage + 1);
     }
-    // What each barrier waits for, after the nodes' edges; an input that a
-    // node input waits for directly is implied by it (searched from the
-    // input's side, stopping at the first such successor).
+    // What each barrier waits for, after the nodes' edges; an input that
+    // another input waits for is implied by it: a barrier input by its
+    // ancestors, a node input when a node input waits for it directly
+    // (searched from the input's side, stopping at the first such
+    // successor).
     for (k, (vertex, _)) in kept.iter().enumerate() {
         let inputs = &barrier_inputs[k];
         let stamp = (n + k) as u32;
@@ -636,9 +666,15 @@ fn walk_lanes(
         }
         let reason = Reason::Marker(MarkerIndex(*vertex - n as u32));
         for &input in inputs {
-            let implied = successors_so_far.any(input, |to| {
-                (to as usize) < n && is_pred[to as usize] == stamp
-            });
+            let implied = match (input as usize).checked_sub(n) {
+                // A barrier input that another input waits for.
+                Some(j) if ancestors.tracks(j) => {
+                    inputs.iter().any(|&other| ancestors.has(other, j))
+                }
+                _ => successors_so_far.any(input, |to| {
+                    (to as usize) < n && is_pred[to as usize] == stamp
+                }),
+            };
             if implied {
                 continue;
             }
@@ -684,13 +720,15 @@ fn walk_lanes(
 }
 
 /// One more than the largest stage barrier `k` waits for (0 when it waits
-/// for no node), memoised.
+/// for no node), memoised; fills in its ancestors on the way (everything it
+/// waits for is placed by the time a node asks).
 fn level(
     k: usize,
     kept: &[(u32, Vec<u32>)],
     plan_id: &dyn Fn(u32) -> u32,
     stage_of: &[u32],
     memo: &mut [u32],
+    ancestors: &mut Ancestors,
     n: usize,
 ) -> u32 {
     if memo[k] != NONE {
@@ -698,12 +736,13 @@ fn level(
     }
     let mut highest = 0;
     for &input in &kept[k].1 {
-        let id = plan_id(input) as usize;
-        highest = highest.max(if id < n {
-            stage_of[id] + 1
-        } else {
-            level(id - n, kept, plan_id, stage_of, memo, n)
-        });
+        let id = plan_id(input);
+        let bound = match (id as usize).checked_sub(n) {
+            None => stage_of[id as usize] + 1,
+            Some(j) => level(j, kept, plan_id, stage_of, memo, ancestors, n),
+        };
+        highest = highest.max(bound);
+        ancestors.inherit((n + k) as u32, id, (id as usize).checked_sub(n));
     }
     memo[k] = highest;
     highest

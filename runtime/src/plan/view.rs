@@ -185,12 +185,7 @@ impl Names {
             text: String::with_capacity(copied),
             spans: Vec::with_capacity(labels.len()),
         };
-        for label in labels {
-            match label {
-                Label::Borrowed(name) => names.spans.push(NameSpan::Static(name)),
-                Label::Owned(name) => names.copy(name),
-            }
-        }
+        labels.for_each(|label| names.push_label(label));
         names
     }
 
@@ -202,6 +197,30 @@ impl Names {
         };
         strs.for_each(|name| names.copy(name));
         names
+    }
+
+    /// Room for `names` names (their text grows as pushed).
+    pub(crate) fn with_capacity(names: usize) -> Self {
+        Self {
+            text: String::new(),
+            spans: Vec::with_capacity(names),
+        }
+    }
+
+    /// Appends a label's name (a static one by reference).
+    pub(crate) fn push_label(&mut self, label: &Label) {
+        match label {
+            Label::Borrowed(name) => self.spans.push(NameSpan::Static(name)),
+            Label::Owned(name) => self.copy(name),
+        }
+    }
+
+    /// Appends one name written as `parts` one after the other.
+    pub(crate) fn push_parts(&mut self, parts: &[&str]) {
+        let start = self.text.len() as u32;
+        parts.iter().for_each(|part| self.text.push_str(part));
+        let end = self.text.len() as u32;
+        self.spans.push(NameSpan::Copied { start, end });
     }
 
     fn copy(&mut self, name: &str) {
