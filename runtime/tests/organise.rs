@@ -383,3 +383,31 @@ fn the_scheduling_nodes_are_not_organised() {
         assert_eq!(names(&plan)[..2], ["sluice::plan", "sluice::execution"]);
     }
 }
+
+/// Nodes of one placement share their organisation edges in the plan, but a
+/// cycle is reported on the edges as declared: it names the systems and
+/// groups on it, never the shared vertices.
+#[test]
+fn a_cycle_through_a_placement_names_what_was_written() {
+    let mut graph = Graph::new();
+    graph.add_stage("Early", 0);
+    graph.add_stage("Late", 1);
+    graph.add_group(Group::new("Sim"));
+    graph.add_node(NodeBuilder::new("a").in_group("Sim").in_stage("Early"));
+    graph.add_node(NodeBuilder::new("b").in_group("Sim").in_stage("Early"));
+    graph.add_node(
+        NodeBuilder::new("c")
+            .in_stage("Late")
+            .phase(Phase::PreUpdate)
+            .before("b"),
+    );
+    let errors = graph.build_all(&options()).unwrap_err();
+    let cycle = &errors.diagnostics()[0];
+    assert_eq!(cycle.code, "SL0007");
+    assert!(
+        cycle.nodes.iter().any(|n| n == "b") && cycle.nodes.iter().any(|n| n == "c"),
+        "{}",
+        cycle.message
+    );
+    assert!(!cycle.message.contains("members"), "{}", cycle.message);
+}

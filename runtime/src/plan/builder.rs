@@ -332,12 +332,24 @@ fn build_selection(
         targets,
         member,
         selection,
+        true,
         &mut diagnostics,
     );
     let sorted = match order::sort(graph, resolved, &edges) {
         Ok(sorted) => sorted,
         Err(cycles) => {
-            diagnostics.extend(cycles);
+            // The same cycles, found again on the organisation's edges per
+            // node, so that each names what the user wrote.
+            let edges = Explicit::collect(
+                graph,
+                resolved,
+                targets,
+                edges.member.clone(),
+                selection,
+                false,
+                &mut Vec::new(),
+            );
+            diagnostics.extend(order::sort(graph, resolved, &edges).err().unwrap_or(cycles));
             return (None, diagnostics);
         }
     };
@@ -383,6 +395,14 @@ fn marker_names(graph: &GraphView<'_>, resolved: &Resolved, edges: &Explicit) ->
         match vertex {
             OrgVertex::Begin(g) => names.push_parts(&[groups[g as usize].name(), " (begin)"]),
             OrgVertex::End(g) => names.push_parts(&[groups[g as usize].name(), " (end)"]),
+            OrgVertex::Members(g) | OrgVertex::MembersDone(g) => {
+                let done = matches!(vertex, OrgVertex::MembersDone(_));
+                let suffix = if done { " members done)" } else { " members)" };
+                match groups.get(g as usize) {
+                    Some(group) => names.push_parts(&["(group ", group.name(), suffix]),
+                    None => names.push_parts(&["(the top level", suffix]),
+                }
+            }
             _ => names.push_parts(&[&edges.vertex_name(graph, resolved, (plain + k) as u32)]),
         }
     }

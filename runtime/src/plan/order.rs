@@ -204,13 +204,15 @@ impl Explicit {
     /// Resolves every ordering attribute, produce relation and organisation
     /// declaration of the nodes `member` selects into edges, reporting
     /// duplicate keys (SL0004), unknown names (SL0002) and orderings that
-    /// name a node of another cadence or schedule (SL0003).
+    /// name a node of another cadence or schedule (SL0003). `shared`: nodes
+    /// of one placement share their organisation edges (`organise::edges`).
     pub(crate) fn collect(
         graph: &GraphView<'_>,
         resolved: &Resolved,
         targets: &Targets<'_>,
         member: Option<Vec<bool>>,
         selection: &Selection,
+        shared: bool,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let nodes = graph.nodes();
@@ -218,7 +220,7 @@ impl Explicit {
         let markers = graph.markers().len();
         let is_member = |i: usize| member.as_ref().is_none_or(|m| m[i]);
         let org_base = (n + markers) as u32;
-        let org = organise::edges(graph, resolved, &is_member, org_base);
+        let org = organise::edges(graph, resolved, &is_member, org_base, shared);
         let vertices = n + markers + org.vertices.len();
         let groups = graph.organisation().groups();
         let removed = |v: usize| v < n && nodes[v].state() == NodeState::Removed;

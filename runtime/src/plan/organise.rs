@@ -540,6 +540,13 @@ pub(crate) enum OrgVertex {
     PhaseStart,
     /// The end of a phase (and the start of the next).
     PhaseEnd(Phase),
+    /// Where the nodes of one placement begin (one group, sibling order,
+    /// stage, set and phase; the group, `NONE` at the top level): they wait
+    /// for it, and it for everything their placement puts before them.
+    Members(u32),
+    /// Where the nodes of one placement end: it waits for them, and
+    /// everything their placement puts after them waits for it.
+    MembersDone(u32),
 }
 
 /// The organisation vertices of one selection and the edges among them and
@@ -554,11 +561,24 @@ pub(crate) struct OrgEdges {
 }
 
 /// Adds the organisation of the nodes `member` selects.
+///
+/// With `shared`, the nodes of one placement (the same group, sibling
+/// order, stage, set and phase) share a pair of vertices, [`Members`] and
+/// [`MembersDone`]: two edges per node and the placement's own edges once,
+/// instead of every edge of the placement per node. The order among nodes
+/// (and among the other vertices) is the same either way: the pair's only
+/// successors, or only predecessors, are its nodes. Without it, each node
+/// gets its edges itself, which is what cycles are reported on (a cycle
+/// then names what the user wrote, not a pair).
+///
+/// [`Members`]: OrgVertex::Members
+/// [`MembersDone`]: OrgVertex::MembersDone
 pub(crate) fn edges(
     graph: &GraphView<'_>,
     resolved: &Resolved,
     member: &dyn Fn(usize) -> bool,
     base: u32,
+    shared: bool,
 ) -> OrgEdges {
     let groups = graph.organisation().groups();
     let nodes = graph.nodes();
@@ -602,7 +622,11 @@ pub(crate) fn edges(
             out.vertices.push(OrgVertex::PhaseEnd(phase));
         }
     }
-    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
+    for (index, _) in nodes
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !shared && organised(i))
+    {
         let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
         if group != NONE && resolved.ordered[group as usize] {
             out.edges.push((begin_of_group(group), index as u32));
@@ -628,12 +652,18 @@ pub(crate) fn edges(
         let slot = if group == NONE { g } else { group };
         siblings[slot as usize].push((index as u32, index as u32, sibling));
     }
+    // Per parent: its first/last vertices (`NONE` when it has none); the
+    // nodes' edges to them go through their placement's pair when shared.
+    let mut first_done = vec![NONE; g as usize + 1];
+    let mut last_due = vec![NONE; g as usize + 1];
+    let own = |item: u32| !shared || item >= base;
     for (parent, items) in siblings.iter().enumerate() {
         let has = |which| items.iter().any(|&(_, _, o)| o == Some(which));
         if has(SiblingOrder::First) {
             let done = base + out.vertices.len() as u32;
+            first_done[parent] = done;
             out.vertices.push(OrgVertex::FirstDone(parent as u32));
-            for &(begin, end, order) in items {
+            for &(begin, end, order) in items.iter().filter(|item| own(item.0)) {
                 if order == Some(SiblingOrder::First) {
                     out.edges.push((end, done));
                 } else {
@@ -643,8 +673,9 @@ pub(crate) fn edges(
         }
         if has(SiblingOrder::Last) {
             let due = base + out.vertices.len() as u32;
+            last_due[parent] = due;
             out.vertices.push(OrgVertex::LastDue(parent as u32));
-            for &(begin, end, order) in items {
+            for &(begin, end, order) in items.iter().filter(|item| own(item.0)) {
                 if order == Some(SiblingOrder::Last) {
                     out.edges.push((due, begin));
                 } else {
@@ -665,7 +696,11 @@ pub(crate) fn edges(
             out.edges.push((level_base + level - 1, level_base + level));
         }
     }
-    for (index, _) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
+    for (index, _) in nodes
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !shared && organised(i))
+    {
         for rank in [resolved.node_stage.get(index), resolved.node_set.get(index)] {
             let Some(&rank) = rank else { continue };
             if rank == NONE {
@@ -683,13 +718,100 @@ pub(crate) fn edges(
         for k in 0..3 {
             out.edges.push((bounds + k, bounds + k + 1));
         }
-        for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
+        for (index, node) in nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !shared && organised(i))
+        {
             let k = node.placement().phase.unwrap_or(Phase::Update) as u32;
             out.edges.push((bounds + k, index as u32));
             out.edges.push((index as u32, bounds + k + 1));
         }
     }
+    if !shared {
+        return out;
+    }
+
+    // The placements: each node to its pair, then each pair's edges once.
+    let mut placements: HashMap<Placed, u32> = HashMap::new();
+    let mut pairs: Vec<Placed> = Vec::new();
+    let mut last: Option<(Placed, u32)> = None;
+    for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
+        let level = |rank: Option<&u32>| match rank {
+            Some(&rank) if rank != NONE => resolved.rank_level[rank as usize],
+            _ => NONE,
+        };
+        let placed = Placed {
+            group: resolved.node_group.get(index).copied().unwrap_or(NONE),
+            sibling: node.placement().sibling,
+            stage: level(resolved.node_stage.get(index)),
+            set: level(resolved.node_set.get(index)),
+            phase: out.phases.map_or(NONE, |_| {
+                node.placement().phase.unwrap_or(Phase::Update) as u32
+            }),
+        };
+        let pair = match last {
+            Some((previous, pair)) if previous == placed => pair,
+            _ => *placements.entry(placed).or_insert_with(|| {
+                let pair = base + out.vertices.len() as u32;
+                out.vertices.push(OrgVertex::Members(placed.group));
+                out.vertices.push(OrgVertex::MembersDone(placed.group));
+                pairs.push(placed);
+                pair
+            }),
+        };
+        last = Some((placed, pair));
+        out.edges.push((pair, index as u32));
+        out.edges.push((index as u32, pair + 1));
+    }
+    let first_pair = base + out.vertices.len() as u32 - 2 * pairs.len() as u32;
+    for (p, placed) in pairs.iter().enumerate() {
+        let (start, done) = (first_pair + 2 * p as u32, first_pair + 2 * p as u32 + 1);
+        let group = placed.group;
+        if group != NONE && resolved.ordered[group as usize] {
+            out.edges.push((begin_of_group(group), start));
+            out.edges.push((done, end_of_group(group)));
+        }
+        let parent = if group == NONE { g } else { group } as usize;
+        if first_done[parent] != NONE {
+            match placed.sibling {
+                Some(SiblingOrder::First) => out.edges.push((done, first_done[parent])),
+                _ => out.edges.push((first_done[parent], start)),
+            }
+        }
+        if last_due[parent] != NONE {
+            match placed.sibling {
+                Some(SiblingOrder::Last) => out.edges.push((last_due[parent], start)),
+                _ => out.edges.push((done, last_due[parent])),
+            }
+        }
+        for level in [placed.stage, placed.set] {
+            if level == NONE {
+                continue;
+            }
+            out.edges.push((done, level_base + level));
+            if !first_of_kind(level) {
+                out.edges.push((level_base + level - 1, start));
+            }
+        }
+        if let Some(bounds) = out.phases {
+            out.edges.push((bounds + placed.phase, start));
+            out.edges.push((done, bounds + placed.phase + 1));
+        }
+    }
     out
+}
+
+/// What places a node in the organisation (see [`edges`]): its group, its
+/// order among its siblings, its stage's and set's levels and its phase
+/// (`NONE` for none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Placed {
+    group: u32,
+    sibling: Option<SiblingOrder>,
+    stage: u32,
+    set: u32,
+    phase: u32,
 }
 
 /// Whether any organisation vertex exists (something is organised or names
@@ -738,5 +860,7 @@ pub(crate) fn vertex_name(graph: &GraphView<'_>, resolved: &Resolved, vertex: Or
         }
         OrgVertex::PhaseStart => "(phase PreUpdate)".to_owned(),
         OrgVertex::PhaseEnd(phase) => format!("(phase {})", phase.name()),
+        OrgVertex::Members(group) => format!("({} members)", parent_name(group)),
+        OrgVertex::MembersDone(group) => format!("({} members done)", parent_name(group)),
     }
 }
