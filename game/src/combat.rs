@@ -56,45 +56,50 @@ struct Cell {
     at: Vec2,
 }
 
-/// The units bucketed by team, then by grid cell of [`RANGE`] units,
-/// rebuilt each frame by a counting sort (units of one bucket in query
-/// order), so a gun searches only its enemies' cells.
+/// The units of team `TEAM` bucketed by grid cell of [`RANGE`] units,
+/// rebuilt each frame by a counting sort (units of one cell in query
+/// order). One grid per team, so the two are built in parallel and a gun
+/// searches only its enemies' grid.
 #[derive(Debug)]
-pub struct Grid {
+pub struct Grid<const TEAM: u8> {
     starts: Vec<u32>,
     keys: Vec<u32>,
     units: Vec<Cell>,
 }
 
-impl Default for Grid {
+impl<const TEAM: u8> Default for Grid<TEAM> {
     fn default() -> Self {
         Self {
-            starts: vec![0; 2 * GRID_DIM * GRID_DIM + 1],
+            starts: vec![0; GRID_DIM * GRID_DIM + 1],
             keys: Vec::new(),
             units: Vec::new(),
         }
     }
 }
 
-impl Grid {
-    fn cell(at: Vec2) -> (usize, usize) {
-        let x = (at.x / RANGE).clamp(0.0, (GRID_DIM - 1) as f32) as usize;
-        let y = (at.y / RANGE).clamp(0.0, (GRID_DIM - 1) as f32) as usize;
-        (x, y)
+/// Red's units by cell.
+pub type RedGrid = Grid<0>;
+/// Blue's units by cell.
+pub type BlueGrid = Grid<1>;
+
+fn grid_cell(at: Vec2) -> (usize, usize) {
+    let x = (at.x / RANGE).clamp(0.0, (GRID_DIM - 1) as f32) as usize;
+    let y = (at.y / RANGE).clamp(0.0, (GRID_DIM - 1) as f32) as usize;
+    (x, y)
+}
+
+impl<const TEAM: u8> Grid<TEAM> {
+    fn key(at: Vec2) -> u32 {
+        let (x, y) = grid_cell(at);
+        (y * GRID_DIM + x) as u32
     }
 
-    fn key(team: u8, at: Vec2) -> usize {
-        let (x, y) = Self::cell(at);
-        usize::from(team) * GRID_DIM * GRID_DIM + y * GRID_DIM + x
-    }
-
-    /// Every unit of `team` within `radius` of `at`.
-    fn around(&self, team: u8, at: Vec2, radius: f32) -> impl Iterator<Item = &Cell> {
-        let (x0, y0) = Self::cell(at - Vec2::new(radius, radius));
-        let (x1, y1) = Self::cell(at + Vec2::new(radius, radius));
-        let base = usize::from(team) * GRID_DIM * GRID_DIM;
+    /// Every unit within `radius` of `at`.
+    fn around(&self, at: Vec2, radius: f32) -> impl Iterator<Item = &Cell> {
+        let (x0, y0) = grid_cell(at - Vec2::new(radius, radius));
+        let (x1, y1) = grid_cell(at + Vec2::new(radius, radius));
         (y0..=y1).flat_map(move |y| {
-            let row = base + y * GRID_DIM;
+            let row = y * GRID_DIM;
             let (first, last) = (
                 self.starts[row + x0] as usize,
                 self.starts[row + x1 + 1] as usize,
@@ -104,22 +109,30 @@ impl Grid {
                 .filter(move |unit| (unit.at - at).length_squared() <= radius * radius)
         })
     }
+
+    /// The nearest unit within [`RANGE`] of `at`, ties broken by the lower
+    /// entity id.
+    fn nearest(&self, at: Vec2) -> Option<Entity> {
+        self.around(at, RANGE)
+            .min_by(|a, b| {
+                let da = (a.at - at).length_squared();
+                let db = (b.at - at).length_squared();
+                da.total_cmp(&db).then(a.entity.cmp(&b.entity))
+            })
+            .map(|cell| cell.entity)
+    }
 }
 
-/// Buckets every unit by team and cell.
-#[system(stage = "Think", group = "Combat")]
-pub fn build_grid(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid) {
+/// Buckets team `TEAM`'s units by cell (registered once per team).
+pub fn build_grid<const TEAM: u8>(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid<TEAM>) {
     let Grid {
         starts,
         keys,
         units: cells,
     } = grid;
+    let members = || units.iter().filter(|(_, _, team)| team.0 == TEAM);
     keys.clear();
-    keys.extend(
-        units
-            .iter()
-            .map(|(_, pos, team)| Grid::key(team.0, pos.0) as u32),
-    );
+    keys.extend(members().map(|(_, pos, _)| Grid::<TEAM>::key(pos.0)));
     starts.fill(0);
     for &key in keys.iter() {
         starts[key as usize + 1] += 1;
@@ -128,7 +141,7 @@ pub fn build_grid(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid) {
         starts[index] += starts[index - 1];
     }
     cells.clear();
-    let Some((entity, _, _)) = units.iter().next() else {
+    let Some((entity, _, _)) = members().next() else {
         return;
     };
     // Every slot is overwritten below; the filler only sizes the vector.
@@ -137,7 +150,7 @@ pub fn build_grid(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid) {
         at: Vec2::ZERO,
     };
     cells.resize(keys.len(), filler);
-    for ((entity, pos, _), &key) in units.iter().zip(keys.iter()) {
+    for ((entity, pos, _), &key) in members().zip(keys.iter()) {
         let slot = &mut starts[key as usize];
         cells[*slot as usize] = Cell { entity, at: pos.0 };
         *slot += 1;
@@ -151,19 +164,18 @@ pub fn build_grid(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid) {
 /// Every loaded gun (in parallel slices) picks the nearest enemy in range,
 /// ties broken by the lower entity id, and starts reloading.
 #[system(stage = "Fight", group = "Combat")]
-pub fn aim(grid: &Grid, mut guns: Query<(&Pos, &Team, &mut Weapon)>) {
+pub fn aim(red: &RedGrid, blue: &BlueGrid, mut guns: Query<(&Pos, &Team, &mut Weapon)>) {
     guns.par_for_each(|(pos, team, weapon)| {
         weapon.target = None;
         if weapon.cooldown > 0 {
             return;
         }
-        let nearest = grid.around(1 - team.0, pos.0, RANGE).min_by(|a, b| {
-            let da = (a.at - pos.0).length_squared();
-            let db = (b.at - pos.0).length_squared();
-            da.total_cmp(&db).then(a.entity.cmp(&b.entity))
-        });
+        let nearest = match team.0 {
+            0 => blue.nearest(pos.0),
+            _ => red.nearest(pos.0),
+        };
         if let Some(enemy) = nearest {
-            weapon.target = Some(enemy.entity);
+            weapon.target = Some(enemy);
             weapon.cooldown = RELOAD;
         }
     });
@@ -190,10 +202,10 @@ pub fn striking(input: &InputState) -> bool {
 
 /// An airstrike ahead of red's rally point hits every blue unit near it.
 #[system(stage = "Fight", group = "Combat", run_if = striking)]
-pub fn airstrike(input: &InputState, grid: &Grid, hits: Publish<Damage>, score: &mut Score) {
+pub fn airstrike(input: &InputState, blue: &BlueGrid, hits: Publish<Damage>, score: &mut Score) {
     score.strikes += 1;
     let at = input.rally + Vec2::new(STRIKE_AHEAD, 0.0);
-    for unit in grid.around(1, at, STRIKE_RADIUS) {
+    for unit in blue.around(at, STRIKE_RADIUS) {
         hits.send(Damage {
             target: unit.entity,
             amount: 60,

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use sluice::exec::ThreadPool;
 use sluice::{FixedTime, Group, IterationError, NodeBuilder, Phase, World};
 
-use crate::combat::{Grid, Score};
+use crate::combat::{BlueGrid, RedGrid, Score};
 use crate::feed::{Feeders, InputState, Orders};
 use crate::navigation::{NavBuilds, Terrain};
 use crate::particles::{Particles, SparkSim};
@@ -133,7 +133,8 @@ impl Game {
         world.insert(NavBuilds::default());
         world.insert(InputState::default());
         world.insert(Orders::default());
-        world.insert(Grid::default());
+        world.insert(RedGrid::default());
+        world.insert(BlueGrid::default());
         world.insert(Score::default());
         world.insert(Particles::default());
         world.insert(Census::default());
@@ -243,7 +244,9 @@ fn register(world: &mut World) {
     world.add_system(scripts::wave_spawner);
     world.add_system(steering::lead);
     world.add_system(steering::steer);
-    world.add_system(combat::build_grid);
+    let grid = |name| NodeBuilder::new(name).in_stage("Think").in_group("Combat");
+    world.add_system(grid("build_grid#red").system(combat::build_grid::<0>));
+    world.add_system(grid("build_grid#blue").system(combat::build_grid::<1>));
     world.add_system(combat::aim);
     world.add_system(combat::fire);
     world.add_system(combat::airstrike);
