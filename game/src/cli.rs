@@ -1,5 +1,5 @@
 //! The command line: `sluice-game [--threads N] [--frames N] [--entities N]
-//! [--trace FILE] [--plot FILE]`.
+//! [--trace FILE] [--plot FILE] [--plan FILE]`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -19,6 +19,7 @@ options:
   --entities N   units at the start, half per team (default: 20000)
   --trace FILE   write a Chrome/Perfetto trace of every node, batch slice and frame
   --plot FILE    where to write the frame-time plot (default: frame_times.svg)
+  --plan FILE    also write the plans' lanes-and-gates picture (SVG)
   -h, --help     print this help
 ";
 
@@ -40,6 +41,8 @@ pub struct Options {
     pub trace: Option<PathBuf>,
     /// Where to write the frame-time plot.
     pub plot: PathBuf,
+    /// Where to write the lanes-and-gates picture, if anywhere.
+    pub plan: Option<PathBuf>,
 }
 
 /// A command line that cannot be run.
@@ -88,6 +91,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
     };
     let mut trace = None;
     let mut plot = PathBuf::from("frame_times.svg");
+    let mut plan = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // `--name=value` or `--name value`.
@@ -104,6 +108,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
             "--entities" => "--entities",
             "--trace" => "--trace",
             "--plot" => "--plot",
+            "--plan" => "--plan",
             _ => return Err(CliError::Unknown(arg)),
         };
         let value = match inline {
@@ -123,6 +128,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
                     number(option, &value, 2, 10_000_000, "an entity count")? as usize;
             }
             "--trace" => trace = Some(path(option, value)?),
+            "--plan" => plan = Some(path(option, value)?),
             _ => plot = path(option, value)?,
         }
     }
@@ -130,6 +136,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
         config,
         trace,
         plot,
+        plan,
     }))
 }
 
@@ -181,7 +188,7 @@ mod tests {
         assert_eq!(options.config.frames, 1_000);
         assert_eq!(options.plot, PathBuf::from("frame_times.svg"));
         let Command::Run(options) = parse(
-            args("--threads 1 --frames=30 --entities 500 --trace t.json --plot p.svg"),
+            args("--threads 1 --frames=30 --entities 500 --trace t.json --plot p.svg --plan l.svg"),
             2,
         )
         .unwrap() else {
@@ -197,6 +204,7 @@ mod tests {
         );
         assert_eq!(options.trace, Some(PathBuf::from("t.json")));
         assert_eq!(options.plot, PathBuf::from("p.svg"));
+        assert_eq!(options.plan, Some(PathBuf::from("l.svg")));
         assert_eq!(parse(args("--help"), 2), Ok(Command::Help));
     }
 

@@ -15,7 +15,8 @@
 //! - [`physics`]: movement on the fixed-timestep cadence;
 //! - [`combat`]: damage as messages, deaths and respawns through `Commands`;
 //! - [`particles`]: a batch processor;
-//! - [`scripts`]: the wave spawner;
+//! - [`scripts`]: durable scripts on the simulation clock: the wave
+//!   spawner and the opening cutscene;
 //! - [`report`]: timing, the stage views and a checksum of the final state.
 //!
 //! All of it is organised in phases, groups and stages. Every run with the
@@ -48,7 +49,6 @@ use crate::feed::{Feeders, InputState, Orders};
 use crate::navigation::{NavBuilds, Terrain};
 use crate::particles::{Particles, SparkSim};
 use crate::report::{FrameSample, RunReport};
-use crate::scripts::WaveTimer;
 use crate::units::Census;
 
 /// The fixed cadence's step: physics at 60 Hz.
@@ -138,11 +138,14 @@ impl Game {
         world.insert(Score::default());
         world.insert(Particles::default());
         world.insert(Census::default());
-        world.insert(WaveTimer::new(
-            120,
-            (config.entities / 50).max(1),
-            config.entities + config.entities / 4,
-        ));
+        scripts::start(
+            &mut world,
+            scripts::Waves {
+                period: Duration::from_secs(2),
+                size: (config.entities / 50).max(1),
+                cap: config.entities + config.entities / 4,
+            },
+        );
         let captains = units::spawn_armies(&mut world, config.entities);
         world.insert(captains);
         assets::start_stream(&mut world);
@@ -241,7 +244,8 @@ fn register(world: &mut World) {
     world.add_system(assets::tick_stream);
     world.add_system(assets::apply_chunks);
     world.add_factory(navigation::build_navfield);
-    world.add_system(scripts::wave_spawner);
+    world.add_system(scripts::direct);
+    world.add_system(scripts::stage_cues);
     world.add_system(steering::lead);
     world.add_system(steering::steer);
     let grid = |name| NodeBuilder::new(name).in_stage("Think").in_group("Combat");

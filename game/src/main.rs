@@ -59,6 +59,13 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     println!("frame-time plot: {}", options.plot.display());
+    if let Some(plan) = &options.plan {
+        if let Err(error) = std::fs::write(plan, &report.plan_svg) {
+            eprintln!("sluice-game: {}: {error}", plan.display());
+            return ExitCode::FAILURE;
+        }
+        println!("lanes and gates: {}", plan.display());
+    }
     if let Some(trace) = &options.trace {
         println!("trace: {}", trace.display());
     }

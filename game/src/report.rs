@@ -13,7 +13,7 @@ use crate::combat::Score;
 use crate::feed::{InputState, Orders};
 use crate::navigation::{NAV_DIM, NavBuilds, NavField, Terrain};
 use crate::particles::Particles;
-use crate::scripts::WaveTimer;
+use crate::scripts::DirectorLog;
 use crate::units::{Captain, Census, Health, Pos, Slot, Team, Vel, Weapon};
 use crate::{Config, Game, GameError};
 
@@ -54,6 +54,8 @@ pub struct RunReport {
     pub wall: Duration,
     /// A one-paragraph summary of the final state.
     pub state: String,
+    /// The lanes-and-gates picture of the game's plans (`World::plan_svg`).
+    pub plan_svg: String,
     history: RingHistory<Duration>,
 }
 
@@ -70,6 +72,7 @@ impl RunReport {
             checksum: 0,
             wall: Duration::ZERO,
             state: String::new(),
+            plan_svg: String::new(),
             history: RingHistory::new(WINDOW),
         }
     }
@@ -120,6 +123,10 @@ impl RunReport {
         stage_view(&mut self.stages, "", plans.variable());
         self.checksum = checksum(game);
         self.state = state(game);
+        self.plan_svg = game
+            .world_mut()
+            .plan_svg()
+            .map_err(|error| GameError::Frame(game.frames(), error))?;
         Ok(())
     }
 
@@ -216,12 +223,13 @@ fn state(game: &Game) -> String {
         builds.0.load(std::sync::atomic::Ordering::Relaxed)
     });
     let terrain = world.get::<Terrain>().map_or(0, |terrain| terrain.revision);
-    let waves = world.get::<WaveTimer>().map_or(0, |timer| timer.waves);
+    let director = world.get::<DirectorLog>().cloned().unwrap_or_default();
+    let waves = director.waves;
     let steps = world.get::<FixedTime>().map_or(0, |fixed| fixed.total);
     let input = world.get::<InputState>().cloned().unwrap_or_default();
     let orders = world.get::<Orders>().cloned().unwrap_or_default();
     format!(
-        "alive: red {} blue {}; kills: red {} blue {}; hits {}; airstrikes {}; waves {}; \
+        "alive: red {} blue {}; kills: red {} blue {}; hits {}; airstrikes {}; waves {}; cutscene beats {}; \
          sparks emitted {} alive {}; asset chunks {}; terrain revision {}, navigation built {} times; \
          fixed steps {}; inputs {} ({} out of step), network orders {} ({} out of step)",
         census.alive[0],
@@ -231,6 +239,7 @@ fn state(game: &Game) -> String {
         score.hits,
         score.strikes,
         waves,
+        director.beats.len(),
         particles.map_or(0, |particles| particles.emitted),
         particles.map_or(0, Particles::alive),
         library.chunks,
@@ -362,9 +371,13 @@ pub fn checksum(game: &mut Game) -> u64 {
         hash.u64(library.cells);
         hash.u64(library.digest);
     }
-    if let Some(timer) = world.get::<WaveTimer>() {
-        hash.u64(timer.waves);
-        hash.u64(timer.next);
+    if let Some(log) = world.get::<DirectorLog>() {
+        hash.u64(log.waves);
+        hash.u64(log.spawned);
+        for (beat, at) in &log.beats {
+            hash.u64(beat.len() as u64);
+            hash.u64(at.as_nanos() as u64);
+        }
     }
     if let Some(fixed) = world.get::<FixedTime>() {
         hash.u64(fixed.total);

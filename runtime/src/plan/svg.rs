@@ -152,6 +152,27 @@ fn capped(text: &str, cap: usize) -> String {
     }
 }
 
+/// A type name without its module paths (`a::b::Messages<c::Damage>` is
+/// `Messages<Damage>`): lanes are named by the type, the full path is in
+/// the lane's `data-service`.
+fn short_type_name(name: &str) -> String {
+    let mut short = String::with_capacity(name.len());
+    let mut segment = 0;
+    for (at, c) in name.char_indices() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            if c == ':' && name[at..].starts_with("::") {
+                short.truncate(segment);
+            } else if c != ':' {
+                short.push(c);
+            }
+        } else {
+            short.push(c);
+            segment = short.len();
+        }
+    }
+    short
+}
+
 fn chars(text: &str, cap: usize) -> usize {
     text.chars().count().min(cap)
 }
@@ -597,7 +618,7 @@ impl<'p> Picture<'p> {
                 Num(self.content_bottom),
                 c = Num(centre)
             )?;
-            let shown = capped(name, SERVICE_CAP);
+            let shown = capped(&short_type_name(name), SERVICE_CAP);
             writeln!(
                 out,
                 "<text transform=\"translate({},{}) rotate(-55)\" font-family=\"{MONO}\" \
@@ -876,4 +897,23 @@ fn runs(panel: &Panel<'_>) -> (Vec<Frame>, Vec<(usize, String)>) {
         }
     }
     (frames, captions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_type_name;
+
+    #[test]
+    fn short_type_names() {
+        assert_eq!(short_type_name("Hp"), "Hp");
+        assert_eq!(short_type_name("game::combat::Score"), "Score");
+        assert_eq!(
+            short_type_name("sluice::message::Messages<game::Damage>"),
+            "Messages<Damage>"
+        );
+        assert_eq!(
+            short_type_name("a::B<c::D, (e::F, [g::H; 2])>"),
+            "B<D, (F, [H; 2])>"
+        );
+    }
 }
