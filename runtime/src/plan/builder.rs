@@ -2,10 +2,10 @@
 //! with its reasons), the stage view and the compiled arrays, in one pass over
 //! the nodes in plan order.
 
-use crate::access::{ServiceId, SmallList, Touch};
+use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit, Targets};
-use crate::plan::organise::{OrgVertex, Resolved, Selection};
+use crate::plan::organise::{self, OrgVertex, Resolved, Selection};
 use crate::plan::view::{EdgeRecord, Hierarchy, Names};
 use crate::plan::{
     AmbiguityLevel, CompiledPlan, GraphView, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
@@ -25,9 +25,11 @@ const FOLD_SLACK: usize = 16;
 /// sides (a phase, a group of hundreds) is *kept* as a barrier vertex that
 /// never runs, so it costs `m + k` edges instead of `m * k`.
 pub(crate) struct MarkerPredecessors {
-    /// Per marker (vertex `n + k`): the real nodes and kept barriers it
-    /// stands for; just itself once kept.
-    lists: Vec<Vec<u32>>,
+    /// Per marker (vertex `n + k`): where in `arena` its list is, the real
+    /// nodes and kept barriers it stands for (just itself once kept), in no
+    /// particular order.
+    spans: Vec<(u32, u32)>,
+    arena: Vec<u32>,
     /// The kept markers, in release order, with what each waits for.
     pub(crate) kept: Vec<(u32, Vec<u32>)>,
 }
@@ -35,9 +37,12 @@ pub(crate) struct MarkerPredecessors {
 impl MarkerPredecessors {
     fn new(edges: &Explicit, released: &[u32]) -> Self {
         let n = edges.nodes;
-        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); edges.vertices() - n];
+        let mut spans = vec![(0u32, 0u32); edges.vertices() - n];
+        let mut arena = Vec::with_capacity(edges.vertices());
         let mut kept = Vec::new();
         let mut list = Vec::new();
+        // Per vertex: the marker whose list has it already.
+        let mut listed = vec![NONE; edges.vertices()];
         for &vertex in released.iter().filter(|&&v| v as usize >= n) {
             // Nothing waits for a marker without successors (the last phase's
             // end, the last stage's): what it stands for is never asked.
@@ -46,24 +51,35 @@ impl MarkerPredecessors {
                 continue;
             }
             list.clear();
+            let mut add = |v: u32| {
+                if listed[v as usize] != vertex {
+                    listed[v as usize] = vertex;
+                    list.push(v);
+                }
+            };
             for &edge in edges.predecessors(vertex) {
                 let from = edges.from[edge as usize];
                 match (from as usize).checked_sub(n) {
-                    None => list.push(from),
-                    Some(marker) => list.extend_from_slice(&lists[marker]),
+                    None => add(from),
+                    Some(marker) => {
+                        let (start, end) = spans[marker];
+                        arena[start as usize..end as usize]
+                            .iter()
+                            .for_each(|&v| add(v));
+                    }
                 }
             }
-            list.sort_unstable();
-            list.dedup();
             let folded = list.len().saturating_mul(out);
+            let start = arena.len() as u32;
             if list.len() > 1 && out > 1 && folded > list.len() + out + FOLD_SLACK {
                 kept.push((vertex, list.clone()));
-                lists[vertex as usize - n] = vec![vertex];
+                arena.push(vertex);
             } else {
-                lists[vertex as usize - n] = list.clone();
+                arena.extend_from_slice(&list);
             }
+            spans[vertex as usize - n] = (start, arena.len() as u32);
         }
-        Self { lists, kept }
+        Self { spans, arena, kept }
     }
 
     /// Calls `each(predecessor, reason)` for every explicit predecessor of
@@ -77,7 +93,8 @@ impl MarkerPredecessors {
                 each(from, edges.reason[edge as usize]);
             } else {
                 let marker = from - n;
-                for &real in &self.lists[marker as usize] {
+                let (start, end) = self.spans[marker as usize];
+                for &real in &self.arena[start as usize..end as usize] {
                     each(real, Reason::Marker(MarkerIndex(marker)));
                 }
             }
@@ -385,25 +402,18 @@ fn build_selection(
 /// The names of the user's markers, then of the organisation's vertices
 /// (a group's two written straight into the names' buffer).
 fn marker_names(graph: &GraphView<'_>, resolved: &Resolved, edges: &Explicit) -> Names {
-    let plain = edges.nodes + edges.markers;
     let groups = graph.organisation().groups();
     let mut names = Names::with_capacity(edges.markers + edges.org.len());
     for marker in graph.markers() {
         names.push_label(marker.label_cow());
     }
-    for (k, &vertex) in edges.org.iter().enumerate() {
+    for &vertex in &edges.org {
         match vertex {
             OrgVertex::Begin(g) => names.push_parts(&[groups[g as usize].name(), " (begin)"]),
             OrgVertex::End(g) => names.push_parts(&[groups[g as usize].name(), " (end)"]),
-            OrgVertex::Members(g) | OrgVertex::MembersDone(g) => {
-                let done = matches!(vertex, OrgVertex::MembersDone(_));
-                let suffix = if done { " members done)" } else { " members)" };
-                match groups.get(g as usize) {
-                    Some(group) => names.push_parts(&["(group ", group.name(), suffix]),
-                    None => names.push_parts(&["(the top level", suffix]),
-                }
-            }
-            _ => names.push_parts(&[&edges.vertex_name(graph, resolved, (plain + k) as u32)]),
+            _ => organise::vertex_name_parts(graph, resolved, vertex, |parts| {
+                names.push_parts(parts);
+            }),
         }
     }
     names
@@ -509,13 +519,6 @@ fn walk_lanes(
             ids
         })
         .collect();
-    // Per plan id: the barriers it is an input of.
-    let mut feeds: Vec<SmallList<u32, 2>> = vec![SmallList::default(); n + kept.len()];
-    for (k, inputs) in barrier_inputs.iter().enumerate() {
-        for &input in inputs {
-            feeds[input as usize].push((n + k) as u32);
-        }
-    }
 
     for (at, &node) in plan_order.iter().enumerate() {
         position[node as usize] = at as u32;
@@ -617,11 +620,12 @@ fn walk_lanes(
             {
                 return froms.iter().any(|&(p, ..)| ancestors.has(p, k));
             }
-            if feeds[from as usize]
-                .as_slice()
-                .iter()
-                .any(|&barrier| barrier != from && is_pred[barrier as usize] == node)
-            {
+            let input_of = |p: u32| {
+                (p as usize)
+                    .checked_sub(n)
+                    .is_some_and(|k| p != from && barrier_inputs[k].binary_search(&from).is_ok())
+            };
+            if froms.iter().any(|&(p, ..)| input_of(p)) {
                 return true;
             }
             let records_of = |p: u32| {

@@ -840,27 +840,41 @@ pub(crate) fn group_bounds(base: u32, group: u32) -> (u32, u32) {
 /// The name an organisation vertex goes by in a cycle: the group, stage,
 /// set or phase (first/last vertices name the parent's first/last items).
 pub(crate) fn vertex_name(graph: &GraphView<'_>, resolved: &Resolved, vertex: OrgVertex) -> String {
+    vertex_name_parts(graph, resolved, vertex, |parts| parts.concat())
+}
+
+/// [`vertex_name`] in parts, handed to `name` (no allocation).
+pub(crate) fn vertex_name_parts<R>(
+    graph: &GraphView<'_>,
+    resolved: &Resolved,
+    vertex: OrgVertex,
+    name: impl FnOnce(&[&str]) -> R,
+) -> R {
     let groups = graph.organisation().groups();
     let ranks = graph.organisation().ranks();
-    let parent_name = |parent: u32| {
-        groups
-            .get(parent as usize)
-            .map_or("the top level".to_owned(), |g| {
-                format!("group {}", g.name())
-            })
-    };
     match vertex {
-        OrgVertex::Begin(g) | OrgVertex::End(g) => groups[g as usize].name().to_owned(),
-        OrgVertex::FirstDone(p) => format!("(order_first items of {})", parent_name(p)),
-        OrgVertex::LastDue(p) => format!("(order_last items of {})", parent_name(p)),
+        OrgVertex::Begin(g) | OrgVertex::End(g) => name(&[groups[g as usize].name()]),
         OrgVertex::RankEnd(level) => {
             let first = resolved.level_rank[level as usize];
             let rank = &ranks[resolved.rank_decl[first as usize] as usize];
-            format!("({} {})", rank.kind.name(), rank.name)
+            name(&["(", rank.kind.name(), " ", &rank.name, ")"])
         }
-        OrgVertex::PhaseStart => "(phase PreUpdate)".to_owned(),
-        OrgVertex::PhaseEnd(phase) => format!("(phase {})", phase.name()),
-        OrgVertex::Members(group) => format!("({} members)", parent_name(group)),
-        OrgVertex::MembersDone(group) => format!("({} members done)", parent_name(group)),
+        OrgVertex::PhaseStart => name(&["(phase PreUpdate)"]),
+        OrgVertex::PhaseEnd(phase) => name(&["(phase ", phase.name(), ")"]),
+        OrgVertex::FirstDone(p)
+        | OrgVertex::LastDue(p)
+        | OrgVertex::Members(p)
+        | OrgVertex::MembersDone(p) => {
+            let what = match vertex {
+                OrgVertex::FirstDone(_) => "order_first items of ",
+                OrgVertex::LastDue(_) => "order_last items of ",
+                OrgVertex::Members(_) => "members of ",
+                _ => "members done of ",
+            };
+            match groups.get(p as usize) {
+                Some(group) => name(&["(", what, "group ", group.name(), ")"]),
+                None => name(&["(", what, "the top level)"]),
+            }
+        }
     }
 }
