@@ -1,7 +1,8 @@
 //! Durable scripts (issue 11): 10,000 wave spawners, each waiting ten ticks
-//! between intents, staggered so 1,000 are due every tick. One tick: the
-//! clock advances 10 ms, the due scripts run and emit, and a collect system
-//! applies the intents (a sum).
+//! between intents, staggered so 1,000 are due every tick (`scripts/tick`);
+//! and the same waiting a hundred ticks, 100 due every tick
+//! (`scripts/sparse_tick`). One tick: the clock advances 10 ms, the due
+//! scripts run and emit, and a collect system applies the intents (a sum).
 //!
 //! - `sluice_async`: `async` scripts (`cx.wait(100 ms)` in a loop) in
 //!   `Scripts`, a gather system and a collect system, `World::update`;
@@ -30,8 +31,6 @@ use sluice::{NodeBuilder, World};
 
 const SCRIPTS: u64 = 10_000;
 const TICK: Duration = Duration::from_millis(10);
-/// Ten ticks between a spawner's intents: a tenth are due each tick.
-const PERIOD: Duration = Duration::from_millis(100);
 
 /// Wave spawners: they read nothing and emit who they are.
 struct Spawners;
@@ -45,9 +44,9 @@ impl ScriptKind for Spawners {
 #[derive(Default, Resource)]
 struct Total(u64);
 
-/// The first wait of spawner `who`: staggered over the ten ticks.
-fn first_wait(who: u64) -> Duration {
-    TICK * (who % 10) as u32 + TICK / 2
+/// The first wait of spawner `who`: staggered over the `period` ticks.
+fn first_wait(who: u64, period: u32) -> Duration {
+    TICK * (who % u64::from(period)) as u32 + TICK / 2
 }
 
 fn world_with(scripts: Scripts<Spawners>) -> World {
@@ -70,14 +69,14 @@ fn world_with(scripts: Scripts<Spawners>) -> World {
     world
 }
 
-fn async_world() -> World {
+fn async_world(period: u32) -> World {
     let mut scripts = Scripts::<Spawners>::new();
     for who in 0..SCRIPTS {
         scripts.start("spawner", move |cx| async move {
-            cx.wait(first_wait(who)).await;
+            cx.wait(first_wait(who, period)).await;
             loop {
                 cx.emit(who);
-                cx.wait(PERIOD).await;
+                cx.wait(TICK * period).await;
             }
         });
     }
@@ -87,6 +86,7 @@ fn async_world() -> World {
 #[derive(Clone)]
 struct Spawner {
     who: u64,
+    period: u32,
     started: bool,
 }
 
@@ -94,20 +94,21 @@ impl StepScript<Spawners> for Spawner {
     fn step(&mut self, cx: &mut Step<'_, '_, Spawners>) -> Wait<Spawners> {
         if std::mem::replace(&mut self.started, true) {
             cx.emit(self.who);
-            Wait::For(PERIOD)
+            Wait::For(TICK * self.period)
         } else {
-            Wait::For(first_wait(self.who))
+            Wait::For(first_wait(self.who, self.period))
         }
     }
 }
 
-fn step_world() -> World {
+fn step_world(period: u32) -> World {
     let mut scripts = Scripts::<Spawners>::new();
     for who in 0..SCRIPTS {
         scripts.start_step(
             "spawner",
             Spawner {
                 who,
+                period,
                 started: false,
             },
         );
@@ -122,23 +123,23 @@ struct Machines {
     intents: Vec<u64>,
 }
 
-fn state_machine_world() -> World {
+fn state_machine_world(period: u32) -> World {
     let mut world = World::new();
     world.insert(SimClock::new());
     world.insert(Total::default());
     world.insert(Machines {
         next: (0..SCRIPTS)
-            .map(|who| (first_wait(who) + TICK, who))
+            .map(|who| (first_wait(who, period) + TICK, who))
             .collect(),
         intents: Vec::new(),
     });
     world.add_system(NodeBuilder::new("machines").system(
-        |machines: &mut Machines, clock: &SimClock, total: &mut Total| {
+        move |machines: &mut Machines, clock: &SimClock, total: &mut Total| {
             let Machines { next, intents } = machines;
             for (wake, who) in next.iter_mut() {
                 if *wake <= clock.now() {
                     intents.push(*who);
-                    *wake += PERIOD;
+                    *wake += TICK * period;
                 }
             }
             total.0 += intents.drain(..).sum::<u64>();
@@ -153,6 +154,7 @@ fn state_machine_world() -> World {
 struct SpawnTimer {
     elapsed: Duration,
     duration: Duration,
+    period: Duration,
     who: u64,
     finished: bool,
 }
@@ -167,7 +169,7 @@ fn bevy_tick(mut timers: BevyQuery<&mut SpawnTimer>, mut intents: ResMut<Intents
         timer.finished = timer.elapsed >= timer.duration;
         if timer.finished {
             timer.elapsed -= timer.duration;
-            timer.duration = PERIOD;
+            timer.duration = timer.period;
             intents.0.push(timer.who);
         }
     }
@@ -177,14 +179,15 @@ fn bevy_collect(mut intents: ResMut<Intents>, mut total: ResMut<Total>) {
     total.0 += intents.0.drain(..).sum::<u64>();
 }
 
-fn scripts(c: &mut Criterion) {
-    let mut group = c.benchmark_group("scripts/tick");
+/// One group: every contender at `period` ticks between intents.
+fn group(c: &mut Criterion, name: &str, period: u32) {
+    let mut group = c.benchmark_group(name);
     for (name, mut world) in [
-        ("sluice_async", async_world()),
-        ("sluice_step", step_world()),
-        ("sluice_state_machine", state_machine_world()),
+        ("sluice_async", async_world(period)),
+        ("sluice_step", step_world(period)),
+        ("sluice_state_machine", state_machine_world(period)),
     ] {
-        for _ in 0..20 {
+        for _ in 0..period + 10 {
             world.update(TICK).expect("runs");
         }
         let before = world.get::<Total>().expect("total").0;
@@ -201,18 +204,24 @@ fn scripts(c: &mut Criterion) {
     bevy.insert_resource(Intents::default());
     bevy.spawn_batch((0..SCRIPTS).map(|who| SpawnTimer {
         elapsed: Duration::ZERO,
-        duration: first_wait(who) + TICK,
+        duration: first_wait(who, period) + TICK,
+        period: TICK * period,
         who,
         finished: false,
     }));
     let mut schedule = Schedule::default();
     schedule.set_executor(MultiThreadedExecutor::new());
     schedule.add_systems((bevy_tick, bevy_collect).chain());
-    for _ in 0..20 {
+    for _ in 0..period + 10 {
         schedule.run(&mut bevy);
     }
     group.bench_function("bevy_timers", |b| b.iter(|| schedule.run(&mut bevy)));
     group.finish();
+}
+
+fn scripts(c: &mut Criterion) {
+    group(c, "scripts/tick", 10);
+    group(c, "scripts/sparse_tick", 100);
 }
 
 criterion_group!(benches, scripts);

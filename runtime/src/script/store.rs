@@ -18,9 +18,10 @@ use super::timers::Timers;
 use super::{ScriptCx, ScriptId, ScriptKind, SimClock, StepScript, Waiting};
 use crate::exec::{for_each_slice, panic_message};
 
-/// Due scripts per parallel slice: enough to amortise a claim, few enough
-/// that a thousand due scripts spread over every thread.
-const SCRIPTS_PER_SLICE: usize = 16;
+/// Due scripts per parallel slice: a short script's poll is tens of
+/// nanoseconds, so a slice must be long enough to pay for handing it to
+/// another thread; a thousand due scripts still make sixteen slices.
+const SCRIPTS_PER_SLICE: usize = 64;
 
 /// A condition a step script waits on.
 pub(super) type Until<K> = for<'a, 'v> fn(&'a <K as ScriptKind>::View<'v>) -> bool;
@@ -374,7 +375,7 @@ impl<K: ScriptKind> Scripts<K> {
                 .as_ref()
                 .is_some_and(|live| live.id.serial == serial)
         });
-        self.due.sort_unstable();
+        self.due.sort_unstable_by_key(|&(serial, _)| serial);
     }
 
     /// After a poll: hands the script's intents to collect, then files it
