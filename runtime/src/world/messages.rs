@@ -9,6 +9,13 @@ impl World {
     /// thread; they join `T`'s messages at the next boundary. Its queue
     /// holds [`DEFAULT_SENDER_CAPACITY`] messages between two boundaries
     /// (see [`sender_with_capacity`](Self::sender_with_capacity)).
+    ///
+    /// In [`update`](Self::update) every fixed step ends in a boundary, so
+    /// what was queued before an update that runs fixed steps joins the
+    /// messages after its first step: the fixed plan's readers see it from
+    /// the second step, the variable plan's readers in the same update. A
+    /// game that needs one frame's messages at one place stamps them with
+    /// the frame (as `sluice-game`'s input feed does).
     pub fn sender<T: Send + Sync + 'static>(&mut self) -> MessageSender<T> {
         self.sender_with_capacity(DEFAULT_SENDER_CAPACITY)
     }
