@@ -1,5 +1,5 @@
 //! `--trace`: a Chrome trace with the runtime's node spans named after
-//! their nodes, the batch slices and the game's frames.
+//! their nodes, the async tasks, the boundaries and the game's frames.
 
 use sluice_game::{Config, run, trace};
 
@@ -25,6 +25,8 @@ fn trace_names_nodes_batches_and_frames() {
         "\"node: integrate\"",
         "\"node: particles\"",
         "\"frame\"",
+        "\"task\"",
+        "\"boundary\"",
     ] {
         assert!(text.contains(name), "{name} not in the trace");
     }

@@ -63,6 +63,7 @@ impl LooseShared {
     /// Polls a task once. A panic inside it is caught by `async-task` and
     /// handed to whoever awaits its [`Task`]; it never reaches the pool.
     pub(crate) fn run_task(runnable: Runnable) {
+        let _span = tracing::trace_span!("task").entered();
         // `propagate_panic(true)` already catches; this is belt and braces.
         let _ = panic::catch_unwind(AssertUnwindSafe(|| runnable.run()));
     }

@@ -317,6 +317,7 @@ impl World {
     /// `Drop`) is caught and listed, and every other step still lands, in
     /// record order. Nothing else here runs user code.
     fn cross_boundary(&mut self) -> Vec<BoundaryFailure> {
+        let _span = tracing::info_span!("boundary").entered();
         let mut failures = Vec::new();
         let (table, slots) = self.graph.registry_mut().split_mut();
         self.hooks.apply(slots, |target, payload| {
