@@ -205,11 +205,12 @@ impl Chains {
     }
 }
 
-/// Sorts a node's incoming edges as `(source, reason)` tuples compare, by a
-/// packed key when every payload fits one (source in the high half, the
-/// reason's variant in the top bits of the low half, its payload below), so
-/// that the many small sorts of the lane walk compare integers.
-fn sort_incoming(incoming: &mut [(u32, Reason)]) {
+/// Sorts a node's incoming edges as `(source, reason)` tuples compare, as
+/// packed integer keys when every payload fits one (source in the high
+/// half, the reason's variant in the top bits of the low half, its payload
+/// below; a key is decoded back into its edge), so that the many small
+/// sorts of the lane walk compare integers computed once.
+fn sort_incoming(incoming: &mut Vec<(u32, Reason)>, keys: &mut Vec<u64>) {
     const PAYLOAD: u32 = 1 << 26;
     let packed = |reason: Reason| -> Option<u32> {
         let (variant, payload) = match reason {
@@ -225,13 +226,40 @@ fn sort_incoming(incoming: &mut [(u32, Reason)]) {
         };
         (payload < PAYLOAD).then_some(variant << 26 | payload)
     };
-    if incoming.iter().all(|&(_, reason)| packed(reason).is_some()) {
-        incoming.sort_unstable_by_key(|&(from, reason)| {
-            u64::from(from) << 32 | u64::from(packed(reason).unwrap_or(u32::MAX))
-        });
-    } else {
-        incoming.sort_unstable();
+    let unpacked = |key: u32| {
+        let payload = key & (PAYLOAD - 1);
+        match key >> 26 {
+            0 => Reason::After,
+            1 => Reason::Before,
+            2 => Reason::Marker(MarkerIndex(payload)),
+            3 => Reason::Produces(ServiceId(payload)),
+            4 => Reason::Exclusive,
+            _ => Reason::Lane {
+                service: ServiceId(payload / 4),
+                kind: match payload % 4 {
+                    0 => LaneKind::GateAfterShared,
+                    1 => LaneKind::GateAfterGate,
+                    _ => LaneKind::SharedAfterGate,
+                },
+            },
+        }
+    };
+    keys.clear();
+    for &(from, reason) in incoming.iter() {
+        match packed(reason) {
+            Some(key) => keys.push(u64::from(from) << 32 | u64::from(key)),
+            None => {
+                incoming.sort_unstable();
+                return;
+            }
+        }
     }
+    keys.sort_unstable();
+    incoming.clear();
+    incoming.extend(
+        keys.iter()
+            .map(|&key| ((key >> 32) as u32, unpacked(key as u32))),
+    );
 }
 
 /// How many barriers [`Ancestors`] follows at most (the first ones in
@@ -264,6 +292,16 @@ impl Ancestors {
     /// Whether `id` waits for barrier `k` (tracked).
     fn has(&self, id: u32, k: usize) -> bool {
         self.rows[id as usize * self.words + k / 64] & (1 << (k % 64)) != 0
+    }
+
+    /// What any of `ids` waits for.
+    fn union(&self, ids: &[u32]) -> Vec<u64> {
+        let mut union = vec![0; self.words];
+        for &id in ids {
+            let row = &self.rows[id as usize * self.words..][..self.words];
+            union.iter_mut().zip(row).for_each(|(u, r)| *u |= r);
+        }
+        union
     }
 
     /// Adds what `from` waits for, and `from` itself when it is a tracked
@@ -502,6 +540,7 @@ fn walk_lanes(
     let mut gates: Vec<(ServiceId, NodeIndex)> = Vec::with_capacity(plan_order.len());
     let mut exclusive_nodes = Vec::new();
     let mut incoming: Vec<(u32, Reason)> = Vec::with_capacity(16);
+    let mut keys: Vec<u64> = Vec::with_capacity(16);
     let mut froms: Vec<(u32, bool, u32)> = Vec::with_capacity(16);
     // Per plan id: the nodes that wait for it directly, so far.
     let mut successors_so_far = Chains::new(n + kept.len(), plan_order.len() * 6);
@@ -560,7 +599,7 @@ fn walk_lanes(
 
         // A node that reads and produces one service meets itself in its lane.
         incoming.retain(|&(from, _)| from != node);
-        sort_incoming(&mut incoming);
+        sort_incoming(&mut incoming, &mut keys);
         incoming.dedup();
         // An order-only edge (after/before, a marker, a barrier) that another
         // predecessor already implies (`from -> p -> node`) is left out: the
@@ -689,12 +728,12 @@ fn walk_lanes(
             is_pred[input as usize] = stamp;
         }
         let reason = Reason::Marker(MarkerIndex(*vertex - n as u32));
+        // What the inputs wait for, together: no input waits for itself, so
+        // a barrier input in it is one another input waits for.
+        let waited = ancestors.union(inputs);
         for &input in inputs {
             let implied = match (input as usize).checked_sub(n) {
-                // A barrier input that another input waits for.
-                Some(j) if ancestors.tracks(j) => {
-                    inputs.iter().any(|&other| ancestors.has(other, j))
-                }
+                Some(j) if ancestors.tracks(j) => waited[j / 64] & (1 << (j % 64)) != 0,
                 _ => successors_so_far.any(input, |to| {
                     (to as usize) < n && is_pred[to as usize] == stamp
                 }),
@@ -899,4 +938,33 @@ fn barriers(services: usize, gates: &[(ServiceId, NodeIndex)]) -> (Vec<u32>, Vec
         next[service.index()] += 1;
     }
     (offsets, nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed sort gives back every edge, in tuple order.
+    #[test]
+    fn sort_incoming_round_trips_in_tuple_order() {
+        let lane = |service, kind| Reason::Lane {
+            service: ServiceId(service),
+            kind,
+        };
+        let edges = vec![
+            (3, lane(7, LaneKind::SharedAfterGate)),
+            (1, Reason::Marker(MarkerIndex(9))),
+            (3, lane(7, LaneKind::GateAfterShared)),
+            (3, Reason::Exclusive),
+            (0, Reason::Produces(ServiceId(2))),
+            (1, Reason::After),
+            (3, lane(2, LaneKind::GateAfterGate)),
+            (1, Reason::Before),
+        ];
+        let mut expected = edges.clone();
+        expected.sort_unstable();
+        let mut sorted = edges;
+        sort_incoming(&mut sorted, &mut Vec::new());
+        assert_eq!(sorted, expected);
+    }
 }

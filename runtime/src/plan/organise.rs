@@ -648,6 +648,11 @@ pub(crate) fn edges(
     }
     for (index, node) in nodes.iter().enumerate().filter(|&(i, _)| organised(i)) {
         let sibling = node.placement().sibling;
+        if shared && sibling.is_none() {
+            // Its edges go through its placement's pair: only whether a
+            // parent has first or last items matters here.
+            continue;
+        }
         let group = resolved.node_group.get(index).copied().unwrap_or(NONE);
         let slot = if group == NONE { g } else { group };
         siblings[slot as usize].push((index as u32, index as u32, sibling));
