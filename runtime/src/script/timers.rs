@@ -4,18 +4,15 @@
 //! Deadlines fall into slots of 2^20 ns (about a millisecond); a ring of
 //! [`SLOTS`] buckets holds the slots from `cursor` on (about a second), and
 //! deadlines beyond the ring wait in `far` until the ring reaches them. A
-//! timer costs one push in and one move out, with no comparison against
+//! timer costs one link in and one unlink out, with no comparison against
 //! the others: a binary heap's cache-missing sift per timer measured at
 //! over half of a tick of 1,000 due scripts among 10,000, and a sorted
-//! array's merge at a fifth. Buckets keep their capacity, so a steady
-//! game allocates nothing. The order timers come out in is not their
-//! deadline order; the gather sorts what is due by start order anyway.
+//! array's merge at a fifth. Buckets are lists through one array of
+//! entries reused through a free list, so a steady game allocates nothing.
+//! The order timers come out in is not their deadline order; the gather
+//! sorts what is due by start order anyway.
 
 use std::time::Duration;
-
-/// A timer: when it fires (nanoseconds of its clock), the script's serial
-/// and slot.
-type Entry = (u64, u64, u32);
 
 /// log2 of a slot's length in nanoseconds.
 const SLOT_SHIFT: u32 = 20;
@@ -23,28 +20,51 @@ const SLOT_SHIFT: u32 = 20;
 /// Buckets in the ring.
 const SLOTS: u64 = 1024;
 
+/// The end of a list.
+const NONE: u32 = u32::MAX;
+
+/// A timer: when it fires (nanoseconds of its clock), the script's serial
+/// and slot, and the next timer of its list.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    at: u64,
+    serial: u64,
+    key: u32,
+    next: u32,
+}
+
 /// One clock's timers.
 ///
-/// Invariants: every timer whose slot is before `cursor + SLOTS` is in
-/// bucket `slot % SLOTS` (a timer whose slot had passed when pushed is in
-/// `cursor`'s bucket), and no bucket holds a timer of a slot before
-/// `cursor`; every other timer is in `far`, and `far_first` is at most the
-/// smallest slot there (`u64::MAX` when it is empty).
+/// Every timer is an entry of `entries`, linked into one list: its
+/// bucket's, `far`'s, or the free list. Invariants: every timer whose slot
+/// is before `cursor + SLOTS` is in bucket `slot % SLOTS` (a timer whose
+/// slot had passed when pushed is in `cursor`'s bucket), and no bucket
+/// holds a timer of a slot before `cursor`; every other timer is in `far`,
+/// and `far_first` is at most the smallest slot there (`u64::MAX` when it
+/// is empty). Entries are reused through the free list, so once `entries`
+/// has grown to the most timers ever pending, filing allocates nothing
+/// (per-bucket arrays would: the bucket a tick's timers land in shifts
+/// from lap to lap, and each new one grows).
 #[derive(Debug)]
 pub(super) struct Timers {
-    buckets: Vec<Vec<Entry>>,
+    entries: Vec<Entry>,
+    /// Each bucket's first entry.
+    heads: Box<[u32]>,
+    far: u32,
+    free: u32,
     /// The first slot whose bucket may hold timers.
     cursor: u64,
-    far: Vec<Entry>,
     far_first: u64,
 }
 
 impl Default for Timers {
     fn default() -> Self {
         Self {
-            buckets: (0..SLOTS).map(|_| Vec::new()).collect(),
+            entries: Vec::new(),
+            heads: vec![NONE; SLOTS as usize].into_boxed_slice(),
+            far: NONE,
+            free: NONE,
             cursor: 0,
-            far: Vec::new(),
             far_first: u64::MAX,
         }
     }
@@ -62,17 +82,38 @@ fn slot(at: u64) -> u64 {
 impl Timers {
     /// Files a timer for the script (`serial`, `key`) at `at`.
     pub(super) fn push(&mut self, at: Duration, serial: u64, key: u32) {
-        self.file((nanos(at), serial, key));
+        let entry = Entry {
+            at: nanos(at),
+            serial,
+            key,
+            next: NONE,
+        };
+        let index = match self.free {
+            NONE => {
+                let index = u32::try_from(self.entries.len()).expect("fewer than 2^32 timers");
+                self.entries.push(entry);
+                index
+            }
+            index => {
+                self.free = self.entries[index as usize].next;
+                self.entries[index as usize] = entry;
+                index
+            }
+        };
+        self.file(index);
     }
 
-    fn file(&mut self, entry: Entry) {
-        let slot = slot(entry.0).max(self.cursor);
-        if slot - self.cursor < SLOTS {
-            self.buckets[(slot % SLOTS) as usize].push(entry);
+    /// Links entry `index` into its bucket, or `far`.
+    fn file(&mut self, index: u32) {
+        let slot = slot(self.entries[index as usize].at).max(self.cursor);
+        let head = if slot - self.cursor < SLOTS {
+            &mut self.heads[(slot % SLOTS) as usize]
         } else {
             self.far_first = self.far_first.min(slot);
-            self.far.push(entry);
-        }
+            &mut self.far
+        };
+        self.entries[index as usize].next = *head;
+        *head = index;
     }
 
     /// Moves every timer due at `now` into `due` as (serial, key).
@@ -82,49 +123,46 @@ impl Timers {
         if target < self.cursor {
             return;
         }
-        // Whole slots before `target` are due; at most one lap of the ring.
+        // Whole slots before `target` are due (at most one lap of the
+        // ring), then what is due by `now` in `target`'s own bucket.
         let whole = (target - self.cursor).min(SLOTS);
         for slot in self.cursor..self.cursor + whole {
-            let bucket = &mut self.buckets[(slot % SLOTS) as usize];
-            due.extend(bucket.drain(..).map(|(_, serial, key)| (serial, key)));
+            let list = std::mem::replace(&mut self.heads[(slot % SLOTS) as usize], NONE);
+            self.take_list(list, u64::MAX, due);
         }
-        // `target`'s own bucket: what is due by `now`.
-        let bucket = &mut self.buckets[(target % SLOTS) as usize];
-        bucket.retain(|&(at, serial, key)| {
-            let fires = at <= now;
-            if fires {
-                due.push((serial, key));
-            }
-            !fires
-        });
         self.cursor = target;
+        let list = std::mem::replace(&mut self.heads[(target % SLOTS) as usize], NONE);
+        self.take_list(list, now, due);
         if self.far_first < self.cursor + SLOTS {
-            self.refile_far(now, due);
+            let list = std::mem::replace(&mut self.far, NONE);
+            self.far_first = u64::MAX;
+            self.take_list(list, now, due);
         }
     }
 
-    /// Moves the far timers the ring now reaches into it (or into `due`).
-    fn refile_far(&mut self, now: u64, due: &mut Vec<(u64, u32)>) {
-        let far = std::mem::take(&mut self.far);
-        self.far_first = u64::MAX;
-        let mut far = far;
-        for entry in far.drain(..) {
-            if entry.0 <= now {
-                due.push((entry.1, entry.2));
+    /// Walks `list`: entries due by `now` go to `due` and the free list,
+    /// the others are filed again.
+    fn take_list(&mut self, mut list: u32, now: u64, due: &mut Vec<(u64, u32)>) {
+        while list != NONE {
+            let entry = self.entries[list as usize];
+            let index = list;
+            list = entry.next;
+            if entry.at <= now {
+                due.push((entry.serial, entry.key));
+                self.entries[index as usize].next = self.free;
+                self.free = index;
             } else {
-                self.file(entry);
+                self.file(index);
             }
-        }
-        // Keep the emptied array's capacity for later far timers.
-        if self.far.is_empty() {
-            self.far = far;
         }
     }
 
     /// Forgets every timer.
     pub(super) fn clear(&mut self) {
-        self.buckets.iter_mut().for_each(Vec::clear);
-        self.far.clear();
+        self.entries.clear();
+        self.heads.fill(NONE);
+        self.far = NONE;
+        self.free = NONE;
         self.far_first = u64::MAX;
     }
 }
