@@ -549,15 +549,23 @@ fn walk_lanes(
     let mut ancestors = Ancestors::new(n + kept.len(), kept.len());
     // Per plan id: the last node it is a barrier predecessor of.
     let mut is_pred = vec![NONE; n + kept.len()];
-    // Per barrier: what it waits for, as plan ids, sorted.
+    // Per barrier: what it waits for, as plan ids; sorted the first time a
+    // search asks (most never are: only the survivors of the barriers'
+    // own inputs are sorted, below).
     let barrier_inputs: Vec<Vec<u32>> = kept
         .iter()
-        .map(|(_, inputs)| {
-            let mut ids: Vec<u32> = inputs.iter().map(|&v| plan_id(v)).collect();
+        .map(|(_, inputs)| inputs.iter().map(|&v| plan_id(v)).collect())
+        .collect();
+    let sorted_inputs: Vec<std::cell::OnceCell<Vec<u32>>> =
+        kept.iter().map(|_| std::cell::OnceCell::new()).collect();
+    let inputs_of = |k: usize| {
+        sorted_inputs[k].get_or_init(|| {
+            let mut ids = barrier_inputs[k].clone();
             ids.sort_unstable();
             ids
         })
-        .collect();
+    };
+    let mut survivors: Vec<u32> = Vec::new();
 
     for (at, &node) in plan_order.iter().enumerate() {
         position[node as usize] = at as u32;
@@ -662,7 +670,7 @@ fn walk_lanes(
             let input_of = |p: u32| {
                 (p as usize)
                     .checked_sub(n)
-                    .is_some_and(|k| p != from && barrier_inputs[k].binary_search(&from).is_ok())
+                    .is_some_and(|k| p != from && inputs_of(k).binary_search(&from).is_ok())
             };
             if froms.iter().any(|&(p, ..)| input_of(p)) {
                 return true;
@@ -731,16 +739,18 @@ fn walk_lanes(
         // What the inputs wait for, together: no input waits for itself, so
         // a barrier input in it is one another input waits for.
         let waited = ancestors.union(inputs);
-        for &input in inputs {
-            let implied = match (input as usize).checked_sub(n) {
+        survivors.clear();
+        survivors.extend(inputs.iter().copied().filter(|&input| {
+            !match (input as usize).checked_sub(n) {
                 Some(j) if ancestors.tracks(j) => waited[j / 64] & (1 << (j % 64)) != 0,
                 _ => successors_so_far.any(input, |to| {
                     (to as usize) < n && is_pred[to as usize] == stamp
                 }),
-            };
-            if implied {
-                continue;
             }
+        }));
+        // Sources ascending within a target, as every node's records.
+        survivors.sort_unstable();
+        for &input in &survivors {
             let start = reasons.len() as u32;
             reasons.push(reason);
             records.push(EdgeRecord {
