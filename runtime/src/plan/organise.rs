@@ -276,6 +276,9 @@ impl Resolved {
             if kind == RankKind::Stage {
                 self.stage_levels = self.level_rank.len() as u32;
             }
+            // Neighbours mostly name one rank: the last name found is
+            // compared before hashing.
+            let mut last: Option<(&str, u32)> = None;
             let memberships: Vec<u32> = nodes
                 .iter()
                 .enumerate()
@@ -290,8 +293,14 @@ impl Resolved {
                         return NONE;
                     }
                     match named {
+                        Some(name) if last.is_some_and(|(l, _)| l == &**name) => {
+                            last.map_or(NONE, |(_, at)| base + at)
+                        }
                         Some(name) => match position.get(&**name) {
-                            Some(&at) => base + at,
+                            Some(&at) => {
+                                last = Some((name, at));
+                                base + at
+                            }
                             None => {
                                 diagnostics.push(unknown_rank(node, node_ref, kind, name));
                                 NONE
@@ -442,26 +451,34 @@ fn ordered_groups(
                 || !group.before_targets().is_empty()
         })
         .collect();
-    let targets = ordering_targets(graph);
-    for target in targets {
+    // An order on a parent reaches its children: walk each chain upwards
+    // (parents were cut on containment cycles, so every walk ends).
+    let reach = |ordered: &mut [bool]| {
+        for g in 0..groups.len() {
+            let mut at = g as u32;
+            let mut reached = false;
+            while at != NONE {
+                if ordered[at as usize] {
+                    reached = true;
+                    break;
+                }
+                at = parent[at as usize];
+            }
+            ordered[g] = reached;
+        }
+    };
+    reach(&mut ordered);
+    // Orderings naming a group: only looked up (a hash of every `after` and
+    // `before` name) when some group is not ordered already.
+    if ordered.iter().all(|&o| o) {
+        return ordered;
+    }
+    for target in ordering_targets(graph) {
         if let Some(&g) = by_name.get(&**target) {
             ordered[g as usize] = true;
         }
     }
-    // An order on a parent reaches its children: walk each chain upwards
-    // (parents were cut on containment cycles, so every walk ends).
-    for g in 0..groups.len() {
-        let mut at = g as u32;
-        let mut reached = false;
-        while at != NONE {
-            if ordered[at as usize] {
-                reached = true;
-                break;
-            }
-            at = parent[at as usize];
-        }
-        ordered[g] = reached;
-    }
+    reach(&mut ordered);
     ordered
 }
 
