@@ -189,14 +189,23 @@ impl Resolved {
             .collect();
         containment_cycles(graph, &mut resolved.parent, diagnostics);
         resolved.ordered = ordered_groups(graph, &by_name, &resolved.parent);
+        // Neighbours mostly share a group: the last name found is compared
+        // before hashing.
+        let mut last: Option<(&str, u32)> = None;
         resolved.node_group = nodes
             .iter()
             .enumerate()
             .map(|(index, node)| match &node.placement().group {
                 _ if node.state() == NodeState::Removed => NONE,
                 None => NONE,
+                Some(group) if last.is_some_and(|(l, _)| l == &**group) => {
+                    last.map_or(NONE, |(_, g)| g)
+                }
                 Some(group) => match by_name.get(&**group) {
-                    Some(&g) => g,
+                    Some(&g) => {
+                        last = Some((group, g));
+                        g
+                    }
                     None => {
                         let source = NodeRef::Node(NodeIndex(index as u32));
                         diagnostics.push(unknown_group(source, node.name(), group));
