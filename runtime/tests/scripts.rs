@@ -430,6 +430,24 @@ fn snapshot_and_restore_round_trip() {
     };
     assert_eq!(ids(&original), ids(&restored));
 
+    // A store restored over live scripts of its own drops them; scripts
+    // started after a restore get fresh ids beside the restored ones.
+    let mut store = Scripts::<Game>::new();
+    for n in 0..20 {
+        store.start(
+            format!("doomed {n}"),
+            |cx| async move { cx.next_tick().await },
+        );
+    }
+    store.restore(&snapshot);
+    assert_eq!(store.len(), snapshot.len());
+    assert!(store.iter().all(|info| info.name.starts_with("spawner")));
+    let fresh = store.start("fresh", |cx| async move { cx.next_tick().await });
+    let restored_ids: Vec<ScriptId> = snapshot.scripts().map(|(id, ..)| id).collect();
+    assert!(!restored_ids.contains(&fresh));
+    assert!(restored_ids.iter().all(|id| id.serial() < fresh.serial()));
+    assert_eq!(store.len(), snapshot.len() + 1);
+
     // Async state is not data.
     let scripts = original.get_mut::<Scripts<Game>>().unwrap();
     let id = scripts.start("async one", |cx| async move { cx.next_tick().await });

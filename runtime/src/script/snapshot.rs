@@ -127,9 +127,9 @@ impl<K: ScriptKind> Scripts<K> {
     /// Replaces every script with the snapshot's (the current ones are
     /// cancelled), with the same ids, states and waits.
     pub fn restore(&mut self, snapshot: &ScriptSnapshot<K>) {
-        self.reset(snapshot.slots, snapshot.next_serial);
+        let taken = snapshot.scripts.iter().map(|saved| saved.id.key);
+        self.reset(snapshot.slots, snapshot.next_serial, taken);
         for saved in &snapshot.scripts {
-            self.claim_slot(saved.id.key);
             self.place(
                 Live {
                     id: saved.id,

@@ -481,23 +481,30 @@ impl<K: ScriptKind> Scripts<K> {
     }
 
     /// Empties the store for a restore: every script cancelled, the slots
-    /// made `slots` long and all free, serials continuing from
-    /// `next_serial`.
-    pub(super) fn reset(&mut self, slots: usize, next_serial: u64) {
+    /// made `slots` long and all free but `taken` (the saved scripts'
+    /// slots), serials continuing from `next_serial`.
+    pub(super) fn reset(
+        &mut self,
+        slots: usize,
+        next_serial: u64,
+        taken: impl Iterator<Item = u32>,
+    ) {
         self.clear();
         while self.slots.len() < slots {
             self.grow();
         }
+        let mut free = vec![true; self.slots.len()];
+        for key in taken {
+            free[key as usize] = false;
+        }
         self.free.clear();
-        self.free.extend((0..self.slots.len() as u32).rev());
+        self.free.extend(
+            (0..self.slots.len() as u32)
+                .rev()
+                .filter(|&key| free[key as usize]),
+        );
         self.collected.get_mut().clear();
         self.next_serial = next_serial;
-    }
-
-    /// Takes `key` out of the free list (a restore placing a script at
-    /// its saved slot).
-    pub(super) fn claim_slot(&mut self, key: u32) {
-        self.free.retain(|&free| free != key);
     }
 }
 
