@@ -899,14 +899,19 @@ fn pool_stats_show_parked_workers_and_drop_joins() {
     }
     // Between iterations both workers end up parked...
     // A worker announces its sleep (`sleeping_workers`) a moment before it
-    // parks and counts the park: wait until both workers are announced and
-    // the counters stand still.
-    let mut waited = 0;
-    loop {
+    // parks and counts the park, and a wake-up token left from the last run
+    // lets one park return at once (the worker looks for work and parks
+    // again): wait until both workers are announced and the counters stand
+    // still over three samples in a row (one was not enough under Miri's
+    // scheduler).
+    let (mut waited, mut still) = (0, 0);
+    while still < 3 {
         let before = pool.stats();
         thread::sleep(Duration::from_millis(5));
         if before.sleeping_workers == 2 && pool.stats() == before {
-            break;
+            still += 1;
+        } else {
+            still = 0;
         }
         waited += 1;
         assert!(waited < 1000, "workers never parked: {:?}", pool.stats());
