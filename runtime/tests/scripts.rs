@@ -504,3 +504,84 @@ fn inspection() {
     assert_eq!(scripts.len(), 5, "the conditions held");
     assert_eq!(scripts.finished(), 5);
 }
+
+/// Hostile starts and ends: a start command whose closure panics at the
+/// boundary is reported as that command and the next command still lands;
+/// the intent of a poll that panicked is dropped with its script, and a
+/// panic in that `Drop` is another failure of the script, not the gather's.
+#[test]
+fn panics_at_the_boundary_and_in_intent_drops() {
+    let mut world = world(ExecutorKind::Serial, 1);
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    world.add_system(
+        NodeBuilder::new("director").system(move |commands: Commands| {
+            if !fired.swap(true, Ordering::Relaxed) {
+                commands.start_script::<Game, _, _>("broken", |_cx| -> std::future::Ready<()> {
+                    panic!("no script today")
+                });
+                commands.start_script::<Game, _, _>("fine", |cx| async move { cx.emit((5, 5)) });
+            }
+        }),
+    );
+    let Err(sluice::IterationError::Boundary(failures)) = world.update(TICK) else {
+        panic!("the start's panic is reported");
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let text = failures[0].to_string();
+    assert!(
+        text.contains("start script `broken`") && text.contains("no script today"),
+        "{text}"
+    );
+    let scripts = world.get::<Scripts<Game>>().unwrap();
+    assert_eq!(
+        scripts.iter().map(|info| info.name).collect::<Vec<_>>(),
+        ["fine"]
+    );
+    world.update(TICK).expect("the next update runs");
+    assert_eq!(world.get::<Applied>().unwrap().0, [(1, 5, 5)]);
+
+    /// Panics when dropped unapplied.
+    struct Fragile;
+    impl Drop for Fragile {
+        fn drop(&mut self) {
+            if !std::thread::panicking() {
+                panic!("fragile intent dropped");
+            }
+        }
+    }
+    struct Brittle;
+    impl ScriptKind for Brittle {
+        type View<'v> = ();
+        type Intent = Fragile;
+    }
+    let mut store = Scripts::<Brittle>::new();
+    let broken = store.start("broken", |cx| async move {
+        cx.emit(Fragile);
+        panic!("broke after emitting");
+    });
+    let calm = store.start("calm", |cx| async move {
+        cx.next_tick().await;
+    });
+    // The panicking poll's intent is dropped with the script, and its
+    // `Drop` panics too: both are the script's failures, the gather
+    // returns, the other script goes on.
+    store.gather(&SimClock::new(), &());
+    let messages: Vec<(ScriptId, String)> = store
+        .failures()
+        .iter()
+        .map(|failure| (failure.id, failure.message.clone()))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            (broken, "broke after emitting".to_owned()),
+            (broken, "fragile intent dropped (while dropped)".to_owned()),
+        ]
+    );
+    assert_eq!(
+        store.drain_intents().count(),
+        0,
+        "nothing of it reached collect"
+    );
+    assert!(store.get(calm).is_some());
+}

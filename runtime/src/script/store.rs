@@ -297,30 +297,29 @@ impl<K: ScriptKind> Scripts<K> {
         self.every_tick.clear();
     }
 
-    /// Frees a live slot, dropping its code (a panicking `Drop` becomes
-    /// the script's failure).
+    /// Frees a live slot, dropping its code and unapplied intents (a
+    /// panicking `Drop` becomes the script's failure).
     fn free(&mut self, key: u32) {
         let slot = &mut self.slots[key as usize];
         let live = slot.live.take().expect("freeing a live slot");
         let work = slot.work.get_mut();
-        work.intents.clear();
         work.outcome = Outcome::Pending;
         let body = work.body.take();
+        // Both run, whichever panics (the intents are user values too).
+        let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(body))).and(
+            panic::catch_unwind(AssertUnwindSafe(|| work.intents.clear())),
+        );
         self.live -= 1;
         self.free.push(key);
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(body))) {
+        if let Err(payload) = dropped {
             let message = format!("{} (while dropped)", message(&*payload));
-            self.fail(&live, message);
+            self.fail(live.id, live.name.into_owned(), message);
         }
     }
 
-    /// Records that `live` ended by panicking.
-    fn fail(&mut self, live: &Live<K>, message: String) {
-        let failure = ScriptFailure {
-            id: live.id,
-            name: live.name.to_string(),
-            message,
-        };
+    /// Records that the script `id` named `name` ended by panicking.
+    fn fail(&mut self, id: ScriptId, name: String, message: String) {
+        let failure = ScriptFailure { id, name, message };
         tracing::error!(script = %failure.name, id = %failure.id, "{failure}");
         self.failures.push(failure);
     }
@@ -329,8 +328,8 @@ impl<K: ScriptKind> Scripts<K> {
     /// waiting for a tick or a condition, and new ones; in parallel on the
     /// world's pool when called from a system, each reading `view` and
     /// writing only its own intents. Nothing runs while the clock is
-    /// paused, but once after each [`SimClock::step`]. Scripts that end are removed; panicking
-    /// ones are recorded in [`failures`](Self::failures).
+    /// paused, but once after each [`SimClock::step`]. Scripts that end are
+    /// removed; panicking ones are recorded in [`failures`](Self::failures).
     pub fn gather(&mut self, clock: &SimClock, view: &K::View<'_>) {
         let stepped = std::mem::replace(&mut self.seen_steps, clock.steps()) != clock.steps();
         if clock.is_paused() && !stepped {
@@ -385,28 +384,21 @@ impl<K: ScriptKind> Scripts<K> {
         let work = slot.work.get_mut();
         let live = slot.live.as_ref().expect("a polled script is live");
         let (id, waiting) = (live.id, live.waiting);
-        match std::mem::take(&mut work.outcome) {
-            Outcome::Pending => {
-                let collected = self.collected.get_mut();
-                collected.extend(work.intents.drain(..).map(|intent| (id, intent)));
-                self.schedule(id.serial, key, waiting);
-            }
-            Outcome::Finished => {
-                let collected = self.collected.get_mut();
-                collected.extend(work.intents.drain(..).map(|intent| (id, intent)));
-                self.finished += 1;
-                self.free(key);
-            }
-            Outcome::Panicked(message) => {
-                let failure = ScriptFailure {
-                    id,
-                    name: live.name.to_string(),
-                    message,
-                };
-                tracing::error!(script = %failure.name, id = %failure.id, "{failure}");
-                self.failures.push(failure);
-                self.free(key);
-            }
+        let outcome = std::mem::take(&mut work.outcome);
+        if let Outcome::Panicked(message) = outcome {
+            // What a panicking poll emitted goes with it (`free` clears it).
+            let name = live.name.to_string();
+            self.fail(id, name, message);
+            self.free(key);
+            return;
+        }
+        let collected = self.collected.get_mut();
+        collected.extend(work.intents.drain(..).map(|intent| (id, intent)));
+        if let Outcome::Finished = outcome {
+            self.finished += 1;
+            self.free(key);
+        } else {
+            self.schedule(id.serial, key, waiting);
         }
     }
 
