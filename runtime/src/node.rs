@@ -65,26 +65,6 @@ impl DeclaredBy {
     fn hands_out(self) -> bool {
         matches!(self, DeclaredBy::Parameter(_) | DeclaredBy::ReturnValue)
     }
-
-    /// Whether two declarations of one service, `self` as `a` and `other` as
-    /// `b`, would alias or contradict each other:
-    /// - two parameters, not both shared: the body would hold two handles on
-    ///   one slot, at least one of them writing (`&mut T`, `Out<T>`, `Next<T>`);
-    /// - the return value and any parameter of the service: a factory that
-    ///   consumes what it produces contradicts the producer-before-consumer
-    ///   rule (the macros refuse the same at compile time); a node that
-    ///   steps a value from one iteration to the next gates it (`&mut T`) or
-    ///   produces `Next<T>`.
-    ///
-    /// Builder calls hand out nothing and merge (gating subsumes reading): a
-    /// [`Context`](crate::Context) lends one service at a time under the
-    /// borrow checker, and a call restating a parameter adds no borrow. So do
-    /// a run condition's parameters (it runs before the body, never beside
-    /// it) and the runtime's own declarations.
-    fn conflicts(self, a: AccessKind, other: DeclaredBy, b: AccessKind) -> bool {
-        let both_shared = a == AccessKind::Shared && b == AccessKind::Shared;
-        self.hands_out() && other.hands_out() && !both_shared
-    }
 }
 
 /// One declaration of access: how, and who declared it.
@@ -113,6 +93,40 @@ impl std::fmt::Display for Declaration {
     }
 }
 
+/// The one gate every declaration passes: whether two declarations of one
+/// service by one node would alias while its body runs.
+///
+/// **The invariant.** While a body runs, it holds at most one handle on any
+/// service or component lane that writes (`&mut T`, `Out<T>`, `Next<T>`, a
+/// `&mut C` column of a query), and no other handle on that lane beside it;
+/// any number of shared handles (`&T`, `&C`) may coexist. Every unsafe
+/// fetch that turns a declared lane into a reference (system parameters,
+/// query items, parallel query slices, message cursors) relies on it.
+///
+/// It is decided here and nowhere else:
+/// - two declarations that each hand the body a handle (a function's
+///   parameters, each lane of a query counting as its own handle, and a
+///   factory's return value) alias unless both are shared: a factory that
+///   consumes what it produces also contradicts the producer-before-consumer
+///   rule, and a node that steps a value to the next iteration gates it or
+///   produces `Next<T>`;
+/// - builder calls hand out nothing and merge (gating subsumes reading): a
+///   [`Context`](crate::Context) lends one service at a time under the borrow
+///   checker, and a call restating a parameter adds no borrow. So do a run
+///   condition's parameters (it runs before the body, never beside it) and
+///   the runtime's own declarations.
+///
+/// Every registration path (typed functions and closures, [`NodeBuilder`],
+/// parallel query nodes, batch processors, run conditions, nodes registered
+/// through [`Commands`](crate::Commands)) builds its node through
+/// [`NodeBuilder::build`], which lists what this refuses; the planner then
+/// refuses the node (SL0009) before its body can run. Queries made outside
+/// any node (`World::query`) pass their lanes through the same function.
+pub(crate) fn would_alias(first: Declaration, second: Declaration) -> bool {
+    let both_shared = first.kind == AccessKind::Shared && second.kind == AccessKind::Shared;
+    first.by.hands_out() && second.by.hands_out() && !both_shared
+}
+
 /// A node that names one service twice in ways that would alias: two
 /// parameters (or a parameter and the return value) of `service`, not both
 /// shared. The planner refuses such a node (SL0009) before its body can run.
@@ -132,6 +146,15 @@ struct Declared {
     key: ServiceKey,
     kind: AccessKind,
     by: DeclaredBy,
+}
+
+impl Declared {
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            kind: self.kind,
+            by: self.by,
+        }
+    }
 }
 
 impl Default for Declared {
@@ -467,19 +490,13 @@ fn declared_twice(declared: &[Declared], ids: &[u32]) -> Vec<DeclaredTwice> {
     for (i, first) in declared.iter().enumerate() {
         for (j, second) in declared.iter().enumerate().skip(i + 1) {
             let aliases =
-                ids[i] == ids[j] && first.by.conflicts(first.kind, second.by, second.kind);
+                ids[i] == ids[j] && would_alias(first.declaration(), second.declaration());
             let service = ServiceId(ids[i]);
             if aliases && !found.iter().any(|twice| twice.service == service) {
                 found.push(DeclaredTwice {
                     service,
-                    first: Declaration {
-                        kind: first.kind,
-                        by: first.by,
-                    },
-                    second: Declaration {
-                        kind: second.kind,
-                        by: second.by,
-                    },
+                    first: first.declaration(),
+                    second: second.declaration(),
                 });
             }
         }

@@ -392,9 +392,10 @@ impl World {
         D: crate::entity::QueryData + 'static,
         F: crate::entity::QueryFilter + 'static,
     {
-        let mut lanes = Vec::new();
-        D::lanes(&mut lanes);
-        let node = F::declare(D::declare(node.reads::<crate::entity::Entities>()), &lanes);
+        // Declared exactly as a system's `Query<D, F>` parameter is, so the
+        // one gate judges each lane as a handle of its own (SL0009).
+        use crate::system::Param;
+        let node = node.declaring_parameters(<crate::Query<'static, D, F> as Param>::declare);
         let index = self.graph.add_node(node);
         let registry = self.graph.registry_mut();
         D::resolve(registry);

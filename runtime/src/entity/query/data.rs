@@ -4,9 +4,10 @@
 use std::any::TypeId;
 use std::marker::PhantomData;
 
+use crate::access::AccessKind;
 use crate::entity::column::Column;
 use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
-use crate::node::NodeBuilder;
+use crate::node::{Declaration, DeclaredBy, NodeBuilder, would_alias};
 use crate::registry::Registry;
 use crate::sync::UnsafeCell;
 
@@ -152,17 +153,27 @@ pub(crate) fn column_of(archetype: &Archetype, id: ComponentId) -> &Column {
 }
 
 /// Panics when the lanes of a query's data name one component twice in
-/// ways that would alias (twice, with either written), naming the query:
-/// for queries made outside a system, which the planner's SL0009 does not
-/// see. `lanes` is scratch, reused so the check allocates nothing.
+/// ways that would alias, naming the query: for queries made outside a
+/// system, which the planner's SL0009 does not see. Each lane is a handle of
+/// its own, judged by the one gate ([`would_alias`]) as a system's query
+/// parameter's lanes are. `lanes` is scratch, reused so the check allocates
+/// nothing.
 pub(crate) fn assert_no_alias<D: QueryData>(lanes: &mut Vec<(TypeId, bool)>) {
     lanes.clear();
     D::lanes(lanes);
+    let declaration = |at: usize, writes: bool| Declaration {
+        kind: if writes {
+            AccessKind::Gated
+        } else {
+            AccessKind::Shared
+        },
+        by: DeclaredBy::Parameter(u8::try_from(at).unwrap_or(u8::MAX)),
+    };
     for (i, &(lane, writes)) in lanes.iter().enumerate() {
-        if lanes[..i]
-            .iter()
-            .any(|&(earlier, wrote)| earlier == lane && (wrote || writes))
-        {
+        let aliases = lanes[..i].iter().enumerate().any(|(j, &(earlier, wrote))| {
+            earlier == lane && would_alias(declaration(j, wrote), declaration(i, writes))
+        });
+        if aliases {
             panic!(
                 "query `{}` names a component twice in ways that would alias (a system \
                  with it is refused as SL0009): take it once, as `&mut` if any use writes it",

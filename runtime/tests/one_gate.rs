@@ -1,0 +1,672 @@
+//! One gate for every declaration (issue 19): whatever gives a body access
+//! goes through the same aliasing rule (`node::would_alias`, applied by
+//! `NodeBuilder::build` and refused by the planner as SL0009) before the
+//! body can run.
+//!
+//! The table below lists every public registration entry point and tries
+//! each aliasing shape on each: two `&mut`, `&mut` beside `&`, beside
+//! `Option<&>`, beside `Target<>`, beside another query's change filter,
+//! messages twice, services twice. A shape that must be refused is refused
+//! with SL0009 naming the node and the lane, and its body never runs; a sound
+//! shape runs. `every_registration_site_is_in_the_table` reads the runtime's
+//! sources: a new way into the plan that is not listed here fails it.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use sluice::script::{ScriptKind, Scripts};
+use sluice::{
+    BatchProcessor, Changed, Commands, ComponentRef, Entity, Graph, IterationError, NodeBuilder,
+    Publish, Query, QueryData, QueryFilter, Subscribe, Target, World, system,
+};
+
+/// How many bodies of the row under test ran (function items cannot
+/// capture, so the count is global; the table runs in one test, row by row).
+static RAN: AtomicUsize = AtomicUsize::new(0);
+/// Serialises the tests of this file that use `RAN`.
+static TABLE: Mutex<()> = Mutex::new(());
+
+fn ran() {
+    RAN.fetch_add(1, Ordering::SeqCst);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct A(u64);
+#[derive(Debug, Default)]
+struct R(u64);
+#[derive(Debug, Clone, Copy)]
+struct M(#[allow(dead_code)] u64);
+
+#[derive(Debug, Default)]
+struct Items(Vec<u64>);
+impl sluice::exec::ClearBuffer for Items {
+    fn clear_buffer(&mut self) {
+        self.0.clear();
+    }
+}
+
+struct Sum;
+impl BatchProcessor for Sum {
+    type Buffer = Items;
+    type Item = u64;
+    const BATCH_SIZE: usize = 4;
+
+    fn items(buffer: &Items) -> &[u64] {
+        &buffer.0
+    }
+
+    fn process_batch(&self, _start: usize, _batch: &[u64]) {
+        ran();
+    }
+}
+
+struct Director;
+impl ScriptKind for Director {
+    type View<'v> = ();
+    type Intent = u64;
+}
+
+/// What a row must get.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// SL0009 for the node `row`, naming a service whose name contains
+    /// this, and the body never runs.
+    Refused(&'static str),
+    /// The plan accepts it and the body runs.
+    Runs,
+}
+
+struct Row {
+    /// The public entry point.
+    entry: &'static str,
+    /// The shape tried on it.
+    shape: &'static str,
+    register: fn(&mut World),
+    expect: Expect,
+}
+
+/// A world of ten entities, each with `A` and a `ComponentRef<A>` to the
+/// first (so `Target<A>` has rows), and the services the shapes name.
+fn world() -> World {
+    let mut world = World::new();
+    let first = world.spawn((A(0),));
+    world.freeze(first).expect("a live entity freezes");
+    let target = ComponentRef::<A>::new(&world, first).expect("a frozen entity");
+    for i in 1..10 {
+        world.spawn((A(i), target));
+    }
+    world.insert(R(1));
+    world.insert(Items((0..16).collect()));
+    world.insert(Scripts::<Director>::new());
+    world
+}
+
+// The function items of the typed paths, generic over the query's shape.
+
+fn one_query<D: QueryData + 'static, F: QueryFilter + 'static>(query: Query<'_, D, F>) {
+    let _ = query;
+    ran();
+}
+
+fn two_queries<D: QueryData + 'static, E: QueryData + 'static, F: QueryFilter + 'static>(
+    first: Query<'_, D>,
+    second: Query<'_, E, F>,
+) {
+    let _ = (first, second);
+    ran();
+}
+
+fn query_factory<D: QueryData + 'static>(query: Query<'_, D>) -> Product {
+    let _ = query;
+    ran();
+    Product
+}
+
+#[derive(Debug)]
+struct Product;
+
+fn gather<D: QueryData + 'static>(scripts: &mut Scripts<Director>, query: Query<'_, D>) {
+    scripts.gather(&sluice::script::SimClock::new(), &());
+    let _ = query;
+    ran();
+}
+
+// `#[system] fn f(q: Query<(&mut A, &mut A)>)` is refused at compile time
+// (SA0002, `tests/ui/alias_one_error_per_pair.rs` and its neighbours); a
+// `#[system]` that passes the macro reaches the same gate at run time.
+
+#[system]
+fn macro_sound(query: Query<(&mut A, Entity), Changed<A>>) {
+    let _ = query;
+    ran();
+}
+
+/// Registers `one_query::<D, F>` through the entry point named by `how`.
+macro_rules! query_rows {
+    ($rows:ident, $shape:literal, ($($d:tt)*), $f:ty, $expect:expr) => {
+        $rows.push(Row {
+            entry: "World::add_system(function item)",
+            shape: $shape,
+            register: |w| {
+                w.add_system(NodeBuilder::new("row").system(one_query::<$($d)*, $f>));
+            },
+            expect: $expect,
+        });
+        $rows.push(Row {
+            entry: "World::add_system(NodeBuilder::system(closure))",
+            shape: $shape,
+            register: |w| {
+                w.add_system(NodeBuilder::new("row").system(|q: Query<'_, $($d)*, $f>| {
+                    let _ = q;
+                    ran();
+                }));
+            },
+            expect: $expect,
+        });
+        $rows.push(Row {
+            entry: "World::add_factory(NodeBuilder::factory(function item))",
+            shape: $shape,
+            register: |w| {
+                w.add_factory(NodeBuilder::new("row").factory(query_factory::<$($d)*>));
+            },
+            expect: match $expect {
+                // The factory's query has no filter: a row whose soundness
+                // rests on its filter is tried on the other paths.
+                Expect::Refused(lane) => Expect::Refused(lane),
+                Expect::Runs => Expect::Runs,
+            },
+        });
+        $rows.push(Row {
+            entry: "World::add_par_query",
+            shape: $shape,
+            register: |w| {
+                w.add_par_query::<$($d)*, $f>(NodeBuilder::new("row"), 2, |_| ran());
+            },
+            expect: $expect,
+        });
+        $rows.push(Row {
+            entry: "Commands::add_system (registered from a running node)",
+            shape: $shape,
+            register: |w| {
+                let once = std::sync::Once::new();
+                w.add_system(NodeBuilder::new("registrar").system(move |commands: Commands<'_>| {
+                    once.call_once(|| {
+                        commands
+                            .add_system(NodeBuilder::new("row").system(one_query::<$($d)*, $f>));
+                    });
+                }));
+            },
+            expect: $expect,
+        });
+        $rows.push(Row {
+            entry: "script gather (a system taking &mut Scripts<K>)",
+            shape: $shape,
+            register: |w| {
+                w.add_system(NodeBuilder::new("row").system(gather::<$($d)*>));
+            },
+            expect: $expect,
+        });
+    };
+}
+
+/// A shape tried as two parameters of one function.
+type Pair = (&'static str, fn(&mut World), Expect);
+
+fn table() -> Vec<Row> {
+    let mut rows = Vec::new();
+    query_rows!(
+        rows,
+        "Query<(&mut A, &mut A)>",
+        ((&mut A, &mut A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, &A)>",
+        ((&mut A, &A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&A, &mut A)>",
+        ((&A, &mut A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, Option<&A>)>",
+        ((&mut A, Option<&A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, Target<A>)>",
+        ((&mut A, Target<A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<((&mut A, Entity), &A)> (nested)",
+        (((&mut A, Entity), &A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&A, &A, Option<&A>, Target<A>)> (shared only)",
+        ((&A, &A, Option<&A>, Target<A>)),
+        (),
+        Expect::Runs
+    );
+    query_rows!(
+        rows,
+        "Query<(Entity, &mut A), Changed<A>> (the filter beside its own data)",
+        ((Entity, &mut A)),
+        Changed<A>,
+        Expect::Runs
+    );
+
+    // Two parameters of one function.
+    let pairs: [Pair; 9] = [
+        (
+            "Query<&mut A> beside Query<&A>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(two_queries::<&mut A, &A, ()>));
+            },
+            Expect::Refused("A"),
+        ),
+        (
+            "Query<&mut A> beside Query<Entity, Changed<A>>",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row").system(two_queries::<&mut A, Entity, Changed<A>>),
+                );
+            },
+            Expect::Refused("A"),
+        ),
+        (
+            "Query<&A> beside Query<Entity, Changed<A>>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(two_queries::<&A, Entity, Changed<A>>));
+            },
+            Expect::Runs,
+        ),
+        (
+            "&mut R beside &mut R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|a: &mut R, b: &mut R| {
+                    let _ = (a, b);
+                    ran();
+                }));
+            },
+            Expect::Refused("R"),
+        ),
+        (
+            "&mut R beside &R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|a: &mut R, b: &R| {
+                    let _ = (a, b);
+                    ran();
+                }));
+            },
+            Expect::Refused("R"),
+        ),
+        (
+            "&R beside &R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|a: &R, b: &R| {
+                    let _ = (a, b);
+                    ran();
+                }));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Subscribe<M> twice",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Subscribe<'_, M>, b: Subscribe<'_, M>| {
+                        let _ = (a, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("M"),
+        ),
+        (
+            "Publish<M> beside Subscribe<M>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Publish<'_, M>, b: Subscribe<'_, M>| {
+                        let _ = (a, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("M"),
+        ),
+        (
+            "Publish<M> twice (two shared writers)",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Publish<'_, M>, b: Publish<'_, M>| {
+                        a.send(M(1));
+                        b.send(M(2));
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+    ];
+    for (shape, register, expect) in pairs {
+        rows.push(Row {
+            entry: "World::add_system(NodeBuilder::system(closure)), two parameters",
+            shape,
+            register,
+            expect,
+        });
+    }
+
+    rows.push(Row {
+        entry: "#[system] function",
+        shape: "Query<(&mut A, Entity), Changed<A>>",
+        register: |w| {
+            w.add_system(macro_sound);
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "World::add_system(unnamed closure)",
+        shape: "Query<(&mut A, &A)>",
+        register: |w| {
+            // Named after its source location; the row's checks look for
+            // a node whose name starts with "row" only in the named rows.
+            w.add_system(
+                NodeBuilder::new("row").system(|q: Query<'_, (&mut A, &A)>| {
+                    let _ = q;
+                    ran();
+                }),
+            );
+        },
+        expect: Expect::Refused("A"),
+    });
+    rows.push(Row {
+        entry: "NodeSpec::run_if (a condition's query beside the body's)",
+        shape: "condition Query<(&A, Option<&A>)>, body Query<&mut A>",
+        register: |w| {
+            let condition = |q: Query<'_, (&A, Option<&A>)>| q.iter().count() == 10;
+            w.add_system(
+                NodeBuilder::new("row")
+                    .system(one_query::<&mut A, ()>)
+                    .run_if(condition),
+            );
+        },
+        // A condition runs before its body, never beside it.
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeSpec::run_if on an aliasing body",
+        shape: "condition &R, body Query<(&mut A, &A)>",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .system(one_query::<(&mut A, &A), ()>)
+                    .run_if(|r: &R| r.0 == 1),
+            );
+        },
+        expect: Expect::Refused("A"),
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::run (a Context body)",
+        shape: ".gates::<R>().reads::<R>() (builder calls merge)",
+        register: |w| {
+            w.add_system(NodeBuilder::new("row").gates::<R>().reads::<R>().run(|cx| {
+                // The context lends one service at a time.
+                let before = cx.read::<R>().0;
+                cx.write::<R>().0 += 1;
+                assert_eq!(cx.read::<R>().0, before + 1);
+                ran();
+            }));
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeSpec::on_create (a lifecycle hook) on an aliasing body",
+        shape: "Query<(&mut A, &mut A)>",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .system(one_query::<(&mut A, &mut A), ()>)
+                    // A hook of a refused node never runs either.
+                    .on_create(|_| ran()),
+            );
+        },
+        expect: Expect::Refused("A"),
+    });
+    rows.push(Row {
+        entry: "NodeSpec::on_create (a lifecycle hook)",
+        shape: ".gates::<R>().reads::<R>(), the hook's Context",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .gates::<R>()
+                    .reads::<R>()
+                    .run(|_| {})
+                    .on_create(|cx| {
+                        cx.write::<R>().0 += 1;
+                        ran();
+                    }),
+            );
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::world (a whole-world system)",
+        shape: ".gates::<R>().reads::<R>(), &mut World",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .gates::<R>()
+                    .reads::<R>()
+                    .world(|world| {
+                        world.get_mut::<R>().expect("R").0 += 1;
+                        ran();
+                    }),
+            );
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "World::add_batch_processor",
+        shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
+        register: |w| {
+            w.add_batch_processor(
+                NodeBuilder::new("row").gates::<Items>().reads::<Items>(),
+                Sum,
+            );
+        },
+        expect: Expect::Runs,
+    });
+    rows
+}
+
+fn run_row(row: &Row) {
+    RAN.store(0, Ordering::SeqCst);
+    let mut world = world();
+    (row.register)(&mut world);
+    let what = format!("{} with {}", row.entry, row.shape);
+    // Commands register at the first boundary, and the plan built in the
+    // next iteration runs in the one after: three iterations reach it.
+    let mut outcome = Ok(());
+    for _ in 0..3 {
+        outcome = world.run_iteration();
+        if outcome.is_err() {
+            break;
+        }
+    }
+    match row.expect {
+        Expect::Refused(lane) => {
+            let error = outcome.expect_err(&format!("{what}: refused"));
+            let IterationError::Plan(errors) = &error else {
+                panic!("{what}: a plan error, got {error}");
+            };
+            let diagnostic = errors
+                .errors()
+                .find(|d| d.code == "SL0009")
+                .unwrap_or_else(|| panic!("{what}: no SL0009 in {errors}"));
+            assert_eq!(diagnostic.nodes, ["row"], "{what}: names the node");
+            assert!(
+                diagnostic.message.contains(lane),
+                "{what}: names the lane `{lane}`: {}",
+                diagnostic.message
+            );
+            assert_eq!(RAN.load(Ordering::SeqCst), 0, "{what}: nothing of it ran");
+        }
+        Expect::Runs => {
+            outcome.unwrap_or_else(|e| panic!("{what}: runs, got {e}"));
+            assert!(RAN.load(Ordering::SeqCst) > 0, "{what}: its body ran");
+        }
+    }
+}
+
+#[test]
+fn every_entry_point_refuses_every_aliasing_shape() {
+    let _table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    let rows = table();
+    for row in &rows {
+        run_row(row);
+    }
+    // Every public entry point the registration sites below serve is tried.
+    for (_, _, entries) in REGISTRATION_SITES {
+        for entry in *entries {
+            assert!(
+                rows.iter().any(|row| row.entry.starts_with(entry)),
+                "the table tries no shape on `{entry}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_graph_without_bodies_merges_builder_calls() {
+    // `Graph::add_node` takes builder calls only, which hand out nothing.
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("row").gates::<R>().reads::<R>());
+    let plan = graph
+        .build(&sluice::PlanOptions::default())
+        .expect("builder calls merge");
+    assert_eq!(plan.len(), 1);
+}
+
+/// Every place in the runtime's sources that puts a node into a world's
+/// graph (`(file, enclosing function, the public entry points it serves)`).
+/// A registration path not listed here fails the test below: add it, and
+/// rows for it in the table above.
+const REGISTRATION_SITES: &[(&str, &str, &[&str])] = &[
+    (
+        "world/mod.rs",
+        "add_spec",
+        &[
+            "World::add_system",
+            "World::add_factory",
+            "Commands::add_system",
+            "#[system] function",
+            "NodeSpec::run_if",
+            "NodeSpec::on_create",
+            "NodeBuilder::run",
+            "NodeBuilder::world",
+            "script gather",
+        ],
+    ),
+    (
+        "world/mod.rs",
+        "add_batch_processor",
+        &["World::add_batch_processor"],
+    ),
+    ("world/mod.rs", "add_par_query", &["World::add_par_query"]),
+    // The world's own scheduling factories: no user body.
+    ("world/mod.rs", "add_builtin", &[]),
+    ("world/commands.rs", "add_system", &["Commands::add_system"]),
+    ("world/commands.rs", "add_factory", &[]),
+];
+
+/// The non-test part of a source file.
+fn without_tests(source: &str) -> &str {
+    match source.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &source[..at],
+        None => source,
+    }
+}
+
+/// The name of the function whose body holds byte `at`.
+fn enclosing_fn(source: &str, at: usize) -> String {
+    let before = &source[..at];
+    let start = before.rfind("fn ").expect("inside a function") + 3;
+    before[start..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("the runtime's sources") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_registration_site_is_in_the_table() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a readable source");
+        let code = without_tests(&text);
+        let relative = file
+            .strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        for needle in [".add_node(", ".add_spec("] {
+            for (at, _) in code.match_indices(needle) {
+                let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+                let line = code[line_start..at].trim_start();
+                if line.starts_with("//") {
+                    continue; // documentation examples
+                }
+                found.push((relative.clone(), enclosing_fn(code, at)));
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    let mut listed: Vec<(String, String)> = REGISTRATION_SITES
+        .iter()
+        .map(|(file, function, _)| ((*file).to_owned(), (*function).to_owned()))
+        .collect();
+    // `add_spec` is itself a site (it calls `add_node`) and is called by
+    // the typed entry points, which need no row of their own here.
+    listed.extend(["add_system", "add_factory"].map(|f| ("world/mod.rs".to_owned(), f.to_owned())));
+    listed.sort();
+    for site in &found {
+        assert!(
+            listed.contains(site),
+            "`{}` in {} puts nodes into the plan but is not in the gate's table \
+             (REGISTRATION_SITES): list it and try every aliasing shape on it",
+            site.1,
+            site.0
+        );
+    }
+}
