@@ -64,6 +64,9 @@ pub struct ServiceTable {
     names: Vec<Box<str>>,
     /// Per id, whether a type is bound to it (a name-only id is not).
     typed: Vec<bool>,
+    /// Per id, whether it is the runtime's own (`resolve_private`): no name
+    /// reaches it and no user declaration may name it.
+    private: Vec<bool>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -116,7 +119,15 @@ impl ServiceTable {
         }
         let id = self.push(name, None);
         self.bind(type_id, id);
+        self.private[id.index()] = true;
         id
+    }
+
+    /// Whether `id` is one of the runtime's own services (the entity store,
+    /// the command queue, the scheduling state), which only the runtime's
+    /// own declarations may name.
+    pub fn is_private(&self, id: ServiceId) -> bool {
+        self.private.get(id.index()).copied().unwrap_or(false)
     }
 
     fn bind(&mut self, type_id: TypeId, id: ServiceId) {
@@ -159,6 +170,7 @@ impl ServiceTable {
             self.names.reserve(INITIAL_SERVICES);
             self.same_hash.reserve(INITIAL_SERVICES);
             self.typed.reserve(INITIAL_SERVICES);
+            self.private.reserve(INITIAL_SERVICES);
             self.by_hash.reserve(INITIAL_SERVICES);
         }
         let previous = match hash {
@@ -168,6 +180,7 @@ impl ServiceTable {
         self.same_hash.push(previous);
         self.names.push(name.into());
         self.typed.push(false);
+        self.private.push(false);
         id
     }
 

@@ -66,6 +66,7 @@ pub use entity::{
 pub use message::{MessageSender, Messages, Publish, QueueFull, Subscribe};
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
+    RuntimeOnly,
 };
 pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,

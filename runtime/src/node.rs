@@ -278,6 +278,15 @@ impl NodeBuilder {
         self
     }
 
+    /// Shared access the runtime adds itself (a query's read of the entity
+    /// store, a `Commands` parameter's queue): the only declarations that
+    /// may name the runtime's own services.
+    pub(crate) fn runtime_reads<T: 'static>(mut self) -> Self {
+        let key = ServiceKey::Type(|r| r.resolve::<T>());
+        self.push(key, AccessKind::Shared, DeclaredBy::Runtime);
+        self
+    }
+
     /// Gated access the runtime adds itself (a batch processor's buffer);
     /// merges with whatever the user declared.
     pub(crate) fn runtime_gates<T: 'static>(mut self) -> Self {
@@ -457,6 +466,7 @@ impl NodeBuilder {
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
+        let mut runtime_only = Vec::new();
         for declaration in declared {
             let id = match declaration.key {
                 ServiceKey::Type(resolve) => resolve(registry),
@@ -464,11 +474,18 @@ impl NodeBuilder {
             };
             access.add(id, declaration.kind);
             ids.push(id.0);
+            if declared_by_user_on_runtime_service(registry, builtin, declaration.by, id) {
+                runtime_only.push(RuntimeOnly {
+                    service: id,
+                    declaration: declaration.declaration(),
+                });
+            }
         }
         NodeDescriptor {
             key: key.unwrap_or_else(|| self.name.clone()),
             name: self.name,
             conflicts: declared_twice(declared, ids.as_slice()),
+            runtime_only,
             access,
             after: self.after,
             before: self.before,
@@ -480,6 +497,31 @@ impl NodeBuilder {
             builtin,
         }
     }
+}
+
+/// The second half of the gate: whether a declaration names one of the
+/// runtime's own services (the entity store, the command queue, the
+/// scheduling state) from user code. Holding `&Entities` would reach every
+/// component's column beside nodes that write them on lanes the node never
+/// declared, so only the runtime's own declarations (a query's read of the
+/// store, beside the lanes it declares) and the world's built-in nodes may.
+fn declared_by_user_on_runtime_service(
+    registry: &Registry,
+    builtin: bool,
+    by: DeclaredBy,
+    id: ServiceId,
+) -> bool {
+    !builtin && by != DeclaredBy::Runtime && registry.table().is_private(id)
+}
+
+/// A user declaration of one of the runtime's own services: the planner
+/// refuses the node (SL0010) before its body can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RuntimeOnly {
+    /// The runtime's service.
+    pub service: ServiceId,
+    /// How the node named it.
+    pub declaration: Declaration,
 }
 
 /// Every service that `declared` names twice in ways that would alias while
@@ -513,6 +555,9 @@ pub struct NodeDescriptor {
     /// Services the node names twice in aliasing ways (empty for a sound
     /// node); the planner refuses the node while any is listed.
     conflicts: Vec<DeclaredTwice>,
+    /// The runtime's own services the node's user declarations name (empty
+    /// for a sound node); refused as the above.
+    runtime_only: Vec<RuntimeOnly>,
     after: Vec<Label>,
     before: Vec<Label>,
     /// `None` for the default placement (most nodes of a flat world).
@@ -554,6 +599,12 @@ impl NodeDescriptor {
     /// What the node touches.
     pub fn access(&self) -> &AccessSet {
         &self.access
+    }
+
+    /// The runtime's own services the node's declarations name (see
+    /// [`RuntimeOnly`]); a node listing any is refused by the planner.
+    pub fn runtime_only(&self) -> &[RuntimeOnly] {
+        &self.runtime_only
     }
 
     /// The services the node names twice in ways that would alias (see

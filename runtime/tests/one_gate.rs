@@ -6,9 +6,10 @@
 //! The table below lists every public registration entry point and tries
 //! each aliasing shape on each: two `&mut`, `&mut` beside `&`, beside
 //! `Option<&>`, beside `Target<>`, beside another query's change filter,
-//! messages twice, services twice. A shape that must be refused is refused
-//! with SL0009 naming the node and the lane, and its body never runs; a sound
-//! shape runs. `every_registration_site_is_in_the_table` reads the runtime's
+//! messages twice, services twice, and the runtime's own entity store
+//! named by a user. A shape that must be refused is refused with SL0009
+//! (SL0010 for the store) naming the node and the lane, and its body never
+//! runs; a sound shape runs. `every_registration_site_is_in_the_table` reads the runtime's
 //! sources: a new way into the plan that is not listed here fails it.
 
 use std::sync::Mutex;
@@ -16,8 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::script::{ScriptKind, Scripts};
 use sluice::{
-    BatchProcessor, Changed, Commands, ComponentRef, Entity, Graph, IterationError, NodeBuilder,
-    Publish, Query, QueryData, QueryFilter, Subscribe, Target, World, system,
+    BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph, IterationError,
+    NodeBuilder, Publish, Query, QueryData, QueryFilter, Subscribe, Target, World, system,
 };
 
 /// How many bodies of the row under test ran (function items cannot
@@ -72,6 +73,9 @@ enum Expect {
     /// SL0009 for the node `row`, naming a service whose name contains
     /// this, and the body never runs.
     Refused(&'static str),
+    /// SL0010 (the runtime's own service named by a user declaration),
+    /// naming the service; the body never runs.
+    RuntimeOnly(&'static str),
     /// The plan accepts it and the body runs.
     Runs,
 }
@@ -169,12 +173,9 @@ macro_rules! query_rows {
             register: |w| {
                 w.add_factory(NodeBuilder::new("row").factory(query_factory::<$($d)*>));
             },
-            expect: match $expect {
-                // The factory's query has no filter: a row whose soundness
-                // rests on its filter is tried on the other paths.
-                Expect::Refused(lane) => Expect::Refused(lane),
-                Expect::Runs => Expect::Runs,
-            },
+            // The factory's query has no filter: a row whose soundness rests
+            // on its filter is tried on the other paths.
+            expect: $expect,
         });
         $rows.push(Row {
             entry: "World::add_par_query",
@@ -373,6 +374,71 @@ fn table() -> Vec<Row> {
         });
     }
 
+    // The runtime's own services: the entity store reaches every column.
+    rows.push(Row {
+        entry: "World::add_system(NodeBuilder::system(closure)), the store",
+        shape: "&Entities beside a writer of A",
+        register: |w| {
+            w.add_system(NodeBuilder::new("row").system(|entities: &Entities| {
+                let _ = entities.len();
+                ran();
+            }));
+            w.add_system(NodeBuilder::new("writer").system(one_query::<&mut A, ()>));
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
+    rows.push(Row {
+        entry: "World::add_system(NodeBuilder::system(closure)), the store",
+        shape: "&mut Entities",
+        register: |w| {
+            w.add_system(NodeBuilder::new("row").system(|entities: &mut Entities| {
+                let _ = entities.len();
+                ran();
+            }));
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::run (a Context body), the store",
+        shape: ".reads::<Entities>()",
+        register: |w| {
+            w.add_system(NodeBuilder::new("row").reads::<Entities>().run(|cx| {
+                let _ = cx.read::<Entities>().len();
+                ran();
+            }));
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
+    rows.push(Row {
+        entry: "NodeSpec::run_if, the store",
+        shape: "condition &Entities",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .system(one_query::<&A, ()>)
+                    .run_if(|entities: &Entities| !entities.is_empty()),
+            );
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
+    rows.push(Row {
+        entry: "World::add_par_query, the store",
+        shape: "a builder's .reads::<Entities>() beside the query",
+        register: |w| {
+            w.add_par_query::<&mut A, ()>(NodeBuilder::new("row").reads::<Entities>(), 2, |_| {
+                ran()
+            });
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
+    rows.push(Row {
+        entry: "World::add_batch_processor, the store",
+        shape: ".gates::<Entities>()",
+        register: |w| {
+            w.add_batch_processor(NodeBuilder::new("row").gates::<Entities>(), Sum);
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
     rows.push(Row {
         entry: "#[system] function",
         shape: "Query<(&mut A, Entity), Changed<A>>",
@@ -510,16 +576,21 @@ fn run_row(row: &Row) {
             break;
         }
     }
+    let (code, lane) = match row.expect {
+        Expect::Refused(lane) => ("SL0009", lane),
+        Expect::RuntimeOnly(service) => ("SL0010", service),
+        Expect::Runs => ("", ""),
+    };
     match row.expect {
-        Expect::Refused(lane) => {
+        Expect::Refused(_) | Expect::RuntimeOnly(_) => {
             let error = outcome.expect_err(&format!("{what}: refused"));
             let IterationError::Plan(errors) = &error else {
                 panic!("{what}: a plan error, got {error}");
             };
             let diagnostic = errors
                 .errors()
-                .find(|d| d.code == "SL0009")
-                .unwrap_or_else(|| panic!("{what}: no SL0009 in {errors}"));
+                .find(|d| d.code == code)
+                .unwrap_or_else(|| panic!("{what}: no {code} in {errors}"));
             assert_eq!(diagnostic.nodes, ["row"], "{what}: names the node");
             assert!(
                 diagnostic.message.contains(lane),

@@ -457,7 +457,8 @@ fn marker_names(graph: &GraphView<'_>, resolved: &Resolved, edges: &Explicit) ->
     names
 }
 
-/// SL0009: every node that names a service twice in aliasing ways.
+/// SL0009 and SL0010, the gate's verdicts: every node that names a service
+/// twice in aliasing ways, or names one of the runtime's own services.
 fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
     let active = graph
         .nodes()
@@ -478,6 +479,27 @@ fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
             let kind = DiagnosticKind::DeclaredTwice {
                 node: NodeIndex(index as u32),
                 twice: *twice,
+            };
+            diagnostics.push(Diagnostic::new(
+                Level::Error,
+                kind,
+                message,
+                vec![node.name().to_owned()],
+            ));
+        }
+        for named in node.runtime_only() {
+            let service = graph.table().name(named.service);
+            let message = format!(
+                "node `{}` names `{service}` ({}), which only the runtime may declare: \
+                 holding it would reach data on lanes the node never declared; read \
+                 entities through `Query`, `Target<T>` or `Removed<T>` and change them \
+                 through `Commands`",
+                node.name(),
+                named.declaration,
+            );
+            let kind = DiagnosticKind::RuntimeService {
+                node: NodeIndex(index as u32),
+                named: *named,
             };
             diagnostics.push(Diagnostic::new(
                 Level::Error,

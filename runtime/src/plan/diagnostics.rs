@@ -141,6 +141,16 @@ pub enum DiagnosticKind {
         /// The service and the two declarations that disagree.
         twice: crate::node::DeclaredTwice,
     },
+    /// SL0010: a node's own declarations name one of the runtime's services
+    /// (`&Entities`, `.reads::<Entities>()`): holding the entity store would
+    /// reach components on lanes the node never declared. Its body never
+    /// runs.
+    RuntimeService {
+        /// The node.
+        node: NodeIndex,
+        /// The service and how the node named it.
+        named: crate::node::RuntimeOnly,
+    },
     /// SL0008: conflicting nodes ordered only by registration order (no path
     /// of explicit or produce edges joins them), grouped: one diagnostic per
     /// service with such pairs, then one for the pairs with an exclusive
@@ -169,6 +179,7 @@ impl DiagnosticKind {
             DiagnosticKind::OrganisationCycle { .. } => "SL0007",
             DiagnosticKind::DuplicateKey { .. } => "SL0004",
             DiagnosticKind::DeclaredTwice { .. } => "SL0009",
+            DiagnosticKind::RuntimeService { .. } => "SL0010",
             DiagnosticKind::Ambiguity { .. } => "SL0008",
         }
     }

@@ -411,7 +411,7 @@ unsafe impl Param for Commands<'_> {
     }
 
     fn declare(node: NodeBuilder) -> NodeBuilder {
-        node.reads::<CommandQueue>()
+        node.runtime_reads::<CommandQueue>()
     }
 
     fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {

@@ -25,7 +25,7 @@ unsafe impl<D: QueryData, F: QueryFilter> Param for Query<'_, D, F> {
         // SL0009), then the filter's where the data does not hold them.
         let mut lanes = Vec::new();
         D::lanes(&mut lanes);
-        F::declare(D::declare(node.reads::<Entities>()), &lanes)
+        F::declare(D::declare(node.runtime_reads::<Entities>()), &lanes)
     }
 
     fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {

@@ -45,7 +45,7 @@ unsafe impl<T: Component> Param for Removed<'_, T> {
     }
 
     fn declare(node: NodeBuilder) -> NodeBuilder {
-        node.reads::<Entities>()
+        node.runtime_reads::<Entities>()
     }
 
     fn resolve(registry: &mut Registry, _hooks: &mut BoundaryHooks) -> ServiceId {
