@@ -86,9 +86,9 @@ macro_rules! impl_functions {
                 }
                 // SAFETY: `ids` resolve each parameter (caller's guarantee) and
                 // the node runs under the plan, as `Param::fetch` requires; the
-                // parameters of one function never conflict with each other
-                // (the access set merges them and the macros reject `&T` with
-                // `&mut T`).
+                // parameters of one function never alias each other (the
+                // plan holds only nodes the gate, `node::would_alias`, let
+                // through: SL0009 refuses the rest before they run).
                 #[allow(non_snake_case)]
                 let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
                 call_inner(self, $($param),*)
