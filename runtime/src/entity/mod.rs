@@ -38,4 +38,6 @@ pub use query::{
     Added, Changed, Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, With,
     Without,
 };
-pub use store::{ComponentTicks, Entities, EntityError, MAX_TICK_AGE, TICK_CHECK_INTERVAL};
+pub use store::{
+    ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
+};

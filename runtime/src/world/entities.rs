@@ -31,8 +31,9 @@ impl World {
     /// Despawns `entity`, dropping its components.
     ///
     /// # Errors
-    /// [`EntityError::NoSuchEntity`] when it was despawned already (or never
-    /// lived in this world).
+    /// [`EntityError::NoSuchEntity`] when it was despawned already (or is a
+    /// handle of another world that names no entity of this one: see
+    /// [`Entity`] for what such a handle does).
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
         self.entities_mut().despawn(entity)
     }
