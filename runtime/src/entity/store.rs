@@ -232,7 +232,10 @@ impl Entities {
 
     /// Moves the change counter on by `by` ticks and returns the new tick,
     /// as `by` calls to [`advance_tick`](Self::advance_tick) would (for
-    /// tools and tests that simulate a long run).
+    /// tools and tests that simulate a long run). Ticks compare right only
+    /// while [`check_ticks`](Self::check_ticks) passes keep up: move on by
+    /// at most [`TICK_CHECK_INTERVAL`] between two of them (a world runs
+    /// one at every boundary).
     pub fn advance_ticks(&mut self, by: u32) -> u32 {
         let tick = self.tick.get_exclusive().wrapping_add(by);
         self.tick.set_exclusive(tick);
@@ -273,6 +276,25 @@ impl Entities {
         if now.wrapping_sub(*tick) > MAX_TICK_AGE {
             *tick = now.wrapping_sub(MAX_TICK_AGE);
         }
+    }
+
+    /// The change cursor of a reader that has never run (a new system, run
+    /// condition or parallel query, or a query between iterations), for a
+    /// run at `now`: the oldest tick the wrapping comparison still orders
+    /// before `now`, so every stored tick reads as newer (check passes keep
+    /// them all younger than [`MAX_TICK_AGE`] + [`TICK_CHECK_INTERVAL`]).
+    /// A fixed cursor such as 0 would not do: once `now` is 2^31 past it,
+    /// every row reads as older.
+    #[inline]
+    pub(crate) fn unseen_cursor(now: u32) -> u32 {
+        now.wrapping_sub(i32::MAX as u32)
+    }
+
+    /// A cursor as queries compare against it: `last_run`, or
+    /// [`unseen_cursor`](Self::unseen_cursor) for a reader that never ran.
+    #[inline]
+    pub(crate) fn cursor_for(last_run: Option<u32>, now: u32) -> u32 {
+        last_run.unwrap_or_else(|| Self::unseen_cursor(now))
     }
 
     /// A fresh tick for one run of a system with a query: its writes are

@@ -104,6 +104,13 @@ impl World {
     }
 
     /// Every entity and component, to change directly.
+    ///
+    /// Replacing the whole store (`std::mem::swap`, `std::mem::take`) is
+    /// memory-safe: a [`ComponentRef`](crate::ComponentRef) belongs to the
+    /// store it was made in and reads nothing from any other. But this
+    /// world's change cursors and removal records count in the old store's
+    /// ticks, so `Changed`, `Added` and `Removed` mean nothing for the new
+    /// store's rows until its systems are registered again.
     pub fn entities_mut(&mut self) -> &mut Entities {
         let slot = self
             .graph
