@@ -137,17 +137,17 @@ impl<T: Component> ComponentRef<T> {
         if archetype != self.archetype {
             return None;
         }
-        let column = entities
-            .archetype(archetype)?
-            .columns
-            .get(self.column as usize)?;
-        // SAFETY: `entities` is the store the reference was made in (ids
-        // are never shared by two stores), whose archetype `archetype` had
-        // `T` at column `column` then; a store never renumbers or drops an
-        // archetype or its columns, so it still does. The target is alive
-        // there at `row`, a live row of that column, which holds `T`s; no
-        // writer runs (caller).
-        Some(unsafe { &*column.data().cast::<T>().add(row) })
+        // SAFETY: `entities` is the store the reference was made in (no two
+        // stores share an id), whose archetype `archetype` had `T` at column
+        // `self.column` when it was made; a store never drops, renumbers or
+        // reorders its archetypes or their columns, so both indices are in
+        // bounds and the column still holds `T`s. The target is alive there
+        // at `row`, a live row of that column; no writer runs (caller).
+        Some(unsafe {
+            let archetype = entities.archetype_list().get_unchecked(archetype.index());
+            let column = archetype.columns.get_unchecked(self.column as usize);
+            &*column.data().cast::<T>().add(row)
+        })
     }
 }
 

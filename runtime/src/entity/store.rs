@@ -367,6 +367,7 @@ impl Entities {
 
     /// Where `entity` lives, if it is alive: its archetype, row, and
     /// whether it is frozen.
+    #[inline]
     pub(crate) fn place_of(&self, entity: Entity) -> Option<(ArchetypeId, usize, bool)> {
         let slot = self.slots.get(entity)?;
         Some((
