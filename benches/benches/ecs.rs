@@ -16,6 +16,10 @@
 //!   the world's pool) and a system calling `Query::par_for_each` (automatic
 //!   slices), bevy's `par_iter_mut` in a multi-threaded schedule, hecs
 //!   `query().iter_batched(64)` bridged to rayon.
+//! - `follow`: 10,000 followers each copying the position of one of 100
+//!   leaders: sluice through `Target<Position>` in a query
+//!   (`sluice_target`) and `ComponentRef::get` (`sluice_get`), bevy through
+//!   a second query's `get`, hecs through `World::get`.
 //!
 //! The worlds are built outside the timing except in `simple_insert`.
 
@@ -418,6 +422,82 @@ fn heavy_compute(c: &mut Criterion) {
     group.finish();
 }
 
+#[derive(Component, Clone, Copy)]
+struct Leader(bevy_ecs::entity::Entity);
+#[derive(Clone, Copy)]
+struct HecsLeader(hecs::Entity);
+
+const LEADERS: usize = 100;
+
+fn follow(c: &mut Criterion) {
+    use sluice::{ComponentRef, Target};
+    let mut group = c.benchmark_group("ecs/follow");
+    let leader = |i: usize| Position([i as f32, 0.0, 0.0]);
+    let mut world = World::new();
+    let leaders = world.spawn_batch((0..LEADERS).map(|i| (leader(i),)));
+    let refs: Vec<ComponentRef<Position>> = leaders
+        .iter()
+        .map(|&e| {
+            world.freeze(e).expect("alive");
+            ComponentRef::new(&world, e).expect("frozen, with a Position")
+        })
+        .collect();
+    world.spawn_batch((0..ENTITIES).map(|i| (Velocity([0.0; 3]), refs[i % LEADERS])));
+    group.bench_function("sluice_target", |b| {
+        b.iter(|| {
+            world
+                .query::<(&mut Velocity, Target<Position>)>()
+                .for_each(|(velocity, target)| {
+                    if let Some(position) = target {
+                        velocity.0 = position.0;
+                    }
+                })
+        })
+    });
+    let followers: Vec<ComponentRef<Position>> = (0..ENTITIES).map(|i| refs[i % LEADERS]).collect();
+    group.bench_function("sluice_get", |b| {
+        b.iter(|| {
+            let mut sum = 0.0;
+            for reference in &followers {
+                sum += reference.get(&world).map_or(0.0, |position| position.0[0]);
+            }
+            black_box(sum)
+        })
+    });
+
+    let mut bevy = BevyWorld::new();
+    let leaders: Vec<_> = (0..LEADERS).map(|i| bevy.spawn(leader(i)).id()).collect();
+    bevy.spawn_batch((0..ENTITIES).map(|i| (Velocity([0.0; 3]), Leader(leaders[i % LEADERS]))));
+    let mut state = bevy_ecs::system::SystemState::<(
+        BevyQuery<(&mut Velocity, &Leader)>,
+        BevyQuery<&Position>,
+    )>::new(&mut bevy);
+    group.bench_function("bevy", |b| {
+        b.iter(|| {
+            let (mut followers, positions) = state.get_mut(&mut bevy).expect("valid");
+            for (mut velocity, leader) in followers.iter_mut() {
+                if let Ok(position) = positions.get(leader.0) {
+                    velocity.0 = position.0;
+                }
+            }
+        })
+    });
+
+    let mut hecs = hecs::World::new();
+    let leaders: Vec<_> = (0..LEADERS).map(|i| hecs.spawn((leader(i),))).collect();
+    hecs.spawn_batch((0..ENTITIES).map(|i| (Velocity([0.0; 3]), HecsLeader(leaders[i % LEADERS]))));
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            for (_, (velocity, leader)) in hecs.query::<(&mut Velocity, &HecsLeader)>().iter() {
+                if let Ok(position) = hecs.get::<&Position>(leader.0) {
+                    velocity.0 = position.0;
+                }
+            }
+        })
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     simple_insert,
@@ -425,6 +505,7 @@ criterion_group!(
     frag_iter,
     schedule,
     add_remove,
-    heavy_compute
+    heavy_compute,
+    follow
 );
 criterion_main!(benches);

@@ -10,6 +10,10 @@ use super::entity::Entity;
 
 /// An archetype's number in its store: dense, from 0, in creation order.
 /// Archetype 0 is the one with no components.
+///
+/// Only a number: another store numbers its archetypes its own way, and
+/// there the id names whichever archetype has that number, or none
+/// ([`Entities::archetype`](crate::Entities::archetype) checks).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct ArchetypeId(pub u32);
 

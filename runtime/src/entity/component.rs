@@ -19,6 +19,12 @@ impl<T: Send + Sync + 'static> Component for T {}
 
 /// A component type's number in one [`Components`] registry: dense, from 0,
 /// in registration order.
+///
+/// Only a number: each store registers types in the order it first meets
+/// them, so in another store the id names another type, or none. Nothing
+/// public trusts it ([`Archetype::contains`](crate::Archetype::contains)
+/// answers for the archetype's own registry; [`Components::info`] checks
+/// its bounds).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct ComponentId(pub u32);
 

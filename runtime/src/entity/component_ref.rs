@@ -9,12 +9,19 @@
 //! handed to the next entity spawned), so the row is resolved from the
 //! entity on every access, and a despawned target reads `None`, never
 //! somebody else: entity ids are never reused.
+//!
+//! What is cached (an archetype id, a column index) means something only
+//! in the store it was read from: another store numbers its archetypes and
+//! columns its own way, and its entity handles, counted from 0 too, are
+//! often bit for bit the same. So the reference carries its store's
+//! [`StoreId`] and reads nothing from any other store.
 
 use std::marker::PhantomData;
 
 use crate::entity::query::{Lane, QueryData, ReadOnlyQueryData, column_of};
 use crate::entity::{
     Archetype, ArchetypeId, Component, ComponentId, Components, Entities, Entity, EntityError,
+    StoreId,
 };
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
@@ -22,12 +29,18 @@ use crate::registry::Registry;
 /// A reference to the `T` of a frozen entity: a component that lets the
 /// entity holding it read its target's `T` (through [`Target<T>`] in a
 /// query, or [`get`](Self::get)).
+///
+/// It belongs to the entity store it was made in ([`store`](Self::store)):
+/// read with any other (another world's, a store put in its world's place,
+/// a new world at its dropped world's address) it reads `None`.
 pub struct ComponentRef<T: Component> {
     target: Entity,
+    /// The store `archetype` and `column` are numbers of.
+    store: StoreId,
     /// The target's archetype: settled, since the target is frozen.
     archetype: ArchetypeId,
     /// `T`'s column in it.
-    column: usize,
+    column: u32,
     _marker: PhantomData<fn() -> T>,
 }
 
@@ -51,8 +64,10 @@ impl<T: Component> std::fmt::Debug for ComponentRef<T> {
 }
 
 impl<T: Component> ComponentRef<T> {
-    /// A reference to `target`'s `T` (`world` is a [`World`](crate::World)
-    /// or its [`Entities`]).
+    /// A reference to `target`'s `T` in `world`'s entity store (`world` is
+    /// a [`World`](crate::World) or its [`Entities`]). `target` is looked up
+    /// in that store: a handle of another world names the entity of this one
+    /// with the same slot and id, if it is alive (see [`Entity`]).
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`] when it is not alive,
@@ -76,8 +91,9 @@ impl<T: Component> ComponentRef<T> {
             })?;
         Ok(Self {
             target,
+            store: entities.id(),
             archetype,
-            column,
+            column: u32::try_from(column).expect("fewer than 2^32 columns"),
             _marker: PhantomData,
         })
     }
@@ -87,7 +103,13 @@ impl<T: Component> ComponentRef<T> {
         self.target
     }
 
-    /// The target's `T`, or `None` once the target is despawned.
+    /// The entity store the reference belongs to.
+    pub fn store(&self) -> StoreId {
+        self.store
+    }
+
+    /// The target's `T`, or `None` once the target is despawned, or when
+    /// `world`'s store is not the one the reference was made in.
     pub fn get<'e>(&self, world: &'e impl AsRef<Entities>) -> Option<&'e T> {
         let entities = world.as_ref();
         // SAFETY: `&Entities` is shared for `'e`: nothing writes `T` now
@@ -96,27 +118,44 @@ impl<T: Component> ComponentRef<T> {
         unsafe { self.resolve(entities) }
     }
 
-    /// The target's `T` through the cached column, the row resolved now.
+    /// The target's `T` through the cached column, the row resolved now;
+    /// `None` in a store other than the reference's.
     ///
     /// # Safety
     /// Nothing writes `T`'s column while the reference lives.
+    #[inline]
     unsafe fn resolve<'e>(&self, entities: &'e Entities) -> Option<&'e T> {
+        // The cached numbers mean `T`'s column only in the store they came
+        // from (another store's entity at the same slot and id lives in
+        // an archetype of its own numbering).
+        if entities.id() != self.store {
+            return None;
+        }
         let (archetype, row, _) = entities.place_of(self.target)?;
-        // A frozen entity never moves: a live target is where it was.
-        debug_assert_eq!(archetype, self.archetype);
-        let column = &entities.archetype(self.archetype)?.columns[self.column];
-        // SAFETY: the target is alive in the cached archetype at `row`, so
-        // `row` is a live row of the cached column, which holds `T`s (its
-        // index was `T`'s when the reference was made, and a frozen
-        // entity's archetype never changes); no writer runs (caller).
-        Some(unsafe { &*column.data().cast::<T>().add(row) })
+        // A frozen entity never moves: a live target is where it was. The
+        // check is cheap, and keeps a broken invariant from becoming a read.
+        if archetype != self.archetype {
+            return None;
+        }
+        // SAFETY: `entities` is the store the reference was made in (no two
+        // stores share an id), whose archetype `archetype` had `T` at column
+        // `self.column` when it was made; a store never drops, renumbers or
+        // reorders its archetypes or their columns, so both indices are in
+        // bounds and the column still holds `T`s. The target is alive there
+        // at `row`, a live row of that column; no writer runs (caller).
+        Some(unsafe {
+            let archetype = entities.archetype_list().get_unchecked(archetype.index());
+            let column = archetype.columns.get_unchecked(self.column as usize);
+            &*column.data().cast::<T>().add(row)
+        })
     }
 }
 
 /// In a query, the target's `T` of each entity's [`ComponentRef<T>`]:
 /// `Query<(&mut Heading, Target<Pos>)>` visits entities that hold a
 /// `ComponentRef<Pos>` (they need no `Pos` of their own) and reads their
-/// targets' `Pos` (`None` once a target is despawned). The access is shared
+/// targets' `Pos` (`None` once a target is despawned, or for a reference
+/// made in another world's store). The access is shared
 /// on `Pos`'s lane, since the target belongs to another entity that another
 /// system may be writing; there is no `&mut` through a reference:
 ///

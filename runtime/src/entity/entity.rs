@@ -16,8 +16,33 @@ use super::archetype::ArchetypeId;
 /// it, so a stale handle (despawned, or whose slot a later entity took)
 /// resolves to nothing, never to another entity's data.
 ///
-/// Equality, hashing and ordering follow `id` (two handles with the same id
-/// are the same entity and have the same slot).
+/// Equality, hashing and ordering follow `id` (two handles of one store
+/// with the same id are the same entity and have the same slot).
+///
+/// # A handle of another store
+///
+/// A handle is only these two numbers: it does not know its store, and
+/// every store counts ids and slots from 0, so one world's handle is often,
+/// bit for bit, a handle of another. Every accessor that takes a handle
+/// (`World::entity`/`entity_mut`/`despawn`/`freeze`, [`Entities`]'
+/// `get`/`get_mut`/`ticks`/`insert`/`remove`/`despawn`/`freeze`/`contains`,
+/// `Query::get`/`get_mut`, `Commands::entity`/`despawn`,
+/// `ComponentRef::new`) first looks it up in its own store's slot table,
+/// bounds-checked, and goes on only if that slot holds the handle's id. So
+/// a handle from another store either names the live entity of this store
+/// with the same slot and id (it then *is* that entity's handle), whose
+/// components are found by this store's own type registry, or it names
+/// nothing and is refused as a despawned handle is
+/// ([`EntityError::NoSuchEntity`], `None`), changing nothing. It never
+/// reaches memory outside this store's columns, nor reads a column as
+/// another type. What caches a store's layout ([`ComponentRef`], and so
+/// [`Target`]) carries the store's [`StoreId`] and reads nothing elsewhere.
+///
+/// [`Entities`]: crate::Entities
+/// [`EntityError::NoSuchEntity`]: crate::EntityError::NoSuchEntity
+/// [`ComponentRef`]: crate::ComponentRef
+/// [`Target`]: crate::Target
+/// [`StoreId`]: crate::StoreId
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct Entity {
     id: u64,

@@ -10,7 +10,9 @@
 //!   cached per archetype.
 //! - [`Bundle`]: tuples of up to 12 components.
 //! - [`Entities`]: the store itself: spawn, despawn, insert, remove, get,
-//!   freeze, and the tick stamped into every column's added/changed ticks.
+//!   freeze, and the tick stamped into every column's added/changed ticks;
+//!   its [`StoreId`] is unique in the process, so what caches its layout
+//!   ([`ComponentRef`]) reads nothing from another store.
 //!
 //! Structural changes take `&mut Entities` and so never overlap systems
 //! iterating (see `column.rs` for why that makes dense columns sound).
@@ -38,4 +40,6 @@ pub use query::{
     Added, Changed, Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, With,
     Without,
 };
-pub use store::{ComponentTicks, Entities, EntityError, MAX_TICK_AGE, TICK_CHECK_INTERVAL};
+pub use store::{
+    ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
+};

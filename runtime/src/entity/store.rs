@@ -2,8 +2,9 @@
 //! the change tick).
 
 use std::fmt;
+use std::num::NonZeroU64;
 
-use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
+use crate::sync::{AtomicU32, ExclusiveU32, Ordering, StaticAtomicU64};
 
 use super::archetype::{Archetype, ArchetypeId, Archetypes, Change, DROPPED, EdgeId};
 use super::bundle::{Bundle, BundleId, Bundles};
@@ -79,6 +80,42 @@ pub const MAX_TICK_AGE: u32 = 1 << 30;
 /// How many ticks pass between two [`Entities::check_ticks`] passes.
 pub const TICK_CHECK_INTERVAL: u32 = 1 << 28;
 
+/// Source of [`StoreId`]s: every store takes the next one.
+static NEXT_STORE_ID: StaticAtomicU64 = StaticAtomicU64::new(1);
+
+/// The identity of one entity store ([`Entities::id`]): unique in the
+/// process, never 0 and never reused, whatever address the store lives at
+/// and whichever world holds it (a store moved into another world keeps
+/// its id; a store put in its place has another). Handles that cache where
+/// a store keeps something ([`ComponentRef`](crate::ComponentRef)) carry
+/// the id of the store they came from and read nothing from any other.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct StoreId(NonZeroU64);
+
+impl StoreId {
+    /// A store id never handed out before.
+    ///
+    /// # Panics
+    /// After 2^64 - 2 stores (never, in practice): ids are not reused.
+    fn fresh() -> Self {
+        let id = NEXT_STORE_ID
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| id.checked_add(1))
+            .expect("fewer than 2^64 - 1 entity stores");
+        Self(NonZeroU64::new(id).expect("store ids start at 1"))
+    }
+
+    /// The id as a number.
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+}
+
+impl fmt::Display for StoreId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "store {}", self.0)
+    }
+}
+
 /// When a component value was added to its entity and last changed, in the
 /// store's ticks ([`Entities::tick`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -103,6 +140,8 @@ pub struct ComponentTicks {
 /// stamped with it and its change cursor moves to it).
 #[derive(Debug)]
 pub struct Entities {
+    /// This store's identity, for the handles that cache its layout.
+    id: StoreId,
     slots: Slots,
     components: Components,
     bundles: Bundles,
@@ -159,6 +198,7 @@ impl Entities {
         let components = Components::new();
         let archetypes = Archetypes::new(&components);
         Self {
+            id: StoreId::fresh(),
             slots: Slots::default(),
             components,
             bundles: Bundles::default(),
@@ -168,6 +208,12 @@ impl Entities {
             scratch: Vec::new(),
             last_tick_check: 0,
         }
+    }
+
+    /// This store's identity: no other store, before or after, has it.
+    #[inline]
+    pub fn id(&self) -> StoreId {
+        self.id
     }
 
     /// The latest change tick handed out.
@@ -186,7 +232,10 @@ impl Entities {
 
     /// Moves the change counter on by `by` ticks and returns the new tick,
     /// as `by` calls to [`advance_tick`](Self::advance_tick) would (for
-    /// tools and tests that simulate a long run).
+    /// tools and tests that simulate a long run). Ticks compare right only
+    /// while [`check_ticks`](Self::check_ticks) passes keep up: move on by
+    /// at most [`TICK_CHECK_INTERVAL`] between two of them (a world runs
+    /// one at every boundary).
     pub fn advance_ticks(&mut self, by: u32) -> u32 {
         let tick = self.tick.get_exclusive().wrapping_add(by);
         self.tick.set_exclusive(tick);
@@ -227,6 +276,25 @@ impl Entities {
         if now.wrapping_sub(*tick) > MAX_TICK_AGE {
             *tick = now.wrapping_sub(MAX_TICK_AGE);
         }
+    }
+
+    /// The change cursor of a reader that has never run (a new system, run
+    /// condition or parallel query, or a query between iterations), for a
+    /// run at `now`: the oldest tick the wrapping comparison still orders
+    /// before `now`, so every stored tick reads as newer (check passes keep
+    /// them all younger than [`MAX_TICK_AGE`] + [`TICK_CHECK_INTERVAL`]).
+    /// A fixed cursor such as 0 would not do: once `now` is 2^31 past it,
+    /// every row reads as older.
+    #[inline]
+    pub(crate) fn unseen_cursor(now: u32) -> u32 {
+        now.wrapping_sub(i32::MAX as u32)
+    }
+
+    /// A cursor as queries compare against it: `last_run`, or
+    /// [`unseen_cursor`](Self::unseen_cursor) for a reader that never ran.
+    #[inline]
+    pub(crate) fn cursor_for(last_run: Option<u32>, now: u32) -> u32 {
+        last_run.unwrap_or_else(|| Self::unseen_cursor(now))
     }
 
     /// A fresh tick for one run of a system with a query: its writes are
@@ -299,6 +367,7 @@ impl Entities {
 
     /// Where `entity` lives, if it is alive: its archetype, row, and
     /// whether it is frozen.
+    #[inline]
     pub(crate) fn place_of(&self, entity: Entity) -> Option<(ArchetypeId, usize, bool)> {
         let slot = self.slots.get(entity)?;
         Some((

@@ -31,8 +31,9 @@ impl World {
     /// Despawns `entity`, dropping its components.
     ///
     /// # Errors
-    /// [`EntityError::NoSuchEntity`] when it was despawned already (or never
-    /// lived in this world).
+    /// [`EntityError::NoSuchEntity`] when it was despawned already (or is a
+    /// handle of another world that names no entity of this one: see
+    /// [`Entity`] for what such a handle does).
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
         self.entities_mut().despawn(entity)
     }
@@ -103,6 +104,13 @@ impl World {
     }
 
     /// Every entity and component, to change directly.
+    ///
+    /// Replacing the whole store (`std::mem::swap`, `std::mem::take`) is
+    /// memory-safe: a [`ComponentRef`](crate::ComponentRef) belongs to the
+    /// store it was made in and reads nothing from any other. But this
+    /// world's change cursors and removal records count in the old store's
+    /// ticks, so `Changed`, `Added` and `Removed` mean nothing for the new
+    /// store's rows until its systems are registered again.
     pub fn entities_mut(&mut self) -> &mut Entities {
         let slot = self
             .graph

@@ -18,11 +18,12 @@ struct NodeState {
     /// least one input moved.
     seen: Option<u64>,
     /// The body's change cursor: the tick of its last run with a query
-    /// (0: never), which `Changed<T>`/`Added<T>` compare against.
-    last_run: u32,
+    /// (`None`: never, so its first run sees every row), which
+    /// `Changed<T>`/`Added<T>` compare against.
+    last_run: Option<u32>,
     /// Each run condition's own cursor: a condition that reads and returns
     /// false moves its cursor, not the body's (reference 002).
-    condition_runs: Vec<u32>,
+    condition_runs: Vec<Option<u32>>,
 }
 
 /// A node's body, its run conditions and its factory bookkeeping.
@@ -60,8 +61,9 @@ impl NodeCell {
     /// store's `MAX_TICK_AGE` before `now` (see `Entities::check_ticks`).
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         let state = self.state.get_mut();
-        crate::entity::Entities::clamp_tick(&mut state.last_run, now);
-        for cursor in &mut state.condition_runs {
+        let cursors = state.condition_runs.iter_mut().chain([&mut state.last_run]);
+        // A cursor that never ran needs none: its first run resolves it.
+        for cursor in cursors.flatten() {
             crate::entity::Entities::clamp_tick(cursor, now);
         }
     }
@@ -75,10 +77,10 @@ impl NodeCell {
         Self {
             state: UnsafeCell::new(NodeState {
                 body,
-                condition_runs: vec![0; conditions.len()],
+                condition_runs: vec![None; conditions.len()],
                 conditions,
                 seen: None,
-                last_run: 0,
+                last_run: None,
             }),
             inputs: if is_factory { inputs } else { Box::new([]) },
             is_factory,
@@ -106,7 +108,7 @@ impl NodeCell {
             // access, and the node runs under the plan (caller's guarantee).
             let holds = unsafe { condition.evaluate(env) };
             if let Some(tick) = run.finish() {
-                *cursor = tick;
+                *cursor = Some(tick);
             }
             if !holds {
                 return Ran::ConditionFalse;
@@ -118,7 +120,7 @@ impl NodeCell {
             // SAFETY: the body's contract is the caller's guarantee.
             unsafe { state.body.run(env) };
             if let Some(tick) = run.finish() {
-                state.last_run = tick;
+                state.last_run = Some(tick);
             }
             return Ran::Body;
         }
@@ -132,7 +134,7 @@ impl NodeCell {
         // SAFETY: the body's contract is the caller's guarantee.
         unsafe { state.body.run(env) };
         if let Some(tick) = run.finish() {
-            state.last_run = tick;
+            state.last_run = Some(tick);
         }
         // The factory's own gates moved some inputs: remember the state it
         // left, so the next iteration runs it only if someone else moves one.

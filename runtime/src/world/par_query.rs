@@ -106,9 +106,9 @@ where
     /// The slices of the run in flight; entered only by the scheduling
     /// thread before the fan-out and by the batch until it completes.
     slices: UnsafeCell<RowSlices<D, F>>,
-    /// The change cursor; touched only when the node is scheduled (one
-    /// thread at a time).
-    last_run: UnsafeCell<u32>,
+    /// The change cursor (`None`: never ran, so the first run sees every
+    /// row); touched only when the node is scheduled (one thread at a time).
+    last_run: UnsafeCell<Option<u32>>,
     entities: ServiceId,
     rows_per_slice: usize,
 }
@@ -126,7 +126,7 @@ where
                 _marker: PhantomData,
             }),
             slices: UnsafeCell::new(RowSlices(Vec::new())),
-            last_run: UnsafeCell::new(0),
+            last_run: UnsafeCell::new(None),
             entities,
             rows_per_slice: rows_per_slice.max(1),
         }
@@ -158,7 +158,9 @@ where
     B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
 {
     fn clamp_cursors(&mut self, now: u32) {
-        Entities::clamp_tick(self.last_run.get_mut(), now);
+        if let Some(cursor) = self.last_run.get_mut() {
+            Entities::clamp_tick(cursor, now);
+        }
     }
 
     unsafe fn schedule<'s>(&'s self, cx: &RunContext<'s>, cells: &ServiceCells<'s>) -> NodeOutcome {
@@ -171,7 +173,8 @@ where
         // batch completed (the executor runs a node once per iteration).
         let last_run = self
             .last_run
-            .with_mut(|cursor| unsafe { std::mem::replace(&mut *cursor, this_run) });
+            .with_mut(|cursor| unsafe { (*cursor).replace(this_run) });
+        let last_run = Entities::cursor_for(last_run, this_run);
         let slices = self.slices.with_mut(|slices| {
             // SAFETY: as for the cursor: no batch of this node is in flight.
             let slices = unsafe { &mut *slices };

@@ -5,23 +5,35 @@
 //! from the store, which stamps its writes and becomes the new cursor. A
 //! body that does not run (a run condition was false) keeps its cursor, so
 //! it sees the skipped changes when it next runs (reference 002).
+//!
+//! A cursor is `None` until the body's first run with a query: that run
+//! compares against [`Entities::unseen_cursor`] of its own tick, so it
+//! sees every row however late the body was made (a fixed 0 would read
+//! every row as older once the store's tick is 2^31 past it).
 
+use crate::entity::Entities;
 use crate::sync::Cell;
+
+/// A body's cursor (`None`: it never ran with a query) and this run's tick
+/// once a query asked.
+type Run = (Option<u32>, Option<u32>);
 
 std::thread_local! {
     /// The running body's cursor, and this run's tick once a query asked.
-    static CURSOR: Cell<(u32, Option<u32>)> = const { Cell::new((0, None)) };
+    static CURSOR: Cell<Run> = const { Cell::new((None, None)) };
 }
 
 /// While alive, queries created on this thread belong to one run of a body
 /// whose cursor is `last_run`.
 #[derive(Debug)]
 pub(crate) struct ChangeRun {
-    previous: Option<(u32, Option<u32>)>,
+    previous: Option<Run>,
 }
 
 impl ChangeRun {
-    pub(crate) fn enter(last_run: u32) -> Self {
+    /// Enters a run of a body whose cursor is `last_run` (`None`: never
+    /// ran with a query).
+    pub(crate) fn enter(last_run: Option<u32>) -> Self {
         Self {
             previous: Some(CURSOR.with(|cursor| cursor.replace((last_run, None)))),
         }
@@ -44,13 +56,13 @@ impl Drop for ChangeRun {
     }
 }
 
-/// The running body's cursor and this run's tick, taking the tick from
-/// `fresh` the first time a run asks.
+/// The running body's cursor (resolved for a body that never ran) and this
+/// run's tick, taking the tick from `fresh` the first time a run asks.
 pub(crate) fn current(fresh: impl FnOnce() -> u32) -> (u32, u32) {
     CURSOR.with(|cursor| {
         let (last_run, this_run) = cursor.get();
         let this_run = this_run.unwrap_or_else(fresh);
         cursor.set((last_run, Some(this_run)));
-        (last_run, this_run)
+        (Entities::cursor_for(last_run, this_run), this_run)
     })
 }

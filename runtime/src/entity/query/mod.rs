@@ -96,12 +96,13 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
 
     /// A query over a store held exclusively (between iterations): its
     /// writes take a fresh tick, and its `Changed`/`Added` filters see every
-    /// row (it has no cursor).
+    /// row (it has no cursor of its own: it compares as a reader that never
+    /// ran, however late it is made).
     pub(crate) fn exclusive(entities: &'w mut Entities) -> Self {
         let tick = entities.advance_tick();
         Self {
             entities,
-            last_run: 0,
+            last_run: Entities::unseen_cursor(tick),
             tick,
             _marker: PhantomData,
         }
