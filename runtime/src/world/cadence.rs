@@ -28,7 +28,7 @@ pub struct FixedTime {
 }
 
 /// The accumulator and its settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct FixedClock {
     pub(crate) step: Duration,
     pub(crate) max_steps: u32,
@@ -58,15 +58,25 @@ impl FixedClock {
     /// Adds `delta` and takes every whole step out of the accumulator, at
     /// most `max_steps`; the steps beyond the cap are dropped with their
     /// time (what remains is less than one step).
+    /// Saturating: a delta that would pass `Duration::MAX` fills the
+    /// accumulator to it.
     pub(crate) fn advance(&mut self, delta: Duration) -> Steps {
         self.accumulated = self.accumulated.saturating_add(delta);
         let step = self.step.as_nanos().max(1);
         let whole = self.accumulated.as_nanos() / step;
-        let remainder = self.accumulated.as_nanos() % step;
-        self.accumulated = Duration::from_nanos(remainder as u64);
+        // Less than one step, which is a `Duration`, so it is one too
+        // (a step may be longer than a u64 of nanoseconds).
+        self.accumulated = from_nanos(self.accumulated.as_nanos() % step);
         let run = whole.min(u128::from(self.max_steps)) as u32;
         let dropped = u32::try_from(whole - u128::from(run)).unwrap_or(u32::MAX);
         Steps { run, dropped }
+    }
+
+    /// How far the accumulator is into the next step: below 1 even where
+    /// the quotient of two long durations rounds up to it.
+    fn alpha(&self) -> f64 {
+        let ratio = self.accumulated.as_nanos() as f64 / self.step.as_nanos().max(1) as f64;
+        ratio.min(1.0f64.next_down())
     }
 
     /// The service's value while step `index` of `steps` runs.
@@ -76,10 +86,17 @@ impl FixedClock {
             steps: steps.run,
             index,
             dropped: steps.dropped,
-            alpha: self.accumulated.as_secs_f64() / self.step.as_secs_f64().max(f64::MIN_POSITIVE),
+            alpha: self.alpha(),
             total: self.total,
         }
     }
+}
+
+/// `nanos` as a `Duration`; `nanos` is at most `Duration::MAX`'s.
+fn from_nanos(nanos: u128) -> Duration {
+    const PER_SEC: u128 = 1_000_000_000;
+    let secs = u64::try_from(nanos / PER_SEC).unwrap_or(u64::MAX);
+    Duration::new(secs, (nanos % PER_SEC) as u32)
 }
 
 #[cfg(test)]
@@ -104,5 +121,25 @@ mod tests {
         assert_eq!(capped.run, 8);
         assert!(capped.dropped > 0);
         assert!(clock.accumulated < clock.step);
+    }
+
+    #[test]
+    fn saturates_and_keeps_remainders_longer_than_u64_nanoseconds() {
+        let mut clock = FixedClock {
+            step: Duration::MAX,
+            ..clock()
+        };
+        let half = Duration::from_secs(u64::MAX / 2);
+        assert_eq!(clock.advance(half), Steps { run: 0, dropped: 0 });
+        assert_eq!(clock.accumulated, half, "more nanoseconds than a u64 holds");
+        clock.advance(Duration::MAX);
+        assert_eq!(
+            clock.accumulated,
+            Duration::ZERO,
+            "one whole step, saturated"
+        );
+        clock.advance(Duration::MAX - Duration::from_nanos(1));
+        let alpha = clock.time(Steps { run: 0, dropped: 0 }, 0).alpha;
+        assert!(alpha < 1.0 && alpha > 0.99, "{alpha}");
     }
 }
