@@ -4,6 +4,9 @@
 
 use std::time::Duration;
 
+use super::{FrameTime, World};
+use crate::script::SimClock;
+
 /// The fixed cadence's clock, as a service every node may read (`&FixedTime`).
 ///
 /// Inserted before each fixed step and once more before the variable plan
@@ -88,6 +91,122 @@ impl FixedClock {
             dropped: steps.dropped,
             alpha: self.alpha(),
             total: self.total,
+        }
+    }
+}
+
+/// A world's time, saved between updates by [`World::clock_snapshot`] and
+/// put back by [`World::restore_clock`]: everything that decides how time
+/// moves from the next update on, so a world restored from it advances
+/// exactly as the saved one did (the same fixed steps at the same updates,
+/// the same [`SimClock`] deadlines reached at the same updates).
+///
+/// It holds:
+/// - the frame clock: the last update's [`FrameTime`] (`None` before the
+///   first update), which the next update counts on from;
+/// - the fixed cadence: its step and cap
+///   ([`World::set_fixed_timestep`], [`World::set_max_fixed_steps`]), the
+///   accumulator (time toward the next step), the steps run so far, and
+///   the [`FixedTime`] service as the last update left it;
+/// - the world's [`SimClock`], whole (both times, scale, pause, steps),
+///   when it holds one.
+///
+/// With a store's [`ScriptSnapshot`](crate::script::ScriptSnapshot) and the
+/// game's own state, it is a save: restore the three together, between
+/// updates.
+///
+/// ```
+/// use std::time::Duration;
+/// use sluice::script::SimClock;
+/// use sluice::World;
+///
+/// let mut world = World::new();
+/// world.insert(SimClock::new());
+/// world.update(Duration::from_millis(10)).unwrap();
+/// let save = world.clock_snapshot();
+/// world.update(Duration::from_millis(500)).unwrap();
+/// world.restore_clock(&save);
+/// assert_eq!(world.get::<SimClock>().unwrap().now(), Duration::from_millis(10));
+/// world.update(Duration::from_millis(16)).unwrap();
+/// assert_eq!(world.get::<SimClock>().unwrap().now(), Duration::from_millis(26));
+/// assert_eq!(world.get::<sluice::FixedTime>().unwrap().total, 1, "10 + 16 ms: one 1/60 s step");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockSnapshot {
+    frame: Option<FrameTime>,
+    fixed: FixedClock,
+    fixed_time: FixedTime,
+    sim: Option<SimClock>,
+}
+
+impl ClockSnapshot {
+    /// The last update's frame clock (`None`: saved before the first).
+    pub fn frame_time(&self) -> Option<FrameTime> {
+        self.frame
+    }
+
+    /// The fixed cadence's step.
+    pub fn fixed_step(&self) -> Duration {
+        self.fixed.step
+    }
+
+    /// The cap on fixed steps per update.
+    pub fn max_fixed_steps(&self) -> u32 {
+        self.fixed.max_steps
+    }
+
+    /// Time accrued toward the next fixed step (less than one step).
+    pub fn fixed_accumulated(&self) -> Duration {
+        self.fixed.accumulated
+    }
+
+    /// Fixed steps run before the save.
+    pub fn fixed_steps_total(&self) -> u64 {
+        self.fixed.total
+    }
+
+    /// The [`FixedTime`] service at the save.
+    pub fn fixed_time(&self) -> FixedTime {
+        self.fixed_time
+    }
+
+    /// The world's [`SimClock`] at the save, if it held one.
+    pub fn sim_clock(&self) -> Option<&SimClock> {
+        self.sim.as_ref()
+    }
+}
+
+impl World {
+    /// Saves the world's time (see [`ClockSnapshot`] for what it holds);
+    /// take it between updates, with the scripts' snapshots.
+    pub fn clock_snapshot(&self) -> ClockSnapshot {
+        ClockSnapshot {
+            frame: self.frame_time,
+            fixed: self.fixed,
+            fixed_time: self
+                .get::<FixedTime>()
+                .copied()
+                .unwrap_or_else(|| self.fixed.time(Steps { run: 0, dropped: 0 }, 0)),
+            sim: self.get::<SimClock>().cloned(),
+        }
+    }
+
+    /// Puts the world's time back as `snapshot` saved it: the frame clock,
+    /// the fixed step, cap, accumulator and step count, the [`FrameTime`]
+    /// and [`FixedTime`] services, and the [`SimClock`] (inserted when the
+    /// world has none). A snapshot without a `SimClock` leaves the world's
+    /// as it is; one saved before the first update makes the next update
+    /// the world's first again (frame 0), and leaves the `FrameTime`
+    /// service as it is until then.
+    pub fn restore_clock(&mut self, snapshot: &ClockSnapshot) {
+        self.frame_time = snapshot.frame;
+        if let Some(time) = snapshot.frame {
+            self.overwrite(time);
+        }
+        self.fixed = snapshot.fixed;
+        self.overwrite(snapshot.fixed_time);
+        if let Some(clock) = &snapshot.sim {
+            self.overwrite(clock.clone());
         }
     }
 }

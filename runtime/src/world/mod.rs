@@ -40,7 +40,7 @@ use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
 use crate::script::SimClock;
 use crate::system::{BoundaryHooks, NextValue};
 
-pub use cadence::FixedTime;
+pub use cadence::{ClockSnapshot, FixedTime};
 pub(crate) use commands::{
     CommandQueue, Place, SliceRecording, next_order as next_place, recording_node,
 };
