@@ -102,16 +102,19 @@ impl SimClock {
     pub fn step(&mut self, by: Duration) {
         self.now = self.now.saturating_add(by);
         self.fixed_now = self.fixed_now.saturating_add(by);
-        self.steps += 1;
+        // A count that stores compare for change only: wrapping after 2^64
+        // steps still reads as a new step.
+        self.steps = self.steps.wrapping_add(1);
     }
 
-    /// How many times the clock was stepped.
+    /// How many times the clock was stepped (wrapping, after 2^64 steps).
     pub fn steps(&self) -> u64 {
         self.steps
     }
 
     /// Advances the variable time by `delta` times the scale, unless paused.
     /// [`World::update`](crate::World::update) calls it once per update.
+    /// Both times saturate at `Duration::MAX`: they never wrap or panic.
     pub fn advance(&mut self, delta: Duration) {
         if !self.paused {
             self.now = self.now.saturating_add(scaled(delta, self.scale));
@@ -123,6 +126,17 @@ impl SimClock {
     pub fn advance_fixed(&mut self, step: Duration) {
         if !self.paused {
             self.fixed_now = self.fixed_now.saturating_add(scaled(step, self.scale));
+        }
+    }
+
+    /// `steps` times [`advance_fixed`](Self::advance_fixed) at once (the
+    /// same sum: each step is scaled alike, and the sum saturates).
+    pub(crate) fn advance_fixed_steps(&mut self, step: Duration, steps: u32) {
+        if !self.paused {
+            let moved = scaled(step, self.scale)
+                .checked_mul(steps)
+                .unwrap_or(Duration::MAX);
+            self.fixed_now = self.fixed_now.saturating_add(moved);
         }
     }
 }

@@ -24,7 +24,9 @@
 //! [`wait_until`](ScriptCx::wait_until) and
 //! [`next_tick`](ScriptCx::next_tick)) or a [`StepScript`]: a state machine
 //! over plain data, which [`Scripts::snapshot`] can save and
-//! [`Scripts::restore`] bring back. Waits are in [`SimClock`] time: a paused
+//! [`Scripts::restore`] bring back (with the world's clock,
+//! [`World::clock_snapshot`](crate::World::clock_snapshot), that is a
+//! save). Waits are in [`SimClock`] time: a paused
 //! clock wakes no script. A panicking script ends with a [`ScriptFailure`]
 //! naming it; no other script is affected.
 //!
@@ -99,8 +101,14 @@ pub trait ScriptKind: 'static {
     type Intent: Send + 'static;
 }
 
-/// A script in a [`Scripts`] store: unique for the store's lifetime (a
-/// cancelled script's id never names another).
+/// A script in a [`Scripts`] store: unique for the store's lifetime. An
+/// id never names another script: not once its script is cancelled or
+/// ended, nor once a [`restore`](Scripts::restore) took it away, and ids
+/// handed out after a restore are new ones. A restored script keeps its
+/// saved id (so ids a game saved beside a snapshot stay good) unless the
+/// store had handed that id to another script: see [`Scripts::restore`].
+/// Ids are plain numbers: two worlds that start the same scripts in the
+/// same order hand out the same ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ScriptId {
     /// Start order: the order collect applies intents in.

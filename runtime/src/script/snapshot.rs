@@ -3,20 +3,40 @@
 use std::borrow::Cow;
 
 use super::step::StepBody;
-use super::store::{Body, Live, Until};
+use super::store::{Body, Layout, Live, Until};
 use super::{ScriptId, ScriptKind, Scripts, Waiting};
 
 /// A saved copy of a [`Scripts`] store whose scripts are all
-/// [`StepScript`](super::StepScript)s: each script's state, what it waits
-/// on and its id. Restoring it ([`Scripts::restore`]) gives a store that
-/// behaves as the saved one did from the moment it was saved, in this
-/// world or another; take it between ticks, after collect (intents not yet
-/// drained are not saved). Save the [`SimClock`](super::SimClock) beside
-/// it: waits are deadlines on that clock.
+/// [`StepScript`](super::StepScript)s. Restoring it ([`Scripts::restore`])
+/// gives a store that behaves as the saved one did from the moment it was
+/// saved, intent for intent, in the same store (again and again) or in
+/// another world's.
+///
+/// It holds:
+/// - each live script: its id, name, state (a clone of the step script)
+///   and what it waits on (a deadline on
+///   [`SimClock::now`](super::SimClock::now) or
+///   [`fixed_now`](super::SimClock::fixed_now), a condition, the next tick);
+/// - the store's layout: which slots are free and the order they are
+///   reused in (so scripts started after a restore take the slots they
+///   took after the save), the next serial, where its timer rings stood,
+///   and the clock steps its last gather saw;
+/// - which store it was taken from, so that a restore knows whose ids it
+///   brings (see [`Scripts::restore`]).
+///
+/// It does not hold the clocks: the waits are deadlines on the world's
+/// [`SimClock`](super::SimClock), which moves with the world's frame clock
+/// and fixed-step accumulator. Save them beside it with
+/// [`World::clock_snapshot`](crate::World::clock_snapshot) and restore
+/// them together ([`World::restore_clock`](crate::World::restore_clock)).
+/// Nor does it hold intents not yet drained (take it between updates,
+/// after collect), [`failures`](Scripts::failures), the
+/// [`finished`](Scripts::finished) count, or `async` scripts (refused).
 pub struct ScriptSnapshot<K: ScriptKind> {
     scripts: Vec<Saved<K>>,
-    next_serial: u64,
-    slots: usize,
+    layout: Layout,
+    /// The identity of the store it was taken from.
+    source: u64,
 }
 
 struct Saved<K: ScriptKind> {
@@ -41,8 +61,8 @@ impl<K: ScriptKind> Clone for ScriptSnapshot<K> {
                     body: saved.body.boxed_clone(),
                 })
                 .collect(),
-            next_serial: self.next_serial,
-            slots: self.slots,
+            layout: self.layout.clone(),
+            source: self.source,
         }
     }
 }
@@ -51,7 +71,7 @@ impl<K: ScriptKind> std::fmt::Debug for ScriptSnapshot<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScriptSnapshot")
             .field("scripts", &self.len())
-            .field("next_serial", &self.next_serial)
+            .field("next_serial", &self.layout.next_serial)
             .finish()
     }
 }
@@ -102,8 +122,7 @@ impl<K: ScriptKind> Scripts<K> {
     /// # Errors
     /// [`NotRestorable`] naming the first `async` script (by slot).
     pub fn snapshot(&mut self) -> Result<ScriptSnapshot<K>, NotRestorable> {
-        let next_serial = self.next_serial();
-        let slots = self.iter().map(|info| info.id.key as usize + 1).max();
+        let layout = self.layout();
         let parts = self.saved_parts().map_err(|live| NotRestorable {
             id: live.id,
             name: live.name.to_string(),
@@ -119,20 +138,41 @@ impl<K: ScriptKind> Scripts<K> {
                     body,
                 })
                 .collect(),
-            next_serial,
-            slots: slots.unwrap_or(0),
+            layout,
+            source: self.identity(),
         })
     }
 
     /// Replaces every script with the snapshot's (the current ones are
-    /// cancelled), with the same ids, states and waits.
+    /// cancelled, a panicking `Drop` recorded as a failure), with the same
+    /// ids, states and waits, and lays the store out as it was saved (see
+    /// [`ScriptSnapshot`]). The timer rings are rebuilt at the saved
+    /// position; restore the world's clock with it.
+    ///
+    /// Ids stay unique: the ids of scripts gone with the restore name
+    /// nothing afterwards ([`get`](Self::get) is `None`,
+    /// [`cancel`](Self::cancel) `false`), and the scripts started after it
+    /// get ids above every id this store handed out, even when the snapshot
+    /// is older than some of them. The restored scripts keep their saved
+    /// ids when the snapshot is this store's own, when this store has
+    /// started no script yet (a fresh world: the run goes on with the very
+    /// ids the saved one would have handed out), or, in a store first
+    /// restored while fresh, for the ids the first snapshot's store had
+    /// handed out by then. Otherwise a saved id may be one this store gave
+    /// to a script of its own, so the restored scripts get new ids after
+    /// this store's, in their saved order (find them with
+    /// [`iter`](Self::iter)); they run as saved all the same.
     pub fn restore(&mut self, snapshot: &ScriptSnapshot<K>) {
-        let taken = snapshot.scripts.iter().map(|saved| saved.id.key);
-        self.reset(snapshot.slots, snapshot.next_serial, taken);
+        let kept_below = self.kept_below(snapshot.source, snapshot.layout.next_serial);
+        self.reset(&snapshot.layout);
         for saved in &snapshot.scripts {
+            let mut id = saved.id;
+            if id.serial >= kept_below {
+                id.serial = self.take_serial();
+            }
             self.place(
                 Live {
-                    id: saved.id,
+                    id,
                     name: saved.name.clone(),
                     waiting: saved.waiting,
                     until: saved.until,

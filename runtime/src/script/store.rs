@@ -17,6 +17,10 @@ use super::step::{Step, StepBody, Wait};
 use super::timers::Timers;
 use super::{ScriptCx, ScriptId, ScriptKind, SimClock, StepScript, Waiting};
 use crate::exec::{for_each_slice, panic_message};
+use crate::sync::{Ordering, StaticAtomicU64};
+
+/// The next store's identity: 2^64 stores never wrap it.
+static NEXT_STORE: StaticAtomicU64 = StaticAtomicU64::new(0);
 
 /// Due scripts per parallel slice: a short script's poll is tens of
 /// nanoseconds, so a slice must be long enough to pay for handing it to
@@ -28,6 +32,20 @@ pub(super) type Until<K> = for<'a, 'v> fn(&'a <K as ScriptKind>::View<'v>) -> bo
 
 /// A live script's description and a copy of its step body.
 pub(super) type SavedPart<'a, K> = (&'a Live<K>, Box<dyn StepBody<K>>);
+
+/// Everything of a store but its scripts that decides what it does next,
+/// for a snapshot: which slots are free and the order they are reused in,
+/// the next serial, where the timer rings stand, and the clock steps seen.
+#[derive(Debug, Clone)]
+pub(super) struct Layout {
+    slots: usize,
+    /// The free list as it was (the last entry is reused first).
+    free: Vec<u32>,
+    pub(super) next_serial: u64,
+    seen_steps: u64,
+    /// `timers` and `fixed_timers` positions.
+    positions: (u64, u64),
+}
 
 /// A script's code.
 pub(super) enum Body<K: ScriptKind> {
@@ -115,6 +133,13 @@ pub struct Scripts<K: ScriptKind> {
     free: Vec<u32>,
     live: usize,
     next_serial: u64,
+    /// This store's identity (process-wide, never in an id): a snapshot
+    /// records its store's, so a restore knows whose ids it brings.
+    identity: u64,
+    /// The store whose snapshot this one was restored from while it had
+    /// handed out no id, and that snapshot's next serial: serials below it
+    /// are that store's history, adopted as this one's.
+    adopted: Option<(u64, u64)>,
     /// Scripts waiting on `SimClock::now`.
     timers: Timers,
     /// Scripts waiting on `SimClock::fixed_now`.
@@ -173,6 +198,8 @@ impl<K: ScriptKind> Scripts<K> {
             free: Vec::new(),
             live: 0,
             next_serial: 0,
+            identity: NEXT_STORE.fetch_add(1, Ordering::Relaxed),
+            adopted: None,
             timers: Timers::default(),
             fixed_timers: Timers::default(),
             every_tick: Vec::new(),
@@ -266,19 +293,11 @@ impl<K: ScriptKind> Scripts<K> {
         }
     }
 
-    /// Whether (serial, key) still names a live script.
-    fn is_live(&self, serial: u64, key: u32) -> bool {
-        self.slots
-            .get(key as usize)
-            .and_then(|slot| slot.live.as_ref())
-            .is_some_and(|live| live.id.serial == serial)
-    }
-
     /// Cancels the script `id`: its code is dropped unrun, its unapplied
     /// intents with it. Returns whether it was live. A `Drop` that panics
     /// is caught and recorded as the script's failure.
     pub fn cancel(&mut self, id: ScriptId) -> bool {
-        if !self.is_live(id.serial, id.key) {
+        if self.get(id).is_none() {
             return false;
         }
         self.free(id.key);
@@ -366,6 +385,9 @@ impl<K: ScriptKind> Scripts<K> {
         self.due.clear();
         self.timers.take_due(now, &mut self.due);
         self.fixed_timers.take_due(fixed_now, &mut self.due);
+        if beyond_the_rings(now) || beyond_the_rings(fixed_now) {
+            self.file_early_timers_again(now, fixed_now);
+        }
         self.due.append(&mut self.every_tick);
         let slots = &self.slots;
         self.due.retain(|&(serial, key)| {
@@ -375,6 +397,35 @@ impl<K: ScriptKind> Scripts<K> {
                 .is_some_and(|live| live.id.serial == serial)
         });
         self.due.sort_unstable_by_key(|&(serial, _)| serial);
+    }
+
+    /// The rings hold deadlines as u64 nanoseconds, saturating (584 years):
+    /// once a clock is past that, every deadline beyond it comes out of
+    /// the ring as due. Their exact deadlines are in their `waiting`: the
+    /// ones not due yet are filed again, not run.
+    #[cold]
+    fn file_early_timers_again(&mut self, now: Duration, fixed_now: Duration) {
+        let Self {
+            slots,
+            due,
+            timers,
+            fixed_timers,
+            ..
+        } = self;
+        due.retain(|&(serial, key)| {
+            let live = slots[key as usize].live.as_ref();
+            match live
+                .filter(|live| live.id.serial == serial)
+                .map(|live| live.waiting)
+            {
+                Some(Waiting::Time(at)) if at > now => timers.push(at, serial, key),
+                Some(Waiting::FixedTime(at)) if at > fixed_now => {
+                    fixed_timers.push(at, serial, key);
+                }
+                _ => return true,
+            }
+            false
+        });
     }
 
     /// After a poll: hands the script's intents to collect, then files it
@@ -467,37 +518,82 @@ impl<K: ScriptKind> Scripts<K> {
         Ok(parts)
     }
 
-    /// The serial the next started script gets.
-    pub(super) fn next_serial(&self) -> u64 {
-        self.next_serial
+    /// This store's identity, for its snapshots.
+    pub(super) fn identity(&self) -> u64 {
+        self.identity
     }
 
-    /// Empties the store for a restore: every script cancelled, the slots
-    /// made `slots` long and all free but `taken` (the saved scripts'
-    /// slots), serials continuing from `next_serial`.
-    pub(super) fn reset(
-        &mut self,
-        slots: usize,
-        next_serial: u64,
-        taken: impl Iterator<Item = u32>,
-    ) {
+    /// How a restore of a snapshot of the store `source`, whose next serial
+    /// was `saved_next`, numbers its scripts: the saved serials below the
+    /// returned one are kept, the others are handed out afresh (in order).
+    ///
+    /// A saved id is kept where this store never gave it to another
+    /// script: every id of its own snapshots (it handed each to that very
+    /// script), every id when it has handed out none (it adopts the
+    /// source's history), and the ids of the store it adopted from that
+    /// are older than the adoption. Any other saved id may be one this
+    /// store gave to a script of its own, so the script gets a new one.
+    pub(super) fn kept_below(&mut self, source: u64, saved_next: u64) -> u64 {
+        if source == self.identity {
+            u64::MAX
+        } else if self.next_serial == 0 {
+            self.adopted = Some((source, saved_next));
+            u64::MAX
+        } else {
+            match self.adopted {
+                Some((adopted, fork)) if adopted == source => fork,
+                _ => 0,
+            }
+        }
+    }
+
+    /// The next serial, handed out to a script placed by a restore under a
+    /// new id.
+    pub(super) fn take_serial(&mut self) -> u64 {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        serial
+    }
+
+    /// What a snapshot saves beside the scripts.
+    pub(super) fn layout(&self) -> Layout {
+        Layout {
+            slots: self.slots.len(),
+            free: self.free.clone(),
+            next_serial: self.next_serial,
+            seen_steps: self.seen_steps,
+            positions: (self.timers.position(), self.fixed_timers.position()),
+        }
+    }
+
+    /// Empties the store for a restore and lays it out as `layout` was:
+    /// every script cancelled, its free slots reused in the saved order
+    /// (then any slots this store has beyond the saved ones, in the order
+    /// the saved store would have grown them), the timer rings rebuilt at
+    /// their saved positions, the saved clock steps seen. Serials go on
+    /// from the larger of this store's and the saved next serial (the
+    /// caller then numbers the scripts it gives new ids from there), so an
+    /// id handed out after the restore was never handed out before.
+    pub(super) fn reset(&mut self, layout: &Layout) {
         self.clear();
-        while self.slots.len() < slots {
+        while self.slots.len() < layout.slots {
             self.grow();
         }
-        let mut free = vec![true; self.slots.len()];
-        for key in taken {
-            free[key as usize] = false;
-        }
         self.free.clear();
-        self.free.extend(
-            (0..self.slots.len() as u32)
-                .rev()
-                .filter(|&key| free[key as usize]),
-        );
+        let beyond = u32::try_from(layout.slots).expect("fewer than 2^32 slots");
+        self.free.extend((beyond..self.slots.len() as u32).rev());
+        self.free.extend_from_slice(&layout.free);
+        self.timers.reset(layout.positions.0);
+        self.fixed_timers.reset(layout.positions.1);
         self.collected.get_mut().clear();
-        self.next_serial = next_serial;
+        self.next_serial = self.next_serial.max(layout.next_serial);
+        self.seen_steps = layout.seen_steps;
     }
+}
+
+/// Whether `at` is past what the timer rings tell apart (u64 nanoseconds).
+fn beyond_the_rings(at: Duration) -> bool {
+    at.as_nanos() >= u128::from(u64::MAX)
 }
 
 fn info<K: ScriptKind>(live: &Live<K>) -> ScriptInfo<'_> {

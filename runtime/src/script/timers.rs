@@ -116,12 +116,14 @@ impl Timers {
         *head = index;
     }
 
-    /// Moves every timer due at `now` into `due` as (serial, key).
+    /// Moves every timer due at `now` into `due` as (serial, key). A `now`
+    /// before the last one (a clock set back, a restored save) rewinds the
+    /// ring first: what is due depends on `now` only, never on the path.
     pub(super) fn take_due(&mut self, now: Duration, due: &mut Vec<(u64, u32)>) {
         let now = nanos(now);
         let target = slot(now);
         if target < self.cursor {
-            return;
+            self.rewind(target);
         }
         // Whole slots before `target` are due (at most one lap of the
         // ring), then what is due by `now` in `target`'s own bucket.
@@ -155,6 +157,46 @@ impl Timers {
                 self.file(index);
             }
         }
+    }
+
+    /// Files every timer again around `cursor` (before the current one):
+    /// each in its own slot's bucket, the new cursor's when its slot is
+    /// already behind it, or `far`; the invariants hold afresh.
+    #[cold]
+    fn rewind(&mut self, cursor: u64) {
+        let mut all = NONE;
+        for bucket in 0..=SLOTS as usize {
+            let head = match self.heads.get_mut(bucket) {
+                Some(head) => head,
+                None => &mut self.far,
+            };
+            let mut list = std::mem::replace(head, NONE);
+            while list != NONE {
+                let next = self.entries[list as usize].next;
+                self.entries[list as usize].next = all;
+                all = list;
+                list = next;
+            }
+        }
+        self.cursor = cursor;
+        self.far_first = u64::MAX;
+        while all != NONE {
+            let next = self.entries[all as usize].next;
+            self.file(all);
+            all = next;
+        }
+    }
+
+    /// The slot the ring starts at: where the last `take_due` left it.
+    pub(super) fn position(&self) -> u64 {
+        self.cursor
+    }
+
+    /// Forgets every timer and puts the ring at `position` (a saved
+    /// [`position`](Self::position)), as if the last take had been there.
+    pub(super) fn reset(&mut self, position: u64) {
+        self.clear();
+        self.cursor = position.min(slot(u64::MAX));
     }
 
     /// Forgets every timer.
@@ -217,6 +259,28 @@ mod tests {
     }
 
     #[test]
+    fn a_clock_set_back_rewinds_the_ring() {
+        let ms = Duration::from_millis;
+        let mut timers = Timers::default();
+        timers.push(ms(2_500), 0, 0);
+        timers.push(ms(9_000), 1, 1);
+        assert!(take(&mut timers, ms(2_000)).is_empty());
+        // Back to 10 ms (a restored save): a new 20 ms timer fires at 20 ms,
+        // not when the clock is back at 2 s; the old ones keep their times.
+        timers.push(ms(20), 2, 2);
+        assert!(take(&mut timers, ms(10)).is_empty());
+        assert_eq!(take(&mut timers, ms(20)), [(2, 2)]);
+        assert!(take(&mut timers, ms(2_400)).is_empty());
+        assert_eq!(take(&mut timers, ms(2_500)), [(0, 0)]);
+        // Reset to a saved position: as if the last take had been there.
+        timers.reset(slot(nanos(ms(100))));
+        timers.push(ms(150), 3, 3);
+        timers.push(ms(50), 4, 4); // already past: due at the next take
+        assert_eq!(take(&mut timers, ms(100)), [(4, 4)]);
+        assert_eq!(take(&mut timers, ms(150)), [(3, 3)]);
+    }
+
+    #[test]
     fn random_against_a_sorted_list() {
         // A small deterministic generator: no dependency for one test.
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -235,7 +299,12 @@ mod tests {
             timers.push(Duration::from_nanos(at), serial, serial as u32);
             model.push((at, serial));
             if next() % 3 == 0 {
-                now += next() % 200_000_000;
+                // Mostly forward; now and then back (a clock set back).
+                if next() % 8 == 0 {
+                    now = now.saturating_sub(next() % 2_000_000_000);
+                } else {
+                    now += next() % 200_000_000;
+                }
                 let got = take(&mut timers, Duration::from_nanos(now));
                 let mut want: Vec<(u64, u32)> = model
                     .iter()

@@ -40,7 +40,7 @@ use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
 use crate::script::SimClock;
 use crate::system::{BoundaryHooks, NextValue};
 
-pub use cadence::FixedTime;
+pub use cadence::{ClockSnapshot, FixedTime};
 pub(crate) use commands::{
     CommandQueue, Place, SliceRecording, next_order as next_place, recording_node,
 };
@@ -141,6 +141,9 @@ pub struct World {
     timings: Vec<Vec<SystemTiming>>,
     /// The fixed cadence's accumulator.
     fixed: cadence::FixedClock,
+    /// The last update's frame clock (`None` before the first update): the
+    /// next update counts on from it; the `FrameTime` service is its copy.
+    frame_time: Option<FrameTime>,
     /// Whether the `Startup` schedule has run.
     started: bool,
     /// The entity store's ticks at the last two boundaries: removal records
@@ -240,6 +243,7 @@ impl World {
             executions: Executions::default(),
             timings: Vec::new(),
             fixed,
+            frame_time: None,
             started: false,
             removal_ticks: (0, 0),
             lifecycle: lifecycle::Lifecycle::default(),
@@ -684,11 +688,13 @@ impl World {
         if self.running_whole {
             return Err(IterationError::Reentrant);
         }
-        let time = match self.get::<FrameTime>() {
+        let time = match self.frame_time {
+            // Saturating: an update of any length is taken (time stops at
+            // `Duration::MAX` rather than panicking or wrapping).
             Some(previous) => FrameTime {
                 delta,
-                elapsed: previous.elapsed + delta,
-                frame: previous.frame + 1,
+                elapsed: previous.elapsed.saturating_add(delta),
+                frame: previous.frame.saturating_add(1),
             },
             None => FrameTime {
                 delta,
@@ -696,6 +702,7 @@ impl World {
                 frame: 0,
             },
         };
+        self.frame_time = Some(time);
         self.overwrite(time);
         self.ensure_plan()?;
         self.run_startup()?;
@@ -719,7 +726,7 @@ impl World {
         if has_fixed {
             for index in 0..steps.run {
                 self.overwrite(self.fixed.time(steps, index));
-                self.fixed.total += 1;
+                self.fixed.total = self.fixed.total.saturating_add(1);
                 let step = self.fixed.step;
                 if let Some(clock) = self.get_mut::<SimClock>() {
                     clock.advance_fixed(step);
@@ -727,10 +734,10 @@ impl World {
                 self.run_plan(1)?;
             }
         } else {
-            self.fixed.total += u64::from(steps.run);
+            self.fixed.total = self.fixed.total.saturating_add(u64::from(steps.run));
             let step = self.fixed.step;
             if let Some(clock) = self.get_mut::<SimClock>() {
-                (0..steps.run).for_each(|_| clock.advance_fixed(step));
+                clock.advance_fixed_steps(step, steps.run);
             }
         }
         self.overwrite(self.fixed.time(steps, steps.run));
