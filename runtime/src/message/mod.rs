@@ -46,6 +46,9 @@
 //! too, and a reader that had not read them sees the count
 //! ([`Subscribe::missed`]).
 
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_hooks;
 mod param;
 mod sender;
 
