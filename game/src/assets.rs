@@ -117,6 +117,9 @@ async fn send(
     let mut chunk = chunk;
     let mut next = frame;
     while let Err(full) = sender.send(chunk) {
+        if !full.is_full() {
+            return; // the world is gone
+        }
         chunk = full.into_inner();
         next += 1;
         clock.until(next).await;

@@ -224,15 +224,17 @@ impl Drop for Feeders {
 }
 
 /// Sends `message`, waiting while the queue is full (it is drained at each
-/// boundary; with the handshake it never fills).
+/// boundary; with the handshake it never fills); drops it once the world
+/// is gone.
 fn deliver<T>(sender: &MessageSender<T>, mut message: T) {
     loop {
         match sender.send(message) {
             Ok(()) => return,
-            Err(full) => {
+            Err(full) if full.is_full() => {
                 message = full.into_inner();
                 std::thread::yield_now();
             }
+            Err(_gone) => return,
         }
     }
 }

@@ -49,6 +49,7 @@ pub mod exec;
 pub mod message;
 pub mod node;
 pub mod organise;
+mod recording;
 pub mod registry;
 pub mod script;
 mod sync;
@@ -63,7 +64,7 @@ pub use entity::{
     QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId, TICK_CHECK_INTERVAL,
     Target, With, Without,
 };
-pub use message::{MessageSender, Messages, Publish, QueueFull, Subscribe};
+pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
     RuntimeOnly,

@@ -3,11 +3,11 @@
 //! every executor and thread count, retention and bounds, and messages from
 //! other threads.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use sluice::exec::ThreadPool;
-use sluice::{ExecutorKind, NodeBuilder, Publish, QueueFull, Subscribe, World};
+use sluice::{ExecutorKind, Messages, NodeBuilder, Publish, SendError, Subscribe, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hit(u32, u32);
@@ -228,11 +228,12 @@ fn senders_from_other_threads() {
                     loop {
                         match sender.send(hit) {
                             Ok(()) => break,
-                            Err(QueueFull(back)) => {
+                            Err(SendError::Full(back)) => {
                                 full.fetch_add(1, Ordering::Relaxed);
                                 hit = back;
                                 std::thread::yield_now();
                             }
+                            Err(error) => panic!("the world is alive: {error}"),
                         }
                     }
                 }
@@ -352,14 +353,110 @@ fn a_panicking_drop_at_the_boundary_is_reported() {
     assert_eq!(world.messages_mut::<Bomb>().len(), 0, "the log moved on");
 }
 
-/// A sender outliving its world: sending neither panics nor blocks; the
-/// queue fills and hands messages back.
+/// A sender outliving its world: every send hands its message back as
+/// `Disconnected`, though the queue has room; neither error promises a
+/// boundary. A world whose `Messages<T>` is replaced disconnects the old
+/// senders too, and a new sender is live.
 #[test]
 fn a_sender_outliving_its_world() {
     let mut world = World::new();
     let sender = world.sender_with_capacity::<Hit>(2);
-    drop(world);
     assert_eq!(sender.send(Hit(0, 0)), Ok(()));
     assert_eq!(sender.send(Hit(0, 1)), Ok(()));
-    assert_eq!(sender.send(Hit(0, 2)), Err(QueueFull(Hit(0, 2))));
+    let full = sender.send(Hit(0, 2)).expect_err("full");
+    assert!(full.is_full(), "{full:?}");
+    assert!(full.to_string().contains("if it runs one"), "{full}");
+    assert_eq!(full.into_inner(), Hit(0, 2));
+    drop(world);
+    assert!(!sender.is_connected());
+    for i in 0..4 {
+        let gone = sender.send(Hit(1, i)).expect_err("the world is gone");
+        assert!(gone.is_disconnected(), "{gone:?}");
+        assert!(gone.to_string().contains("gone"), "{gone}");
+        assert_eq!(gone.into_inner(), Hit(1, i), "the message, handed back");
+    }
+
+    let mut world = World::new();
+    let old = world.sender::<Hit>();
+    world.insert(Messages::<Hit>::new());
+    assert_eq!(old.send(Hit(2, 0)), Err(SendError::Disconnected(Hit(2, 0))));
+    let new = world.sender::<Hit>();
+    assert_eq!(new.send(Hit(2, 1)), Ok(()));
+    world.run_iteration().expect("runs");
+    assert_eq!(
+        world
+            .messages_mut::<Hit>()
+            .kept()
+            .copied()
+            .collect::<Vec<_>>(),
+        [Hit(2, 1)]
+    );
+}
+
+/// A sender thread pacing while its world is dropped mid-stream: every send
+/// that starts after the drop returns `Disconnected` with its message, never
+/// `Ok` or `Full`; once disconnected it stays so; what was read before is a
+/// prefix of what was accepted, each message once.
+#[test]
+fn a_pacing_sender_sees_its_world_dropped() {
+    let iterations = if cfg!(miri) { 5 } else { 200 };
+    let mut world = world(ExecutorKind::Adaptive, 2);
+    let sender = world.sender_with_capacity::<Hit>(16);
+    let read = Arc::new(Mutex::new(Vec::new()));
+    let reads = read.clone();
+    world.add_system(
+        NodeBuilder::new("net").system(move |mut hits: Subscribe<Hit>| {
+            reads.lock().unwrap().extend(hits.unread().map(|hit| hit.1));
+        }),
+    );
+    let dropped = Arc::new(AtomicBool::new(false));
+    let seen_dropped = dropped.clone();
+    let accepted_so_far = Arc::new(AtomicUsize::new(0));
+    let counted = accepted_so_far.clone();
+    let pacer = std::thread::spawn(move || {
+        let (mut accepted, mut disconnected) = (Vec::new(), 0);
+        for i in 0.. {
+            let after_drop = seen_dropped.load(Ordering::Acquire);
+            match sender.send(Hit(0, i)) {
+                Ok(()) => {
+                    assert!(!after_drop, "send {i} after the drop returned Ok");
+                    assert_eq!(disconnected, 0, "send {i} Ok after a Disconnected");
+                    accepted.push(i);
+                    counted.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(SendError::Full(back)) => {
+                    assert!(!after_drop, "send {i} after the drop returned Full");
+                    assert_eq!(disconnected, 0, "send {i} Full after a Disconnected");
+                    assert_eq!(back, Hit(0, i));
+                }
+                Err(SendError::Disconnected(back)) => {
+                    assert_eq!(back, Hit(0, i), "the message, handed back");
+                    disconnected += 1;
+                    if after_drop && disconnected > 100 {
+                        return accepted;
+                    }
+                }
+                Err(error) => panic!("unexpected: {error}"),
+            }
+            std::thread::yield_now();
+        }
+        unreachable!()
+    });
+    // Mid-stream: the pacer has been sending for a while.
+    let mut ran = 0;
+    while ran < iterations || accepted_so_far.load(Ordering::Relaxed) < iterations {
+        world.run_iteration().expect("runs");
+        ran += 1;
+    }
+    drop(world);
+    dropped.store(true, Ordering::Release);
+    let accepted = pacer.join().expect("the pacing thread");
+    let read = read.lock().unwrap();
+    assert!(!accepted.is_empty());
+    assert!(
+        accepted.starts_with(&read),
+        "read {} messages, not a prefix of the {} accepted",
+        read.len(),
+        accepted.len()
+    );
 }

@@ -16,6 +16,10 @@
 //! job per thread that can help (never one per slice), and each helper claims
 //! slices from a shared counter until none is left. The last helper to leave
 //! runs `after_update`. Nothing is allocated per tick.
+//!
+//! The slices and `after_update` record at the node's place (taken after
+//! `before_update`), whichever thread runs them: what they record for a
+//! world's boundary belongs to the node, in slice order.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -24,6 +28,7 @@ use std::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
+use crate::recording::SliceRecording;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering, UnsafeCell};
 
 use super::job::JobRef;
@@ -139,13 +144,21 @@ pub struct BatchNode<P: BatchProcessor> {
     node: AtomicU32,
     len: AtomicUsize,
     poisoned: AtomicBool,
+    /// The scheduling node's recording, for the slices and `after_update`;
+    /// written by `schedule` before the helpers are queued, read by them.
+    recording: UnsafeCell<Option<SliceRecording>>,
 }
 
 // SAFETY:
 // - `processor` is shared (`&P`, `P: Sync`) only by the slices of the batch
 //   that set `busy`, and used exclusively (`&mut P`) only by that batch's
 //   `before_update` (before any helper exists) and `after_update` (after the
-//   last helper left); `P: Send`. Every other field is atomic.
+//   last helper left); `P: Send`.
+// - `recording` is written only by `schedule` while `busy` is newly ours and
+//   no helper of the batch exists, and read by the helpers the queue
+//   hand-off then publishes it to (a `Copy` value, read, never borrowed
+//   across a write).
+// - Every other field is atomic.
 unsafe impl<P: BatchProcessor> Sync for BatchNode<P> {}
 
 impl<P: BatchProcessor> BatchNode<P> {
@@ -163,6 +176,7 @@ impl<P: BatchProcessor> BatchNode<P> {
             node: AtomicU32::new(0),
             len: AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
+            recording: UnsafeCell::new(None),
         }
     }
 
@@ -273,6 +287,14 @@ impl<P: BatchProcessor> BatchNode<P> {
             return NodeOutcome::Done;
         }
         std::mem::forget(guard);
+        let recording = SliceRecording::take();
+        self.recording.with_mut(|slot| {
+            // SAFETY:
+            // - `self.busy` is ours and no helper of this batch exists yet;
+            //   the helpers of the previous batch left before it cleared
+            //   `busy` (Release, acquired by the swap above).
+            unsafe { *slot = Some(recording) };
+        });
         // One helper per thread that can help, as long as they fit in the
         // local deque without reallocating it.
         let helpers = slices
@@ -322,11 +344,17 @@ impl<P: BatchProcessor> BatchNode<P> {
         let node = this.node.load(Ordering::Relaxed);
         let len = this.len.load(Ordering::Relaxed);
         let buffer = this.buffer.load(Ordering::Relaxed);
+        // SAFETY:
+        // - Written by `schedule` before this job was queued (the queue
+        //   hand-off publishes it), and not written again until the batch is
+        //   finished, after every helper left.
+        let recording = this.recording.with(|slot| unsafe { *slot });
         {
             let _span = tracing::trace_span!("batch", node).entered();
             let slices = len.div_ceil(P::BATCH_SIZE);
             let helpers = this.helpers.load(Ordering::Relaxed).max(1);
             while let Some(claimed) = claim_guided(&this.next, slices, helpers) {
+                let _recording = recording.map(|recording| recording.enter(claimed.start));
                 for slice in claimed {
                     if this.poisoned.load(Ordering::Relaxed) {
                         break;
@@ -368,6 +396,14 @@ impl<P: BatchProcessor> BatchNode<P> {
     unsafe fn finish(&self, slot: &RunSlot, node: u32, worker: &WorkerThread) {
         if !self.poisoned.load(Ordering::Relaxed) {
             let buffer = self.buffer.load(Ordering::Relaxed);
+            // SAFETY:
+            // - Written by `schedule` before the helpers existed; every
+            //   helper has left, and the next write comes after `busy` is
+            //   cleared below.
+            let recording = self.recording.with(|slot| unsafe { *slot });
+            // `after_update` records after every slice.
+            let slices = self.len.load(Ordering::Relaxed).div_ceil(P::BATCH_SIZE);
+            let _recording = recording.map(|recording| recording.enter(slices));
             let result = self.processor.with_mut(|processor| {
                 // SAFETY:
                 // - Every helper has left (acquired through `helpers_left`),

@@ -50,18 +50,31 @@ pub enum NodeOutcome {
 /// The run that returns it started nothing new after the failure, let the
 /// work already running finish, and left the pool ready for the next run.
 pub struct NodeFailure {
-    node: usize,
     payload: Box<dyn Any + Send>,
+    /// Every node that failed in the run, each once, the first one first
+    /// (never empty).
+    nodes: Vec<usize>,
 }
 
 impl NodeFailure {
     pub(crate) fn new(node: usize, payload: Box<dyn Any + Send>) -> Self {
-        Self { node, payload }
+        Self {
+            payload,
+            nodes: vec![node],
+        }
     }
 
     /// The index of the node that failed (the first one, when several did).
     pub fn node(&self) -> usize {
-        self.node
+        self.nodes[0]
+    }
+
+    /// Every node that failed in the run, each once, in the order their
+    /// failures were recorded: [`node`](Self::node) first, then those that
+    /// were already running and failed too (only the first one's payload
+    /// is kept).
+    pub fn nodes(&self) -> &[usize] {
+        &self.nodes
     }
 
     /// The panic payload.
@@ -92,7 +105,7 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
 impl fmt::Debug for NodeFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NodeFailure")
-            .field("node", &self.node)
+            .field("node", &self.node())
             .field("message", &self.message())
             .finish()
     }
@@ -101,8 +114,8 @@ impl fmt::Debug for NodeFailure {
 impl fmt::Display for NodeFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.message() {
-            Some(message) => write!(f, "node {} panicked: {message}", self.node),
-            None => write!(f, "node {} panicked", self.node),
+            Some(message) => write!(f, "node {} panicked: {message}", self.node()),
+            None => write!(f, "node {} panicked", self.node()),
         }
     }
 }
@@ -334,12 +347,28 @@ impl RunSlot {
         self.aborted.load(Ordering::Acquire)
     }
 
-    /// Records a failure (the first one is kept) and stops new work.
+    /// Records a failure (the first one's payload is kept, every failed
+    /// node is listed once) and stops new work. Allocates only on the
+    /// second failed node of a run.
     pub(crate) fn fail(&self, node: u32, payload: Box<dyn Any + Send>) {
         self.aborted.store(true, Ordering::Release);
         let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
-        if failure.is_none() {
-            *failure = Some(NodeFailure::new(node as usize, payload));
+        match &mut *failure {
+            None => *failure = Some(NodeFailure::new(node as usize, payload)),
+            Some(first) => {
+                if !first.nodes.contains(&(node as usize)) {
+                    first.nodes.push(node as usize);
+                }
+                // A later payload is dropped outside the lock: its `Drop`
+                // may panic, and nothing inside a job may.
+                drop(failure);
+                let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(payload)));
+                // A payload whose `Drop` panics has a panicking payload
+                // too: leak that one rather than unwind out of a job.
+                if let Err(again) = dropped {
+                    std::mem::forget(again);
+                }
+            }
         }
     }
 

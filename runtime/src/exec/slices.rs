@@ -21,6 +21,10 @@
 //! payload is resumed on the caller once every helper has left. Nothing is
 //! allocated unless a slice panics. `tests/loom_slices.rs` model-checks the
 //! protocol.
+//!
+//! Each run of slices records at the caller's place ([`SliceRecording`],
+//! taken before the fan-out), whichever thread runs it: what a slice records
+//! for the boundary belongs to the node that called, in slice order.
 
 use std::any::Any;
 use std::ops::Range;
@@ -31,6 +35,7 @@ use crossbeam_utils::CachePadded;
 
 use super::job::JobRef;
 use super::pool::WorkerThread;
+use crate::recording::SliceRecording;
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering, PoisonError};
 
 /// The state one [`for_each_slice`] call shares with its helpers.
@@ -48,6 +53,8 @@ struct Scope<'a> {
     poisoned: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     body: &'a (dyn Fn(Range<usize>) + Sync),
+    /// The caller's recording, entered around each run of slices.
+    recording: SliceRecording,
 }
 
 impl Scope<'_> {
@@ -62,6 +69,7 @@ impl Scope<'_> {
     /// Claims and runs slices until none is left, catching a panic.
     fn work(&self) {
         while let Some(claimed) = self.claim() {
+            let _recording = self.recording.enter(claimed.start);
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.body)(claimed))) {
                 self.poisoned.store(true, Ordering::Relaxed);
                 let mut first = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
@@ -130,6 +138,11 @@ pub(crate) fn current_thread_count() -> usize {
 /// once every slice in flight is done. Allocates nothing (unless a slice
 /// panics).
 ///
+/// Called from a world's node, what the slices record for the boundary
+/// (`Commands`, `Publish`) is the node's, whichever thread runs them: it
+/// lands in slice order, as from a sequential loop, and not at all if the
+/// node fails.
+///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
@@ -143,8 +156,10 @@ pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
     let worker = WorkerThread::current();
     let threads = current_thread_count();
     let helpers = (threads - 1).min(slices.saturating_sub(1));
+    let recording = SliceRecording::take();
     let (Some(worker), true) = (worker, helpers > 0) else {
         if slices > 0 {
+            let _recording = recording.enter(0);
             body(0..slices);
         }
         return;
@@ -157,6 +172,7 @@ pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         poisoned: AtomicBool::new(false),
         panic: Mutex::new(None),
         body,
+        recording,
     };
     let mut pushed = 0;
     for _ in 0..helpers {

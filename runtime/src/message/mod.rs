@@ -10,7 +10,9 @@
 //!   (delivering to it in the next iteration). Readers of one type run one
 //!   after another, never beside a writer.
 //! - [`MessageSender<T>`] (`World::sender`): sends from any thread, through
-//!   the collections' bounded MPSC queue, drained at the boundary.
+//!   the collections' bounded MPSC queue, drained at the boundary; once the
+//!   world is gone, a send hands the message back
+//!   ([`SendError::Disconnected`]).
 //!
 //! # Order
 //!
@@ -21,6 +23,15 @@
 //! slices send in row order). Every reader therefore sees one log, the same
 //! for every executor and thread count. Messages from other threads follow
 //! at the boundary, in the order the queue received them.
+//!
+//! # Failed nodes
+//!
+//! A node that fails sends nothing: at the boundary, what it sent with
+//! [`Publish`] (from its body or from any slice it fanned out) and what it
+//! sent through a [`MessageSender`] of this world from inside its run are
+//! dropped unread, on every executor. No reader reads them before: every
+//! reader after a writer in plan order waits for it, and a failed node
+//! never completes.
 //!
 //! # Cursors and retention
 //!
@@ -35,6 +46,9 @@
 //! too, and a reader that had not read them sees the count
 //! ([`Subscribe::missed`]).
 
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_hooks;
 mod param;
 mod sender;
 
@@ -42,15 +56,15 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use sluice_collections::LockOnResizeArray;
-use sluice_collections::mpsc::{self, Consumer, Producer};
-use sync_wrapper::SyncWrapper;
 
+use crate::recording::Place;
 use crate::sync::UnsafeCell;
-use crate::world::Place;
+use crate::system::BoundaryNodes;
 
 pub use param::{Publish, Subscribe, Unread};
 pub(crate) use param::{ReaderPart, resolve_messages};
-pub use sender::{MessageSender, QueueFull};
+use sender::Inbox;
+pub use sender::{MessageSender, SendError};
 
 /// The capacity of a [`MessageSender`]'s queue unless
 /// [`World::sender_with_capacity`](crate::World::sender_with_capacity) asks
@@ -99,15 +113,24 @@ impl<T> Log<T> {
         self.first + self.messages.len() as u64
     }
 
-    /// Appends what writers sent since the last gather, in send order.
-    fn gather(&mut self, pending: &mut LockOnResizeArray<Pending<T>>) {
+    /// Appends what writers sent since the last gather, in send order; what
+    /// the nodes in `failed` sent is dropped instead (after the rest joined
+    /// the log, so a panicking `Drop` loses nothing else).
+    fn gather(&mut self, pending: &mut LockOnResizeArray<Pending<T>>, failed: &[u32]) {
         if pending.is_empty() {
             return;
         }
         self.scratch.extend(pending.drain());
         self.scratch.sort_unstable_by_key(|pending| pending.place);
-        self.messages
-            .extend(self.scratch.drain(..).map(|pending| pending.message));
+        if failed.is_empty() {
+            self.messages
+                .extend(self.scratch.drain(..).map(|pending| pending.message));
+            return;
+        }
+        let sent = |pending: &mut Pending<T>| !failed.contains(&pending.place.node());
+        let kept = self.scratch.extract_if(.., sent);
+        self.messages.extend(kept.map(|pending| pending.message));
+        self.scratch.clear();
     }
 
     /// The index of `key`'s cursor, made (at the oldest message kept) on
@@ -154,7 +177,7 @@ pub struct Messages<T: Send + Sync + 'static> {
     /// gate) or through `&mut self` (the boundary).
     log: UnsafeCell<Log<T>>,
     /// The queue other threads send through, once a sender was made.
-    inbox: Option<(Producer<T>, SyncWrapper<Consumer<T>>)>,
+    inbox: Option<Inbox<T>>,
 }
 
 // SAFETY: `pending` is appended to through `&self` by writers, which the
@@ -238,33 +261,36 @@ impl<T: Send + Sync + 'static> Messages<T> {
     /// Moves what writers sent into the log.
     fn gather(&mut self) {
         let (pending, log) = (self.pending.get_mut(), self.log.get_mut());
-        log.gather(pending);
+        log.gather(pending, &[]);
     }
 
-    /// A producer for [`MessageSender`]s: the queue's, made with `capacity`
-    /// (rounded up to a power of two) on first use.
-    pub(crate) fn producer(&mut self, capacity: usize) -> Producer<T> {
-        let (producer, _) = self.inbox.get_or_insert_with(|| {
-            let (producer, consumer) = mpsc::bounded(capacity.max(1).next_power_of_two());
-            (producer, SyncWrapper::new(consumer))
-        });
-        producer.clone()
+    /// A sender into the queue, made with `capacity` (rounded up to a power
+    /// of two) for world `world` on first use.
+    pub(crate) fn sender(&mut self, capacity: usize, world: u64) -> MessageSender<T> {
+        self.inbox
+            .get_or_insert_with(|| Inbox::new(capacity, world))
+            .sender()
     }
 
     /// The boundary: gathers what writers sent, then what other threads
-    /// sent; forgets the cursors of nodes `live` says are gone; drops what
-    /// every reader has read (with no reader, what is older than the
-    /// previous boundary), then the oldest beyond the bound.
-    pub(crate) fn at_boundary(&mut self, live: &dyn Fn(u32) -> bool) {
-        self.gather();
-        let Self { inbox, log, .. } = self;
+    /// sent, dropping what failed nodes sent; forgets the cursors of nodes
+    /// that are gone; drops what every reader has read (with no reader,
+    /// what is older than the previous boundary), then the oldest beyond
+    /// the bound.
+    pub(crate) fn at_boundary(&mut self, nodes: &BoundaryNodes<'_>) {
+        let Self {
+            inbox,
+            log,
+            pending,
+        } = self;
         let log = log.get_mut();
-        if let Some((_, consumer)) = inbox {
-            let consumer = consumer.get_mut();
-            while let Some(message) = consumer.pop() {
+        log.gather(pending.get_mut(), nodes.failed);
+        if let Some(inbox) = inbox {
+            inbox.drain(nodes.world, nodes.failed, |message| {
                 log.messages.push_back(message);
-            }
+            });
         }
+        let live = nodes.live;
         log.readers
             .retain(|cursor| cursor.key.0 == u32::MAX || live(cursor.key.0));
         let read_by_all = log

@@ -6,10 +6,10 @@ use std::iter::FusedIterator;
 use super::{Cursor, Log, Messages, Pending, ReaderKey};
 use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;
+use crate::recording::{next_order, recording_node};
 use crate::registry::Registry;
 use crate::sync::Cell;
 use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
-use crate::world::{next_place, recording_node};
 
 std::thread_local! {
     /// The part of the running node (0: its body, `i + 1`: run condition
@@ -51,13 +51,13 @@ pub(crate) fn resolve_messages<T: Send + Sync + 'static>(
         registry.insert(Messages::<T>::new());
     }
     let id = registry.resolve::<Messages<T>>();
-    hooks.add_messages(id, |slot, live| {
+    hooks.add_messages(id, |slot, nodes| {
         if let Some(messages) = slot
             .value
             .as_deref_mut()
             .and_then(|value| value.downcast_mut::<Messages<T>>())
         {
-            messages.at_boundary(live);
+            messages.at_boundary(nodes);
         }
     });
     id
@@ -102,10 +102,11 @@ impl<T: Send + Sync + 'static> std::fmt::Debug for Publish<'_, T> {
 
 impl<T: Send + Sync + 'static> Publish<'_, T> {
     /// Sends `message`: readers after this system in plan order read it in
-    /// this iteration, readers before it in the next.
+    /// this iteration, readers before it in the next. If this system fails,
+    /// it is never read (a failed node contributes nothing it recorded).
     pub fn send(&self, message: T) {
         let pending = Pending {
-            place: next_place(),
+            place: next_order(),
             message,
         };
         // SAFETY: writers only push (the array takes concurrent pushes);
@@ -273,7 +274,8 @@ unsafe impl<T: Send + Sync + 'static> Param for Subscribe<'_, T> {
                 &mut *messages.pending.with_mut(|pending| pending),
             )
         };
-        log.gather(pending);
+        // Every writer before this reader completed: none of them failed.
+        log.gather(pending, &[]);
         let reader = log.reader(reader_key());
         Subscribe { log, reader }
     }

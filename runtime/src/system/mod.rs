@@ -14,5 +14,6 @@ pub(crate) use condition::Condition;
 pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};
 pub(crate) use function::{FactoryBody, SystemBody};
 pub use function::{FactoryFn, ParamItem, SystemFn};
+pub(crate) use output::BoundaryNodes;
 pub use output::{BoundaryHooks, Next, NextValue, Out};
 pub use param::{Gate, Param, Service};

@@ -58,22 +58,34 @@ unsafe impl<T: Service> Param for Out<'_, T> {
 /// The pending value of a [`Next<T>`] output: produced during one iteration,
 /// swapped into the service `T` at the iteration boundary. Readable as an
 /// ordinary service (`&NextValue<T>`) by nodes that run after its producer.
+///
+/// A value produced by a node that then fails is dropped at the boundary:
+/// the service keeps its value.
 #[derive(Debug)]
-pub struct NextValue<T>(Option<T>);
+pub struct NextValue<T> {
+    value: Option<T>,
+    /// The node that produced it (registration index; `u32::MAX` off a
+    /// node): its failure drops the value.
+    producer: u32,
+}
 
 impl<T> NextValue<T> {
+    /// A value produced by the node recording on this thread.
     pub(crate) fn new(value: T) -> Self {
-        Self(Some(value))
+        Self {
+            value: Some(value),
+            producer: crate::recording::recording_node(),
+        }
     }
 
     /// Takes the value out, leaving nothing pending.
     pub(crate) fn take(&mut self) -> Option<T> {
-        self.0.take()
+        self.value.take()
     }
 
     /// The value waiting for the boundary, if one was produced.
     pub fn get(&self) -> Option<&T> {
-        self.0.as_ref()
+        self.value.as_ref()
     }
 }
 
@@ -88,11 +100,12 @@ pub struct Next<'w, T> {
 }
 
 impl<T: Service> Next<'_, T> {
-    /// Stores `value` for the next iteration.
+    /// Stores `value` for the next iteration (dropped there instead if this
+    /// node fails).
     pub fn set(&mut self, value: T) {
         // SAFETY: the node declared that it produces `NextValue<T>` (`id`), and
         // the plan orders a producer before every consumer of its output.
-        unsafe { self.cells.put(self.id, NextValue(Some(value))) }
+        unsafe { self.cells.put(self.id, NextValue::new(value)) }
     }
 }
 
@@ -126,19 +139,31 @@ unsafe impl<T: Service> Param for Next<'_, T> {
     }
 }
 
-/// Moves a pending `NextValue<T>` into `T`'s slot; false when nothing was pending.
+/// Moves a pending `NextValue<T>` into `T`'s slot; false when nothing was
+/// pending, or when a node in `failed` produced it (the value is dropped).
 ///
 /// The new value and its version are in place before the old value is
 /// dropped, so a `Drop` that panics leaves both slots consistent.
-fn swap_next<T: Service>(pending: &mut ServiceSlot, target: &mut ServiceSlot) -> bool {
-    let Some(value) = pending
+fn swap_next<T: Service>(
+    pending: &mut ServiceSlot,
+    target: &mut ServiceSlot,
+    failed: &[u32],
+) -> bool {
+    let Some(next) = pending
         .value
         .as_deref_mut()
         .and_then(|value| value.downcast_mut::<NextValue<T>>())
-        .and_then(|next| next.0.take())
     else {
         return false;
     };
+    let producer = next.producer;
+    let Some(value) = next.value.take() else {
+        return false;
+    };
+    if failed.contains(&producer) {
+        drop(value);
+        return false;
+    }
     target.version += 1;
     match target
         .value
@@ -156,12 +181,26 @@ fn swap_next<T: Service>(pending: &mut ServiceSlot, target: &mut ServiceSlot) ->
 struct NextSwap {
     pending: ServiceId,
     target: ServiceId,
-    swap: fn(&mut ServiceSlot, &mut ServiceSlot) -> bool,
+    swap: SwapFn,
 }
 
+/// A `Next<T>` swap: the pending slot, the target slot, the failed nodes.
+type SwapFn = fn(&mut ServiceSlot, &mut ServiceSlot, &[u32]) -> bool;
+
 /// One message type's boundary (see `Messages::at_boundary`): the slot of
-/// its `Messages<T>`, and whether a node (by registration index) is live.
-pub(crate) type MessagesBoundary = fn(&mut ServiceSlot, &dyn Fn(u32) -> bool);
+/// its `Messages<T>`, and what the world says of its nodes.
+pub(crate) type MessagesBoundary = fn(&mut ServiceSlot, &BoundaryNodes<'_>);
+
+/// What a world's boundary says of its nodes, for its message types.
+#[derive(Clone, Copy)]
+pub(crate) struct BoundaryNodes<'a> {
+    /// Whether a node (registration index) is still registered.
+    pub(crate) live: &'a dyn Fn(u32) -> bool,
+    /// The nodes that failed in the iteration now ending.
+    pub(crate) failed: &'a [u32],
+    /// The world's identity in recordings.
+    pub(crate) world: u64,
+}
 
 /// What the world does at each iteration boundary for the nodes registered so
 /// far: the `Next<T>` swaps, and each message type's boundary.
@@ -184,31 +223,27 @@ impl BoundaryHooks {
         }
     }
 
-    /// Runs every message type's boundary; a panic (a message's `Drop`) is
-    /// handed to `failed` with the service, and the other types go on.
+    /// Runs every message type's boundary, dropping what the failed nodes
+    /// sent; a panic (a message's `Drop`) is handed to `failed` with the
+    /// service, and the other types go on.
     pub(crate) fn apply_messages(
         &self,
         slots: &mut [ServiceSlot],
-        live: &dyn Fn(u32) -> bool,
+        nodes: &BoundaryNodes<'_>,
         mut failed: impl FnMut(ServiceId, Box<dyn std::any::Any + Send>),
     ) {
         for &(id, boundary) in &self.messages {
             let Some(slot) = slots.get_mut(id.index()) else {
                 continue;
             };
-            let run = std::panic::AssertUnwindSafe(|| boundary(slot, live));
+            let run = std::panic::AssertUnwindSafe(|| boundary(slot, nodes));
             if let Err(payload) = std::panic::catch_unwind(run) {
                 failed(id, payload);
             }
         }
     }
 
-    fn add_swap(
-        &mut self,
-        pending: ServiceId,
-        target: ServiceId,
-        swap: fn(&mut ServiceSlot, &mut ServiceSlot) -> bool,
-    ) {
+    fn add_swap(&mut self, pending: ServiceId, target: ServiceId, swap: SwapFn) {
         // One swap per pending service, however many nodes produce it.
         if !self.swaps.iter().any(|swap| swap.pending == pending) {
             self.swaps.push(NextSwap {
@@ -219,20 +254,23 @@ impl BoundaryHooks {
         }
     }
 
-    /// Swaps every pending `Next<T>` value into its service; returns how many
-    /// moved. A swap whose replaced value panics in `Drop` still lands (the
-    /// new value is in place first); the panic is handed to `failed` with
-    /// the target service, and the other swaps go on.
+    /// Swaps every pending `Next<T>` value into its service, but for those
+    /// the nodes in `failed_nodes` (registration indices) produced, which
+    /// are dropped; returns how many moved. A swap whose replaced value
+    /// panics in `Drop` still lands (the new value is in place first); the
+    /// panic is handed to `failed` with the target service, and the other
+    /// swaps go on.
     pub fn apply(
         &self,
         slots: &mut [ServiceSlot],
+        failed_nodes: &[u32],
         mut failed: impl FnMut(ServiceId, Box<dyn std::any::Any + Send>),
     ) -> usize {
         let mut moved = 0;
         for swap in &self.swaps {
             let (pending, target) = two_slots(slots, swap.pending, swap.target);
             let swapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                (swap.swap)(pending, target)
+                (swap.swap)(pending, target, failed_nodes)
             }));
             match swapped {
                 Ok(swapped) => moved += usize::from(swapped),

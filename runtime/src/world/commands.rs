@@ -10,9 +10,9 @@ use sync_wrapper::SyncWrapper;
 use crate::access::{AccessKind, ServiceId};
 use crate::entity::{Bundle, Entity, EntityError};
 use crate::node::{Label, NodeBuilder};
+use crate::recording::{Place, next_order};
 use crate::registry::Registry;
 use crate::script::{ScriptCx, ScriptId, ScriptKind, Scripts, StepScript};
-use crate::sync::Cell;
 use crate::system::{BoundaryHooks, Param, ServiceCells};
 use crate::world::World;
 use crate::world::spec::{IntoFactory, IntoSystem};
@@ -77,122 +77,13 @@ impl std::fmt::Display for CommandLabel {
     }
 }
 
-/// A change and what it does.
+/// A change, what it does and where it was recorded.
 pub(crate) struct RecordedChange {
     pub(crate) label: CommandLabel,
     pub(crate) change: WorldChange,
-    /// Where the command was recorded: the order changes land in.
+    /// Where the command was recorded: the order changes land in, and the
+    /// node whose failure discards it.
     order: Place,
-}
-
-/// Where a command was recorded, in the order changes land: by recording
-/// node (registration index; `u32::MAX` off a node), then the node's count
-/// of commands before it; a command recorded inside a slice of the node's
-/// parallel query shares the count the query was called at and is ordered
-/// by slice (numbered from 1, in row order), then within the slice. Slices
-/// cover consecutive rows, so this is the order a sequential `for_each`
-/// would record in, whatever the slice size or thread count.
-/// Messages sent by running nodes are ordered the same way.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub(crate) struct Place {
-    node: u32,
-    count: u32,
-    slice: u32,
-    in_slice: u32,
-}
-
-impl Place {
-    const OFF_NODE: Place = Place::node(u32::MAX);
-
-    const fn node(node: u32) -> Self {
-        Self {
-            node,
-            count: 0,
-            slice: 0,
-            in_slice: 0,
-        }
-    }
-}
-
-std::thread_local! {
-    /// Where the next command recorded on this thread lands.
-    static RECORDING: Cell<Place> = const { Cell::new(Place::OFF_NODE) };
-}
-
-/// While alive, commands recorded on this thread belong to `node`: changes
-/// land by node (registration order), then in each node's record order, the
-/// same for every thread count. Parallel queries' slices record at their
-/// node's place ([`SliceRecording`]); commands recorded off a node (a batch
-/// processor's slice, a loose task) land after every node's, in claim
-/// order.
-pub(crate) struct Recording {
-    previous: Place,
-}
-
-impl Recording {
-    pub(crate) fn enter(node: u32) -> Self {
-        Self::at(Place::node(node))
-    }
-
-    fn at(place: Place) -> Self {
-        Self {
-            previous: RECORDING.with(|recording| recording.replace(place)),
-        }
-    }
-}
-
-impl Drop for Recording {
-    fn drop(&mut self) {
-        RECORDING.with(|recording| recording.set(self.previous));
-    }
-}
-
-/// The recording place of a parallel query's caller, for its slices: a
-/// command recorded in slice `k` lands where the caller's next command
-/// would, ordered by slice and then within it (see [`Place`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SliceRecording {
-    at: Place,
-}
-
-impl SliceRecording {
-    /// Takes the current thread's place for the slices about to run; the
-    /// caller's later commands land after theirs.
-    pub(crate) fn take() -> Self {
-        Self { at: next_order() }
-    }
-
-    /// Commands recorded on this thread belong to slice `slice` until the
-    /// guard drops.
-    pub(crate) fn enter(self, slice: usize) -> Recording {
-        let slice = u32::try_from(slice + 1).unwrap_or(u32::MAX);
-        Recording::at(Place {
-            slice,
-            in_slice: 0,
-            ..self.at
-        })
-    }
-}
-
-/// The registration index of the node recording on this thread (`u32::MAX`
-/// off a node).
-pub(crate) fn recording_node() -> u32 {
-    RECORDING.with(|recording| recording.get().node)
-}
-
-/// The place of the next command (or message) recorded on this thread.
-pub(crate) fn next_order() -> Place {
-    RECORDING.with(|recording| {
-        let place = recording.get();
-        let mut next = place;
-        if place.slice == 0 {
-            next.count = place.count.wrapping_add(1);
-        } else {
-            next.in_slice = place.in_slice.wrapping_add(1);
-        }
-        recording.set(next);
-        place
-    })
 }
 
 /// The world's ledger of deferred changes: appended to concurrently by running
@@ -200,6 +91,14 @@ pub(crate) fn next_order() -> Place {
 #[derive(Debug, Default)]
 pub(crate) struct CommandQueue {
     commands: LockOnResizeArray<Command>,
+}
+
+impl RecordedChange {
+    /// The registration index of the node that recorded it (`u32::MAX` off
+    /// a node).
+    pub(crate) fn node(&self) -> u32 {
+        self.order.node()
+    }
 }
 
 impl CommandQueue {
@@ -216,7 +115,8 @@ impl CommandQueue {
     }
 
     /// Every recorded change, by recording node, then in each node's record
-    /// order (a stable sort: claim order among commands recorded off a node).
+    /// order (a stable sort: claim order among commands recorded off a node,
+    /// by loose tasks).
     pub(crate) fn take_all(&mut self) -> Vec<RecordedChange> {
         let mut changes: Vec<RecordedChange> =
             self.commands.drain().map(SyncWrapper::into_inner).collect();
@@ -233,6 +133,10 @@ impl CommandQueue {
 /// at the iteration boundary. Nodes registered this way appear in the plan of
 /// a later iteration: the plan factory rebuilds the plan during the next
 /// iteration, and it is swapped in at that iteration's end.
+///
+/// A node that fails (its body, or any slice it fans out, panics) lands
+/// none of its commands, on every executor: they are dropped at the
+/// boundary, unapplied.
 ///
 /// Declares shared access to the world's private command queue, so any number of
 /// nodes record commands at once.

@@ -9,19 +9,42 @@ use crate::plan::PlanErrors;
 
 /// A node whose body panicked: the engine's [`NodeFailure`] (index and
 /// payload) with the node's name.
+///
+/// A node that fails contributes nothing it recorded for the boundary: its
+/// commands, its messages (sent with [`Publish`](crate::Publish), or with a
+/// [`MessageSender`](crate::MessageSender) of the same world from inside the
+/// node) and its `Next<T>` values are dropped unlanded, whether its body or
+/// one of its slices panicked, on every executor. What it wrote in place
+/// (through `&mut`, `Out<T>`) stays.
 pub struct NodePanic {
-    node: String,
+    /// The failed nodes' names, the first failure's first (never empty).
+    nodes: Vec<String>,
     failure: NodeFailure,
     boundary: Vec<BoundaryFailure>,
 }
 
 impl NodePanic {
-    pub(crate) fn new(node: &str, failure: NodeFailure, boundary: Vec<BoundaryFailure>) -> Self {
+    /// `nodes`: every failed node's name, the first failure's first.
+    pub(crate) fn new(
+        nodes: Vec<String>,
+        failure: NodeFailure,
+        boundary: Vec<BoundaryFailure>,
+    ) -> Self {
+        debug_assert!(!nodes.is_empty(), "a failure names its node");
         Self {
-            node: node.to_owned(),
+            nodes,
             failure,
             boundary,
         }
+    }
+
+    /// Every node that failed in the iteration, each once, the one
+    /// [`node`](Self::node) names first. More than one only when other
+    /// nodes were already running when the first failed (a parallel
+    /// executor), and also failed; none of them contributed anything it
+    /// recorded.
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
     }
 
     /// What also panicked at the boundary after the node did (empty almost
@@ -30,9 +53,10 @@ impl NodePanic {
         &self.boundary
     }
 
-    /// The name of the node that panicked.
+    /// The name of the node that panicked (the first one, when several
+    /// did).
     pub fn node(&self) -> &str {
-        &self.node
+        self.nodes.first().map_or("", String::as_str)
     }
 
     /// The panic's payload, as `catch_unwind` returned it (a refused
@@ -55,7 +79,7 @@ impl NodePanic {
 impl fmt::Debug for NodePanic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NodePanic")
-            .field("node", &self.node)
+            .field("node", &self.node())
             .field("message", &self.message())
             .finish()
     }
@@ -64,8 +88,8 @@ impl fmt::Debug for NodePanic {
 impl fmt::Display for NodePanic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.message() {
-            Some(message) => write!(f, "node `{}` panicked: {message}", self.node)?,
-            None => write!(f, "node `{}` panicked", self.node)?,
+            Some(message) => write!(f, "node `{}` panicked: {message}", self.node())?,
+            None => write!(f, "node `{}` panicked", self.node())?,
         }
         for failure in &self.boundary {
             write!(f, "\n{failure}")?;
@@ -86,13 +110,23 @@ pub enum BoundaryStep {
         /// What the command does (`insert \`game::Marker\``).
         what: String,
     },
-    /// Swapping a `Next<T>` value into the service `T` (named).
+    /// Swapping a `Next<T>` value into the service `T` (named), or dropping
+    /// the value a failed node produced.
     NextSwap {
         /// The service the value replaced.
         service: String,
     },
+    /// Dropping, unlanded, a command a failed node recorded: the `Drop` of
+    /// a value it carried.
+    Discard {
+        /// The node that recorded it.
+        node: String,
+        /// What the command would have done (`insert \`game::Marker\``).
+        what: String,
+    },
     /// Dropping read messages of the type `service` holds
-    /// ([`Messages`](crate::message::Messages)): a message's `Drop`.
+    /// ([`Messages`](crate::message::Messages)), or those a failed node
+    /// sent: a message's `Drop`.
     Messages {
         /// The `Messages<T>` service.
         service: String,
@@ -114,6 +148,9 @@ impl fmt::Display for BoundaryStep {
         match self {
             BoundaryStep::Command { index, what } => write!(f, "command #{index} ({what})"),
             BoundaryStep::NextSwap { service } => write!(f, "the `Next` swap into `{service}`"),
+            BoundaryStep::Discard { node, what } => {
+                write!(f, "dropping failed node `{node}`'s command ({what})")
+            }
             BoundaryStep::Messages { service } => {
                 write!(f, "dropping read messages of `{service}`")
             }
@@ -243,9 +280,11 @@ pub enum IterationError {
     /// Nodes touch services the world does not hold and nothing produces;
     /// every such access is listed. Nothing ran.
     MissingServices(Vec<MissingService>),
-    /// A node's body panicked. Nothing new started after it; nodes already
-    /// running finished. The world is consistent and the next iteration runs
-    /// normally.
+    /// A node's body (or one of its slices) panicked. Nothing new started
+    /// after it; nodes already running finished. The failed node
+    /// contributed nothing it recorded for the boundary; every node that
+    /// completed contributed everything. The world is consistent and the
+    /// next iteration runs normally.
     NodePanicked(NodePanic),
     /// Every node ran, but something panicked at the boundary after them (a
     /// value's `Drop`); each failure is listed. The rest of the boundary

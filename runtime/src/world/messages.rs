@@ -8,7 +8,9 @@ impl World {
     /// A handle that sends messages of type `T` into this world from any
     /// thread; they join `T`'s messages at the next boundary. Its queue
     /// holds [`DEFAULT_SENDER_CAPACITY`] messages between two boundaries
-    /// (see [`sender_with_capacity`](Self::sender_with_capacity)).
+    /// (see [`sender_with_capacity`](Self::sender_with_capacity)). Once this
+    /// world is dropped, its senders hand every message back
+    /// ([`SendError::Disconnected`](crate::SendError::Disconnected)).
     ///
     /// In [`update`](Self::update) every fixed step ends in a boundary, so
     /// what was queued before an update that runs fixed steps joins the
@@ -27,7 +29,8 @@ impl World {
         &mut self,
         capacity: usize,
     ) -> MessageSender<T> {
-        MessageSender::new(self.messages_mut::<T>().producer(capacity))
+        let world = self.id;
+        self.messages_mut::<T>().sender(capacity, world)
     }
 
     /// The messages of type `T`, between iterations (made if new): inspect

@@ -41,9 +41,7 @@ use crate::script::SimClock;
 use crate::system::{BoundaryHooks, NextValue};
 
 pub use cadence::{ClockSnapshot, FixedTime};
-pub(crate) use commands::{
-    CommandQueue, Place, SliceRecording, next_order as next_place, recording_node,
-};
+pub(crate) use commands::CommandQueue;
 pub use commands::{Commands, EntityCommands};
 pub use context::Context;
 pub use entities::{EntityMut, EntityRef};
@@ -163,6 +161,13 @@ pub struct World {
     /// Reused by [`World::query`]'s aliasing check, so a query between
     /// iterations allocates nothing.
     query_lanes: Vec<(std::any::TypeId, bool)>,
+    /// This world's identity in recordings: what a node of it records is
+    /// told apart from what a node of another world records on one thread.
+    id: u64,
+    /// The nodes (registration indices) that failed in the iteration now
+    /// ending: what they recorded is dropped at its boundary. Empty outside
+    /// a failed iteration.
+    failed_nodes: Vec<u32>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -253,6 +258,8 @@ impl World {
             timing: false,
             closure_names: foldhash::HashMap::default(),
             query_lanes: Vec::new(),
+            id: crate::recording::new_world_id(),
+            failed_nodes: Vec::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

@@ -12,7 +12,6 @@ use crate::entity::{Archetype, Entities};
 use crate::exec::{BatchNode, BatchProcessor, ClearBuffer, NodeContext as RunContext, NodeOutcome};
 use crate::sync::UnsafeCell;
 use crate::system::ServiceCells;
-use crate::world::SliceRecording;
 use crate::world::batch::BatchDriver;
 
 /// Rows `start..start + len` of one archetype, with what a slice needs to
@@ -26,9 +25,6 @@ pub(crate) struct RowSlice<D: QueryData, F: QueryFilter> {
     len: usize,
     last_run: u32,
     tick: u32,
-    /// Where commands recorded by the slice land: in row order, as from
-    /// a sequential walk, within the node's.
-    recording: SliceRecording,
 }
 
 // SAFETY: the pointers are into the world's entity store, which nothing
@@ -67,9 +63,11 @@ where
         &buffer.0
     }
 
-    fn process_batch(&self, start: usize, batch: &[RowSlice<D, F>]) {
-        for (index, slice) in (start..).zip(batch) {
-            let _recording = slice.recording.enter(index);
+    /// Commands and messages recorded by the body land in row order within
+    /// the node's: the batch node carries the node's recording into its
+    /// slices.
+    fn process_batch(&self, _start: usize, batch: &[RowSlice<D, F>]) {
+        for slice in batch {
             // SAFETY: the store and archetype outlive the run and hold still
             // (see `RowSlice`'s `Send`); `archetype` matches the ids (the
             // node cut slices only from matching archetypes).
@@ -179,7 +177,6 @@ where
             // SAFETY: as for the cursor: no batch of this node is in flight.
             let slices = unsafe { &mut *slices };
             slices.0.clear();
-            let recording = SliceRecording::take();
             let components = entities.components();
             if let Some(ids) = D::ids(components) {
                 let filter = F::ids(components);
@@ -202,7 +199,6 @@ where
                             len,
                             last_run,
                             tick: this_run,
-                            recording,
                         });
                         start += len;
                     }

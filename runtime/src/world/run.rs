@@ -12,7 +12,7 @@ use crate::exec::{
 };
 use crate::organise::Schedule;
 use crate::plan::{GraphView, Level, Plan, Plans};
-use crate::system::{NextValue, NodeEnv, ServiceCells};
+use crate::system::{BoundaryNodes, NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
 #[cfg(any(debug_assertions, feature = "checked"))]
 use crate::world::checked::BorrowTracker;
@@ -190,21 +190,30 @@ impl World {
 
     /// Runs plan `index` of [`Plans::iter`] once, part by part (the nodes
     /// between two whole-world systems on the executor, each whole-world
-    /// system alone on this thread), and crosses the boundary.
+    /// system alone on this thread), and crosses the boundary. What failed
+    /// nodes recorded is dropped there, unlanded.
     pub(super) fn run_plan(&mut self, index: usize) -> Result<(), IterationError> {
         let parts = self.executions.0[index].parts.len();
         let mut failure = None;
+        debug_assert!(self.failed_nodes.is_empty(), "cleared by every boundary");
         for part in 0..parts {
             let result = match &self.executions.0[index].parts[part] {
-                Part::Nodes(_) => self.execute(index, part).map_err(|failure| {
-                    let vertex = failure.node();
+                Part::Nodes(_) => self.execute(index, part).inspect_err(|failure| {
                     let Part::Nodes(execution) = &self.executions.0[index].parts[part] else {
                         unreachable!("matched above")
                     };
-                    let node = execution.vertex_nodes[vertex];
-                    (self.graph.nodes()[node as usize].name().to_owned(), failure)
+                    // Vertex indices to registration indices (the first
+                    // failure's first, each once); a barrier never fails.
+                    let failed = failure
+                        .nodes()
+                        .iter()
+                        .filter_map(|&vertex| execution.vertex_nodes.get(vertex).copied())
+                        .filter(|&node| node != u32::MAX);
+                    self.failed_nodes.extend(failed);
                 }),
-                &Part::Whole(node) => self.run_whole_world(node),
+                &Part::Whole(node) => self.run_whole_world(node).inspect_err(|_| {
+                    self.failed_nodes.push(node);
+                }),
             };
             if let Err(failed) = result {
                 failure = Some(failed);
@@ -212,18 +221,28 @@ impl World {
             }
         }
         let boundary = self.cross_boundary();
-        match failure {
-            Some((name, failure)) => {
-                let panic = NodePanic::new(&name, failure, boundary);
-                Err(IterationError::NodePanicked(panic))
-            }
-            None if boundary.is_empty() => Ok(()),
-            None => Err(IterationError::Boundary(boundary)),
-        }
+        let Some(failure) = failure else {
+            debug_assert!(self.failed_nodes.is_empty());
+            return if boundary.is_empty() {
+                Ok(())
+            } else {
+                Err(IterationError::Boundary(boundary))
+            };
+        };
+        // Drained, not dropped: its buffer serves the next failure.
+        let nodes = self.graph.nodes();
+        let names = self
+            .failed_nodes
+            .drain(..)
+            .map(|node| nodes[node as usize].name().to_owned())
+            .collect();
+        Err(IterationError::NodePanicked(NodePanic::new(
+            names, failure, boundary,
+        )))
     }
 
     /// Runs the whole-world system `node` with the world to itself.
-    fn run_whole_world(&mut self, node: u32) -> Result<(), (String, NodeFailure)> {
+    fn run_whole_world(&mut self, node: u32) -> Result<(), NodeFailure> {
         let WorldNode::Whole(slot) = &mut self.nodes[node as usize] else {
             return Ok(());
         };
@@ -249,10 +268,7 @@ impl World {
                 }
             }
         }
-        result.map_err(|payload| {
-            let name = self.graph.nodes()[node as usize].name().to_owned();
-            (name, NodeFailure::new(node as usize, payload))
-        })
+        result.map_err(|payload| NodeFailure::new(node as usize, payload))
     }
 
     fn execute(&mut self, index: usize, part: usize) -> Result<(), NodeFailure> {
@@ -269,6 +285,7 @@ impl World {
         };
         let (graph, slots) = self.graph.parts_mut();
         let body = node_runner(
+            self.id,
             &self.nodes,
             &execution.vertex_nodes,
             ServiceCells::new(slots),
@@ -311,7 +328,9 @@ impl World {
     }
 
     /// The iteration boundary: `Next<T>` values replace their services, the
-    /// plan factory's output becomes current, and recorded commands land.
+    /// plan factory's output becomes current, and recorded commands land;
+    /// what the nodes in `failed_nodes` recorded (commands, messages,
+    /// `Next<T>` values) is dropped instead.
     ///
     /// Transactional per step: a panic in one swap or command (a value's
     /// `Drop`) is caught and listed, and every other step still lands, in
@@ -320,13 +339,14 @@ impl World {
         let _span = tracing::info_span!("boundary").entered();
         let mut failures = Vec::new();
         let (table, slots) = self.graph.registry_mut().split_mut();
-        self.hooks.apply(slots, |target, payload| {
-            let service = table.name(target).to_owned();
-            failures.push(BoundaryFailure::new(
-                BoundaryStep::NextSwap { service },
-                payload,
-            ));
-        });
+        self.hooks
+            .apply(slots, &self.failed_nodes, |target, payload| {
+                let service = table.name(target).to_owned();
+                failures.push(BoundaryFailure::new(
+                    BoundaryStep::NextSwap { service },
+                    payload,
+                ));
+            });
         let outcome = self
             .take_pending::<PlanOutcome>(self.builtin.next_plan)
             .map(|outcome| outcome.0);
@@ -370,8 +390,8 @@ impl World {
     }
 
     /// Every message type's boundary: what writers and other threads sent
-    /// joins the log; the cursors of removed nodes go; read messages are
-    /// dropped.
+    /// joins the log (what failed nodes sent is dropped); the cursors of
+    /// removed nodes go; read messages are dropped.
     fn messages_boundary(&mut self, failures: &mut Vec<BoundaryFailure>) {
         let nodes = &self.nodes;
         let live = |node: u32| {
@@ -380,13 +400,19 @@ impl World {
                 .is_some_and(|node| !matches!(node, WorldNode::Removed))
         };
         let (table, slots) = self.graph.registry_mut().split_mut();
-        self.hooks.apply_messages(slots, &live, |service, payload| {
-            let service = table.name(service).to_owned();
-            failures.push(BoundaryFailure::new(
-                BoundaryStep::Messages { service },
-                payload,
-            ));
-        });
+        let boundary = BoundaryNodes {
+            live: &live,
+            failed: &self.failed_nodes,
+            world: self.id,
+        };
+        self.hooks
+            .apply_messages(slots, &boundary, |service, payload| {
+                let service = table.name(service).to_owned();
+                failures.push(BoundaryFailure::new(
+                    BoundaryStep::Messages { service },
+                    payload,
+                ));
+            });
     }
 
     /// Takes a built-in factory's pending output without bumping its version
@@ -401,8 +427,9 @@ impl World {
             .take()
     }
 
-    /// Lands the ledger of commands recorded during the iteration. Nodes they
-    /// register are planned by the plan factory during the next iteration.
+    /// Lands the ledger of commands recorded during the iteration, but for
+    /// those of failed nodes, which are dropped. Nodes they register are
+    /// planned by the plan factory during the next iteration.
     fn apply_commands(&mut self, failures: &mut Vec<BoundaryFailure>) {
         let queue = self
             .graph
@@ -412,7 +439,10 @@ impl World {
         if queue.is_empty() {
             return;
         }
-        let commands = queue.take_all();
+        let mut commands = queue.take_all();
+        if !self.failed_nodes.is_empty() {
+            self.discard_failed(&mut commands, failures);
+        }
         let stale = std::mem::replace(&mut self.stale, false);
         for (index, command) in commands.into_iter().enumerate() {
             let RecordedChange { label, change, .. } = command;
@@ -447,6 +477,30 @@ impl World {
     }
 }
 
+impl World {
+    /// Drops, unlanded, the commands of `commands` that failed nodes
+    /// recorded; a `Drop` that panics (a value the command carried) is
+    /// listed, and the others are dropped all the same.
+    fn discard_failed(
+        &self,
+        commands: &mut Vec<RecordedChange>,
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
+        let failed = &self.failed_nodes;
+        for command in commands.extract_if(.., |command| failed.contains(&command.node())) {
+            let node = self.graph.nodes()[command.node() as usize]
+                .name()
+                .to_owned();
+            let what = command.label.to_string();
+            let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(command)));
+            if let Err(payload) = dropped {
+                let step = BoundaryStep::Discard { node, what };
+                failures.push(BoundaryFailure::new(step, payload));
+            }
+        }
+    }
+}
+
 /// Emits each warning of a newly installed `plan` (SL0008 ambiguities, at
 /// [`AmbiguityLevel::Warn`](crate::plan::AmbiguityLevel::Warn)) as a
 /// `tracing` warning event whose `code` field is the diagnostic's code.
@@ -465,6 +519,7 @@ fn report_warnings(plan: &Plan) {
 /// The body the executor calls for every node of one iteration; `'s` is the
 /// run's scope, for which the world's nodes and cells are borrowed.
 fn node_runner<'s>(
+    world: u64,
     nodes: &'s [WorldNode],
     vertex_nodes: &'s [u32],
     cells: ServiceCells<'s>,
@@ -476,8 +531,9 @@ fn node_runner<'s>(
         let Some(&index) = vertex_nodes.get(cx.node()).filter(|&&n| n != u32::MAX) else {
             return NodeOutcome::Done;
         };
-        // Commands it records land in registration order, then its own.
-        let _recording = crate::world::commands::Recording::enter(index);
+        // What it records lands in registration order, then its own, and
+        // not at all if it fails.
+        let _recording = crate::recording::Recording::enter(world, index);
         let index = index as usize;
         let env = NodeEnv {
             cells,

@@ -6,7 +6,6 @@ use std::ops::Range;
 
 use super::{Query, QueryData, QueryFilter, visits};
 use crate::exec::for_each_slice;
-use crate::world::SliceRecording;
 
 /// Slices per thread when the caller does not choose a slice size: enough
 /// for the claims to balance uneven rows, few enough to keep each slice's
@@ -65,7 +64,8 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
                 .filter(move |archetype| visits::<D, F>(ids, filter, archetype))
         };
         let slices = matching().map(|a| a.len().div_ceil(rows)).sum();
-        let recording = SliceRecording::take();
+        // `for_each_slice` carries this node's recording into the slices:
+        // commands land in row order, as from `for_each`.
         let run = |claimed: Range<usize>| {
             // Slice numbers run through the matching archetypes in order.
             let mut first = 0;
@@ -80,8 +80,6 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
                     // SAFETY: as for the data.
                     let checks = unsafe { F::fetch(filter, archetype, last_run) };
                     for slice in start..end {
-                        // Commands land in row order, as from `for_each`.
-                        let _recording = recording.enter(slice);
                         let row_start = (slice - first) * rows;
                         for row in row_start..(row_start + rows).min(archetype.len()) {
                             // SAFETY: `row` is live; the query holds the

@@ -1,0 +1,188 @@
+//! Where the boundary work a running node records belongs: which world,
+//! which node, and in which order it lands.
+//!
+//! Every command, message and `Next<T>` value recorded while a node runs is
+//! tagged with the [`Place`] of its thread's recording. The world lands the
+//! records of its nodes in place order (so the result is the same for every
+//! thread count) and drops those of a node that failed (so a failed node
+//! contributes nothing it recorded, on every executor).
+//!
+//! The world enters a node's recording around its body ([`Recording`]).
+//! Work a node fans out to other threads carries it along
+//! ([`SliceRecording`]): `exec::for_each_slice` and batch nodes take their
+//! caller's place before fanning out and enter it, by slice, on whichever
+//! thread runs the slice. The executor passes the place along without
+//! knowing what it means.
+
+use crate::sync::{Cell, Ordering, StaticAtomicU64};
+
+/// Where a record was made, in the order records land: by recording node
+/// (registration index; `u32::MAX` off a node), then the node's count of
+/// records before it; a record made inside a slice the node fanned out
+/// shares the count the fan-out was called at and is ordered by slice
+/// (numbered from 1, in slice order), then within the slice. Slices cover
+/// consecutive work, so this is the order a sequential loop would record
+/// in, whatever the slice size or thread count.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) struct Place {
+    node: u32,
+    count: u32,
+    slice: u32,
+    in_slice: u32,
+}
+
+impl Place {
+    const OFF_NODE: Place = Place::of_node(u32::MAX);
+
+    const fn of_node(node: u32) -> Self {
+        Self {
+            node,
+            count: 0,
+            slice: 0,
+            in_slice: 0,
+        }
+    }
+
+    /// The registration index of the recording node (`u32::MAX` off a node).
+    pub(crate) fn node(self) -> u32 {
+        self.node
+    }
+}
+
+/// A thread's recording: the world whose node runs (0: none) and the place
+/// of its next record.
+#[derive(Clone, Copy, Debug)]
+struct Recorder {
+    world: u64,
+    place: Place,
+}
+
+impl Recorder {
+    const NONE: Recorder = Recorder {
+        world: 0,
+        place: Place::OFF_NODE,
+    };
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    /// Where the next record made on this thread lands.
+    static RECORDING: Cell<Recorder> = const { Cell::new(Recorder::NONE) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// Where the next record made on this (loom) thread lands.
+    static RECORDING: Cell<Recorder> = Cell::new(Recorder::NONE);
+}
+
+/// A fresh world identity for recordings (never 0).
+pub(crate) fn new_world_id() -> u64 {
+    static NEXT_WORLD: StaticAtomicU64 = StaticAtomicU64::new(1);
+    NEXT_WORLD.fetch_add(1, Ordering::Relaxed)
+}
+
+/// While alive, records made on this thread belong to a node of a world:
+/// they land by node (registration order), then in the node's record
+/// order, the same for every thread count. Dropping it restores the
+/// thread's previous recording, so recordings nest.
+#[must_use = "the recording ends when the guard drops"]
+pub(crate) struct Recording {
+    previous: Recorder,
+}
+
+impl Recording {
+    /// Records made on this thread belong to node `node` of world `world`.
+    pub(crate) fn enter(world: u64, node: u32) -> Self {
+        Self::at(Recorder {
+            world,
+            place: Place::of_node(node),
+        })
+    }
+
+    fn at(recorder: Recorder) -> Self {
+        Self {
+            previous: RECORDING.with(|recording| recording.replace(recorder)),
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        RECORDING.with(|recording| recording.set(self.previous));
+    }
+}
+
+/// The recording of a node that fans work out, for its slices: a record
+/// made in slice `k` lands where the node's next record would, ordered by
+/// slice and then within it (see [`Place`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SliceRecording {
+    at: Recorder,
+}
+
+impl SliceRecording {
+    /// Takes the current thread's place for the slices about to run; the
+    /// caller's later records land after theirs.
+    pub(crate) fn take() -> Self {
+        let world = RECORDING.with(|recording| recording.get().world);
+        Self {
+            at: Recorder {
+                world,
+                place: next_order(),
+            },
+        }
+    }
+
+    /// Records made on this thread belong to slice `slice` until the guard
+    /// drops.
+    pub(crate) fn enter(self, slice: usize) -> Recording {
+        let slice = u32::try_from(slice).map_or(u32::MAX, |slice| slice.saturating_add(1));
+        Recording::at(Recorder {
+            world: self.at.world,
+            place: Place {
+                slice,
+                in_slice: 0,
+                ..self.at.place
+            },
+        })
+    }
+}
+
+/// The registration index of the node recording on this thread, in
+/// whichever world (`u32::MAX` off a node).
+pub(crate) fn recording_node() -> u32 {
+    RECORDING.with(|recording| recording.get().place.node)
+}
+
+/// The registration index of the node of world `world` recording on this
+/// thread (`u32::MAX` off a node, or when the node is another world's).
+pub(crate) fn recording_node_of(world: u64) -> u32 {
+    RECORDING.with(|recording| {
+        let recorder = recording.get();
+        if recorder.world == world {
+            recorder.place.node
+        } else {
+            u32::MAX
+        }
+    })
+}
+
+/// The place of the next record made on this thread.
+pub(crate) fn next_order() -> Place {
+    RECORDING.with(|recording| {
+        let recorder = recording.get();
+        let place = recorder.place;
+        let mut next = place;
+        if place.slice == 0 {
+            next.count = place.count.wrapping_add(1);
+        } else {
+            next.in_slice = place.in_slice.wrapping_add(1);
+        }
+        recording.set(Recorder {
+            place: next,
+            ..recorder
+        });
+        place
+    })
+}
