@@ -1,0 +1,1335 @@
+//! A model of the public API, fuzzed (issue 19): random sequences of public
+//! operations run against a world and against a plain reference model
+//! written here, independently of the implementation, and every observable
+//! result is compared after every operation.
+//!
+//! The model knows only what the documentation promises:
+//! - entities: spawn, spawn_batch, despawn, insert, remove, freeze (a frozen
+//!   entity never gains or loses a component; an insert that only replaces
+//!   is refused too), `get_mut`, and that a despawned entity is gone for
+//!   good; a handle of another world never reads this world's memory;
+//! - `ComponentRef` on this world and on another (foreign: reads nothing),
+//!   and `Target` in queries;
+//! - systems of random signatures, registered and removed between
+//!   iterations; serial equivalence: every executor gives the result of
+//!   running the plan's nodes one by one in registration order (no node
+//!   here orders itself explicitly);
+//! - commands recorded from parallel slices land at the boundary in plan
+//!   order, a refused command is reported and changes nothing;
+//! - messages: one reader registered first reads, in each iteration,
+//!   what writers sent in the previous one and what a sender sent before
+//!   the previous one's boundary;
+//! - executors switched at random (serial, parallel, adaptive) on a pool
+//!   shared by two worlds.
+//!
+//! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
+//! --test api_model` replays it, and the shrunk operations are printed.
+//! `API_MODEL_CASES` sets the number of cases (2,500, about a minute, by default;
+//! a handful under Miri).
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use std::time::Duration;
+
+use sluice::script::{
+    ScriptId, ScriptKind, ScriptSnapshot, Scripts, SimClock, Step, StepScript, Wait,
+};
+use sluice::{
+    ClockSnapshot, Commands, ComponentRef, Entity, ExecutorKind, FrameTime, IterationError,
+    MessageSender, NodeBuilder, NodeIndex, Publish, Query, Subscribe, Target, ThreadPool, World,
+};
+
+// ---------------------------------------------------------------------------
+// The vocabulary: components, messages, systems, operations.
+
+/// A position-like component, the one references point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct P(i64);
+/// A second component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct V(i64);
+/// A component of the other world only, whose bytes a foreign handle must
+/// never read as a `P`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Name(String);
+/// A component whose `Drop` panics.
+#[derive(Debug)]
+struct Fragile;
+impl Drop for Fragile {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("{FRAGILE}");
+        }
+    }
+}
+/// The message of `Fragile`'s panic, kept out of the output.
+const FRAGILE: &str = "fragile component dropped";
+/// The message of an injected node panic, kept out of the output.
+const INJECTED: &str = "injected node panic";
+
+/// The message type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct M(i64);
+/// The scripts' kind: no view; each intent is `(tag, steps left)`.
+struct Director;
+impl ScriptKind for Director {
+    type View<'v> = ();
+    type Intent = (u8, u8);
+}
+
+/// A step script: emits `(tag, left)` at each step, then waits a tick (or
+/// `wait_ms` of simulation time) until `left` reaches 0.
+#[derive(Debug, Clone, Copy)]
+struct Ticker {
+    tag: u8,
+    left: u8,
+    wait_ms: u8,
+}
+
+impl StepScript<Director> for Ticker {
+    fn step(&mut self, cx: &mut Step<'_, '_, Director>) -> Wait<Director> {
+        cx.emit((self.tag, self.left));
+        if self.left == 0 {
+            return Wait::Done;
+        }
+        self.left -= 1;
+        if self.wait_ms == 0 {
+            Wait::NextTick
+        } else {
+            Wait::For(Duration::from_millis(u64::from(self.wait_ms)))
+        }
+    }
+}
+
+/// Every intent the collect system applied, in order.
+#[derive(Debug, Default)]
+struct ScriptLog(Vec<(ScriptId, (u8, u8))>);
+
+/// What each observer saw: `(its serial, the entities, sorted)` per run.
+#[derive(Debug, Default)]
+struct ChangeLog(Vec<(usize, Vec<Entity>)>);
+
+/// What the reader read, one list per iteration (sorted: the model does
+/// not know the rows' order, only what was sent).
+#[derive(Debug, Default)]
+struct ReadLog(Vec<Vec<i64>>);
+
+/// A system of the random world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sys {
+    /// `Query<&mut P>`: p += k.
+    Bump(i8),
+    /// `Query<(&mut V, &P)>`: v = p.
+    Copy,
+    /// `Query<&P>` and `Commands`, in slices of one row: spawns `(V(p),)`
+    /// for every p with `p mod m == 0`.
+    Spawner(u8),
+    /// `Query<(Entity, &P)>` and `Commands`, in slices of one row:
+    /// despawns every entity with `p mod m == 1`.
+    Despawner(u8),
+    /// `Query<&P>` and `Publish<M>`, in slices: sends every p.
+    Publisher,
+    /// `Query<(&mut V, Target<P>)>`: v = the target's p, or -1 when the
+    /// target is gone.
+    Follower,
+    /// `Query<Entity, Changed<P>>` (or `Added<P>`): logs what it sees.
+    Observer { added: bool },
+}
+
+/// One public operation.
+#[derive(Debug, Clone)]
+enum Op {
+    Spawn {
+        p: Option<i8>,
+        v: Option<i8>,
+    },
+    SpawnBatch {
+        n: u8,
+        p: i8,
+    },
+    Despawn(u8),
+    InsertV(u8, i8),
+    RemoveV(u8),
+    Freeze(u8),
+    SetP(u8, i8),
+    /// A `ComponentRef<P>` to a main-world entity.
+    MakeRef(u8),
+    /// A `ComponentRef<P>` to another world's entity.
+    MakeForeignRef(u8),
+    /// Reads a reference in the main world.
+    ReadRef(u8),
+    /// Stores a reference as a component of an entity (for `Target`).
+    Link(u8, u8),
+    /// Spawns in the other world (a `P` or a `Name`), making ids collide.
+    SpawnOther {
+        p: Option<i8>,
+    },
+    FreezeOther(u8),
+    /// Accessors of the main world called with another world's entity.
+    ForeignEntity(u8),
+    AddSystem(Sys),
+    RemoveSystem(u8),
+    Executor(u8),
+    Send(i8),
+    /// Moves the change ticks on by 1..=3 check intervals (a long run),
+    /// then runs an iteration.
+    AdvanceTicks(u8),
+    /// Spawns an entity whose component panics when dropped, then
+    /// despawns it: the panic reaches the caller and the store stays whole.
+    DespawnPanicking(i8),
+    /// Runs the other world, which shares the pool (its one system bumps
+    /// every `P` by one).
+    RunOther,
+    /// Starts a step script between iterations.
+    StartScript {
+        left: u8,
+        wait_ms: u8,
+    },
+    CancelScript(u8),
+    /// Saves the scripts and the world's clocks.
+    Save,
+    /// Loads the last save (into the same world).
+    Load,
+    /// Runs an iteration with a node (in `PostUpdate`, after every other)
+    /// that spawns and sends per row, then panics in its body or in a
+    /// slice: it contributes nothing; the rest of the iteration lands.
+    InjectPanic {
+        in_slice: bool,
+    },
+    /// A sender whose world was dropped refuses, handing the message back.
+    SendAfterDrop(i8),
+    /// `World::update` by this many milliseconds (`u32::MAX`: `Duration::MAX`).
+    Update(u32),
+    Run,
+}
+
+fn sys() -> impl Strategy<Value = Sys> {
+    prop_oneof![
+        (-3i8..4).prop_map(Sys::Bump),
+        Just(Sys::Copy),
+        (2u8..5).prop_map(Sys::Spawner),
+        (2u8..5).prop_map(Sys::Despawner),
+        Just(Sys::Publisher),
+        Just(Sys::Follower),
+        any::<bool>().prop_map(|added| Sys::Observer { added }),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let small = -20i8..20;
+    prop_oneof![
+        4 => (proptest::option::of(small.clone()), proptest::option::of(small.clone()))
+            .prop_map(|(p, v)| Op::Spawn { p, v }),
+        1 => (0u8..6, small.clone()).prop_map(|(n, p)| Op::SpawnBatch { n, p }),
+        2 => any::<u8>().prop_map(Op::Despawn),
+        2 => (any::<u8>(), small.clone()).prop_map(|(e, v)| Op::InsertV(e, v)),
+        1 => any::<u8>().prop_map(Op::RemoveV),
+        2 => any::<u8>().prop_map(Op::Freeze),
+        1 => (any::<u8>(), small.clone()).prop_map(|(e, p)| Op::SetP(e, p)),
+        2 => any::<u8>().prop_map(Op::MakeRef),
+        1 => any::<u8>().prop_map(Op::MakeForeignRef),
+        2 => any::<u8>().prop_map(Op::ReadRef),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(e, r)| Op::Link(e, r)),
+        1 => proptest::option::of(small.clone()).prop_map(|p| Op::SpawnOther { p }),
+        1 => any::<u8>().prop_map(Op::FreezeOther),
+        1 => any::<u8>().prop_map(Op::ForeignEntity),
+        2 => sys().prop_map(Op::AddSystem),
+        1 => any::<u8>().prop_map(Op::RemoveSystem),
+        1 => any::<u8>().prop_map(Op::Executor),
+        1 => small.clone().prop_map(Op::Send),
+        1 => (1u8..4).prop_map(Op::AdvanceTicks),
+        1 => small.clone().prop_map(Op::DespawnPanicking),
+        1 => Just(Op::RunOther),
+        2 => (0u8..4, prop_oneof![Just(0u8), 1u8..40]).prop_map(|(left, wait_ms)| Op::StartScript { left, wait_ms }),
+        1 => any::<u8>().prop_map(Op::CancelScript),
+        1 => any::<bool>().prop_map(|in_slice| Op::InjectPanic { in_slice }),
+        1 => small.prop_map(Op::SendAfterDrop),
+        1 => Just(Op::Save),
+        1 => Just(Op::Load),
+        3 => prop_oneof![8 => 0u32..50, 1 => Just(u32::MAX)].prop_map(Op::Update),
+        4 => Just(Op::Run),
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// The reference model: plain data and the documented rules.
+
+#[derive(Debug, Clone, Default)]
+struct Ent {
+    alive: bool,
+    frozen: bool,
+    p: Option<i64>,
+    v: Option<i64>,
+    /// The reference stored on it (an index into `Model::refs`).
+    link: Option<usize>,
+    /// When its `P` was added and last written (model stamps, from 1).
+    p_added: u64,
+    p_changed: u64,
+}
+
+/// A reference: to which entity of which world.
+#[derive(Debug, Clone, Copy)]
+struct Ref {
+    target: usize,
+    foreign: bool,
+}
+
+#[derive(Debug, Default)]
+struct Model {
+    ents: Vec<Ent>,
+    /// The other world's entities: `(alive, frozen, p)`.
+    other: Vec<(bool, Option<i64>)>,
+    refs: Vec<Ref>,
+    /// The registered systems with their serials, in registration order.
+    systems: Vec<(Sys, usize)>,
+    /// Each observer's cursor: the stamp of its last run (0: never ran).
+    cursors: std::collections::HashMap<usize, u64>,
+    /// The last stamp handed out: every write and every system run takes a
+    /// fresh one, as the documentation's change ticks do.
+    stamp: u64,
+    observed: Vec<(usize, Vec<usize>)>,
+    /// Sent by writers in the last iteration: read in the next.
+    sent_by_nodes: Vec<i64>,
+    /// Sent by the sender since the last boundary: drained at the next,
+    /// read in the iteration after it.
+    sent_by_sender: Vec<i64>,
+    /// Drained from the sender at the last boundary: read in the next.
+    drained: Vec<i64>,
+    read: Vec<Vec<i64>>,
+    scripts: ModelScripts,
+    /// The last save: the scripts and the clock.
+    save: Option<(ModelScripts, Duration)>,
+    /// Simulation time (`SimClock::now`), saturating.
+    now: Duration,
+    /// Every intent collected, in order.
+    intents: Vec<(usize, (u8, u8))>,
+}
+
+/// The live scripts, in start order: `(model id, state, due)`; `due` is
+/// `None` for the next gather (new, or waiting a tick).
+#[derive(Debug, Clone, Default)]
+struct ModelScripts(Vec<(usize, Ticker, Option<Duration>)>);
+
+impl ModelScripts {
+    /// One gather at `now`: every due script steps, in start order.
+    fn gather(&mut self, now: Duration, intents: &mut Vec<(usize, (u8, u8))>) {
+        self.0.retain_mut(|(id, ticker, due)| {
+            if due.is_some_and(|at| at > now) {
+                return true;
+            }
+            intents.push((*id, (ticker.tag, ticker.left)));
+            if ticker.left == 0 {
+                return false;
+            }
+            ticker.left -= 1;
+            *due = (ticker.wait_ms > 0)
+                .then(|| now.saturating_add(Duration::from_millis(u64::from(ticker.wait_ms))));
+            true
+        });
+    }
+}
+
+impl Model {
+    fn fresh(&mut self) -> u64 {
+        self.stamp += 1;
+        self.stamp
+    }
+
+    fn pick(&self, at: u8) -> Option<usize> {
+        (!self.ents.is_empty()).then(|| at as usize % self.ents.len())
+    }
+
+    /// The value a reference reads in the main world.
+    fn read_ref(&self, r: Ref) -> Option<i64> {
+        if r.foreign {
+            return None;
+        }
+        let target = &self.ents[r.target];
+        target.alive.then_some(target.p).flatten()
+    }
+
+    /// Runs one iteration: the systems in registration order (serial
+    /// equivalence), then the boundary. Returns how many commands were
+    /// refused.
+    fn run(&mut self) -> usize {
+        // The reader, registered first, reads before every writer.
+        let mut read: Vec<i64> = std::mem::take(&mut self.sent_by_nodes);
+        read.append(&mut self.drained);
+        read.sort_unstable();
+        self.read.push(read);
+        // The gather and collect systems, registered second and third, run
+        // before the user's (none of which touches the scripts).
+        let now = self.now;
+        self.scripts.gather(now, &mut self.intents);
+        let mut spawns: Vec<i64> = Vec::new();
+        let mut despawns: Vec<usize> = Vec::new();
+        for (system, serial) in self.systems.clone() {
+            let tick = self.fresh();
+            match system {
+                Sys::Bump(k) => {
+                    for e in self.ents.iter_mut().filter(|e| e.alive) {
+                        if let Some(p) = &mut e.p {
+                            *p = p.wrapping_add(i64::from(k));
+                            e.p_changed = tick;
+                        }
+                    }
+                }
+                Sys::Observer { added } => {
+                    let last = self.cursors.get(&serial).copied().unwrap_or(0);
+                    let seen: Vec<usize> = (0..self.ents.len())
+                        .filter(|&i| {
+                            let e = &self.ents[i];
+                            let at = if added { e.p_added } else { e.p_changed };
+                            e.alive && e.p.is_some() && at > last
+                        })
+                        .collect();
+                    self.observed.push((serial, seen));
+                    self.cursors.insert(serial, tick);
+                }
+                Sys::Copy => {
+                    for e in self.ents.iter_mut().filter(|e| e.alive) {
+                        if let (Some(v), Some(p)) = (&mut e.v, e.p) {
+                            *v = p;
+                        }
+                    }
+                }
+                Sys::Spawner(m) => {
+                    let m = i64::from(m);
+                    for e in self.ents.iter().filter(|e| e.alive) {
+                        if let Some(p) = e.p.filter(|p| p.rem_euclid(m) == 0) {
+                            spawns.push(p);
+                        }
+                    }
+                }
+                Sys::Despawner(m) => {
+                    let m = i64::from(m);
+                    for (i, e) in self.ents.iter().enumerate().filter(|(_, e)| e.alive) {
+                        if e.p.is_some_and(|p| p.rem_euclid(m) == 1) {
+                            despawns.push(i);
+                        }
+                    }
+                }
+                Sys::Publisher => {
+                    for e in self.ents.iter().filter(|e| e.alive) {
+                        self.sent_by_nodes.extend(e.p);
+                    }
+                }
+                Sys::Follower => {
+                    for i in 0..self.ents.len() {
+                        let e = &self.ents[i];
+                        if let (true, Some(_), Some(link)) = (e.alive, e.v, e.link) {
+                            let seen = self.read_ref(self.refs[link]).unwrap_or(-1);
+                            self.ents[i].v = Some(seen);
+                        }
+                    }
+                }
+            }
+        }
+        // The boundary: commands in plan order. Spawns and despawns of one
+        // iteration touch different entities (the spawned are new), so
+        // only the despawns' own order matters: a second despawn of one
+        // entity is refused.
+        self.drained = std::mem::take(&mut self.sent_by_sender);
+        let mut refused = 0;
+        for target in despawns {
+            if self.ents[target].alive {
+                self.ents[target].alive = false;
+            } else {
+                refused += 1;
+            }
+        }
+        for v in spawns {
+            self.ents.push(Ent {
+                alive: true,
+                v: Some(v),
+                ..Ent::default()
+            });
+        }
+        refused
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The real side.
+
+struct Real {
+    world: World,
+    other: World,
+    /// Model entity index -> the world's handle.
+    ents: Vec<Entity>,
+    other_ents: Vec<Entity>,
+    refs: Vec<ComponentRef<P>>,
+    /// The registered systems, in the model's order.
+    systems: Vec<NodeIndex>,
+    sender: MessageSender<M>,
+    /// Model script id -> the store's id.
+    script_ids: Vec<ScriptId>,
+    save: Option<(ScriptSnapshot<Director>, ClockSnapshot)>,
+    pool: ThreadPool,
+}
+
+impl Real {
+    fn new(pool: &ThreadPool) -> Self {
+        let mut world = World::with_pool(pool.clone());
+        let mut other = World::with_pool(pool.clone());
+        other.add_system(
+            NodeBuilder::new("other bump").system(|mut q: Query<'_, &mut P>| {
+                q.par_for_each(|p| p.0 = p.0.wrapping_add(1));
+            }),
+        );
+        world.insert(ReadLog::default());
+        world.insert(ChangeLog::default());
+        world.add_system(NodeBuilder::new("reader").system(
+            |mut messages: Subscribe<'_, M>, log: &mut ReadLog| {
+                let mut read: Vec<i64> = messages.unread().map(|m| m.0).collect();
+                read.sort_unstable();
+                log.0.push(read);
+            },
+        ));
+        world.insert(SimClock::new());
+        world.insert(Scripts::<Director>::new());
+        world.insert(ScriptLog::default());
+        world.add_system(NodeBuilder::new("gather").system(
+            |scripts: &mut Scripts<Director>, clock: &SimClock| scripts.gather(clock, &()),
+        ));
+        world.add_system(NodeBuilder::new("collect").system(
+            |scripts: &mut Scripts<Director>, log: &mut ScriptLog| {
+                log.0.extend(scripts.drain_intents());
+            },
+        ));
+        let sender = world.sender::<M>();
+        Self {
+            world,
+            other,
+            ents: Vec::new(),
+            other_ents: Vec::new(),
+            refs: Vec::new(),
+            systems: Vec::new(),
+            sender,
+            script_ids: Vec::new(),
+            save: None,
+            pool: pool.clone(),
+        }
+    }
+
+    fn add_system(&mut self, system: Sys, serial: usize) -> NodeIndex {
+        let node = NodeBuilder::new(format!("{system:?}#{serial}"));
+        let spec = match system {
+            Sys::Bump(k) => node.system(move |mut q: Query<'_, &mut P>| {
+                q.par_for_each(|p| p.0 = p.0.wrapping_add(i64::from(k)));
+            }),
+            Sys::Copy => node.system(|mut q: Query<'_, (&mut V, &P)>| {
+                q.for_each(|(v, p)| v.0 = p.0);
+            }),
+            Sys::Spawner(m) => node.system(move |mut q: Query<'_, &P>, commands: Commands<'_>| {
+                let m = i64::from(m);
+                q.par_for_each_sliced(1, |p| {
+                    if p.0.rem_euclid(m) == 0 {
+                        commands.spawn((V(p.0),));
+                    }
+                });
+            }),
+            Sys::Despawner(m) => node.system(
+                move |mut q: Query<'_, (Entity, &P)>, commands: Commands<'_>| {
+                    let m = i64::from(m);
+                    q.par_for_each_sliced(1, |(e, p)| {
+                        if p.0.rem_euclid(m) == 1 {
+                            commands.despawn(e);
+                        }
+                    });
+                },
+            ),
+            Sys::Publisher => node.system(|mut q: Query<'_, &P>, out: Publish<'_, M>| {
+                q.par_for_each_sliced(2, |p| out.send(M(p.0)));
+            }),
+            Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
+                q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
+            }),
+            Sys::Observer { added: false } => node.system(
+                move |q: Query<'_, Entity, sluice::Changed<P>>, log: &mut ChangeLog| {
+                    let mut seen: Vec<Entity> = q.iter().collect();
+                    seen.sort_unstable();
+                    log.0.push((serial, seen));
+                },
+            ),
+            Sys::Observer { added: true } => node.system(
+                move |q: Query<'_, Entity, sluice::Added<P>>, log: &mut ChangeLog| {
+                    let mut seen: Vec<Entity> = q.iter().collect();
+                    seen.sort_unstable();
+                    log.0.push((serial, seen));
+                },
+            ),
+        };
+        self.world.add_system(spec)
+    }
+
+    /// Entities of the world the model does not know yet (spawned by
+    /// commands), matched to the model's new ones by content: they hold
+    /// only a `V`, so equal values are interchangeable.
+    fn adopt_spawned(&mut self, model: &Model) {
+        let known: std::collections::HashSet<Entity> = self.ents.iter().copied().collect();
+        let mut fresh: Vec<(i64, Entity)> = self
+            .world
+            .query::<(Entity, &V)>()
+            .iter()
+            .filter(|(e, _)| !known.contains(e))
+            .map(|(e, v)| (v.0, e))
+            .collect();
+        fresh.sort_unstable_by_key(|&(v, _)| v);
+        let mut expected: Vec<(i64, usize)> = model.ents[self.ents.len()..]
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                (
+                    e.v.expect("a spawned entity holds a V"),
+                    self.ents.len() + i,
+                )
+            })
+            .collect();
+        expected.sort_by_key(|&(v, _)| v);
+        assert_eq!(
+            fresh.iter().map(|f| f.0).collect::<Vec<_>>(),
+            expected.iter().map(|e| e.0).collect::<Vec<_>>(),
+            "the entities spawned by commands"
+        );
+        let mut handles = vec![None; expected.len()];
+        for ((_, entity), (_, index)) in fresh.into_iter().zip(expected) {
+            handles[index - self.ents.len()] = Some(entity);
+        }
+        self.ents
+            .extend(handles.into_iter().map(|h| h.expect("matched")));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Applying one operation to both, and comparing.
+
+fn check(condition: bool, what: impl FnOnce() -> String) -> Result<(), TestCaseError> {
+    if condition {
+        Ok(())
+    } else {
+        Err(TestCaseError::fail(what()))
+    }
+}
+
+/// Compares every entity's observable state, and the references.
+fn compare_all(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
+    let world = &real.world;
+    for (i, (e, handle)) in model.ents.iter().zip(&real.ents).enumerate() {
+        let view = world.entity(*handle);
+        check(view.is_some() == e.alive, || {
+            format!("entity #{i}: alive {} in the model", e.alive)
+        })?;
+        let Some(view) = view else { continue };
+        let p = view.get::<P>().map(|p| p.0);
+        let v = view.get::<V>().map(|v| v.0);
+        check((p, v) == (e.p, e.v), || {
+            format!(
+                "entity #{i}: (p, v) {:?} in the world, {:?} in the model",
+                (p, v),
+                (e.p, e.v)
+            )
+        })?;
+        check(view.is_frozen() == e.frozen, || {
+            format!("entity #{i}: frozen")
+        })?;
+    }
+    let alive = model.ents.iter().filter(|e| e.alive).count();
+    let counted = real.world.query::<Entity>().iter().count();
+    check(counted == alive, || {
+        format!("{counted} entities in the world, {alive} in the model")
+    })?;
+    // A query made between iterations has seen nothing: every row with a
+    // `P` is added and changed for it, however many ticks have passed.
+    let with_p = model
+        .ents
+        .iter()
+        .filter(|e| e.alive && e.p.is_some())
+        .count();
+    let changed = real
+        .world
+        .query_filtered::<Entity, sluice::Changed<P>>()
+        .iter()
+        .count();
+    let added = real
+        .world
+        .query_filtered::<Entity, sluice::Added<P>>()
+        .iter()
+        .count();
+    check((changed, added) == (with_p, with_p), || {
+        format!("a fresh query sees {changed} changed and {added} added of {with_p} rows with P")
+    })?;
+    // `Target` between iterations: every linked entity reads its target.
+    let index: std::collections::HashMap<Entity, usize> =
+        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    for (entity, target) in real.world.query::<(Entity, Target<P>)>().iter() {
+        let i = index[&entity];
+        let link = model.ents[i]
+            .link
+            .expect("only linked entities match Target");
+        let expected = model.read_ref(model.refs[link]);
+        check(target.map(|p| p.0) == expected, || {
+            format!(
+                "Target<P> of #{i} reads {:?}, the model {expected:?}",
+                target.map(|p| p.0)
+            )
+        })?;
+    }
+    let linked = model
+        .ents
+        .iter()
+        .filter(|e| e.alive && e.link.is_some())
+        .count();
+    let matched = real.world.query::<Target<P>>().iter().count();
+    check(linked == matched, || {
+        format!("{matched} rows match Target<P>, {linked} are linked")
+    })?;
+    for (i, (r, handle)) in model.refs.iter().zip(&real.refs).enumerate() {
+        let got = handle.get(&real.world).map(|p| p.0);
+        check(got == model.read_ref(*r), || {
+            format!(
+                "reference #{i} ({r:?}) reads {got:?}, the model {:?}",
+                model.read_ref(*r)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn apply(
+    op: &Op,
+    real: &mut Real,
+    model: &mut Model,
+    serial: &mut usize,
+) -> Result<(), TestCaseError> {
+    match *op {
+        Op::Spawn { p, v } => {
+            let (p, v) = (p.map(i64::from), v.map(i64::from));
+            let entity = match (p, v) {
+                (Some(p), Some(v)) => real.world.spawn((P(p), V(v))),
+                (Some(p), None) => real.world.spawn((P(p),)),
+                (None, Some(v)) => real.world.spawn((V(v),)),
+                (None, None) => real.world.spawn(()),
+            };
+            real.ents.push(entity);
+            let stamp = model.fresh();
+            model.ents.push(Ent {
+                alive: true,
+                p,
+                v,
+                p_added: stamp,
+                p_changed: stamp,
+                ..Ent::default()
+            });
+        }
+        Op::SpawnBatch { n, p } => {
+            let p = i64::from(p);
+            let spawned = real
+                .world
+                .spawn_batch((0..n).map(|i| (P(p + i64::from(i)),)));
+            check(spawned.len() == n as usize, || "spawn_batch's count".into())?;
+            real.ents.extend(spawned);
+            for i in 0..n {
+                let stamp = model.fresh();
+                model.ents.push(Ent {
+                    alive: true,
+                    p: Some(p + i64::from(i)),
+                    p_added: stamp,
+                    p_changed: stamp,
+                    ..Ent::default()
+                });
+            }
+        }
+        Op::Despawn(at) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let result = real.world.despawn(real.ents[i]);
+            check(result.is_ok() == model.ents[i].alive, || {
+                format!("despawn #{i}: {result:?}")
+            })?;
+            model.ents[i].alive = false;
+        }
+        Op::InsertV(at, v) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let v = i64::from(v);
+            let result = real
+                .world
+                .entity_mut(real.ents[i])
+                .map(|mut e| e.insert((V(v),)).map(drop));
+            let e = &mut model.ents[i];
+            let expected = match (e.alive, e.frozen) {
+                (false, _) => "gone",
+                (true, true) => "frozen",
+                (true, false) => "ok",
+            };
+            let got = match &result {
+                None => "gone",
+                Some(Err(sluice::EntityError::Frozen { .. })) => "frozen",
+                Some(Ok(())) => "ok",
+                Some(Err(other)) => return Err(TestCaseError::fail(format!("insert: {other}"))),
+            };
+            check(got == expected, || {
+                format!("insert V on #{i}: {got}, model {expected}")
+            })?;
+            if expected == "ok" {
+                e.v = Some(v);
+            }
+        }
+        Op::RemoveV(at) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let result = real
+                .world
+                .entity_mut(real.ents[i])
+                .map(|mut e| e.remove::<(V,)>().map(|(v,)| v.0));
+            let e = &mut model.ents[i];
+            let expected = match (e.alive, e.frozen, e.v) {
+                (false, _, _) => None,
+                (true, true, _) => Some(Err("frozen")),
+                (true, false, None) => Some(Err("missing")),
+                (true, false, Some(v)) => Some(Ok(v)),
+            };
+            let got = result.map(|r| {
+                r.map_err(|error| match error {
+                    sluice::EntityError::Frozen { .. } => "frozen",
+                    sluice::EntityError::MissingComponent { .. } => "missing",
+                    _ => "other",
+                })
+            });
+            check(got == expected, || {
+                format!("remove V on #{i}: {got:?}, model {expected:?}")
+            })?;
+            if let Some(Ok(_)) = expected {
+                e.v = None;
+            }
+        }
+        Op::Freeze(at) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let result = real.world.freeze(real.ents[i]);
+            check(result.is_ok() == model.ents[i].alive, || {
+                format!("freeze #{i}")
+            })?;
+            if model.ents[i].alive {
+                model.ents[i].frozen = true;
+            }
+        }
+        Op::SetP(at, p) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let p = i64::from(p);
+            let changed = real
+                .world
+                .entity_mut(real.ents[i])
+                .and_then(|mut e| e.get_mut::<P>().map(|slot| slot.0 = p))
+                .is_some();
+            let stamp = model.fresh();
+            let e = &mut model.ents[i];
+            check(changed == (e.alive && e.p.is_some()), || {
+                format!("get_mut P on #{i}")
+            })?;
+            if changed {
+                e.p = Some(p);
+                e.p_changed = stamp;
+            }
+        }
+        Op::MakeRef(at) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let result = ComponentRef::<P>::new(&real.world, real.ents[i]);
+            let e = &model.ents[i];
+            let expected = e.alive && e.frozen && e.p.is_some();
+            check(result.is_ok() == expected, || {
+                format!("ComponentRef::new on #{i}: {result:?}, model {expected}")
+            })?;
+            if let Ok(r) = result {
+                real.refs.push(r);
+                model.refs.push(Ref {
+                    target: i,
+                    foreign: false,
+                });
+            }
+        }
+        Op::MakeForeignRef(at) => {
+            if model.other.is_empty() {
+                return Ok(());
+            }
+            let i = at as usize % model.other.len();
+            let result = ComponentRef::<P>::new(&real.other, real.other_ents[i]);
+            let (frozen, p) = model.other[i];
+            check(result.is_ok() == (frozen && p.is_some()), || {
+                format!("ComponentRef::new on the other world's #{i}: {result:?}")
+            })?;
+            if let Ok(r) = result {
+                // Read in its own world first: it works there.
+                check(r.get(&real.other).map(|p| p.0) == p, || {
+                    "a reference in its own world".into()
+                })?;
+                real.refs.push(r);
+                model.refs.push(Ref {
+                    target: i,
+                    foreign: true,
+                });
+            }
+        }
+        Op::ReadRef(at) => {
+            if model.refs.is_empty() {
+                return Ok(());
+            }
+            let r = at as usize % model.refs.len();
+            let got = real.refs[r].get(&real.world).map(|p| p.0);
+            let expected = model.read_ref(model.refs[r]);
+            check(got == expected, || {
+                format!(
+                    "reference #{r} ({:?}) reads {got:?}, model {expected:?}",
+                    model.refs[r]
+                )
+            })?;
+        }
+        Op::Link(at, r) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            if model.refs.is_empty() {
+                return Ok(());
+            }
+            let r = r as usize % model.refs.len();
+            let result = real
+                .world
+                .entity_mut(real.ents[i])
+                .map(|mut e| e.insert((real.refs[r],)).is_ok());
+            let e = &mut model.ents[i];
+            let expected = e.alive.then_some(!e.frozen);
+            check(result == expected, || {
+                format!("link #{i} to reference #{r}: {result:?}")
+            })?;
+            if expected == Some(true) {
+                e.link = Some(r);
+            }
+        }
+        Op::SpawnOther { p } => {
+            let p = p.map(i64::from);
+            let entity = match p {
+                Some(p) => real.other.spawn((P(p),)),
+                None => real
+                    .other
+                    .spawn((Name(String::from("not a position at all")),)),
+            };
+            real.other_ents.push(entity);
+            model.other.push((false, p));
+        }
+        Op::FreezeOther(at) => {
+            if model.other.is_empty() {
+                return Ok(());
+            }
+            let i = at as usize % model.other.len();
+            real.other
+                .freeze(real.other_ents[i])
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            model.other[i].0 = true;
+        }
+        Op::ForeignEntity(at) => {
+            if model.other.is_empty() {
+                return Ok(());
+            }
+            // Another world's entity in this world's accessors: it may name
+            // an entity of this world (ids are per world) or nothing, but
+            // what it reads is always a real `P` of this world.
+            let foreign = real.other_ents[at as usize % model.other.len()];
+            let values: Vec<i64> = model
+                .ents
+                .iter()
+                .filter(|e| e.alive)
+                .filter_map(|e| e.p)
+                .collect();
+            if let Some(p) = real
+                .world
+                .entity(foreign)
+                .and_then(|e| e.get::<P>().map(|p| p.0))
+            {
+                check(values.contains(&p), || {
+                    format!("a foreign entity read {p}, no entity holds it")
+                })?;
+            }
+            if let Some(p) = real.world.query::<&P>().get(foreign).map(|p| p.0) {
+                check(values.contains(&p), || {
+                    format!("a foreign entity's query read {p}")
+                })?;
+            }
+        }
+        Op::AddSystem(system) => {
+            *serial += 1;
+            let node = real.add_system(system, *serial);
+            real.systems.push(node);
+            model.systems.push((system, *serial));
+        }
+        Op::RemoveSystem(at) => {
+            if model.systems.is_empty() {
+                return Ok(());
+            }
+            let i = at as usize % model.systems.len();
+            let node = real.systems.remove(i);
+            let (_, serial) = model.systems.remove(i);
+            model.cursors.remove(&serial);
+            real.world
+                .remove_node(node)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        }
+        Op::Executor(kind) => {
+            real.world.set_executor(match kind % 3 {
+                0 => ExecutorKind::Serial,
+                1 => ExecutorKind::Parallel,
+                _ => ExecutorKind::Adaptive,
+            });
+        }
+        Op::Send(m) => {
+            let m = i64::from(m);
+            real.sender
+                .send(M(m))
+                .map_err(|_| TestCaseError::fail("the sender's queue is full"))?;
+            model.sent_by_sender.push(m);
+        }
+        Op::Run => {
+            let result = real.world.run_iteration();
+            run_and_compare(result, real, model)?;
+        }
+        Op::DespawnPanicking(p) => {
+            let p = i64::from(p);
+            let entity = real.world.spawn((P(p), Fragile));
+            let stamp = model.fresh();
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                real.world.despawn(entity)
+            }));
+            let message = outcome
+                .as_ref()
+                .err()
+                .and_then(|payload| payload.downcast_ref::<String>().cloned());
+            check(message.as_deref() == Some(FRAGILE), || {
+                format!("the Drop's panic reaches the caller: {message:?}")
+            })?;
+            real.ents.push(entity);
+            model.ents.push(Ent {
+                alive: false,
+                p: Some(p),
+                p_added: stamp,
+                p_changed: stamp,
+                ..Ent::default()
+            });
+            compare_all(real, model)?;
+        }
+        Op::RunOther => {
+            real.other
+                .run_iteration()
+                .map_err(|e| TestCaseError::fail(format!("the other world: {e}")))?;
+            for (_, p) in &mut model.other {
+                if let Some(p) = p {
+                    *p = p.wrapping_add(1);
+                }
+            }
+            for (i, (&(_, p), entity)) in model.other.iter().zip(&real.other_ents).enumerate() {
+                let got = real
+                    .other
+                    .entity(*entity)
+                    .and_then(|e| e.get::<P>().map(|p| p.0));
+                check(got == p, || {
+                    format!("the other world's #{i}: {got:?}, the model {p:?}")
+                })?;
+            }
+        }
+        Op::InjectPanic { in_slice } => {
+            let node = real.world.add_system(
+                NodeBuilder::new("injected")
+                    .phase(sluice::Phase::PostUpdate)
+                    .system(
+                        move |mut q: Query<'_, &P>, commands: Commands<'_>, out: Publish<'_, M>| {
+                            q.par_for_each_sliced(1, |p| {
+                                commands.spawn((V(p.0),));
+                                out.send(M(p.0));
+                                if in_slice && p.0.rem_euclid(2) == 0 {
+                                    std::panic::panic_any(INJECTED);
+                                }
+                            });
+                            std::panic::panic_any(INJECTED);
+                        },
+                    ),
+            );
+            let result = real.world.run_iteration();
+            let refused = model.run();
+            match &result {
+                Err(IterationError::NodePanicked(panic)) => {
+                    check(panic.nodes() == ["injected"], || {
+                        format!("the failure names {:?}", panic.nodes())
+                    })?;
+                    check(panic.boundary_failures().len() == refused, || {
+                        format!(
+                            "{} refused commands beside the panic, the model {refused}",
+                            panic.boundary_failures().len()
+                        )
+                    })?;
+                }
+                other => {
+                    return Err(TestCaseError::fail(format!(
+                        "an iteration with a panicking node returned {other:?}"
+                    )));
+                }
+            }
+            real.world
+                .remove_node(node)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            compare_iteration(real, model)?;
+        }
+        Op::SendAfterDrop(m) => {
+            let mut world = World::with_pool(real.pool.clone());
+            let sender = world.sender::<M>();
+            check(sender.send(M(0)).is_ok(), || {
+                "a live world's sender sends".into()
+            })?;
+            drop(world);
+            match sender.send(M(i64::from(m))) {
+                Err(error) if error.is_disconnected() => {
+                    check(error.into_inner() == M(i64::from(m)), || {
+                        "the message comes back".into()
+                    })?;
+                }
+                other => {
+                    return Err(TestCaseError::fail(format!(
+                        "a send after the world dropped returned {other:?}"
+                    )));
+                }
+            }
+        }
+        Op::StartScript { left, wait_ms } => {
+            let tag = model.scripts.0.len() as u8;
+            let ticker = Ticker { tag, left, wait_ms };
+            let id = real
+                .world
+                .get_mut::<Scripts<Director>>()
+                .expect("the store")
+                .start_step("ticker", ticker);
+            check(!real.script_ids.contains(&id), || {
+                format!("{id:?} was handed out before: an id never names another script")
+            })?;
+            model.scripts.0.push((real.script_ids.len(), ticker, None));
+            real.script_ids.push(id);
+        }
+        Op::CancelScript(at) => {
+            if real.script_ids.is_empty() {
+                return Ok(());
+            }
+            let i = at as usize % real.script_ids.len();
+            let cancelled = real
+                .world
+                .get_mut::<Scripts<Director>>()
+                .expect("the store")
+                .cancel(real.script_ids[i]);
+            let live = model.scripts.0.iter().position(|(id, _, _)| *id == i);
+            check(cancelled == live.is_some(), || {
+                format!(
+                    "cancel of script #{i}: {cancelled}, the model {}",
+                    live.is_some()
+                )
+            })?;
+            if let Some(at) = live {
+                model.scripts.0.remove(at);
+            }
+        }
+        Op::Save => {
+            let scripts = real
+                .world
+                .get_mut::<Scripts<Director>>()
+                .expect("the store")
+                .snapshot()
+                .map_err(|e| TestCaseError::fail(format!("step scripts save: {e}")))?;
+            real.save = Some((scripts, real.world.clock_snapshot()));
+            model.save = Some((model.scripts.clone(), model.now));
+        }
+        Op::Load => {
+            let (Some((scripts, clock)), Some((saved, now))) = (&real.save, &model.save) else {
+                return Ok(());
+            };
+            real.world
+                .get_mut::<Scripts<Director>>()
+                .expect("the store")
+                .restore(scripts);
+            real.world.restore_clock(clock);
+            model.scripts = saved.clone();
+            model.now = *now;
+        }
+        Op::Update(ms) => {
+            let delta = if ms == u32::MAX {
+                Duration::MAX
+            } else {
+                Duration::from_millis(u64::from(ms))
+            };
+            model.now = model.now.saturating_add(delta);
+            let result = real.world.update(delta);
+            // An update is an iteration with the clocks moved first.
+            run_and_compare(result, real, model)?;
+            let now = real.world.get::<SimClock>().expect("the clock").now();
+            check(now == model.now, || {
+                format!("SimClock reads {now:?}, the model {:?}", model.now)
+            })?;
+            let frame = real.world.get::<FrameTime>().expect("the frame clock");
+            check(frame.delta <= delta, || {
+                format!("FrameTime's delta {:?} beyond {delta:?}", frame.delta)
+            })?;
+        }
+        Op::AdvanceTicks(times) => {
+            real.world
+                .entities_mut()
+                .advance_ticks(sluice::TICK_CHECK_INTERVAL * u32::from(times));
+            apply(&Op::Run, real, model, serial)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the model's iteration beside the world's (which returned
+/// `result`) and compares what the iteration changed.
+fn run_and_compare(
+    result: Result<(), IterationError>,
+    real: &mut Real,
+    model: &mut Model,
+) -> Result<(), TestCaseError> {
+    let refused = model.run();
+    match (&result, refused) {
+        (Ok(()), 0) => {}
+        (Err(IterationError::Boundary(failures)), n) if n > 0 => {
+            check(failures.len() == n, || {
+                format!("{} refused commands, the model {n}", failures.len())
+            })?;
+            check(
+                failures.iter().all(|f| f.refused_because().is_some()),
+                || "every boundary failure is a refused despawn".into(),
+            )?;
+        }
+        (result, n) => {
+            return Err(TestCaseError::fail(format!(
+                "the iteration returned {result:?}; the model refused {n} commands"
+            )));
+        }
+    }
+    compare_iteration(real, model)
+}
+
+/// Compares what an iteration changed (run on both sides already).
+fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
+    real.adopt_spawned(model);
+    let log = real.world.get::<ReadLog>().expect("the log");
+    check(log.0 == model.read, || {
+        format!("the reader read {:?}, the model {:?}", log.0, model.read)
+    })?;
+    let ids = &real.script_ids;
+    let collected: Vec<(usize, (u8, u8))> = real
+        .world
+        .get::<ScriptLog>()
+        .expect("the script log")
+        .0
+        .iter()
+        .map(|(id, intent)| {
+            (
+                ids.iter()
+                    .position(|known| known == id)
+                    .unwrap_or(usize::MAX),
+                *intent,
+            )
+        })
+        .collect();
+    check(collected == model.intents, || {
+        format!(
+            "the scripts emitted {collected:?}, the model {:?}",
+            model.intents
+        )
+    })?;
+    compare_observed(real, model)?;
+    compare_all(real, model)
+}
+
+/// What the observers saw, this iteration, against the model.
+fn compare_observed(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
+    let index: std::collections::HashMap<Entity, usize> =
+        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    let log = real.world.get::<ChangeLog>().expect("the change log");
+    let seen: Vec<(usize, Vec<usize>)> = log
+        .0
+        .iter()
+        .map(|(serial, entities)| {
+            let mut ids: Vec<usize> = entities.iter().map(|e| index[e]).collect();
+            ids.sort_unstable();
+            (*serial, ids)
+        })
+        .collect();
+    check(seen == model.observed, || {
+        format!("the observers saw {seen:?}, the model {:?}", model.observed)
+    })
+}
+
+/// Keeps the planned panics (`Fragile`'s) out of the test's output.
+fn quiet_planned_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info.payload().downcast_ref::<String>().map(String::as_str);
+            let planned = info.payload().downcast_ref::<&str>().copied();
+            if message != Some(FRAGILE) && planned != Some(INJECTED) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn run_case(pool: &ThreadPool, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut real = Real::new(pool);
+    let mut model = Model::default();
+    let mut serial = 0;
+    for op in ops {
+        apply(op, &mut real, &mut model, &mut serial)?;
+    }
+    // A last iteration and a full comparison, whatever the sequence ended on.
+    apply(&Op::Run, &mut real, &mut model, &mut serial)?;
+    compare_all(&mut real, &model)
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn the_public_api_matches_its_model() {
+    let seed = env_u64("API_MODEL_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    let cases = env_u64("API_MODEL_CASES").unwrap_or(if cfg!(miri) { 3 } else { 2_500 }) as u32;
+    let length = if cfg!(miri) { 12 } else { 60 };
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: if cfg!(miri) { 0 } else { 2_000 },
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let pool = ThreadPool::new(2).expect("a pool");
+    quiet_planned_panics();
+    let result = runner.run(&proptest::collection::vec(op(), 1..length), |ops| {
+        run_case(&pool, &ops)
+    });
+    if let Err(error) = result {
+        panic!(
+            "the public API disagrees with its model (seed {seed}; replay with \
+             API_MODEL_SEED={seed}):\n{error}"
+        );
+    }
+}
