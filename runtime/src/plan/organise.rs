@@ -63,16 +63,14 @@ impl Selection {
     /// The selection a node belongs to.
     pub fn of(node: &NodeDescriptor) -> Selection {
         let placement = node.placement();
-        let cadence = match placement.schedule {
+        let schedule = placement.schedule.canonical();
+        let cadence = match schedule {
             Schedule::Update => placement.cadence,
             // Only the update schedule steps a fixed cadence; elsewhere a
             // node's cadence does not split the plan.
             _ => Cadence::Variable,
         };
-        Selection {
-            schedule: placement.schedule.clone(),
-            cadence,
-        }
+        Selection { schedule, cadence }
     }
 
     pub(crate) fn contains(&self, node: &NodeDescriptor) -> bool {
@@ -84,7 +82,7 @@ impl Selection {
 
     /// `Update`, `Update (fixed)`, `Startup`...
     pub fn describe(&self) -> String {
-        match (&self.schedule, self.cadence) {
+        match (self.schedule.canonical(), self.cadence) {
             (Schedule::Update, Cadence::Fixed) => "the fixed cadence".to_owned(),
             (Schedule::Update, Cadence::Variable) => "the variable cadence".to_owned(),
             (schedule, _) => format!("the schedule `{}`", schedule.name()),

@@ -737,22 +737,31 @@ impl World {
     }
 
     /// Runs the named schedule `name` once (its plan to completion, then a
-    /// boundary), sharing the world's services and pool.
+    /// boundary), sharing the world's services and pool. `"Startup"` is
+    /// [`Schedule::Startup`]: it runs again (or, before the first update, in
+    /// place of the run the first update would give it).
     ///
     /// # Errors
     /// [`IterationError::UnknownSchedule`] when no node is in a schedule of
-    /// that name; otherwise as for [`run_iteration`](World::run_iteration).
+    /// that name; [`IterationError::UpdateSchedule`] for `"Update"`;
+    /// otherwise as for [`run_iteration`](World::run_iteration).
     pub fn run_schedule(&mut self, name: &str) -> Result<(), IterationError> {
         if self.running_whole {
             return Err(IterationError::Reentrant);
         }
+        let schedule = Schedule::named(name.to_owned());
+        if schedule == Schedule::Update {
+            return Err(IterationError::UpdateSchedule);
+        }
         self.ensure_plan()?;
         let plans = self.plans.as_ref().expect("planned above");
-        let schedule = Schedule::named(name.to_owned());
         let index = plans
             .iter()
             .position(|(selection, _)| selection.schedule == schedule)
             .ok_or_else(|| IterationError::UnknownSchedule(name.to_owned()))?;
+        if schedule == Schedule::Startup {
+            self.started = true;
+        }
         self.run_plan(index)
     }
 }
