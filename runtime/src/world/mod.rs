@@ -542,8 +542,10 @@ impl World {
     /// (also after a failed iteration), indexed by [`NodeIndex`]: one entry
     /// per registered node when the plan was built (also after an iteration
     /// that swapped in a new plan, or a replan between iterations). A node
-    /// that has not run yet, or runs in another plan, reads as
-    /// [`SystemTiming::default`] (`ran == false`). Empty before the first plan.
+    /// that has not run yet, runs in another plan, or has left the plan
+    /// (removed, disabled, moved) reads as [`SystemTiming::default`]
+    /// (`ran == false`), whatever it measured before. Empty before the
+    /// first plan.
     pub fn timings(&self) -> &[SystemTiming] {
         self.timings.first().map_or(&[], Vec::as_slice)
     }
