@@ -509,7 +509,8 @@ impl World {
     }
 
     /// Spawns a prioritized task, drained to completion inside the next
-    /// iteration.
+    /// iteration, within the run's
+    /// [prioritized budget](World::set_prioritized_budget).
     pub fn spawn_prioritized_task<F>(&self, future: F) -> Task<F::Output>
     where
         F: std::future::Future + Send + 'static,
@@ -521,6 +522,20 @@ impl World {
     /// How long regular loose tasks may run per iteration; the rest carry over.
     pub fn set_regular_window(&self, window: Duration) {
         self.loose.set_regular_window(window);
+    }
+
+    /// How many polls of prioritized tasks one run of a plan may make
+    /// ([`LooseTasks::set_prioritized_budget`](crate::exec::LooseTasks::set_prioritized_budget),
+    /// [`DEFAULT_PRIORITIZED_BUDGET`](crate::exec::DEFAULT_PRIORITIZED_BUDGET)
+    /// until set); past it, the rest carry over to the next iteration.
+    pub fn set_prioritized_budget(&self, polls: u64) {
+        self.loose.set_prioritized_budget(polls);
+    }
+
+    /// How many runs so far spent their whole prioritized budget with
+    /// prioritized tasks left over (each also logged through `tracing`).
+    pub fn prioritized_overruns(&self) -> u64 {
+        self.loose.prioritized_overruns()
     }
 
     /// Turns per-node timing on or off (clearing previous measurements).
