@@ -2,4 +2,5 @@
 //! text format (`plan_cli`): the library behind the `sluice` CLI.
 
 pub mod check;
+pub mod input;
 pub mod plan_cli;

@@ -17,7 +17,10 @@ commands:
         the stage view, Graphviz (--dot) or the group hierarchy (--tree);
         `sluice plan --help` tells more
   check [--format human|json] PATH...
-        check the sluice nodes in every .rs file under PATH (SA codes)";
+        check the sluice nodes in every .rs file under PATH (SA codes)
+
+Both read at most 64 MiB of a file (`check`: 1 GiB of a tree) and refuse
+a larger one by name.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,9 +29,11 @@ fn main() -> ExitCode {
         None => ("", &[][..]),
     };
     let status = match command {
-        "plan" => {
-            sluice_analyzers::plan_cli::run(rest, &mut std::io::stdout(), &mut std::io::stderr())
-        }
+        "plan" => sluice_analyzers::plan_cli::run(
+            rest,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr(),
+        ),
         "check" => sluice_analyzers::check::cli::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");

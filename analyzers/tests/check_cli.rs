@@ -449,3 +449,30 @@ fn sa0012_names_the_queried_component_and_the_system() {
         (Some(2), Some(24))
     );
 }
+
+/// A source file past the per-file bound (here a sparse file of 64 MiB and
+/// one byte, as a link to `/dev/zero` would be endless) is refused by name
+/// before it is read whole; the rest of the tree is still checked.
+#[test]
+fn a_file_past_the_size_bound_is_named_and_the_others_are_checked() {
+    let dir = scratch("huge");
+    std::fs::write(dir.join("nodes.rs"), CHECKED).unwrap();
+    let huge = dir.join("huge.rs");
+    let file = std::fs::File::create(&huge).unwrap();
+    file.set_len(sluice_analyzers::input::MAX_INPUT_BYTES + 1)
+        .unwrap();
+    let out = sluice(&["check", dir.to_str().unwrap()]);
+    let (text, errors) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}{errors}");
+    assert_eq!(
+        errors,
+        format!(
+            "sluice check: cannot read {}: it holds more than 64 MiB, the most sluice reads \
+             of one file (an endless device or pipe never ends); split it or pass a smaller \
+             file\n",
+            huge.display()
+        )
+    );
+    assert!(text.contains("error[SA0003]"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

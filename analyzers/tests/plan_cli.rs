@@ -995,3 +995,67 @@ fn svg_is_a_view_of_its_own() {
     let help = planned(&["plan", "--help"]);
     assert!(help.contains("sluice plan --svg"), "{help}");
 }
+
+// ---- Input the format does not expect -------------------------------------
+
+/// A file past 64 MiB (a sparse file here; `/dev/zero` or a pipe that never
+/// ends alike) is refused by name, without reading it whole.
+#[test]
+fn a_file_past_the_size_bound_is_refused_by_name() {
+    let path = file("huge.plan", "");
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    assert_eq!(
+        errors(&["plan", &path]),
+        [format!(
+            "error: cannot read {path}: it holds more than 64 MiB, the most sluice reads of \
+             one file (an endless device or pipe never ends); split it or pass a smaller file"
+        )]
+    );
+    let _ = std::fs::remove_file(&path);
+    let help = sluice(&["plan", "--help"]).stdout;
+    assert!(help.contains("64 MiB"), "{help}");
+}
+
+/// A file that is not UTF-8 is refused at its first invalid byte.
+#[test]
+fn a_file_that_is_not_utf8_names_the_first_bad_byte() {
+    let dir = std::env::temp_dir().join(format!("sluice-plan-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("latin1.plan");
+    std::fs::write(&path, b"SYSTEM a - - -\nSYSTEM \xe9t\xff - - -\n").unwrap();
+    let path = path.to_str().unwrap().to_owned();
+    assert_eq!(
+        errors(&["plan", &path]),
+        [format!(
+            "error: cannot read {path}: it is not UTF-8 text: byte 0xE9 at line 2, column 8 is \
+             not valid UTF-8"
+        )]
+    );
+}
+
+/// Binary words and megabyte lines are quoted escaped and cut short, one
+/// line each: an error message never carries the garbage whole.
+#[test]
+fn garbage_is_quoted_escaped_and_cut_short() {
+    let long = "x".repeat(1 << 20);
+    let text = format!("\u{1}\u{7f}BIN - - -\nSYSTEM a - - - {long}=1\nSYSTEM {long},y - - -\n");
+    let path = file("garbage.plan", &text);
+    let lines = errors(&["plan", &path]);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "error[SA0100]: {path}:1: expected a `SYSTEM`, `GROUP`, `STAGE` or `SET` line, \
+             found `\\u{{1}}\\u{{7f}}BIN`"
+        )
+    );
+    for line in &lines[1..] {
+        assert!(line.len() < 400, "{} bytes", line.len());
+        assert!(line.contains(&format!("`{}...", "x".repeat(48))), "{line}");
+    }
+}

@@ -344,7 +344,7 @@ fn schedule_value(value: &Expr) -> Result<Given<Schedule>, Diagnostic> {
         Some(lit) if builtin(&lit.value()).is_some() => Err(invalid(
             lit.span(),
             format!(
-                "`schedule = \"{0}\"` would be a schedule of your own named `{0}`, not the built-in one",
+                "`schedule = \"{0}\"` names the built-in schedule `{0}` as a string; built-in schedules are written as paths",
                 lit.value()
             ),
             format!(
@@ -706,7 +706,7 @@ mod tests {
         assert_eq!(
             messages(quote!(schedule = "Startup")),
             [
-                "`schedule = \"Startup\"` would be a schedule of your own named `Startup`, not the built-in one"
+                "`schedule = \"Startup\"` names the built-in schedule `Startup` as a string; built-in schedules are written as paths"
             ]
         );
         assert_eq!(messages(quote!(group = "")), ["`group` is empty"]);

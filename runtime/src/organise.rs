@@ -97,8 +97,20 @@ impl Cadence {
 
 /// Which schedule of its world a node belongs to. Each schedule is planned
 /// by the same rule and shares the world's services and pool.
+///
+/// A schedule is its name: the built-in names are the built-in schedules,
+/// so `Schedule::named("Startup")` (and `Schedule::Named("Startup".into())`)
+/// is [`Schedule::Startup`], and [`World::run_schedule`](crate::World::run_schedule)`("Startup")`
+/// reaches the nodes `in_schedule(Schedule::Startup)`.
+///
+/// ```
+/// use sluice::Schedule;
+/// assert_eq!(Schedule::named("Startup"), Schedule::Startup);
+/// assert_eq!(Schedule::Named("Update".into()), Schedule::Update);
+/// assert_ne!(Schedule::named("Save"), Schedule::Startup);
+/// ```
 #[non_exhaustive]
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Default)]
 pub enum Schedule {
     /// Run by every [`World::update`](crate::World::update) and
     /// [`World::run_iteration`](crate::World::run_iteration) (the default).
@@ -111,9 +123,36 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    /// A named schedule (`Schedule::named("Save")`).
+    /// The schedule called `name`: a schedule of the game's own
+    /// (`Schedule::named("Save")`), or the built-in one of that name
+    /// (`Update`, `Startup`).
     pub fn named(name: impl Into<Label>) -> Self {
-        Schedule::Named(name.into())
+        let name = name.into();
+        match &*name {
+            "Update" => Schedule::Update,
+            "Startup" => Schedule::Startup,
+            _ => Schedule::Named(name),
+        }
+    }
+
+    /// The schedule as its built-in variant when it is one (a `Named`
+    /// schedule spelled `Update` or `Startup` is that schedule).
+    pub(crate) fn canonical(&self) -> Schedule {
+        match self.identity() {
+            (0, _) => Schedule::Update,
+            (1, _) => Schedule::Startup,
+            _ => self.clone(),
+        }
+    }
+
+    /// What identifies the schedule: built-in first, then by name (a
+    /// `Named` schedule spelled like a built-in one is that one).
+    fn identity(&self) -> (u8, &str) {
+        match self.name() {
+            "Update" => (0, ""),
+            "Startup" => (1, ""),
+            name => (2, name),
+        }
     }
 
     /// The schedule's name: `Update`, `Startup`, or its own.
@@ -123,6 +162,32 @@ impl Schedule {
             Schedule::Startup => "Startup",
             Schedule::Named(name) => name,
         }
+    }
+}
+
+impl PartialEq for Schedule {
+    fn eq(&self, other: &Self) -> bool {
+        self.identity() == other.identity()
+    }
+}
+
+impl Eq for Schedule {}
+
+impl PartialOrd for Schedule {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Schedule {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.identity().cmp(&other.identity())
+    }
+}
+
+impl std::hash::Hash for Schedule {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.identity().hash(state);
     }
 }
 

@@ -192,3 +192,69 @@ fn fixed_time_is_there_before_the_first_update() {
         (Duration::from_millis(10), 0, 0)
     );
 }
+
+/// A built-in schedule's name reaches the built-in schedule, however it is
+/// spelled: `run_schedule("Startup")` runs the nodes `in_schedule(
+/// Schedule::Startup)`, and a node `in_schedule(Schedule::named("Startup"))`
+/// is one of them (once, before the first update, like the rest).
+#[test]
+fn startup_by_name_is_the_built_in_startup_schedule() {
+    #[derive(Default)]
+    struct Log(Vec<&'static str>);
+    let mut world = World::new();
+    world.insert(Log::default());
+    world.add_system(NodeBuilder::new("frame").system(|log: &mut Log| log.0.push("frame")));
+    world.add_system(
+        NodeBuilder::new("boot")
+            .in_schedule(Schedule::Startup)
+            .system(|log: &mut Log| log.0.push("boot")),
+    );
+    world.add_system(
+        NodeBuilder::new("boot_by_name")
+            .in_schedule(Schedule::named("Startup"))
+            .system(|log: &mut Log| log.0.push("boot_by_name")),
+    );
+    world.run_schedule("Startup").unwrap();
+    // Startup ran by name: the first update does not run it again.
+    world.update(Duration::from_millis(16)).unwrap();
+    world.run_schedule("Startup").unwrap();
+    assert_eq!(
+        world.get::<Log>().unwrap().0,
+        ["boot", "boot_by_name", "frame", "boot", "boot_by_name"]
+    );
+    let plans = world.plans().unwrap();
+    let startups = plans
+        .iter()
+        .filter(|(selection, _)| selection.schedule == Schedule::Startup)
+        .count();
+    assert_eq!(
+        startups, 1,
+        "one Startup plan, not a built-in and a named one"
+    );
+}
+
+/// `run_schedule("Update")` is refused with advice that works, and a
+/// `Startup` nobody is in advises the built-in schedule.
+#[test]
+fn built_in_schedule_names_get_advice_that_works() {
+    let mut world = World::new();
+    world.add_system(NodeBuilder::new("frame").system(|| {}));
+    let update = world.run_schedule("Update").unwrap_err();
+    assert!(matches!(update, IterationError::UpdateSchedule));
+    assert!(update.to_string().contains("World::update"), "{update}");
+    let startup = world.run_schedule("Startup").unwrap_err();
+    assert!(
+        matches!(&startup, IterationError::UnknownSchedule(name) if name == "Startup"),
+        "{startup:?}"
+    );
+    let advice = startup.to_string();
+    assert!(
+        advice.contains("in_schedule(Schedule::Startup)"),
+        "{advice}"
+    );
+    assert!(!advice.contains("named"), "{advice}");
+    let load = world.run_schedule("Lo\"ad").unwrap_err().to_string();
+    assert!(load.contains(r#"Schedule::named("Lo\"ad")"#), "{load}");
+    // Nothing ran for any of them.
+    world.run_iteration().unwrap();
+}

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use sluice::exec::SystemTiming;
 use sluice::{FrameTime, IterationError, Next, NodeBuilder, Out, World};
 
 #[derive(Debug, Default, PartialEq)]
@@ -338,4 +339,51 @@ fn timings_are_readable_after_every_iteration_including_replans() {
         world.timings().iter().all(|t| !t.ran),
         "turning timing off clears it"
     );
+}
+
+fn whole_world(_world: &mut World) {}
+
+/// `timings()` speaks only for the plan's own nodes: a node that left the
+/// plan (removed, disabled) reads as the default, not as its last run, and
+/// a whole-world system of the variable plan never reads as run in the
+/// fixed plan's timings.
+#[test]
+fn timings_of_a_node_outside_the_plan_read_as_the_default() {
+    let mut world = World::new();
+    world.enable_timing(true);
+    let removed = world.add_system(NodeBuilder::new("removed").system(|| {}));
+    let disabled = world.add_system(NodeBuilder::new("disabled").system(|| {}));
+    let stays = world.add_system(NodeBuilder::new("stays").system(|| {}));
+    let whole = world.add_system(whole_world);
+    world.run_iteration().unwrap();
+    for node in [removed, disabled, stays, whole] {
+        assert!(world.timings()[node.index()].ran, "{node:?} ran");
+    }
+    assert!(
+        !world.fixed_timings()[whole.index()].ran,
+        "the whole-world system is not in the fixed plan"
+    );
+
+    world.remove_node(removed).unwrap();
+    world.set_enabled(disabled, false);
+    // Replanned between iterations: the left nodes read as the default at
+    // once, before anything runs.
+    world.plan().unwrap();
+    assert_eq!(world.timings()[removed.index()], SystemTiming::default());
+    assert_eq!(world.timings()[disabled.index()], SystemTiming::default());
+    assert!(
+        world.timings()[stays.index()].ran,
+        "kept until it runs again"
+    );
+    world.run_iteration().unwrap();
+    assert_eq!(world.timings()[removed.index()], SystemTiming::default());
+    assert_eq!(world.timings()[disabled.index()], SystemTiming::default());
+    assert!(world.timings()[stays.index()].ran);
+
+    // Back in the plan: it reads as not run until it runs again.
+    world.set_enabled(disabled, true);
+    world.plan().unwrap();
+    assert_eq!(world.timings()[disabled.index()], SystemTiming::default());
+    world.run_iteration().unwrap();
+    assert!(world.timings()[disabled.index()].ran);
 }

@@ -1,6 +1,6 @@
-// `schedule = "Startup"` would be a named schedule that only
-// `run_schedule("Startup")` runs, not the built-in one: refused, with the
-// path to write instead.
+// `schedule = "Startup"` names the built-in schedule as a string (as
+// `Schedule::named("Startup")` does): refused, with the path to write
+// instead.
 use sluice::{World, system};
 
 struct Config(u32);

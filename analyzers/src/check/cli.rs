@@ -15,7 +15,10 @@ pub const USAGE: &str = "usage: sluice check [--format human|json] PATH...\n\
     \n\
     Checks every .rs file under each PATH (skipping target/) as one tree:\n\
     node signatures (SA0001-SA0007), unparsable files (SA0008), and the\n\
-    whole-tree rules (SA0009-SA0012). Exits 1 when an error is found.";
+    whole-tree rules (SA0009-SA0012). Exits 1 when an error is found.\n\
+    \n\
+    Reads at most 64 MiB of a file and 1 GiB of the tree; a file past\n\
+    either bound is named on standard error (exit status 2).";
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,20 +40,42 @@ use tree::{CheckedNode, tree_checks};
 /// touched are ever committed.
 pub const PARSE_STACK: usize = 256 << 20;
 
+/// The most bytes of source `sluice check` reads of one tree (all paths
+/// together): 1 GiB. Parsing holds every file's syntax tree at once, which
+/// takes several times the bytes.
+pub const MAX_TREE_BYTES: u64 = 1 << 30;
+
 /// Checks every `.rs` file under each of `paths` as one tree. A path that
 /// cannot be read is listed in the report's `unreadable`; the rest is
 /// checked.
+///
+/// Each file is read within [`crate::input::MAX_INPUT_BYTES`], and the tree
+/// within [`MAX_TREE_BYTES`] all together: a file past either bound is
+/// listed as unreadable, saying which.
 pub fn check_paths(paths: &[PathBuf]) -> Report {
     let paths = paths.to_vec();
     on_parse_stack(move || {
         let mut sources = Vec::new();
         let mut unreadable = Vec::new();
+        let mut total = 0u64;
         for root in &paths {
             let (files, problems) = source::rust_files(root);
             unreadable.extend(problems);
             for path in files {
-                match std::fs::read(&path) {
-                    Ok(bytes) => sources.push((path, bytes)),
+                if total > MAX_TREE_BYTES {
+                    let error = format!(
+                        "the files before it hold more than {} MiB, the most `sluice check` \
+                         reads of one tree; check a smaller tree",
+                        MAX_TREE_BYTES >> 20
+                    );
+                    unreadable.push(Unreadable { path, error });
+                    continue;
+                }
+                match crate::input::read_bounded(&path) {
+                    Ok(bytes) => {
+                        total += bytes.len() as u64;
+                        sources.push((path, bytes));
+                    }
                     Err(error) => unreadable.push(Unreadable {
                         path,
                         error: error.to_string(),

@@ -43,13 +43,15 @@ mod render;
 mod tree;
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use sluice::{
     AmbiguityLevel, Cadence, Diagnostic, DiagnosticKind, Graph, Group, NodeBuilder, Packing, Phase,
     PlanOptions, RankKind, SiblingOrder,
 };
 
+use crate::input::{InputError, MAX_INPUT_BYTES, read_bounded, read_bounded_from};
 use parse::{Declares, Parsed};
 use render::Lines;
 
@@ -82,6 +84,9 @@ options:
                     panel above the variable one's
   --packing P       `order` (default) or `first-fit` stage packing
   --warn-ambiguous  report SL0008 warnings on standard error
+
+FILE is read up to 64 MiB: a larger file (or a device or pipe that does not
+end) is refused, as is a file that is not UTF-8 text.
 
 exit status: 0 planned, 2 bad usage or bad input (then nothing on standard
 output, and every error on standard error as `error[CODE]: FILE:LINE: ...`)";
@@ -172,27 +177,34 @@ fn packing(value: &str) -> Result<Packing, String> {
 
 /// Runs `sluice plan` with `args` (after the subcommand); returns the exit
 /// status: 0 planned, 2 bad usage or bad input (nothing on `stdout` then).
+///
+/// FILE is read within [`MAX_INPUT_BYTES`] (a larger file, or a device or
+/// pipe that does not end, is refused by name). The output is written to
+/// `stdout` as it is made, through a buffer; a reader that goes away (a
+/// closed pipe) ends it quietly.
 pub fn run(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
-    run_reading(args, stdout, stderr, |file| std::fs::read(file))
+    run_reading(args, stdout, stderr, |file| read_bounded(Path::new(file)))
 }
 
 /// [`run`] with the FILE's contents given as `text` instead of read (the
 /// FILE named in `args` is used in messages only): what a test or a fuzzer
-/// drives.
+/// drives. The same bound applies to `text`.
 pub fn run_text(
     args: &[String],
     text: &[u8],
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> u8 {
-    run_reading(args, stdout, stderr, |_| Ok(text.to_vec()))
+    run_reading(args, stdout, stderr, |_| {
+        read_bounded_from(text, MAX_INPUT_BYTES)
+    })
 }
 
 fn run_reading(
     args: &[String],
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
-    read: impl FnOnce(&str) -> std::io::Result<Vec<u8>>,
+    read: impl FnOnce(&str) -> Result<Vec<u8>, InputError>,
 ) -> u8 {
     let options = match parse_args(args) {
         Ok(Options { help: true, .. }) => {
@@ -210,30 +222,84 @@ fn run_reading(
         }
     };
     let file = options.file.as_deref().unwrap_or_default();
-    let text = match read(file).and_then(|bytes| {
-        String::from_utf8(bytes)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-    }) {
-        Ok(text) => text,
+    let text = match read(file) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) => {
+                let _ = writeln!(stderr, "error: cannot read {file}: {}", not_utf8(&error));
+                return 2;
+            }
+        },
         Err(error) => {
             let _ = writeln!(stderr, "error: cannot read {file}: {error}");
             return 2;
         }
     };
-    match plan(file, &text, &options) {
-        Ok((output, warnings)) => {
-            for warning in warnings {
-                let _ = writeln!(stderr, "{warning}");
+    let mut out = Output {
+        inner: BufWriter::new(stdout),
+        error: None,
+    };
+    let Ok(written) = plan(file, &text, &options, stderr, &mut out) else {
+        return 2;
+    };
+    let flushed = written.and_then(|()| {
+        out.inner.flush().map_err(|error| {
+            out.error = Some(error);
+            std::fmt::Error
+        })
+    });
+    match flushed {
+        Ok(()) => 0,
+        Err(_) => match out.error.take() {
+            // The reader went away (`sluice plan big.plan | head`): nothing
+            // is wrong with the plan.
+            Some(error) if error.kind() == io::ErrorKind::BrokenPipe => 0,
+            Some(error) => {
+                let _ = writeln!(stderr, "error: cannot write the output: {error}");
+                2
             }
-            let _ = stdout.write_all(output.as_bytes());
-            0
-        }
-        Err(errors) => {
-            for error in errors {
-                let _ = writeln!(stderr, "{error}");
+            None => {
+                let _ = writeln!(stderr, "error: cannot write the output");
+                2
             }
-            2
-        }
+        },
+    }
+}
+
+/// Where a file that is not UTF-8 goes wrong: the first invalid byte, by
+/// line and column (in characters).
+fn not_utf8(error: &std::string::FromUtf8Error) -> String {
+    let bytes = error.as_bytes();
+    let at = error.utf8_error().valid_up_to();
+    let line_start = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = bytes[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+    // Everything before `at` is valid UTF-8.
+    let column = String::from_utf8_lossy(&bytes[line_start..at])
+        .chars()
+        .count()
+        + 1;
+    format!(
+        "it is not UTF-8 text: byte 0x{:02X} at line {line}, column {column} is not valid UTF-8",
+        bytes[at]
+    )
+}
+
+/// Standard output as the views write it: text through a buffer, keeping
+/// the first I/O error (a view sees only that writing failed).
+struct Output<'w> {
+    inner: BufWriter<&'w mut dyn Write>,
+    error: Option<io::Error>,
+}
+
+impl std::fmt::Write for Output<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.inner.write_all(text.as_bytes()).map_err(|error| {
+            self.error = Some(error);
+            std::fmt::Error
+        })
     }
 }
 
@@ -367,9 +433,17 @@ impl Built<'_> {
     }
 }
 
-/// Plans `text` (read from `file`): the output and the warnings, or every
-/// error (with the warnings), each rendered for standard error.
-fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String>), Vec<String>> {
+/// Plans `text` (read from `file`): writes the warnings and errors to
+/// `stderr` (each rendered as `error[CODE]: FILE:LINE: ...`), then, when
+/// there is no error, the view to `out` as it goes. `Err` when errors were
+/// reported (nothing was written to `out`); else what writing returned.
+fn plan(
+    file: &str,
+    text: &str,
+    options: &Options,
+    stderr: &mut dyn Write,
+    out: &mut dyn std::fmt::Write,
+) -> Result<std::fmt::Result, ()> {
     let parsed = parse::parse(text);
     let built = build(&parsed);
     let render = |diagnostic: &Diagnostic| render::render(file, &built.lines, diagnostic);
@@ -384,6 +458,11 @@ fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String
                 .map(|(line, message)| format!("error[SL0002]: {file}:{line}: {message}")),
         )
         .collect();
+    let mut report = |lines: &[String]| {
+        for line in lines {
+            let _ = writeln!(stderr, "{line}");
+        }
+    };
     let plans = match built.graph.build_all(&options.plan) {
         Ok(plans) => plans,
         Err(failure) => {
@@ -394,7 +473,8 @@ fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String
                     .filter(|d| !built.excused(d))
                     .map(render),
             );
-            return Err(errors);
+            report(&errors);
+            return Err(());
         }
     };
     let (fixed, variable) = (plans.fixed(), plans.variable());
@@ -402,61 +482,53 @@ fn plan(file: &str, text: &str, options: &Options) -> Result<(String, Vec<String
     let warnings: Vec<String> = variable.diagnostics().iter().map(render).collect();
     if !errors.is_empty() {
         errors.extend(warnings);
-        return Err(errors);
+        report(&errors);
+        return Err(());
     }
+    report(&warnings);
     let any_fixed = !fixed.is_empty();
-    let output = match options.view {
-        View::Dot => {
-            let mut out = String::new();
+    Ok(match options.view {
+        View::Dot => (|| {
             if any_fixed {
-                let dot = fixed.to_dot();
-                match dot.strip_prefix("digraph plan {") {
-                    Some(rest) => {
-                        out.push_str("digraph fixed {");
-                        out.push_str(rest);
-                    }
-                    None => out.push_str(&dot),
-                }
+                fixed.write_dot("fixed", out)?;
             }
-            out.push_str(&variable.to_dot());
-            out
-        }
+            variable.write_dot("plan", out)
+        })(),
         View::Svg => {
             let graph = built.graph.view();
-            if any_fixed {
+            let svg = if any_fixed {
                 sluice::plan::to_svg(
                     graph,
                     &[("fixed cadence", fixed), ("variable cadence", variable)],
                 )
             } else {
                 variable.to_svg(graph)
-            }
+            };
+            out.write_str(&svg)
         }
-        View::Tree => tree::render(&tree::Input {
-            fixed,
-            variable,
-            cadences: parsed.systems.iter().map(|s| s.cadence).collect(),
-        }),
-        View::Stages => {
-            let mut out = String::new();
+        View::Tree => tree::render(
+            &tree::Input {
+                fixed,
+                variable,
+                cadences: parsed.systems.iter().map(|s| s.cadence).collect(),
+            },
+            out,
+        ),
+        View::Stages => (|| {
             let cadences = [("fixed ", fixed), ("", variable)];
             for (prefix, plan) in cadences {
                 for (stage, members) in plan.stages().enumerate() {
-                    out.push_str(prefix);
-                    out.push_str("stage ");
-                    out.push_str(&stage.to_string());
-                    out.push(':');
+                    write!(out, "{prefix}stage {stage}:")?;
                     for &member in members {
-                        out.push(' ');
-                        out.push_str(plan.node_name(member));
+                        out.write_char(' ')?;
+                        out.write_str(plan.node_name(member))?;
                     }
-                    out.push('\n');
+                    out.write_char('\n')?;
                 }
             }
-            out
-        }
-    };
-    Ok((output, warnings))
+            Ok(())
+        })(),
+    })
 }
 
 /// Whether an ordering of the line `line` (the system or group `source`)

@@ -117,6 +117,31 @@ pub(super) fn parse(text: &str) -> Parsed<'_> {
     parsed
 }
 
+/// The most characters of a word of the file an error message quotes.
+const SHOWN_CHARS: usize = 48;
+
+/// A word of the file as an error message quotes it: control characters
+/// escaped (binary input prints as text), and cut after [`SHOWN_CHARS`]
+/// characters with `...` (a line may be megabytes long).
+pub(super) struct Shown<'t>(pub(super) &'t str);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write;
+        for (at, c) in self.0.chars().enumerate() {
+            if at == SHOWN_CHARS {
+                return f.write_str("...");
+            }
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The name a malformed line would have declared: its second word, when the
 /// first is a line kind and the second could be a name.
 fn declares<'t>(words: &[&'t str]) -> Option<Declares<'t>> {
@@ -153,7 +178,8 @@ fn parse_words<'t>(line: usize, words: &[&'t str]) -> Result<Declaration<'t>, St
         "STAGE" => rank(line, RankKind::Stage, columns, attributes).map(Declaration::Rank),
         "SET" => rank(line, RankKind::Set, columns, attributes).map(Declaration::Rank),
         other => Err(format!(
-            "expected a `SYSTEM`, `GROUP`, `STAGE` or `SET` line, found `{other}`"
+            "expected a `SYSTEM`, `GROUP`, `STAGE` or `SET` line, found `{}`",
+            Shown(other)
         )),
     }
 }
@@ -168,7 +194,8 @@ fn column_list<'t>(column: &str, word: &'t str, star: bool) -> Result<Vec<&'t st
     if items.iter().any(|item| item.is_empty() || *item == "-") {
         return Err(format!(
             "{SYSTEM_EXPECTED}: `{column}` is `-` or names separated by single commas, found \
-             `{word}`"
+             `{}`",
+            Shown(word)
         ));
     }
     if !star && items.contains(&"*") {
@@ -202,7 +229,10 @@ fn named<'t>(
     }
     let name = columns[0];
     if !is_name(name) {
-        return Err(format!("{expected}: a {what} name, found `{name}`"));
+        return Err(format!(
+            "{expected}: a {what} name, found `{}`",
+            Shown(name)
+        ));
     }
     Ok(name)
 }
@@ -295,7 +325,8 @@ fn rank<'t>(
     let expected = format!("expected `{keyword} <name> <order>`");
     if let Some(attribute) = attributes.first() {
         return Err(format!(
-            "{expected}: a {keyword} line takes no attributes, found `{attribute}`"
+            "{expected}: a {keyword} line takes no attributes, found `{}`",
+            Shown(attribute)
         ));
     }
     if columns.len() != 2 {
@@ -307,8 +338,9 @@ fn rank<'t>(
     let name = columns[0];
     if !is_name(name) {
         return Err(format!(
-            "{expected}: a {} name, found `{name}`",
-            kind.name()
+            "{expected}: a {} name, found `{}`",
+            kind.name(),
+            Shown(name)
         ));
     }
     let number = columns[1];
@@ -316,14 +348,16 @@ fn rank<'t>(
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "{expected}: an order number (an optionally signed decimal integer), found \
-             `{number}`"
+             `{}`",
+            Shown(number)
         ));
     }
     let order = number.parse::<i64>().map_err(|_| {
         format!(
-            "{expected}: an order number from {} to {}, found `{number}`",
+            "{expected}: an order number from {} to {}, found `{}`",
             i64::MIN,
-            i64::MAX
+            i64::MAX,
+            Shown(number)
         )
     })?;
     Ok(Rank {
@@ -358,7 +392,8 @@ impl<'t> Attributes<'t> {
         for &word in words {
             let Some((key, value)) = word.split_once('=') else {
                 return Err(attributes.expected(format!(
-                    "`{word}` follows the attributes but is no `<attr>=<value>`"
+                    "`{}` follows the attributes but is no `<attr>=<value>`",
+                    Shown(word)
                 )));
             };
             if !allowed.contains(&key) {
@@ -371,7 +406,7 @@ impl<'t> Attributes<'t> {
                     };
                     format!("`{key}=` is not an attribute of a {keyword} line{hint}")
                 } else {
-                    format!("unknown attribute `{key}=`")
+                    format!("unknown attribute `{}=`", Shown(key))
                 };
                 return Err(attributes.expected(problem));
             }
@@ -404,7 +439,7 @@ impl<'t> Attributes<'t> {
     fn name(&self, key: &str) -> Result<Option<&'t str>, String> {
         match self.get(key) {
             Some(value) if !is_name(value) => {
-                Err(self.expected(format!("`{key}=` takes one name, found `{value}`")))
+                Err(self.expected(format!("`{key}=` takes one name, found `{}`", Shown(value))))
             }
             value => Ok(value),
         }
@@ -420,7 +455,8 @@ impl<'t> Attributes<'t> {
                     Ok(items)
                 } else {
                     Err(self.expected(format!(
-                        "`{key}=` takes names separated by single commas, found `{value}`"
+                        "`{key}=` takes names separated by single commas, found `{}`",
+                        Shown(value)
                     )))
                 }
             }
@@ -442,7 +478,7 @@ impl<'t> Attributes<'t> {
                     }
                     _ => words.join(""),
                 };
-                Err(self.expected(format!("`{key}=` takes {words}, found `{value}`")))
+                Err(self.expected(format!("`{key}=` takes {words}, found `{}`", Shown(value))))
             }
         }
     }

@@ -27,9 +27,10 @@ enum Item {
     Node(NodeIndex),
 }
 
-/// The `--tree` text: one line per group and system, two spaces of indent
-/// per level; `name STAGE`, with ` (fixed)` after a fixed system.
-pub(super) fn render(input: &Input<'_>) -> String {
+/// Writes the `--tree` text into `out` as it goes: one line per group and
+/// system, two spaces of indent per level; `name STAGE`, with ` (fixed)`
+/// after a fixed system.
+pub(super) fn render(input: &Input<'_>, out: &mut dyn Write) -> std::fmt::Result {
     let Input {
         fixed,
         variable,
@@ -71,7 +72,6 @@ pub(super) fn render(input: &Input<'_>) -> String {
     for list in &mut children {
         list.sort_unstable_by_key(|&(position, declaration, _)| (position, declaration));
     }
-    let mut out = String::new();
     // Depth first, without recursion (nesting may be deep).
     let mut stack: Vec<(usize, Item)> = children[groups]
         .iter()
@@ -80,12 +80,12 @@ pub(super) fn render(input: &Input<'_>) -> String {
         .collect();
     while let Some((depth, item)) = stack.pop() {
         for _ in 0..depth {
-            out.push_str("  ");
+            out.write_str("  ")?;
         }
         match item {
             Item::Group(g) => {
-                out.push_str(hierarchy.group_name(g));
-                out.push('\n');
+                out.write_str(hierarchy.group_name(g))?;
+                out.write_char('\n')?;
                 stack.extend(
                     children[g.index()]
                         .iter()
@@ -98,14 +98,14 @@ pub(super) fn render(input: &Input<'_>) -> String {
                     Cadence::Fixed => (fixed, " (fixed)"),
                     Cadence::Variable => (variable, ""),
                 };
-                let _ = writeln!(
+                writeln!(
                     out,
                     "{} {}{suffix}",
                     plan.node_name(node),
                     plan.stage_of(node)
-                );
+                )?;
             }
         }
     }
-    out
+    Ok(())
 }

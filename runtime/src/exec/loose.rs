@@ -3,7 +3,11 @@
 //! - *Prioritized* tasks are drained to completion inside an iteration: a
 //!   run does not return while its prioritized queue holds a task (batch
 //!   slices are prioritized work too, though they travel as jobs in the
-//!   deques rather than through this queue).
+//!   deques rather than through this queue), up to a poll budget per run
+//!   ([`LooseTasks::set_prioritized_budget`]): past it, what is queued waits
+//!   for the next run, and the overrun is counted and logged, so that a task
+//!   that wakes itself and stays pending forever cannot keep a run from
+//!   returning.
 //! - *Regular* tasks (async continuations) get a time-boxed window each
 //!   iteration: the window opens when the first regular task of the run
 //!   starts, no regular task starts after it closes, and what is left waits
@@ -26,10 +30,19 @@ use crate::sync::{AtomicU64, Injector, Ordering, StdArc as Arc, StdWeak as Weak,
 /// The default regular window: 1 ms per iteration.
 pub const DEFAULT_REGULAR_WINDOW: Duration = Duration::from_millis(1);
 
+/// The default prioritized budget: 65,536 polls of prioritized tasks per
+/// run, far more than a frame's real prioritized work, and a few
+/// milliseconds of a task that does nothing but wake itself.
+pub const DEFAULT_PRIORITIZED_BUDGET: u64 = 1 << 16;
+
 /// The queues behind a [`LooseTasks`].
 pub(crate) struct LooseShared {
     epoch: Instant,
     window_nanos: AtomicU64,
+    /// How many prioritized polls one run may make.
+    prioritized_budget: AtomicU64,
+    /// How many runs stopped polling prioritized tasks at the budget.
+    overruns: AtomicU64,
     prioritized: Injector<Runnable>,
     regular: Injector<Runnable>,
 }
@@ -53,6 +66,23 @@ impl LooseShared {
 
     pub(crate) fn window_nanos(&self) -> u64 {
         self.window_nanos.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn prioritized_budget(&self) -> u64 {
+        self.prioritized_budget.load(Ordering::Relaxed)
+    }
+
+    /// A run spent its prioritized budget (`budget` polls) with prioritized
+    /// work still queued: counted, and logged.
+    pub(crate) fn record_overrun(&self, budget: u64) {
+        self.overruns.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            budget,
+            queued = self.prioritized.len(),
+            "prioritized loose tasks used this run's whole budget of {budget} polls; what is \
+             queued waits for the next run (a prioritized task that wakes itself and stays \
+             pending never finishes)"
+        );
     }
 
     /// Nanoseconds since these queues were made.
@@ -98,6 +128,8 @@ impl LooseTasks {
             shared: Arc::new(LooseShared {
                 epoch: Instant::now(),
                 window_nanos: AtomicU64::new(DEFAULT_REGULAR_WINDOW.as_nanos() as u64),
+                prioritized_budget: AtomicU64::new(DEFAULT_PRIORITIZED_BUDGET),
+                overruns: AtomicU64::new(0),
                 prioritized: Injector::new(),
                 regular: Injector::new(),
             }),
@@ -116,6 +148,30 @@ impl LooseTasks {
         Duration::from_nanos(self.shared.window_nanos())
     }
 
+    /// Sets how many times one run may poll prioritized tasks
+    /// ([`DEFAULT_PRIORITIZED_BUDGET`] until set; `0` polls none). Once a
+    /// run has spent it, the prioritized tasks still queued wait for the
+    /// next run, and the run counts as an
+    /// [overrun](Self::prioritized_overruns) (also logged through
+    /// `tracing`): a task that wakes itself and returns `Pending` forever
+    /// costs each run its budget instead of never letting it return.
+    pub fn set_prioritized_budget(&self, polls: u64) {
+        self.shared
+            .prioritized_budget
+            .store(polls, Ordering::Relaxed);
+    }
+
+    /// How many polls of prioritized tasks one run may make.
+    pub fn prioritized_budget(&self) -> u64 {
+        self.shared.prioritized_budget()
+    }
+
+    /// How many runs so far spent their whole prioritized budget with
+    /// prioritized work left over (which carried over to the next run).
+    pub fn prioritized_overruns(&self) -> u64 {
+        self.shared.overruns.load(Ordering::Relaxed)
+    }
+
     /// Spawns a regular task: an async continuation, polled in the regular
     /// window of the iterations it is woken in. Detach the returned [`Task`]
     /// to let it run unobserved (dropping it cancels the task).
@@ -128,7 +184,8 @@ impl LooseTasks {
     }
 
     /// Spawns a prioritized task: polled before the iteration ends, every
-    /// time it is woken.
+    /// time it is woken, within the run's
+    /// [budget](Self::set_prioritized_budget).
     pub fn spawn_prioritized<F>(&self, future: F) -> Task<F::Output>
     where
         F: Future + Send + 'static,
@@ -191,6 +248,8 @@ impl fmt::Debug for LooseTasks {
             .field("regular_window", &self.regular_window())
             .field("queued_regular", &self.queued_regular())
             .field("queued_prioritized", &self.queued_prioritized())
+            .field("prioritized_budget", &self.prioritized_budget())
+            .field("prioritized_overruns", &self.prioritized_overruns())
             .finish()
     }
 }

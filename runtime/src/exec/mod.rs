@@ -52,7 +52,7 @@ mod timing;
 pub use async_task::Task;
 pub use batch::{BatchBuffer, BatchNode, BatchProcessor, ClearBuffer};
 pub use graph::{CompiledGraph, GraphError};
-pub use loose::{DEFAULT_REGULAR_WINDOW, LooseTasks};
+pub use loose::{DEFAULT_PRIORITIZED_BUDGET, DEFAULT_REGULAR_WINDOW, LooseTasks};
 pub use pool::{PoolStats, ThreadPool, ThreadPoolBuilder};
 pub(crate) use run::panic_message;
 pub use run::{Completion, NodeContext, NodeFailure, NodeOutcome};

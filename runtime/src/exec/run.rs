@@ -203,6 +203,9 @@ pub(crate) struct RunSlot {
     /// End of the regular loose-task window, in nanoseconds since the loose
     /// queues' epoch; 0 until the first regular task of the run starts.
     deadline: AtomicU64,
+    /// Prioritized polls taken from the run's budget (it keeps counting
+    /// the refusals once the budget is spent).
+    prioritized_polls: AtomicU64,
     params: UnsafeCell<Option<RunParams>>,
 }
 
@@ -228,6 +231,7 @@ impl RunSlot {
             aborted: AtomicBool::new(false),
             failure: Mutex::new(None),
             deadline: AtomicU64::new(0),
+            prioritized_polls: AtomicU64::new(0),
             params: UnsafeCell::new(None),
         }
     }
@@ -249,6 +253,7 @@ impl RunSlot {
         });
         self.aborted.store(false, Ordering::Relaxed);
         self.deadline.store(0, Ordering::Relaxed);
+        self.prioritized_polls.store(0, Ordering::Relaxed);
         *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let generation = (self.state.load(Ordering::Relaxed) >> 32).wrapping_add(1) & ACTIVE_MASK;
         self.state.store(
@@ -637,7 +642,10 @@ impl RunSlot {
     }
 
     fn run_loose(&self, tasks: &LooseShared) -> bool {
-        if let Some(task) = tasks.pop_prioritized() {
+        if tasks.has_prioritized()
+            && self.take_prioritized_poll(tasks)
+            && let Some(task) = tasks.pop_prioritized()
+        {
             LooseShared::run_task(task);
             return true;
         }
@@ -652,7 +660,26 @@ impl RunSlot {
     }
 
     fn loose_pending(&self, tasks: &LooseShared) -> bool {
-        tasks.has_prioritized() || (tasks.has_regular() && self.window_open(tasks, false))
+        (tasks.has_prioritized() && self.prioritized_budget_left(tasks))
+            || (tasks.has_regular() && self.window_open(tasks, false))
+    }
+
+    /// Whether this run may still poll a prioritized task.
+    fn prioritized_budget_left(&self, tasks: &LooseShared) -> bool {
+        self.prioritized_polls.load(Ordering::Relaxed) < tasks.prioritized_budget()
+    }
+
+    /// Takes one poll from the run's prioritized budget; `false` once it is
+    /// spent (the first refusal of the run records the overrun). A poll
+    /// taken and then not made (another thread popped the task first) is
+    /// lost: the budget bounds the polls, it does not promise them.
+    fn take_prioritized_poll(&self, tasks: &LooseShared) -> bool {
+        let budget = tasks.prioritized_budget();
+        let taken = self.prioritized_polls.fetch_add(1, Ordering::Relaxed);
+        if taken == budget {
+            tasks.record_overrun(budget);
+        }
+        taken < budget
     }
 
     /// Whether the regular window of this run is still open; `start` opens it

@@ -19,6 +19,13 @@ const NONE: u32 = u32::MAX;
 /// for `m` nodes before it and `k` after it).
 const FOLD_SLACK: usize = 16;
 
+/// How many nodes a folded marker may stand for. A marker that stands for
+/// more is kept even when folding it would cost no more edges (one
+/// successor): every marker after it copies its list, so a chain of folded
+/// markers (the ends of groups nested 100,000 deep, each standing for its
+/// whole subtree) would copy quadratically many entries.
+const MAX_FOLDED: usize = 256;
+
 /// What each marker stands for: the nodes that reach it through explicit
 /// edges with only folded markers in between. A marker between few nodes is
 /// folded (`a -> marker -> b` becomes `a -> b`); one between many on both
@@ -28,7 +35,7 @@ pub(crate) struct MarkerPredecessors {
     /// Per marker (vertex `n + k`): where in `arena` its list is, the real
     /// nodes and kept barriers it stands for (just itself once kept), in no
     /// particular order.
-    spans: Vec<(u32, u32)>,
+    spans: Vec<(usize, usize)>,
     arena: Vec<u32>,
     /// The kept markers, in release order, with what each waits for.
     pub(crate) kept: Vec<(u32, Vec<u32>)>,
@@ -37,7 +44,7 @@ pub(crate) struct MarkerPredecessors {
 impl MarkerPredecessors {
     fn new(edges: &Explicit, released: &[u32]) -> Self {
         let n = edges.nodes;
-        let mut spans = vec![(0u32, 0u32); edges.vertices() - n];
+        let mut spans = vec![(0usize, 0usize); edges.vertices() - n];
         let mut arena = Vec::with_capacity(edges.vertices());
         let mut kept = Vec::new();
         let mut list = Vec::new();
@@ -63,21 +70,20 @@ impl MarkerPredecessors {
                     None => add(from),
                     Some(marker) => {
                         let (start, end) = spans[marker];
-                        arena[start as usize..end as usize]
-                            .iter()
-                            .for_each(|&v| add(v));
+                        arena[start..end].iter().for_each(|&v| add(v));
                     }
                 }
             }
             let folded = list.len().saturating_mul(out);
-            let start = arena.len() as u32;
-            if list.len() > 1 && out > 1 && folded > list.len() + out + FOLD_SLACK {
+            let start = arena.len();
+            let cheaper_kept = list.len() > 1 && out > 1 && folded > list.len() + out + FOLD_SLACK;
+            if cheaper_kept || list.len() > MAX_FOLDED {
                 kept.push((vertex, list.clone()));
                 arena.push(vertex);
             } else {
                 arena.extend_from_slice(&list);
             }
-            spans[vertex as usize - n] = (start, arena.len() as u32);
+            spans[vertex as usize - n] = (start, arena.len());
         }
         Self { spans, arena, kept }
     }
@@ -94,7 +100,7 @@ impl MarkerPredecessors {
             } else {
                 let marker = from - n;
                 let (start, end) = self.spans[marker as usize];
-                for &real in &self.arena[start as usize..end as usize] {
+                for &real in &self.arena[start..end] {
                     each(real, Reason::Marker(MarkerIndex(marker)));
                 }
             }
@@ -998,5 +1004,60 @@ mod tests {
         let mut sorted = edges;
         sort_incoming(&mut sorted, &mut Vec::new());
         assert_eq!(sorted, expected);
+    }
+
+    /// Counted, not timed: the end of each group of a deep chain has one
+    /// successor (its parent's end), so folding it costs no edge, but each
+    /// folded end copies the whole subtree below it (quadratic entries:
+    /// 100,000 levels overflowed the arena's `u32` offsets into a panic).
+    #[test]
+    fn a_folded_marker_stands_for_a_bounded_number_of_vertices() {
+        use crate::NodeBuilder;
+        use crate::organise::Group;
+        use crate::plan::Graph;
+
+        let depth = 2_000;
+        let mut graph = Graph::new();
+        for i in 0..depth {
+            let mut group = Group::new(format!("G{i}"));
+            if i > 0 {
+                group = group.in_group(format!("G{}", i - 1));
+            }
+            if i > 1 {
+                group = group.after(format!("s{}", i - 1));
+            }
+            graph.add_group(group);
+            graph.add_node(NodeBuilder::new(format!("s{i}")).in_group(format!("G{i}")));
+        }
+        let view = graph.view();
+        let mut diagnostics = Vec::new();
+        let resolved = Resolved::new(&view, &mut diagnostics);
+        let targets = Targets::new(&view, &resolved, &mut diagnostics);
+        let selection = Selection::UPDATE;
+        let edges = Explicit::collect(
+            &view,
+            &resolved,
+            &targets,
+            None,
+            &selection,
+            true,
+            &mut diagnostics,
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let sorted = order::sort(&view, &resolved, &edges).expect("acyclic");
+        let folded = MarkerPredecessors::new(&edges, &sorted.vertices);
+        // The chain is deeper than the bound, so a fold of it would show.
+        assert!(MAX_FOLDED < depth);
+        let longest = folded.spans.iter().map(|&(start, end)| end - start).max();
+        assert!(
+            longest <= Some(MAX_FOLDED),
+            "a marker stands for {longest:?}"
+        );
+        assert!(folded.arena.len() <= MAX_FOLDED * folded.spans.len());
+        // Kept or folded, the order is the same: each node after its
+        // parent group's node.
+        let plan = graph.build(&PlanOptions::default()).expect("plans");
+        let order: Vec<u32> = plan.order().map(|node| node.0).collect();
+        assert_eq!(order, (0..depth as u32).collect::<Vec<_>>());
     }
 }

@@ -63,16 +63,14 @@ impl Selection {
     /// The selection a node belongs to.
     pub fn of(node: &NodeDescriptor) -> Selection {
         let placement = node.placement();
-        let cadence = match placement.schedule {
+        let schedule = placement.schedule.canonical();
+        let cadence = match schedule {
             Schedule::Update => placement.cadence,
             // Only the update schedule steps a fixed cadence; elsewhere a
             // node's cadence does not split the plan.
             _ => Cadence::Variable,
         };
-        Selection {
-            schedule: placement.schedule.clone(),
-            cadence,
-        }
+        Selection { schedule, cadence }
     }
 
     pub(crate) fn contains(&self, node: &NodeDescriptor) -> bool {
@@ -84,7 +82,7 @@ impl Selection {
 
     /// `Update`, `Update (fixed)`, `Startup`...
     pub fn describe(&self) -> String {
-        match (&self.schedule, self.cadence) {
+        match (self.schedule.canonical(), self.cadence) {
             (Schedule::Update, Cadence::Fixed) => "the fixed cadence".to_owned(),
             (Schedule::Update, Cadence::Variable) => "the variable cadence".to_owned(),
             (schedule, _) => format!("the schedule `{}`", schedule.name()),
@@ -460,23 +458,8 @@ fn ordered_groups(
                 || !group.before_targets().is_empty()
         })
         .collect();
-    // An order on a parent reaches its children: walk each chain upwards
-    // (parents were cut on containment cycles, so every walk ends).
-    let reach = |ordered: &mut [bool]| {
-        for g in 0..groups.len() {
-            let mut at = g as u32;
-            let mut reached = false;
-            while at != NONE {
-                if ordered[at as usize] {
-                    reached = true;
-                    break;
-                }
-                at = parent[at as usize];
-            }
-            ordered[g] = reached;
-        }
-    };
-    reach(&mut ordered);
+    let mut settled = Vec::new();
+    inherit_order(&mut ordered, parent, &mut settled);
     // Orderings naming a group: only looked up (a hash of every `after` and
     // `before` name) when some group is not ordered already.
     if ordered.iter().all(|&o| o) {
@@ -487,8 +470,45 @@ fn ordered_groups(
             ordered[g as usize] = true;
         }
     }
-    reach(&mut ordered);
+    inherit_order(&mut ordered, parent, &mut settled);
     ordered
+}
+
+/// An order on a parent reaches its children: makes every group whose
+/// parent (at any height) is `ordered` ordered too. Returns how many steps
+/// up the parent links it took.
+///
+/// Each chain is walked upwards only as far as the first group already
+/// settled, so each group is stepped over once however deep the nesting
+/// (parents were cut on containment cycles, so every walk ends).
+/// `settled` is scratch space.
+fn inherit_order(ordered: &mut [bool], parent: &[u32], settled: &mut Vec<bool>) -> usize {
+    let mut steps = 0;
+    settled.clear();
+    settled.resize(ordered.len(), false);
+    let mut walk = Vec::new();
+    for g in 0..ordered.len() {
+        let mut at = g as u32;
+        let mut reached = false;
+        while at != NONE {
+            if settled[at as usize] || ordered[at as usize] {
+                reached = ordered[at as usize];
+                break;
+            }
+            walk.push(at);
+            steps += 1;
+            at = parent[at as usize];
+        }
+        for &on in &walk {
+            ordered[on as usize] = reached;
+            settled[on as usize] = true;
+        }
+        walk.clear();
+        if at != NONE {
+            settled[at as usize] = true;
+        }
+    }
+    steps
 }
 
 /// SL0001 for every group that contains itself through its parents; the
@@ -907,5 +927,53 @@ pub(crate) fn vertex_name_parts<R>(
                 None => name(&["(", what, "the top level)"]),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `parent` of a chain `depth` deep: group `i` inside group `i - 1`.
+    fn chain(depth: usize) -> Vec<u32> {
+        (0..depth as u32)
+            .map(|g| g.checked_sub(1).unwrap_or(NONE))
+            .collect()
+    }
+
+    /// Counted, not timed: a walk from every group to the top of a deep
+    /// chain is quadratic (100,000 levels: five billion steps).
+    #[test]
+    fn order_reaches_a_deep_chain_in_linear_steps() {
+        let depth = 100_000;
+        let parent = chain(depth);
+        let mut settled = Vec::new();
+        // Nothing ordered: nothing is reached.
+        let mut ordered = vec![false; depth];
+        let steps = inherit_order(&mut ordered, &parent, &mut settled);
+        assert!(ordered.iter().all(|&o| !o));
+        assert!(steps <= 2 * depth, "{steps} steps for {depth} groups");
+        // The top ordered: every group below it is.
+        let mut ordered = vec![false; depth];
+        ordered[0] = true;
+        let steps = inherit_order(&mut ordered, &parent, &mut settled);
+        assert!(ordered.iter().all(|&o| o));
+        assert!(steps <= 2 * depth, "{steps} steps for {depth} groups");
+        // A group halfway down ordered: it and what is below it, only.
+        let mut ordered = vec![false; depth];
+        ordered[depth / 2] = true;
+        let steps = inherit_order(&mut ordered, &parent, &mut settled);
+        assert!(ordered[..depth / 2].iter().all(|&o| !o));
+        assert!(ordered[depth / 2..].iter().all(|&o| o));
+        assert!(steps <= 2 * depth, "{steps} steps for {depth} groups");
+        // Declared deepest first (children before their parents).
+        let reversed: Vec<u32> = (0..depth as u32)
+            .map(|g| if g + 1 == depth as u32 { NONE } else { g + 1 })
+            .collect();
+        let mut ordered = vec![false; depth];
+        ordered[depth - 1] = true;
+        let steps = inherit_order(&mut ordered, &reversed, &mut settled);
+        assert!(ordered.iter().all(|&o| o));
+        assert!(steps <= 2 * depth, "{steps} steps for {depth} groups");
     }
 }

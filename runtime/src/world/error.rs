@@ -293,6 +293,11 @@ pub enum IterationError {
     /// [`World::run_schedule`](crate::World::run_schedule) named a schedule
     /// no node is in. Nothing ran.
     UnknownSchedule(String),
+    /// [`World::run_schedule`](crate::World::run_schedule) named `Update`,
+    /// the schedule [`World::update`](crate::World::update) (both cadences)
+    /// and [`World::run_iteration`](crate::World::run_iteration) (the
+    /// variable one) run; call one of those. Nothing ran.
+    UpdateSchedule,
     /// A whole-world system asked its world to run an iteration, an update
     /// or a schedule; it may change the world, not run it. Nothing ran.
     Reentrant,
@@ -325,10 +330,18 @@ impl fmt::Display for IterationError {
                 "a whole-world system asked its world to run; it may change the world \
                  (register, insert, remove), and the world runs what it registers next",
             ),
+            IterationError::UnknownSchedule(name) if name == "Startup" => f.write_str(
+                "no node is in the schedule `Startup`; register nodes with \
+                 `.in_schedule(Schedule::Startup)`",
+            ),
             IterationError::UnknownSchedule(name) => write!(
                 f,
                 "no node is in the schedule `{name}`; register nodes with \
-                 `.in_schedule(Schedule::named(\"{name}\"))`"
+                 `.in_schedule(Schedule::named({name:?}))`"
+            ),
+            IterationError::UpdateSchedule => f.write_str(
+                "`Update` is the schedule every update runs: call `World::update` (both \
+                 cadences) or `World::run_iteration` (the variable cadence), not `run_schedule`",
             ),
         }
     }

@@ -521,7 +521,8 @@ impl World {
     }
 
     /// Spawns a prioritized task, drained to completion inside the next
-    /// iteration.
+    /// iteration, within the run's
+    /// [prioritized budget](World::set_prioritized_budget).
     pub fn spawn_prioritized_task<F>(&self, future: F) -> Task<F::Output>
     where
         F: std::future::Future + Send + 'static,
@@ -533,6 +534,20 @@ impl World {
     /// How long regular loose tasks may run per iteration; the rest carry over.
     pub fn set_regular_window(&self, window: Duration) {
         self.loose.set_regular_window(window);
+    }
+
+    /// How many polls of prioritized tasks one run of a plan may make
+    /// ([`LooseTasks::set_prioritized_budget`](crate::exec::LooseTasks::set_prioritized_budget),
+    /// [`DEFAULT_PRIORITIZED_BUDGET`](crate::exec::DEFAULT_PRIORITIZED_BUDGET)
+    /// until set); past it, the rest carry over to the next iteration.
+    pub fn set_prioritized_budget(&self, polls: u64) {
+        self.loose.set_prioritized_budget(polls);
+    }
+
+    /// How many runs so far spent their whole prioritized budget with
+    /// prioritized tasks left over (each also logged through `tracing`).
+    pub fn prioritized_overruns(&self) -> u64 {
+        self.loose.prioritized_overruns()
     }
 
     /// Turns per-node timing on or off (clearing previous measurements).
@@ -554,8 +569,10 @@ impl World {
     /// (also after a failed iteration), indexed by [`NodeIndex`]: one entry
     /// per registered node when the plan was built (also after an iteration
     /// that swapped in a new plan, or a replan between iterations). A node
-    /// that has not run yet, or runs in another plan, reads as
-    /// [`SystemTiming::default`] (`ran == false`). Empty before the first plan.
+    /// that has not run yet, runs in another plan, or has left the plan
+    /// (removed, disabled, moved) reads as [`SystemTiming::default`]
+    /// (`ran == false`), whatever it measured before. Empty before the
+    /// first plan.
     pub fn timings(&self) -> &[SystemTiming] {
         self.timings.first().map_or(&[], Vec::as_slice)
     }
@@ -752,22 +769,31 @@ impl World {
     }
 
     /// Runs the named schedule `name` once (its plan to completion, then a
-    /// boundary), sharing the world's services and pool.
+    /// boundary), sharing the world's services and pool. `"Startup"` is
+    /// [`Schedule::Startup`]: it runs again (or, before the first update, in
+    /// place of the run the first update would give it).
     ///
     /// # Errors
     /// [`IterationError::UnknownSchedule`] when no node is in a schedule of
-    /// that name; otherwise as for [`run_iteration`](World::run_iteration).
+    /// that name; [`IterationError::UpdateSchedule`] for `"Update"`;
+    /// otherwise as for [`run_iteration`](World::run_iteration).
     pub fn run_schedule(&mut self, name: &str) -> Result<(), IterationError> {
         if self.running_whole {
             return Err(IterationError::Reentrant);
         }
+        let schedule = Schedule::named(name.to_owned());
+        if schedule == Schedule::Update {
+            return Err(IterationError::UpdateSchedule);
+        }
         self.ensure_plan()?;
         let plans = self.plans.as_ref().expect("planned above");
-        let schedule = Schedule::named(name.to_owned());
         let index = plans
             .iter()
             .position(|(selection, _)| selection.schedule == schedule)
             .ok_or_else(|| IterationError::UnknownSchedule(name.to_owned()))?;
+        if schedule == Schedule::Startup {
+            self.started = true;
+        }
         self.run_plan(index)
     }
 }

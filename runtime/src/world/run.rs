@@ -133,12 +133,7 @@ impl World {
                 ExecutionState::pool().give_back(state);
             }
         }
-        let registered = self.graph.nodes().len();
-        self.timings.resize_with(plans.iter().count(), Vec::new);
-        for timings in &mut self.timings {
-            // Registrations are only appended: a node keeps its index.
-            timings.resize(registered, SystemTiming::default());
-        }
+        self.timings = self.carried_timings(&plans);
         report_warnings(plans.variable());
         self.current.store(Some(Arc::clone(plans.variable())));
         self.plans = Some(plans);
@@ -149,6 +144,38 @@ impl World {
                 self.borrows = crate::world::checked::BorrowTracker::new(services);
             }
         }
+    }
+
+    /// Per plan of `plans`: one entry per registered node (registrations
+    /// are only appended, so a node keeps its index), holding the last
+    /// measurement of a node that stays in the plan of the same selection
+    /// and the default for every other (removed, disabled, or now in
+    /// another plan): only a plan's own nodes ever read as having run.
+    fn carried_timings(&mut self, plans: &Plans) -> Vec<Vec<SystemTiming>> {
+        let registered = self.graph.nodes().len();
+        let old = std::mem::take(&mut self.timings);
+        let old_plans = self.plans.as_deref();
+        plans
+            .iter()
+            .map(|(selection, plan)| {
+                let mut timings = vec![SystemTiming::default(); registered];
+                let before = old_plans
+                    .and_then(|old| old.iter().position(|(s, _)| s == selection))
+                    .and_then(|index| old.get(index));
+                if let Some(before) = before {
+                    // A slot of a node outside its plan is always the
+                    // default, so the old slot is that node's own.
+                    for node in plan.order() {
+                        if let (Some(slot), Some(&last)) =
+                            (timings.get_mut(node.index()), before.get(node.index()))
+                        {
+                            *slot = last;
+                        }
+                    }
+                }
+                timings
+            })
+            .collect()
     }
 
     /// Runs the `Startup` schedule if it has not run yet.
@@ -211,7 +238,7 @@ impl World {
                         .filter(|&node| node != u32::MAX);
                     self.failed_nodes.extend(failed);
                 }),
-                &Part::Whole(node) => self.run_whole_world(node).inspect_err(|_| {
+                &Part::Whole(node) => self.run_whole_world(index, node).inspect_err(|_| {
                     self.failed_nodes.push(node);
                 }),
             };
@@ -241,8 +268,9 @@ impl World {
         )))
     }
 
-    /// Runs the whole-world system `node` with the world to itself.
-    fn run_whole_world(&mut self, node: u32) -> Result<(), NodeFailure> {
+    /// Runs the whole-world system `node` of plan `index` with the world to
+    /// itself.
+    fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
         let WorldNode::Whole(slot) = &mut self.nodes[node as usize] else {
             return Ok(());
         };
@@ -262,10 +290,13 @@ impl World {
                 duration: started.elapsed(),
                 ran: true,
             };
-            for timings in &mut self.timings {
-                if let Some(slot) = timings.get_mut(node as usize) {
-                    *slot = timing;
-                }
+            // Its own plan's entry only: in every other plan it did not run.
+            if let Some(slot) = self
+                .timings
+                .get_mut(index)
+                .and_then(|timings| timings.get_mut(node as usize))
+            {
+                *slot = timing;
             }
         }
         result.map_err(|payload| NodeFailure::new(node as usize, payload))
