@@ -12,6 +12,8 @@ use crate::plan::{
     PlanErrors, PlanOptions, Plans, Reason, stages,
 };
 
+use foldhash::HashMap;
+
 const NONE: u32 = u32::MAX;
 
 /// How many edges a marker may cost when it is folded into direct edges
@@ -343,19 +345,33 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     let resolved = Resolved::new(graph, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
+    let mut seen: HashMap<Selection, ()> = HashMap::default();
+    seen.extend(selections.iter().map(|selection| (selection.clone(), ())));
     for node in graph.nodes() {
         let selection = Selection::of(node);
-        if !selections.contains(&selection) {
+        if !seen.contains_key(&selection) {
+            seen.insert(selection.clone(), ());
             selections.push(selection);
         }
     }
     let mut plans = Vec::with_capacity(selections.len());
+    // The diagnostics so far by message, to find one again without
+    // comparing it with every other (thousands of errors are thousands).
+    let mut by_message: HashMap<String, Vec<usize>> = HashMap::default();
+    for (at, diagnostic) in diagnostics.iter().enumerate() {
+        by_message
+            .entry(diagnostic.message.clone())
+            .or_default()
+            .push(at);
+    }
     for selection in selections {
         let (plan, found) = build_selection(graph, options, &resolved, &targets, &selection);
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
             // every selection: report it once.
-            if !diagnostics.contains(&diagnostic) {
+            let same = by_message.entry(diagnostic.message.clone()).or_default();
+            if !same.iter().any(|&at| diagnostics[at] == diagnostic) {
+                same.push(diagnostics.len());
                 diagnostics.push(diagnostic);
             }
         }
