@@ -264,6 +264,9 @@ impl Explicit {
                         (begin, end, group.after_targets(), group.before_targets())
                     }),
             );
+        // The keys and names of removed nodes, gathered the first time an
+        // ordering names nothing (not a scan of every node per such name).
+        let mut removed_names: Option<foldhash::HashSet<&str>> = None;
         for (begin, end, after, before) in orderings {
             let source_node = (begin as usize) < n;
             if source_node && !is_member(begin as usize) {
@@ -295,11 +298,15 @@ impl Explicit {
                         }
                     });
                     // An ordering naming a removed node went with it.
-                    let gone = || {
-                        (0..n).any(|v| {
-                            removed(v)
-                                && (nodes[v].key() == &**target || nodes[v].name() == &**target)
-                        })
+                    let mut gone = || {
+                        removed_names
+                            .get_or_insert_with(|| {
+                                (0..n)
+                                    .filter(|&v| removed(v))
+                                    .flat_map(|v| [nodes[v].key(), nodes[v].name()])
+                                    .collect()
+                            })
+                            .contains(&**target)
                     };
                     if !found && !gone() {
                         let source = if (begin as usize) < n + markers {
