@@ -59,6 +59,11 @@ use schedule::{ExecutionFactory, PlanFactory};
 pub(crate) const BUILTIN_NODES: usize = 2;
 
 /// The frame clock [`World::update`] advances before each iteration.
+///
+/// The service is a copy of the world's own clock, which the next update
+/// counts on from: writing it changes nothing. Save and restore the clock
+/// with [`World::clock_snapshot`] and [`World::restore_clock`]. Its sums
+/// saturate: an update of any length never panics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FrameTime {
     /// Time since the previous update.
