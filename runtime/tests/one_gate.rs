@@ -695,7 +695,10 @@ fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
             rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs")
+            // Unit tests in files of their own (`tests.rs`, `builder_tests.rs`).
+            && !path.file_stem().is_some_and(|stem| stem.to_string_lossy().ends_with("tests"))
+        {
             out.push(path);
         }
     }
