@@ -80,3 +80,19 @@ mod tests {
         assert_eq!(exact.len(), 16);
     }
 }
+
+/// Where byte `at` of `bytes` sits: the start of its line, its line (from 1)
+/// and its column in characters (from 1); for naming the first byte that is
+/// not UTF-8 (everything before `at` must be valid UTF-8).
+pub fn position_of(bytes: &[u8], at: usize) -> (usize, usize, usize) {
+    let line_start = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = bytes[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = String::from_utf8_lossy(&bytes[line_start..at])
+        .chars()
+        .count()
+        + 1;
+    (line_start, line, column)
+}

@@ -84,16 +84,7 @@ impl SourceFile {
 
 /// SA0008 at the byte `at` of `bytes`, the first that is not UTF-8.
 fn not_utf8(path: &Path, bytes: &[u8], at: usize) -> Finding {
-    let line_start = bytes[..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let line = bytes[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
-    // Everything before `at` is valid UTF-8.
-    let column = String::from_utf8_lossy(&bytes[line_start..at])
-        .chars()
-        .count()
-        + 1;
+    let (line_start, line, column) = crate::input::position_of(bytes, at);
     let line_end = bytes[at..]
         .iter()
         .position(|&b| b == b'\n')

@@ -271,16 +271,7 @@ fn run_reading(
 fn not_utf8(error: &std::string::FromUtf8Error) -> String {
     let bytes = error.as_bytes();
     let at = error.utf8_error().valid_up_to();
-    let line_start = bytes[..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let line = bytes[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
-    // Everything before `at` is valid UTF-8.
-    let column = String::from_utf8_lossy(&bytes[line_start..at])
-        .chars()
-        .count()
-        + 1;
+    let (_, line, column) = crate::input::position_of(bytes, at);
     format!(
         "it is not UTF-8 text: byte 0x{:02X} at line {line}, column {column} is not valid UTF-8",
         bytes[at]

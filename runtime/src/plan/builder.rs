@@ -488,6 +488,10 @@ fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
         .enumerate()
         .filter(|(_, n)| n.is_enabled());
     for (index, node) in active {
+        let mut refuse = |kind, message| {
+            let nodes = vec![node.name().to_owned()];
+            diagnostics.push(Diagnostic::new(Level::Error, kind, message, nodes));
+        };
         for twice in node.declared_twice() {
             let service = graph.table().name(twice.service);
             let message = format!(
@@ -502,12 +506,7 @@ fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 node: NodeIndex(index as u32),
                 twice: *twice,
             };
-            diagnostics.push(Diagnostic::new(
-                Level::Error,
-                kind,
-                message,
-                vec![node.name().to_owned()],
-            ));
+            refuse(kind, message);
         }
         for named in node.runtime_only() {
             let service = graph.table().name(named.service);
@@ -523,12 +522,7 @@ fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
                 node: NodeIndex(index as u32),
                 named: *named,
             };
-            diagnostics.push(Diagnostic::new(
-                Level::Error,
-                kind,
-                message,
-                vec![node.name().to_owned()],
-            ));
+            refuse(kind, message);
         }
     }
 }
