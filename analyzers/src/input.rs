@@ -66,21 +66,6 @@ pub fn read_bounded_from(reader: impl Read, limit: u64) -> Result<Vec<u8>, Input
     Ok(bytes)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_endless_reader_stops_just_past_the_bound() {
-        // `io::repeat` never ends, like /dev/zero.
-        let error = read_bounded_from(io::repeat(0), 1 << 20).unwrap_err();
-        assert!(matches!(error, InputError::TooLarge { limit } if limit == 1 << 20));
-        assert!(error.to_string().contains("more than 1 MiB"));
-        let exact = read_bounded_from(&[7u8; 16][..], 16).unwrap();
-        assert_eq!(exact.len(), 16);
-    }
-}
-
 /// Where byte `at` of `bytes` sits: the start of its line, its line (from 1)
 /// and its column in characters (from 1); for naming the first byte that is
 /// not UTF-8 (everything before `at` must be valid UTF-8).
@@ -95,4 +80,19 @@ pub fn position_of(bytes: &[u8], at: usize) -> (usize, usize, usize) {
         .count()
         + 1;
     (line_start, line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_reader_stops_just_past_the_bound() {
+        // `io::repeat` never ends, like /dev/zero.
+        let error = read_bounded_from(io::repeat(0), 1 << 20).unwrap_err();
+        assert!(matches!(error, InputError::TooLarge { limit } if limit == 1 << 20));
+        assert!(error.to_string().contains("more than 1 MiB"));
+        let exact = read_bounded_from(&[7u8; 16][..], 16).unwrap();
+        assert_eq!(exact.len(), 16);
+    }
 }
