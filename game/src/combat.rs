@@ -217,7 +217,7 @@ pub fn airstrike(input: &InputState, blue: &BlueGrid, hits: Publish<Damage>, sco
 #[system(stage = "Resolve", group = "Combat")]
 pub fn apply_damage(mut hits: Subscribe<Damage>, mut units: Query<&mut Health>, score: &mut Score) {
     for hit in hits.unread() {
-        if let Some(health) = units.get_mut(hit.target)
+        if let Ok(health) = units.get_mut(hit.target)
             && health.0 > 0
         {
             health.0 -= hit.amount;

@@ -61,8 +61,8 @@ pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
     ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Query,
-    QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId, TICK_CHECK_INTERVAL,
-    Target, With, Without,
+    QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId,
+    TICK_CHECK_INTERVAL, Target, With, Without,
 };
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use node::{

@@ -36,7 +36,8 @@ use sluice::script::{
 };
 use sluice::{
     ClockSnapshot, Commands, ComponentRef, Entity, ExecutorKind, FrameTime, IterationError,
-    MessageSender, NodeBuilder, NodeIndex, Publish, Query, Subscribe, Target, ThreadPool, World,
+    MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError, Subscribe, Target,
+    ThreadPool, World,
 };
 
 // ---------------------------------------------------------------------------
@@ -201,6 +202,10 @@ enum Op {
     /// `World::update` by this many milliseconds (`u32::MAX`: `Duration::MAX`).
     Update(u32),
     Run,
+    // --- issue 23: the API's snags ---
+    /// `Query::get` on one entity, with data `(&P, &V)` and with a filter
+    /// `Without<V>`: the item, or the reason there is none.
+    QueryGet(u8),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -248,6 +253,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Load),
         3 => prop_oneof![8 => 0u32..50, 1 => Just(u32::MAX)].prop_map(Op::Update),
         4 => Just(Op::Run),
+        // --- issue 23 ---
+        2 => any::<u8>().prop_map(Op::QueryGet),
     ]
 }
 
@@ -819,6 +826,46 @@ fn apply(
                 model.ents[i].frozen = true;
             }
         }
+        // --- issue 23 ---
+        Op::QueryGet(at) => {
+            let Some(i) = model.pick(at) else {
+                return Ok(());
+            };
+            let entity = real.ents[i];
+            let e = &model.ents[i];
+            let missing = |component| QueryEntityError::MissingComponent { entity, component };
+            let expected = match (e.alive, e.p, e.v) {
+                (false, ..) => Err(QueryEntityError::NoSuchEntity(entity)),
+                (true, None, _) => Err(missing(std::any::type_name::<P>())),
+                (true, Some(_), None) => Err(missing(std::any::type_name::<V>())),
+                (true, Some(p), Some(v)) => Ok((p, v)),
+            };
+            let got = real
+                .world
+                .query::<(&P, &V)>()
+                .get(entity)
+                .map(|(p, v)| (p.0, v.0));
+            check(got == expected, || {
+                format!("query get #{i}: {got:?}, the model says {expected:?}")
+            })?;
+            let expected = match (e.alive, e.p, e.v) {
+                (false, ..) => Err(QueryEntityError::NoSuchEntity(entity)),
+                (true, None, _) => Err(missing(std::any::type_name::<P>())),
+                (true, Some(_), Some(_)) => Err(QueryEntityError::FilteredOut {
+                    entity,
+                    filter: std::any::type_name::<sluice::Without<V>>(),
+                }),
+                (true, Some(p), None) => Ok(p),
+            };
+            let got = real
+                .world
+                .query_filtered::<&P, sluice::Without<V>>()
+                .get(entity)
+                .map(|p| p.0);
+            check(got == expected, || {
+                format!("filtered query get #{i}: {got:?}, the model says {expected:?}")
+            })?;
+        }
         Op::SetP(at, p) => {
             let Some(i) = model.pick(at) else {
                 return Ok(());
@@ -958,7 +1005,7 @@ fn apply(
                     format!("a foreign entity read {p}, no entity holds it")
                 })?;
             }
-            if let Some(p) = real.world.query::<&P>().get(foreign).map(|p| p.0) {
+            if let Some(p) = real.world.query::<&P>().get(foreign).ok().map(|p| p.0) {
                 check(values.contains(&p), || {
                     format!("a foreign entity's query read {p}")
                 })?;

@@ -261,7 +261,7 @@ fn a_target_from_another_world_is_none() {
         .collect();
     assert_eq!(read, vec![None, None, None, Some(Pos(9.0, 9.0))]);
     for stranger in &strangers {
-        assert_eq!(b.query::<Target<Pos>>().get(*stranger), Some(None));
+        assert_eq!(b.query::<Target<Pos>>().get(*stranger), Ok(None));
     }
 }
 

@@ -6,8 +6,8 @@
 
 use sluice::exec::ThreadPool;
 use sluice::{
-    Added, Changed, Commands, Entity, ExecutorKind, IterationError, NodeBuilder, Query, With,
-    Without, World,
+    Added, Changed, Commands, Entity, ExecutorKind, IterationError, NodeBuilder, Query,
+    QueryEntityError, With, Without, World,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -78,14 +78,105 @@ fn filters_optional_and_get() {
             calm.sort();
             assert_eq!(calm, vec![handles[0], handles[1]]);
             assert!(never.is_empty(), "no entity ever had an Hp");
-            assert_eq!(all.get(handles[1]).map(|(_, v)| v.is_some()), Some(true));
-            assert!(
-                all.get(handles[3]).is_none(),
+            assert_eq!(all.get(handles[1]).map(|(_, v)| v.is_some()), Ok(true));
+            assert_eq!(
+                all.get(handles[3]).err(),
+                Some(QueryEntityError::NoSuchEntity(handles[3])),
                 "a despawned entity is not found"
             );
         },
     ));
     world.run_iteration().unwrap();
+}
+
+/// `Query::get` and `get_mut` say why an entity has no item: not alive
+/// here (despawned, or another world's), which required component it lacks
+/// (never stored at all, or not on this entity), or the filter that leaves
+/// it out (by archetype or by change tick).
+#[test]
+fn get_says_why() {
+    struct Hp(u32);
+    let mut world = World::new();
+    let plain = world.spawn((Pos(0.0, 0.0),));
+    let moving = world.spawn((Pos(1.0, 0.0), Vel(1.0, 0.0)));
+    let foe = world.spawn((Pos(2.0, 0.0), Vel(0.0, 1.0), Enemy));
+    let gone = world.spawn((Pos(3.0, 0.0),));
+    world.despawn(gone).unwrap();
+    // Another world's handle that names nothing here (a foreign handle
+    // names a live entity of this world or nothing, never other bytes).
+    let mut other = World::new();
+    let stranger = (0..6)
+        .map(|_| other.spawn((Pos(9.0, 9.0), Vel(9.0, 9.0))))
+        .last()
+        .unwrap();
+
+    let vel = std::any::type_name::<Vel>();
+    let hp = std::any::type_name::<Hp>();
+    let calm = std::any::type_name::<Without<Enemy>>();
+    let mut q = world.query_filtered::<(&Pos, &mut Vel), Without<Enemy>>();
+    assert!(q.get_mut(moving).is_ok());
+    assert_eq!(
+        q.get_mut(plain).err(),
+        Some(QueryEntityError::MissingComponent {
+            entity: plain,
+            component: vel
+        })
+    );
+    assert_eq!(
+        q.get_mut(foe).err(),
+        Some(QueryEntityError::FilteredOut {
+            entity: foe,
+            filter: calm
+        })
+    );
+    assert_eq!(
+        q.get_mut(gone).err(),
+        Some(QueryEntityError::NoSuchEntity(gone))
+    );
+    let err = q.get_mut(stranger).err().unwrap();
+    assert_eq!(err, QueryEntityError::NoSuchEntity(stranger));
+    assert_eq!(err.entity(), stranger);
+    assert!(err.to_string().contains("not alive"), "{err}");
+
+    // A component no entity ever had is named too, and the first one
+    // missing is the one named.
+    let q = world.query::<(&Pos, &Hp, &Vel)>();
+    let err = q.get(plain).err().unwrap();
+    assert_eq!(
+        err,
+        QueryEntityError::MissingComponent {
+            entity: plain,
+            component: hp
+        }
+    );
+    assert!(err.to_string().contains(hp), "{err}");
+    // `Option` requires nothing.
+    assert!(world.query::<(&Pos, Option<&Vel>)>().get(plain).is_ok());
+
+    // By change tick: a reader that already saw `moving` is told the
+    // filter `Changed<Vel>` leaves it out, inside a system.
+    world.insert(vec![moving]);
+    world.insert(Vec::<Result<(), QueryEntityError>>::new());
+    world.add_system(NodeBuilder::new("changed").system(
+        |q: Query<&Vel, Changed<Vel>>,
+         handles: &Vec<Entity>,
+         seen: &mut Vec<Result<(), QueryEntityError>>| {
+            seen.push(q.get(handles[0]).map(|_| ()));
+        },
+    ));
+    world.run_iteration().unwrap();
+    world.run_iteration().unwrap();
+    let changed = std::any::type_name::<Changed<Vel>>();
+    assert_eq!(
+        world.get::<Vec<Result<(), QueryEntityError>>>().unwrap(),
+        &vec![
+            Ok(()),
+            Err(QueryEntityError::FilteredOut {
+                entity: moving,
+                filter: changed
+            })
+        ]
+    );
 }
 
 /// `&C` is shared on C's lane and `&mut C` gated: writers of different

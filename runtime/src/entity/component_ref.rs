@@ -223,6 +223,10 @@ unsafe impl<T: Component> QueryData for Target<T> {
         archetype.contains(id)
     }
 
+    fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str> {
+        crate::entity::query::lacks::<ComponentRef<T>>(components, archetype)
+    }
+
     unsafe fn fetch<'w>(
         id: ComponentId,
         entities: &'w Entities,

@@ -67,6 +67,11 @@ pub unsafe trait QueryData {
     fn ids(components: &Components) -> Option<Self::Ids>;
     /// Whether `archetype` has what this data requires.
     fn matches(ids: Self::Ids, archetype: &Archetype) -> bool;
+    /// The first component this data requires that `archetype` lacks, by
+    /// type name: the reason [`Query::get`](super::Query::get) gives
+    /// ([`QueryEntityError::MissingComponent`](super::QueryEntityError::MissingComponent)).
+    /// `None` exactly when [`matches`](Self::matches) would say yes.
+    fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str>;
     /// `archetype`'s columns (`archetype` is one of `entities`').
     ///
     /// # Safety
@@ -140,7 +145,22 @@ macro_rules! required_component {
         fn matches(id: ComponentId, archetype: &Archetype) -> bool {
             archetype.contains(id)
         }
+
+        fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str> {
+            lacks::<C>(components, archetype)
+        }
     };
+}
+
+/// `C`'s type name when `archetype` has no `C` column.
+pub(crate) fn lacks<C: Component>(
+    components: &Components,
+    archetype: &Archetype,
+) -> Option<&'static str> {
+    match components.id_of::<C>() {
+        Some(id) if archetype.contains(id) => None,
+        _ => Some(std::any::type_name::<C>()),
+    }
 }
 
 /// `archetype`'s column of the component `id`.
@@ -280,6 +300,10 @@ unsafe impl QueryData for Entity {
         true
     }
 
+    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
+        None
+    }
+
     unsafe fn fetch<'w>(
         (): (),
         _entities: &'w Entities,
@@ -322,6 +346,10 @@ unsafe impl<C: Component> QueryData for Option<&C> {
 
     fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
         true
+    }
+
+    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
+        None
     }
 
     unsafe fn fetch<'w>(
@@ -373,6 +401,10 @@ macro_rules! impl_tuples {
 
             fn matches(ids: Self::Ids, archetype: &Archetype) -> bool {
                 $($name::matches(ids.$index, archetype))&&+
+            }
+
+            fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str> {
+                None$(.or_else(|| $name::missing(components, archetype)))+
             }
 
             unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {

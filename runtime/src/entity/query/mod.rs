@@ -15,6 +15,7 @@
 
 mod cursor;
 mod data;
+mod error;
 mod filter;
 mod par;
 mod param;
@@ -26,7 +27,8 @@ use crate::entity::{Archetype, Entities, Entity};
 
 pub(crate) use cursor::ChangeRun;
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
-pub(crate) use data::{assert_no_alias, column_of};
+pub(crate) use data::{assert_no_alias, column_of, lacks};
+pub use error::QueryEntityError;
 pub use filter::{Added, Changed, QueryFilter, With, Without};
 pub use removed::Removed;
 
@@ -172,24 +174,41 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         self.count() == 0
     }
 
-    /// `entity`'s item, if it is alive and matches.
-    pub fn get_mut(&mut self, entity: Entity) -> Option<D::Item<'_>> {
+    /// `entity`'s item, or why there is none: it is not alive here, lacks
+    /// a component (named), or the filter leaves it out.
+    pub fn get_mut(&mut self, entity: Entity) -> Result<D::Item<'_>, QueryEntityError> {
         self.item_of(entity)
     }
 
-    fn item_of<'q>(&'q self, entity: Entity) -> Option<D::Item<'q>> {
-        let (ids, filter) = self.ids()?;
-        let (archetype, row) = self.entities.location_of(entity)?;
+    fn item_of<'q>(&'q self, entity: Entity) -> Result<D::Item<'q>, QueryEntityError> {
+        let (archetype, row) = self
+            .entities
+            .location_of(entity)
+            .ok_or(QueryEntityError::NoSuchEntity(entity))?;
+        let components = self.entities.components();
+        let missing = |component| QueryEntityError::MissingComponent { entity, component };
+        if let Some(component) = D::missing(components, archetype) {
+            return Err(missing(component));
+        }
+        // `missing` said every required component is stored, so the ids
+        // exist; the fallback only keeps this total.
+        let (ids, filter) = self
+            .ids()
+            .ok_or_else(|| missing(std::any::type_name::<D>()))?;
+        let filtered_out = QueryEntityError::FilteredOut {
+            entity,
+            filter: std::any::type_name::<F>(),
+        };
         if !visits::<D, F>(ids, filter, archetype) {
-            return None;
+            return Err(filtered_out);
         }
         // SAFETY: the archetype matches; `row` is the entity's live row.
         if F::BY_ROW && !unsafe { F::row(F::fetch(filter, archetype, self.last_run), row) } {
-            return None;
+            return Err(filtered_out);
         }
         // SAFETY: the archetype matches; `row` is the entity's live row; the
         // caller holds `&self` for read-only data or `&mut self` otherwise.
-        Some(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.tick), row) })
+        Ok(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.tick), row) })
     }
 }
 
@@ -199,8 +218,9 @@ impl<'w, D: ReadOnlyQueryData, F: QueryFilter> Query<'w, D, F> {
         QueryIter::new(self)
     }
 
-    /// `entity`'s item, if it is alive and matches.
-    pub fn get(&self, entity: Entity) -> Option<D::Item<'_>> {
+    /// `entity`'s item, or why there is none: it is not alive here, lacks
+    /// a component (named), or the filter leaves it out.
+    pub fn get(&self, entity: Entity) -> Result<D::Item<'_>, QueryEntityError> {
         self.item_of(entity)
     }
 }
