@@ -95,7 +95,7 @@ fn filters_optional_and_get() {
 /// it out (by archetype or by change tick).
 #[test]
 fn get_says_why() {
-    struct Hp(u32);
+    struct Hp;
     let mut world = World::new();
     let plain = world.spawn((Pos(0.0, 0.0),));
     let moving = world.spawn((Pos(1.0, 0.0), Vel(1.0, 0.0)));
