@@ -89,7 +89,7 @@ pub use system::{
     Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
 };
 pub use world::{
-    BoundaryFailure, BoundaryStep, ClockSnapshot, Commands, Context, EntityCommands, EntityMut,
-    EntityRef, ExecutorKind, FixedTime, FrameTime, FunctionMarker, IntoFactory, IntoSystem,
-    IterationError, MissingService, NodePanic, NodeSpec, PlanWatch, World,
+    BoundaryFailure, BoundaryStep, ClockSnapshot, CommandEntity, Commands, Context, EntityCommands,
+    EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime, FunctionMarker, IntoFactory,
+    IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanWatch, Spawned, World,
 };

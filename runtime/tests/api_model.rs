@@ -67,6 +67,11 @@ impl Drop for Fragile {
 const FRAGILE: &str = "fragile component dropped";
 /// The message of an injected node panic, kept out of the output.
 const INJECTED: &str = "injected node panic";
+/// The `V` of the `n`th `SpawnPair`'s leader is `PAIR_LEADER + n`, its
+/// follower's `PAIR_FOLLOWER + n`: apart from every other `V`, so the
+/// spawned are told apart by value.
+const PAIR_LEADER: i64 = 1 << 40;
+const PAIR_FOLLOWER: i64 = 1 << 41;
 
 /// The message type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +211,10 @@ enum Op {
     /// `Query::get` on one entity, with data `(&P, &V)` and with a filter
     /// `Without<V>`: the item, or the reason there is none.
     QueryGet(u8),
+    /// Runs an iteration with a node (registered last) that spawns a frozen
+    /// leader `(P, V)` and a follower holding a `ComponentRef<P>` aimed at
+    /// it through the leader's `Spawned` handle; the node is removed again.
+    SpawnPair(i8),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -255,6 +264,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => Just(Op::Run),
         // --- issue 23 ---
         2 => any::<u8>().prop_map(Op::QueryGet),
+        1 => (-20i8..20).prop_map(Op::SpawnPair),
     ]
 }
 
@@ -310,6 +320,8 @@ struct Model {
     now: Duration,
     /// Every intent collected, in order.
     intents: Vec<(usize, (u8, u8))>,
+    /// How many `SpawnPair`s ran: each pair's `V`s are unique.
+    pairs: i64,
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -827,6 +839,60 @@ fn apply(
             }
         }
         // --- issue 23 ---
+        Op::SpawnPair(p) => {
+            let (p, n) = (i64::from(p), model.pairs);
+            model.pairs += 1;
+            let (leader_v, follower_v) = (PAIR_LEADER + n, PAIR_FOLLOWER + n);
+            let node = real
+                .world
+                .add_system(NodeBuilder::new(format!("pair#{n}")).system(
+                    move |commands: Commands<'_>| {
+                        let leader = commands.spawn((P(p), V(leader_v)));
+                        commands.entity(leader).freeze();
+                        let follower = commands.spawn((V(follower_v),));
+                        commands
+                            .entity(follower)
+                            .insert_ref::<P, _>(leader, |aim| (aim,));
+                    },
+                ));
+            let result = real.world.run_iteration();
+            real.world
+                .remove_node(node)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            run_and_compare_then(result, real, model, |model| {
+                // The node is registered after every other: its spawns land last.
+                let stamp = model.fresh();
+                model.ents.push(Ent {
+                    alive: true,
+                    frozen: true,
+                    p: Some(p),
+                    v: Some(leader_v),
+                    p_added: stamp,
+                    p_changed: stamp,
+                    ..Ent::default()
+                });
+                model.refs.push(Ref {
+                    target: model.ents.len() - 1,
+                    foreign: false,
+                });
+                model.ents.push(Ent {
+                    alive: true,
+                    v: Some(follower_v),
+                    link: Some(model.refs.len() - 1),
+                    ..Ent::default()
+                });
+            })?;
+            let follower = *real.ents.last().expect("adopted");
+            let aim = *real
+                .world
+                .entity(follower)
+                .and_then(|e| e.get::<ComponentRef<P>>())
+                .ok_or_else(|| TestCaseError::fail("the follower holds no reference"))?;
+            real.refs.push(aim);
+            check(aim.get(&real.world).map(|p| p.0) == Some(p), || {
+                "the follower's reference reads its leader".into()
+            })?;
+        }
         Op::QueryGet(at) => {
             let Some(i) = model.pick(at) else {
                 return Ok(());
@@ -1245,7 +1311,19 @@ fn run_and_compare(
     real: &mut Real,
     model: &mut Model,
 ) -> Result<(), TestCaseError> {
+    run_and_compare_then(result, real, model, |_| {})
+}
+
+/// As [`run_and_compare`], with `landed` applying to the model what a
+/// node registered after every other landed at the boundary.
+fn run_and_compare_then(
+    result: Result<(), IterationError>,
+    real: &mut Real,
+    model: &mut Model,
+    landed: impl FnOnce(&mut Model),
+) -> Result<(), TestCaseError> {
     let refused = model.run();
+    landed(model);
     match (&result, refused) {
         (Ok(()), 0) => {}
         (Err(IterationError::Boundary(failures)), n) if n > 0 => {

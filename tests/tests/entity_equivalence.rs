@@ -134,9 +134,9 @@ fn add_system(world: &mut World, index: usize, spec: &SystemSpec, logs: &[Log]) 
                                 0 => commands.despawn(e),
                                 1 => drop(commands.entity(e).insert((X { 0: v.0 / 2 },))),
                                 2 => drop(commands.entity(e).remove::<(X,)>()),
-                                _ => commands.spawn((A {
+                                _ => drop(commands.spawn((A {
                                     0: v.0.wrapping_add(1),
-                                },)),
+                                },))),
                             }
                         }
                     },

@@ -45,6 +45,19 @@ pub enum EntityError {
         /// The entity.
         entity: Entity,
     },
+    /// A command names an entity spawned by a command of this iteration
+    /// whose spawn has not landed: it was refused, its node failed, or it
+    /// lands after the command naming it.
+    SpawnNotLanded {
+        /// The handle.
+        spawned: crate::world::Spawned,
+    },
+    /// A command names an entity spawned by a command of an earlier
+    /// iteration or of another world (use the [`Entity`] it landed as).
+    StaleSpawned {
+        /// The handle.
+        spawned: crate::world::Spawned,
+    },
 }
 
 impl fmt::Display for EntityError {
@@ -63,6 +76,16 @@ impl fmt::Display for EntityError {
             Self::NotFrozen { entity } => write!(
                 f,
                 "{entity} is not frozen: freeze it before referring to its components"
+            ),
+            Self::SpawnNotLanded { spawned } => write!(
+                f,
+                "{spawned} has not landed: its spawn was refused, its node failed, or it \
+                 lands after this command"
+            ),
+            Self::StaleSpawned { spawned } => write!(
+                f,
+                "{spawned} is not of this iteration's commands in this world: use the entity it \
+                 landed as"
             ),
         }
     }

@@ -8,13 +8,14 @@ use sluice_collections::LockOnResizeArray;
 use sync_wrapper::SyncWrapper;
 
 use crate::access::{AccessKind, ServiceId};
-use crate::entity::{Bundle, Entity, EntityError};
+use crate::entity::{Bundle, Component, ComponentRef, Entity, EntityError};
 use crate::node::{Label, NodeBuilder};
 use crate::recording::{Place, next_order};
 use crate::registry::Registry;
 use crate::script::{ScriptCx, ScriptId, ScriptKind, Scripts, StepScript};
 use crate::system::{BoundaryHooks, Param, ServiceCells};
 use crate::world::World;
+use crate::world::spawned::{CommandEntity, Spawned};
 use crate::world::spec::{IntoFactory, IntoSystem};
 
 /// The world's `Scripts<K>`, made if it has none.
@@ -32,7 +33,10 @@ type Command = SyncWrapper<RecordedChange>;
 
 /// A change to apply to the world at the boundary; an entity command the
 /// world refuses (its entity gone, or frozen) changes nothing and says why.
-pub(crate) type WorldChange = Box<dyn FnOnce(&mut World) -> Result<(), EntityError> + Send>;
+/// A spawn hands back the entity it made, for later commands naming its
+/// [`Spawned`].
+pub(crate) type WorldChange =
+    Box<dyn FnOnce(&mut World) -> Result<Option<Entity>, EntityError> + Send>;
 
 /// What a recorded command does, for the message when it fails.
 #[derive(Debug, Clone)]
@@ -44,13 +48,13 @@ pub(crate) enum CommandLabel {
     /// Spawns an entity with a bundle of this type.
     Spawn(&'static str),
     /// Despawns this entity.
-    Despawn(Entity),
+    Despawn(CommandEntity),
     /// Adds a bundle of this type to this entity.
-    InsertComponents(Entity, &'static str),
+    InsertComponents(CommandEntity, &'static str),
     /// Removes a bundle of this type from this entity.
-    RemoveComponents(Entity, &'static str),
+    RemoveComponents(CommandEntity, &'static str),
     /// Freezes this entity.
-    Freeze(Entity),
+    Freeze(CommandEntity),
     /// Starts a script of this kind with this name.
     StartScript(&'static str, String),
     /// Cancels a script of this kind.
@@ -84,13 +88,31 @@ pub(crate) struct RecordedChange {
     /// Where the command was recorded: the order changes land in, and the
     /// node whose failure discards it.
     order: Place,
+    /// Its slot in the queue (what a [`Spawned`] names).
+    pub(crate) slot: u32,
 }
 
 /// The world's ledger of deferred changes: appended to concurrently by running
 /// nodes (one atomic slot claim each), drained at the boundary.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct CommandQueue {
     commands: LockOnResizeArray<Command>,
+    /// This queue's identity, unique in the process: a [`Spawned`] of
+    /// another world's queue resolves to nothing here.
+    id: u64,
+    /// How many times the queue was drained: a [`Spawned`] of an earlier
+    /// iteration resolves to nothing. Written only through `&mut`.
+    generation: u32,
+}
+
+impl Default for CommandQueue {
+    fn default() -> Self {
+        Self {
+            commands: LockOnResizeArray::default(),
+            id: crate::recording::new_world_id(),
+            generation: 0,
+        }
+    }
 }
 
 impl RecordedChange {
@@ -102,26 +124,48 @@ impl RecordedChange {
 }
 
 impl CommandQueue {
+    /// Records a change that lands no entity.
     fn push(
         &self,
         label: CommandLabel,
         command: impl FnOnce(&mut World) -> Result<(), EntityError> + Send + 'static,
     ) {
-        self.commands.push(SyncWrapper::new(RecordedChange {
+        self.push_change(label, Box::new(move |world| command(world).map(|()| None)));
+    }
+
+    /// Records `change`; its slot in the queue.
+    fn push_change(&self, label: CommandLabel, change: WorldChange) -> u32 {
+        let slot = self.commands.push(SyncWrapper::new(RecordedChange {
             label,
-            change: Box::new(command),
+            change,
             order: next_order(),
+            slot: 0,
         }));
+        // A queue holds fewer than `u32::MAX` commands: each takes memory.
+        u32::try_from(slot).unwrap_or(u32::MAX)
     }
 
     /// Every recorded change, by recording node, then in each node's record
     /// order (a stable sort: claim order among commands recorded off a node,
-    /// by loose tasks).
-    pub(crate) fn take_all(&mut self) -> Vec<RecordedChange> {
-        let mut changes: Vec<RecordedChange> =
-            self.commands.drain().map(SyncWrapper::into_inner).collect();
+    /// by loose tasks), with how many slots they took. Starts the queue's
+    /// next generation.
+    pub(crate) fn take_all(&mut self) -> (Vec<RecordedChange>, usize) {
+        let mut changes: Vec<RecordedChange> = self
+            .commands
+            .drain()
+            .map(SyncWrapper::into_inner)
+            .zip(0u32..)
+            .map(|(change, slot)| RecordedChange { slot, ..change })
+            .collect();
         changes.sort_by_key(|change| change.order);
-        changes
+        self.generation = self.generation.wrapping_add(1);
+        let slots = changes.len();
+        (changes, slots)
+    }
+
+    /// The identity and generation a [`Spawned`] recorded now carries.
+    pub(crate) fn stamp(&self) -> (u64, u32) {
+        (self.id, self.generation)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -182,19 +226,48 @@ impl Commands<'_> {
     /// Spawns an entity with the components of `bundle` at the boundary.
     /// A bundle naming one type twice is refused there (reported by the
     /// iteration, naming the type).
-    pub fn spawn<B: Bundle>(&self, bundle: B) {
+    ///
+    /// The [`Spawned`] handed back names the entity to later commands of
+    /// this iteration: give it components that name other new entities
+    /// ([`EntityCommands::insert_with`]), aim a [`ComponentRef`] at it
+    /// ([`EntityCommands::insert_ref`]), freeze or despawn it. Commands land
+    /// in record order, so the entity it becomes is the same for every
+    /// thread count.
+    ///
+    /// ```
+    /// use sluice::{Commands, Entity, NodeBuilder, World};
+    ///
+    /// struct Leader;
+    /// struct Follows(Entity);
+    ///
+    /// let mut world = World::new();
+    /// world.add_system(NodeBuilder::new("squad").system(|commands: Commands| {
+    ///     let leader = commands.spawn((Leader,));
+    ///     let follower = commands.spawn(());
+    ///     commands.entity(follower).insert_with(leader, |leader| (Follows(leader),));
+    /// }));
+    /// world.run_iteration().unwrap();
+    /// let mut follows = world.query::<&Follows>();
+    /// let leader = follows.iter().next().unwrap().0;
+    /// assert!(world.entity(leader).unwrap().get::<Leader>().is_some());
+    /// ```
+    pub fn spawn<B: Bundle>(&self, bundle: B) -> Spawned {
         let label = CommandLabel::Spawn(std::any::type_name::<B>());
-        self.queue.push(label, move |world| {
-            world.entities_mut().try_spawn(bundle).map(drop)
-        });
+        let (queue, generation) = self.queue.stamp();
+        let slot = self.queue.push_change(
+            label,
+            Box::new(move |world| world.entities_mut().try_spawn(bundle).map(Some)),
+        );
+        Spawned {
+            queue,
+            generation,
+            slot,
+        }
     }
 
     /// Despawns `entity` at the boundary (refused if it is gone by then).
-    pub fn despawn(&self, entity: Entity) {
-        self.queue
-            .push(CommandLabel::Despawn(entity), move |world| {
-                world.despawn(entity)
-            });
+    pub fn despawn(&self, entity: impl Into<CommandEntity>) {
+        self.entity(entity).despawn();
     }
 
     /// Starts an `async` script of kind `K` at the boundary (in command
@@ -241,11 +314,12 @@ impl Commands<'_> {
         });
     }
 
-    /// Changes to `entity`, at the boundary.
-    pub fn entity(&self, entity: Entity) -> EntityCommands<'_> {
+    /// Changes to `entity` (alive now, or [`Spawned`] by an earlier command
+    /// of this iteration), at the boundary.
+    pub fn entity(&self, entity: impl Into<CommandEntity>) -> EntityCommands<'_> {
         EntityCommands {
             queue: self.queue,
-            entity,
+            entity: entity.into(),
         }
     }
 }
@@ -256,12 +330,12 @@ impl Commands<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct EntityCommands<'w> {
     queue: &'w CommandQueue,
-    entity: Entity,
+    entity: CommandEntity,
 }
 
 impl EntityCommands<'_> {
     /// The entity changed.
-    pub fn id(&self) -> Entity {
+    pub fn id(&self) -> CommandEntity {
         self.entity
     }
 
@@ -270,7 +344,45 @@ impl EntityCommands<'_> {
         let entity = self.entity;
         let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
+            let entity = world.resolve(entity)?;
             world.entities_mut().insert(entity, bundle)
+        });
+        self
+    }
+
+    /// Adds the components `make` builds from the entity `other` landed as
+    /// (alive now or [`Spawned`] this iteration): links between new
+    /// entities. Refused, changing nothing, when either is not there.
+    pub fn insert_with<B: Bundle>(
+        &self,
+        other: impl Into<CommandEntity>,
+        make: impl FnOnce(Entity) -> B + Send + 'static,
+    ) -> &Self {
+        let (entity, other) = (self.entity, other.into());
+        let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
+        self.queue.push(label, move |world| {
+            let (entity, other) = (world.resolve(entity)?, world.resolve(other)?);
+            world.entities_mut().insert(entity, make(other))
+        });
+        self
+    }
+
+    /// Adds the components `make` builds from a [`ComponentRef`] to the `T`
+    /// of `target` (alive now or [`Spawned`] this iteration; frozen by the
+    /// time this lands, as [`ComponentRef::new`] requires). Refused,
+    /// changing nothing, when either entity is not there or the target is
+    /// not frozen.
+    pub fn insert_ref<T: Component, B: Bundle>(
+        &self,
+        target: impl Into<CommandEntity>,
+        make: impl FnOnce(ComponentRef<T>) -> B + Send + 'static,
+    ) -> &Self {
+        let (entity, target) = (self.entity, target.into());
+        let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
+        self.queue.push(label, move |world| {
+            let (entity, target) = (world.resolve(entity)?, world.resolve(target)?);
+            let reference = ComponentRef::<T>::new(&*world, target)?;
+            world.entities_mut().insert(entity, make(reference))
         });
         self
     }
@@ -280,6 +392,7 @@ impl EntityCommands<'_> {
         let entity = self.entity;
         let label = CommandLabel::RemoveComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
+            let entity = world.resolve(entity)?;
             world.entities_mut().remove::<B>(entity).map(drop)
         });
         self
@@ -289,6 +402,7 @@ impl EntityCommands<'_> {
     pub fn freeze(&self) -> &Self {
         let entity = self.entity;
         self.queue.push(CommandLabel::Freeze(entity), move |world| {
+            let entity = world.resolve(entity)?;
             world.freeze(entity)
         });
         self
@@ -299,6 +413,7 @@ impl EntityCommands<'_> {
         let entity = self.entity;
         self.queue
             .push(CommandLabel::Despawn(entity), move |world| {
+                let entity = world.resolve(entity)?;
                 world.despawn(entity)
             });
     }

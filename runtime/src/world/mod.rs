@@ -23,6 +23,7 @@ mod node_cell;
 mod par_query;
 mod run;
 mod schedule;
+mod spawned;
 mod spec;
 
 use std::sync::Arc;
@@ -47,6 +48,7 @@ pub use context::Context;
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
+pub use spawned::{CommandEntity, Spawned};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMarker};
 
 use batch::WorldBatch;
@@ -173,6 +175,9 @@ pub struct World {
     /// ending: what they recorded is dropped at its boundary. Empty outside
     /// a failed iteration.
     failed_nodes: Vec<u32>,
+    /// What the commands landing now have spawned, for the later commands
+    /// naming their [`Spawned`] handles.
+    spawns: spawned::SpawnTable,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -265,6 +270,7 @@ impl World {
             query_lanes: Vec::new(),
             id: crate::recording::new_world_id(),
             failed_nodes: Vec::new(),
+            spawns: spawned::SpawnTable::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

@@ -470,13 +470,20 @@ impl World {
         if queue.is_empty() {
             return;
         }
-        let mut commands = queue.take_all();
+        let (queue_id, generation) = queue.stamp();
+        let (mut commands, slots) = queue.take_all();
+        self.spawns.start(queue_id, generation, slots);
         if !self.failed_nodes.is_empty() {
             self.discard_failed(&mut commands, failures);
         }
         let stale = std::mem::replace(&mut self.stale, false);
         for (index, command) in commands.into_iter().enumerate() {
-            let RecordedChange { label, change, .. } = command;
+            let RecordedChange {
+                label,
+                change,
+                slot,
+                ..
+            } = command;
             // The world stays consistent across a panic here: the only user
             // code a command runs is a replaced value's `Drop`, which runs
             // after the new value and its version are in place (the entity
@@ -487,7 +494,8 @@ impl World {
                 what: label.to_string(),
             };
             match landed {
-                Ok(Ok(())) => {}
+                Ok(Ok(None)) => {}
+                Ok(Ok(Some(spawned))) => self.spawns.landed(slot, spawned),
                 Ok(Err(refused)) => failures.push(BoundaryFailure::refused(step(), refused)),
                 Err(payload) => failures.push(BoundaryFailure::new(step(), payload)),
             }
@@ -509,6 +517,15 @@ impl World {
 }
 
 impl World {
+    /// The entity a landing command names: alive when recorded, or spawned
+    /// by an earlier command of this boundary.
+    pub(crate) fn resolve(
+        &self,
+        entity: crate::world::CommandEntity,
+    ) -> Result<crate::entity::Entity, crate::entity::EntityError> {
+        self.spawns.resolve(entity)
+    }
+
     /// Drops, unlanded, the commands of `commands` that failed nodes
     /// recorded; a `Drop` that panics (a value the command carried) is
     /// listed, and the others are dropped all the same.
