@@ -87,8 +87,10 @@ impl Graph {
     }
 
     /// Makes `commit` the second point of `body` (one registration, two
-    /// vertices: see [`Point`](crate::Point)).
-    pub(crate) fn link_commit(&mut self, body: NodeIndex, commit: NodeIndex) {
+    /// vertices: see [`Point`](crate::Point)); the caller orders `commit`
+    /// after `body` (a world's [`NodeSpec::commit`](crate::NodeSpec::commit)
+    /// does both).
+    pub fn link_commit(&mut self, body: NodeIndex, commit: NodeIndex) {
         self.nodes[body.index()].set_point(crate::node::Point::Body { commit });
         self.nodes[commit.index()].set_point(crate::node::Point::Commit { of: body });
     }
