@@ -647,7 +647,7 @@ fn malformed_attribute_lines_say_what_was_expected() {
          SET V 99999999999999999999\n",
     );
     let system = "expected SYSTEM attributes among `group=`, `order=`, `stage=`, `set=`, \
-                  `phase=`, `cadence=`";
+                  `phase=`, `cadence=`, `append=`, `commit=`";
     let group = "expected GROUP attributes among `group=`, `order=`, `after=`, `before=`";
     assert_eq!(
         errors(&["plan", &path]),
@@ -1059,3 +1059,45 @@ fn garbage_is_quoted_escaped_and_cut_short() {
         assert!(line.contains(&format!("`{}...", "x".repeat(48))), "{line}");
     }
 }
+
+// --- issue 20: appending and two-point systems (begin) ---
+
+#[test]
+fn a_commit_system_is_two_points_after_every_appender() {
+    // Reference 003: recorders append to the instance buffer; `instanced`
+    // reads beside `terrain` and commits after every appender, even one
+    // declared later.
+    let path = file(
+        "instanced.plan",
+        "SYSTEM terrain Quads,Uvs - -\n\
+         SYSTEM instanced Quads,Uvs - - commit=Instances\n\
+         SYSTEM recorder - - - append=Instances\n\
+         SYSTEM sprites Uvs - - append=Instances\n",
+    );
+    let run = sluice(&["plan", &path]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "stage 0: terrain instanced recorder sprites\nstage 1: instanced@commit\n"
+    );
+    let dot = sluice(&["plan", "--dot", &path]);
+    assert_eq!(dot.status, 0, "{}", dot.stderr);
+    assert!(dot.stdout.contains("appends Instances"), "{}", dot.stdout);
+    assert!(dot.stdout.contains("after(instanced)"), "{}", dot.stdout);
+}
+
+#[test]
+fn append_and_commit_values_are_checked() {
+    let path = file("bad_append.plan", "SYSTEM a - - - append=,x\n");
+    let lines = errors(&["plan", &path]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("append="), "{lines:?}");
+    // Appending after the commit is a cycle.
+    let path = file(
+        "late_append.plan",
+        "SYSTEM c - - - commit=B\nSYSTEM late - - c@commit append=B\n",
+    );
+    let lines = errors(&["plan", &path]);
+    assert!(lines.iter().any(|l| l.contains("SL0001")), "{lines:?}");
+}
+// --- issue 20: appending and two-point systems (end) ---

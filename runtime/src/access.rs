@@ -39,6 +39,11 @@ pub enum AccessKind {
     Gated,
     /// A factory's output: every consumer of the service runs after it.
     Produced,
+    /// An `Append<T>` parameter (reference 003's recorders): shared access
+    /// in the service's lane (appenders run together, and beside readers),
+    /// and every appender runs before every gate of the service, which is
+    /// where the appended values are committed (drained).
+    Appended,
 }
 
 /// The id space of a world's services: type to id, name to id, id to name.
@@ -301,8 +306,9 @@ impl<T: Copy + Default + fmt::Debug, const N: usize> fmt::Debug for SmallList<T,
 pub const INLINE_ACCESSES: usize = 4;
 
 /// One service of an access set: its id and how it is touched (a union of
-/// [`Touch::SHARED`], [`Touch::GATED`], [`Touch::PRODUCED`]; never both
-/// shared and gated, never empty).
+/// [`Touch::SHARED`], [`Touch::GATED`], [`Touch::PRODUCED`],
+/// [`Touch::APPENDED`]; never both shared and gated, never appended without
+/// shared, never empty).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Touch {
     pub(crate) id: u32,
@@ -313,6 +319,9 @@ impl Touch {
     pub(crate) const SHARED: u8 = 1;
     pub(crate) const GATED: u8 = 2;
     pub(crate) const PRODUCED: u8 = 4;
+    /// Appended: always with [`Touch::SHARED`] (an appender is a shared
+    /// accessor of the lane that must precede the lane's gates).
+    pub(crate) const APPENDED: u8 = 8;
     /// Gated or produced: a barrier in the service's lane.
     pub(crate) const WRITES: u8 = Self::GATED | Self::PRODUCED;
 
@@ -403,9 +412,23 @@ impl AccessSet {
         });
     }
 
-    /// Adds gated access to `id`, replacing shared access to it.
+    /// Adds gated access to `id`, replacing shared (or appending) access to it.
     pub fn add_gated(&mut self, id: ServiceId) {
-        self.update(id, |how| (how & !Touch::SHARED) | Touch::GATED);
+        self.update(id, |how| {
+            (how & !(Touch::SHARED | Touch::APPENDED)) | Touch::GATED
+        });
+    }
+
+    /// Adds appending access to `id`: shared in its lane, before its gates
+    /// (no-op when `id` is already gated, which subsumes it).
+    pub fn add_appended(&mut self, id: ServiceId) {
+        self.update(id, |how| {
+            if how & Touch::GATED == 0 {
+                how | Touch::SHARED | Touch::APPENDED
+            } else {
+                how
+            }
+        });
     }
 
     /// Records that the node produces `id`.
@@ -419,6 +442,7 @@ impl AccessSet {
             AccessKind::Shared => self.add_shared(id),
             AccessKind::Gated => self.add_gated(id),
             AccessKind::Produced => self.add_produced(id),
+            AccessKind::Appended => self.add_appended(id),
         }
     }
 
@@ -445,7 +469,7 @@ impl AccessSet {
         self.touches.as_slice()
     }
 
-    /// Services read without a gate, in id order.
+    /// Services read without a gate (appended ones included), in id order.
     pub fn shared(&self) -> impl Iterator<Item = ServiceId> + '_ {
         self.with(Touch::SHARED)
     }
@@ -460,18 +484,27 @@ impl AccessSet {
         self.with(Touch::PRODUCED)
     }
 
+    /// Services appended to (also listed by [`shared`](Self::shared)), in
+    /// id order.
+    pub fn appended(&self) -> impl Iterator<Item = ServiceId> + '_ {
+        self.with(Touch::APPENDED)
+    }
+
     /// Whether the node reads or gates `id` (a consumer of it).
     pub fn consumes(&self, id: ServiceId) -> bool {
         self.touch(id) & (Touch::SHARED | Touch::GATED) != 0
     }
 
-    /// How the node touches `id`: gated wins over produced, produced over shared.
+    /// How the node touches `id`: gated wins over produced, produced over
+    /// appended, appended over shared.
     pub fn access_to(&self, id: ServiceId) -> Option<AccessKind> {
         let how = self.touch(id);
         if how & Touch::GATED != 0 {
             Some(AccessKind::Gated)
         } else if how & Touch::PRODUCED != 0 {
             Some(AccessKind::Produced)
+        } else if how & Touch::APPENDED != 0 {
+            Some(AccessKind::Appended)
         } else if how & Touch::SHARED != 0 {
             Some(AccessKind::Shared)
         } else {
@@ -538,6 +571,7 @@ impl fmt::Debug for AccessSet {
             .field("shared", &list(Touch::SHARED))
             .field("gated", &list(Touch::GATED))
             .field("produced", &list(Touch::PRODUCED))
+            .field("appended", &list(Touch::APPENDED))
             .field("exclusive", &self.exclusive)
             .finish()
     }

@@ -67,7 +67,7 @@ pub use entity::{
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
-    RuntimeOnly,
+    Point, RuntimeOnly,
 };
 pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,
@@ -85,8 +85,9 @@ pub use plan::{
     Plans, Reason, Relation, Selection, TreeItem,
 };
 pub use system::{
-    BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Gate, Next, NextValue, NodeBody, NodeEnv,
-    Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn,
+    Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Gate, Next,
+    NextValue, NodeBody, NodeEnv, Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells,
+    SystemFn,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ClockSnapshot, CommandEntity, Commands, Context, EntityCommands,

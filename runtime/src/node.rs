@@ -82,6 +82,7 @@ impl std::fmt::Display for Declaration {
             AccessKind::Shared => "shared (`&T`)",
             AccessKind::Gated => "gated (`&mut T`)",
             AccessKind::Produced => "produced (`Out<T>`, `Next<T>` or a return value)",
+            AccessKind::Appended => "appended (`Append<T>`)",
         };
         match self.by {
             DeclaredBy::Builder => write!(f, "{how} by a builder call"),
@@ -106,7 +107,8 @@ impl std::fmt::Display for Declaration {
 /// It is decided here and nowhere else:
 /// - two declarations that each hand the body a handle (a function's
 ///   parameters, each lane of a query counting as its own handle, and a
-///   factory's return value) alias unless both are shared: a factory that
+///   factory's return value) alias unless both are shared (reading or
+///   appending, which pushes through `&self`): a factory that
 ///   consumes what it produces also contradicts the producer-before-consumer
 ///   rule, and a node that steps a value to the next iteration gates it or
 ///   produces `Next<T>`;
@@ -123,7 +125,12 @@ impl std::fmt::Display for Declaration {
 /// refuses the node (SL0009) before its body can run. Queries made outside
 /// any node (`World::query`) pass their lanes through the same function.
 pub(crate) fn would_alias(first: Declaration, second: Declaration) -> bool {
-    let both_shared = first.kind == AccessKind::Shared && second.kind == AccessKind::Shared;
+    // An appender's handle only pushes through `&self`: beside a reader or
+    // another appender it aliases nothing (two `Append<T>` of one buffer are
+    // one declaration); beside a gate of its buffer it would push while the
+    // gate drains.
+    let shares = |kind| matches!(kind, AccessKind::Shared | AccessKind::Appended);
+    let both_shared = shares(first.kind) && shares(second.kind);
     first.by.hands_out() && second.by.hands_out() && !both_shared
 }
 
@@ -310,6 +317,13 @@ impl NodeBuilder {
         self.typed::<T>(AccessKind::Produced)
     }
 
+    /// The node appends to `T` (reference 003's recorders): shared access
+    /// in `T`'s lane, and the node runs before every gate of `T` (the
+    /// commit that drains it), wherever either is registered.
+    pub fn appends<T: 'static>(self) -> Self {
+        self.typed::<T>(AccessKind::Appended)
+    }
+
     /// Shared access to the service called `name`.
     pub fn reads_named(self, name: impl Into<Label>) -> Self {
         self.named(name, AccessKind::Shared)
@@ -323,6 +337,12 @@ impl NodeBuilder {
     /// The node produces the service called `name`.
     pub fn produces_named(self, name: impl Into<Label>) -> Self {
         self.named(name, AccessKind::Produced)
+    }
+
+    /// The node appends to the service called `name` (see
+    /// [`appends`](Self::appends)).
+    pub fn appends_named(self, name: impl Into<Label>) -> Self {
+        self.named(name, AccessKind::Appended)
     }
 
     /// The node needs the whole world: it conflicts with every other node.
@@ -441,6 +461,19 @@ impl NodeBuilder {
         self
     }
 
+    /// The instance key if one was set.
+    pub(crate) fn key_label(&self) -> Option<&Label> {
+        self.rare.as_ref().and_then(|rare| rare.key.as_ref())
+    }
+
+    /// Takes `other`'s group, phase, stage, set, cadence, schedule and
+    /// orders (a commit point shares its node's).
+    pub(crate) fn place_like(&mut self, other: &NodeBuilder) {
+        if let Some(placement) = other.rare.as_ref().and_then(|rare| rare.placement.clone()) {
+            self.rare.get_or_insert_default().placement = Some(placement);
+        }
+    }
+
     /// The node's organisation so far.
     pub fn placement(&self) -> &Placement {
         self.rare
@@ -495,6 +528,7 @@ impl NodeBuilder {
             state: NodeState::Enabled,
             whole_world,
             builtin,
+            point: Point::Only,
         }
     }
 }
@@ -567,6 +601,27 @@ pub struct NodeDescriptor {
     state: NodeState,
     whole_world: bool,
     builtin: bool,
+    point: Point,
+}
+
+/// Which point of its registration a node is: reference 003's `Instanced`
+/// is one registration with two points in the schedule, its body (beside
+/// the other readers) and its commit (after every appender).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Point {
+    /// A node with one point.
+    Only,
+    /// The first point of a two-point node, whose commit is `commit`.
+    Body {
+        /// The second point.
+        commit: crate::plan::NodeIndex,
+    },
+    /// The commit (second point) of the node `of`.
+    Commit {
+        /// The first point.
+        of: crate::plan::NodeIndex,
+    },
 }
 
 /// Whether a registered node takes part in plans.
@@ -662,6 +717,15 @@ impl NodeDescriptor {
 
     pub(crate) fn set_state(&mut self, state: NodeState) {
         self.state = state;
+    }
+
+    /// Which point of its registration the node is (see [`Point`]).
+    pub fn point(&self) -> Point {
+        self.point
+    }
+
+    pub(crate) fn set_point(&mut self, point: Point) {
+        self.point = point;
     }
 }
 

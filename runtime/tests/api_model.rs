@@ -20,7 +20,12 @@
 //!   what writers sent in the previous one and what a sender sent before
 //!   the previous one's boundary;
 //! - executors switched at random (serial, parallel, adaptive) on a pool
-//!   shared by two worlds.
+//!   shared by two worlds;
+//! - appending (issue 20): appenders push into an `AppendBuffer` from
+//!   parallel slices, and two-point nodes (`NodeSpec::commit`) commit it:
+//!   the first commit in registration order takes everything appended
+//!   since the last commit, grouped by appender in registration order,
+//!   after every appender of the iteration wherever it was registered.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -35,9 +40,9 @@ use sluice::script::{
     ScriptId, ScriptKind, ScriptSnapshot, Scripts, SimClock, Step, StepScript, Wait,
 };
 use sluice::{
-    ClockSnapshot, Commands, ComponentRef, Entity, ExecutorKind, FrameTime, IterationError,
-    MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError, Subscribe, Target,
-    ThreadPool, World,
+    Append, AppendBuffer, ClockSnapshot, Commands, ComponentRef, Entity, ExecutorKind, FrameTime,
+    IterationError, MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError,
+    Subscribe, Target, ThreadPool, World,
 };
 
 // ---------------------------------------------------------------------------
@@ -120,9 +125,26 @@ struct ChangeLog(Vec<(usize, Vec<Entity>)>);
 #[derive(Debug, Default)]
 struct ReadLog(Vec<Vec<i64>>);
 
+// --- issue 20: appending (begin) ---
+/// What appenders append: `(the appender's serial, a value)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Inst(usize, i64);
+/// What each commit drained, one list per commit run.
+#[derive(Debug, Default)]
+struct InstanceLog(Vec<Vec<(usize, i64)>>);
+// --- issue 20: appending (end) ---
+
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sys {
+    // --- issue 20: appending (begin) ---
+    /// `Query<&P>` and `Append<Inst>`, in slices of one row: appends
+    /// `p + k` for every p.
+    Appender(i8),
+    /// A two-point node: its body (`Query<&P>`, `Append<Inst>`) appends how
+    /// many rows hold a `P`; its commit drains the buffer into the log.
+    Instanced,
+    // --- issue 20: appending (end) ---
     /// `Query<&mut P>`: p += k.
     Bump(i8),
     /// `Query<(&mut V, &P)>`: v = p.
@@ -226,6 +248,9 @@ fn sys() -> impl Strategy<Value = Sys> {
         Just(Sys::Publisher),
         Just(Sys::Follower),
         any::<bool>().prop_map(|added| Sys::Observer { added }),
+        // --- issue 20: appending ---
+        (-3i8..4).prop_map(Sys::Appender),
+        Just(Sys::Instanced),
     ]
 }
 
@@ -322,6 +347,12 @@ struct Model {
     intents: Vec<(usize, (u8, u8))>,
     /// How many `SpawnPair`s ran: each pair's `V`s are unique.
     pairs: i64,
+    // --- issue 20: appending (begin) ---
+    /// Appended since the last commit, in appender registration order.
+    appended: Vec<(usize, i64)>,
+    /// What each commit drained.
+    committed: Vec<Vec<(usize, i64)>>,
+    // --- issue 20: appending (end) ---
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -433,6 +464,23 @@ impl Model {
                         self.sent_by_nodes.extend(e.p);
                     }
                 }
+                // --- issue 20: appending (begin) ---
+                Sys::Appender(k) => {
+                    for e in self.ents.iter().filter(|e| e.alive) {
+                        if let Some(p) = e.p {
+                            self.appended.push((serial, p + i64::from(k)));
+                        }
+                    }
+                }
+                Sys::Instanced => {
+                    let rows = self
+                        .ents
+                        .iter()
+                        .filter(|e| e.alive && e.p.is_some())
+                        .count();
+                    self.appended.push((serial, rows as i64));
+                }
+                // --- issue 20: appending (end) ---
                 Sys::Follower => {
                     for i in 0..self.ents.len() {
                         let e = &self.ents[i];
@@ -442,6 +490,13 @@ impl Model {
                         }
                     }
                 }
+            }
+        }
+        // --- issue 20: the commits, after every appender: the first takes
+        // everything, the others nothing.
+        for (system, _) in &self.systems {
+            if *system == Sys::Instanced {
+                self.committed.push(std::mem::take(&mut self.appended));
             }
         }
         // The boundary: commands in plan order. Spawns and despawns of one
@@ -498,6 +553,7 @@ impl Real {
         );
         world.insert(ReadLog::default());
         world.insert(ChangeLog::default());
+        world.insert(InstanceLog::default());
         world.add_system(NodeBuilder::new("reader").system(
             |mut messages: Subscribe<'_, M>, log: &mut ReadLog| {
                 let mut read: Vec<i64> = messages.unread().map(|m| m.0).collect();
@@ -561,6 +617,18 @@ impl Real {
             Sys::Publisher => node.system(|mut q: Query<'_, &P>, out: Publish<'_, M>| {
                 q.par_for_each_sliced(2, |p| out.send(M(p.0)));
             }),
+            // --- issue 20: appending (begin) ---
+            Sys::Appender(k) => node.system(move |mut q: Query<'_, &P>, out: Append<'_, Inst>| {
+                q.par_for_each_sliced(1, |p| out.push(Inst(serial, p.0 + i64::from(k))));
+            }),
+            Sys::Instanced => node
+                .system(move |q: Query<'_, &P>, out: Append<'_, Inst>| {
+                    out.push(Inst(serial, q.iter().count() as i64));
+                })
+                .commit(|buffer: &mut AppendBuffer<Inst>, log: &mut InstanceLog| {
+                    log.0.push(buffer.drain().map(|i| (i.0, i.1)).collect());
+                }),
+            // --- issue 20: appending (end) ---
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
                 q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
             }),
@@ -1374,8 +1442,37 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
         )
     })?;
     compare_observed(real, model)?;
+    compare_committed(real, model)?;
     compare_all(real, model)
 }
+
+// --- issue 20: appending (begin) ---
+/// What the commits drained, against the model: the same values per
+/// commit, grouped by appender in registration order (serials grow with
+/// registration); within one appender the rows' order is the store's.
+fn compare_committed(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
+    let log = &real.world.get::<InstanceLog>().expect("the log").0;
+    check(log.len() == model.committed.len(), || {
+        format!(
+            "{} commits ran, the model {}",
+            log.len(),
+            model.committed.len()
+        )
+    })?;
+    for (i, (got, expected)) in log.iter().zip(&model.committed).enumerate() {
+        check(got.windows(2).all(|w| w[0].0 <= w[1].0), || {
+            format!("commit #{i} drained {got:?}: not grouped by appender in registration order")
+        })?;
+        let (mut got, mut expected) = (got.clone(), expected.clone());
+        got.sort_unstable();
+        expected.sort_unstable();
+        check(got == expected, || {
+            format!("commit #{i} drained {got:?}, the model {expected:?}")
+        })?;
+    }
+    Ok(())
+}
+// --- issue 20: appending (end) ---
 
 /// What the observers saw, this iteration, against the model.
 fn compare_observed(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {

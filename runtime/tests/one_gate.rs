@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::script::{ScriptKind, Scripts};
 use sluice::{
-    BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph, IterationError,
-    NodeBuilder, Publish, Query, QueryData, QueryFilter, Subscribe, Target, World, system,
+    Append, AppendBuffer, BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph,
+    IntoSystem, IterationError, NodeBuilder, Publish, Query, QueryData, QueryFilter, Subscribe,
+    Target, World, system,
 };
 
 /// How many bodies of the row under test ran (function items cannot
@@ -76,6 +77,8 @@ enum Expect {
     /// SL0010 (the runtime's own service named by a user declaration),
     /// naming the service; the body never runs.
     RuntimeOnly(&'static str),
+    /// As `Refused`, for the node named first (a commit point, `row@commit`).
+    RefusedIn(&'static str, &'static str),
     /// The plan accepts it and the body runs.
     Runs,
 }
@@ -273,7 +276,47 @@ fn table() -> Vec<Row> {
     );
 
     // Two parameters of one function.
-    let pairs: [Pair; 9] = [
+    let pairs: [Pair; 12] = [
+        // --- issue 20: appending (begin) ---
+        (
+            "Append<R> beside &mut AppendBuffer<R> (appending and gating one buffer in one point)",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Append<'_, R>, b: &mut AppendBuffer<R>| {
+                        let _ = (a, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("AppendBuffer"),
+        ),
+        (
+            "Append<R> twice (one declaration)",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Append<'_, R>, b: Append<'_, R>| {
+                        a.push(R(1));
+                        b.push(R(2));
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Append<R> beside &AppendBuffer<R>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Append<'_, R>, b: &AppendBuffer<R>| {
+                        a.push(R(1));
+                        let _ = b.len();
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+        // --- issue 20: appending (end) ---
         (
             "Query<&mut A> beside Query<&A>",
             |w| {
@@ -548,6 +591,71 @@ fn table() -> Vec<Row> {
         },
         expect: Expect::Runs,
     });
+    // --- issue 20: two-point nodes (begin) ---
+    rows.push(Row {
+        entry: "NodeSpec::commit",
+        shape: "body Append<R>, commit &mut AppendBuffer<R> (two points)",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .system(|a: Append<'_, R>| {
+                        a.push(R(1));
+                        ran();
+                    })
+                    .commit(|b: &mut AppendBuffer<R>| {
+                        assert_eq!(b.drain().count(), 1);
+                        ran();
+                    }),
+            );
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeSpec::commit on an aliasing commit",
+        shape: "commit Append<R> beside &mut AppendBuffer<R>",
+        register: |w| {
+            w.add_system(NodeBuilder::new("row").system(|| ran()).commit(
+                |a: Append<'_, R>, b: &mut AppendBuffer<R>| {
+                    let _ = (a, b);
+                    ran();
+                },
+            ));
+        },
+        expect: Expect::RefusedIn("row@commit", "AppendBuffer"),
+    });
+    rows.push(Row {
+        entry: "IntoSystem::commit (function items)",
+        shape: "body Query<(&mut A, &A)>, commit &mut AppendBuffer<R>",
+        register: |w| {
+            fn commit_row(b: &mut AppendBuffer<R>) {
+                let _ = b.drain();
+                ran();
+            }
+            w.add_system(one_query::<(&mut A, &A), ()>.commit(commit_row));
+        },
+        expect: Expect::RefusedIn("one_query", "A"),
+    });
+    rows.push(Row {
+        entry: "Commands::add_system with NodeSpec::commit",
+        shape: "commit Append<R> beside &mut AppendBuffer<R>",
+        register: |w| {
+            let once = std::sync::Once::new();
+            w.add_system(
+                NodeBuilder::new("registrar").system(move |commands: Commands<'_>| {
+                    once.call_once(|| {
+                        commands.add_system(NodeBuilder::new("row").system(|| ran()).commit(
+                            |a: Append<'_, R>, b: &mut AppendBuffer<R>| {
+                                let _ = (a, b);
+                                ran();
+                            },
+                        ));
+                    });
+                }),
+            );
+        },
+        expect: Expect::RefusedIn("row@commit", "AppendBuffer"),
+    });
+    // --- issue 20: two-point nodes (end) ---
     rows.push(Row {
         entry: "World::add_batch_processor",
         shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
@@ -577,12 +685,16 @@ fn run_row(row: &Row) {
         }
     }
     let (code, lane) = match row.expect {
-        Expect::Refused(lane) => ("SL0009", lane),
+        Expect::Refused(lane) | Expect::RefusedIn(_, lane) => ("SL0009", lane),
         Expect::RuntimeOnly(service) => ("SL0010", service),
         Expect::Runs => ("", ""),
     };
     match row.expect {
-        Expect::Refused(_) | Expect::RuntimeOnly(_) => {
+        Expect::Refused(_) | Expect::RefusedIn(..) | Expect::RuntimeOnly(_) => {
+            let node = match row.expect {
+                Expect::RefusedIn(node, _) => node,
+                _ => "row",
+            };
             let error = outcome.expect_err(&format!("{what}: refused"));
             let IterationError::Plan(errors) = &error else {
                 panic!("{what}: a plan error, got {error}");
@@ -591,7 +703,7 @@ fn run_row(row: &Row) {
                 .errors()
                 .find(|d| d.code == code)
                 .unwrap_or_else(|| panic!("{what}: no {code} in {errors}"));
-            assert_eq!(diagnostic.nodes, ["row"], "{what}: names the node");
+            assert_eq!(diagnostic.nodes, [node], "{what}: names the node");
             assert!(
                 diagnostic.message.contains(lane),
                 "{what}: names the lane `{lane}`: {}",
@@ -644,8 +756,10 @@ fn a_graph_without_bodies_merges_builder_calls() {
 const REGISTRATION_SITES: &[(&str, &str, &[&str])] = &[
     (
         "world/mod.rs",
-        "add_spec",
+        "add_point",
         &[
+            "NodeSpec::commit",
+            "IntoSystem::commit",
             "World::add_system",
             "World::add_factory",
             "Commands::add_system",

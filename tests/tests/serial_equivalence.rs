@@ -11,12 +11,18 @@
 //! order); a few are exclusive. Beyond the logs, every node checks at run
 //! time that its `after` targets finished earlier in the same iteration, and
 //! an exclusive node checks that it runs alone.
+//!
+//! Issue 20 adds appenders and two-point nodes: some nodes append to one
+//! of two `AppendBuffer`s (beside their declared lanes) instead of running
+//! a context body, and some register with a commit point that drains one
+//! buffer into its own log, so every executor must also commit the same
+//! values in the same order at the same iteration.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use proptest::prelude::*;
-use sluice::{Context, ExecutorKind, NodeBuilder, ThreadPool, World};
+use sluice::{Append, AppendBuffer, Context, ExecutorKind, NodeBuilder, ThreadPool, World};
 use sluice_tests::by_index;
 
 const SERVICES: usize = 16;
@@ -37,6 +43,10 @@ fn declare_gate<const N: usize>(node: NodeBuilder) -> NodeBuilder {
 
 fn insert<const N: usize>(world: &mut World) {
     world.insert(Svc::<N>(Vec::new()));
+}
+
+fn insert_buffer<const K: usize>(world: &mut World) {
+    world.insert(AppendBuffer::<Entry<K>>::with_capacity(4));
 }
 
 fn log_of<const N: usize>(world: &World) -> Vec<String> {
@@ -60,6 +70,24 @@ fn append<const N: usize>(cx: &mut Context<'_>, entry: &str) {
     cx.write::<Svc<N>>().0.push(entry.to_owned());
 }
 
+/// What one appender appended: `name|iteration|k`.
+#[derive(Debug)]
+struct Entry<const K: usize>(String);
+
+/// The buffers appenders append to.
+const BUFFERS: usize = 2;
+
+/// What a random node is besides its lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A context body (reads and writes its lanes).
+    Plain,
+    /// Appends to buffer `k` (its lanes are declared, not touched).
+    Appender(usize),
+    /// A context body with a commit point draining buffer `k`.
+    Split(usize),
+}
+
 /// One random node.
 #[derive(Debug, Clone)]
 struct NodeSpec {
@@ -68,6 +96,7 @@ struct NodeSpec {
     /// Indices of the nodes this one runs after.
     after: Vec<usize>,
     exclusive: bool,
+    kind: Kind,
 }
 
 /// A random plan's registrations.
@@ -84,6 +113,11 @@ fn spec() -> impl Strategy<Value = Spec> {
                 proptest::collection::btree_set(0..SERVICES, 0..=2),
                 proptest::collection::vec(any::<proptest::sample::Index>(), 0..=2),
                 prop::bool::weighted(0.05),
+                prop_oneof![
+                    6 => Just(Kind::Plain),
+                    2 => (0..BUFFERS).prop_map(Kind::Appender),
+                    1 => (0..BUFFERS).prop_map(Kind::Split),
+                ],
             );
             (
                 proptest::collection::vec(node, n),
@@ -98,7 +132,7 @@ fn spec() -> impl Strategy<Value = Spec> {
             let nodes = nodes
                 .into_iter()
                 .enumerate()
-                .map(|(i, (reads, gates, after, exclusive))| {
+                .map(|(i, (reads, gates, after, exclusive, kind))| {
                     let lower: Vec<usize> = (0..n).filter(|&j| ranks[j] < ranks[i]).collect();
                     let mut after: Vec<usize> = if lower.is_empty() {
                         Vec::new()
@@ -116,6 +150,7 @@ fn spec() -> impl Strategy<Value = Spec> {
                         gates: gates.into_iter().collect(),
                         after,
                         exclusive,
+                        kind,
                     }
                 })
                 .collect();
@@ -134,6 +169,8 @@ struct Probe {
     exclusive_running: AtomicBool,
     /// Per node: every summary it recorded, in iteration order.
     observations: Vec<Mutex<Vec<String>>>,
+    /// Per node: what its commit point drained, one entry per run.
+    commits: Vec<Mutex<Vec<String>>>,
 }
 
 /// The logs a run left: every service's log and every node's observations.
@@ -141,13 +178,60 @@ struct Probe {
 struct Outcome {
     logs: Vec<Vec<String>>,
     observations: Vec<Vec<String>>,
+    commits: Vec<Vec<String>>,
 }
 
 fn node_name(i: usize) -> String {
     format!("n{i}")
 }
 
-fn run_body(cx: &mut Context<'_>, index: usize, node: &NodeSpec, probe: &Probe) {
+/// An appender's body: the checks of `run_body`, then two values.
+fn append_body<const K: usize>(
+    out: &Append<'_, Entry<K>>,
+    index: usize,
+    node: &NodeSpec,
+    probe: &Probe,
+) {
+    let iteration = enter(index, node, probe);
+    out.push(Entry(format!("{}|it{iteration}|0", node_name(index))));
+    out.push(Entry(format!("{}|it{iteration}|1", node_name(index))));
+    probe.observations[index]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(format!("it{iteration}:appended"));
+    leave(index, node, probe, iteration);
+}
+
+fn add_appender<const K: usize>(
+    world: &mut World,
+    builder: NodeBuilder,
+    index: usize,
+    node: NodeSpec,
+    probe: Arc<Probe>,
+) {
+    world.add_system(builder.system(move |out: Append<'_, Entry<K>>| {
+        append_body(&out, index, &node, &probe);
+    }));
+}
+
+fn add_split<const K: usize>(
+    world: &mut World,
+    body: sluice::NodeSpec,
+    index: usize,
+    probe: Arc<Probe>,
+) {
+    world.add_system(body.commit(move |buffer: &mut AppendBuffer<Entry<K>>| {
+        let drained: Vec<String> = buffer.drain().map(|entry| entry.0).collect();
+        probe.commits[index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(drained.join(","));
+    }));
+}
+
+/// The run-time checks on entry: exclusivity and `after` targets; the
+/// iteration running.
+fn enter(index: usize, node: &NodeSpec, probe: &Probe) -> u64 {
     let before = probe.in_flight.fetch_add(1, Ordering::SeqCst);
     let iteration = probe.iteration.load(Ordering::SeqCst);
     if node.exclusive {
@@ -166,19 +250,11 @@ fn run_body(cx: &mut Context<'_>, index: usize, node: &NodeSpec, probe: &Probe) 
             "n{index} runs after n{target}, which has not finished this iteration"
         );
     }
-    let mut seen = Vec::new();
-    for &s in node.reads.iter().chain(&node.gates) {
-        seen.push(by_index!(s, summary(cx)));
-    }
-    let summary = seen.join(",");
-    let entry = format!("{}|it{iteration}:{summary}", node_name(index));
-    for &s in &node.gates {
-        by_index!(s, append(cx, &entry));
-    }
-    probe.observations[index]
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(format!("it{iteration}:{summary}"));
+    iteration
+}
+
+/// The run-time checks on exit.
+fn leave(index: usize, node: &NodeSpec, probe: &Probe, iteration: u64) {
     if node.exclusive {
         std::thread::yield_now();
         assert_eq!(
@@ -192,11 +268,34 @@ fn run_body(cx: &mut Context<'_>, index: usize, node: &NodeSpec, probe: &Probe) 
     probe.in_flight.fetch_sub(1, Ordering::SeqCst);
 }
 
+fn run_body(cx: &mut Context<'_>, index: usize, node: &NodeSpec, probe: &Probe) {
+    let iteration = enter(index, node, probe);
+    let mut seen = Vec::new();
+    for &s in node.reads.iter().chain(&node.gates) {
+        seen.push(by_index!(s, summary(cx)));
+    }
+    let summary = seen.join(",");
+    let entry = format!("{}|it{iteration}:{summary}", node_name(index));
+    for &s in &node.gates {
+        by_index!(s, append(cx, &entry));
+    }
+    probe.observations[index]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(format!("it{iteration}:{summary}"));
+    leave(index, node, probe, iteration);
+}
+
 fn build(spec: &Spec, pool: &ThreadPool, executor: ExecutorKind) -> (World, Arc<Probe>) {
     let mut world = World::with_pool(pool.clone());
     world.set_executor(executor);
     for s in 0..SERVICES {
         by_index!(s, insert(&mut world));
+    }
+    // A commit with no appender still needs its buffer (an appender would
+    // insert it).
+    for k in 0..BUFFERS {
+        by_index!(k, insert_buffer(&mut world));
     }
     let probe = Arc::new(Probe {
         iteration: AtomicU64::new(0),
@@ -204,6 +303,7 @@ fn build(spec: &Spec, pool: &ThreadPool, executor: ExecutorKind) -> (World, Arc<
         in_flight: AtomicUsize::new(0),
         exclusive_running: AtomicBool::new(false),
         observations: spec.nodes.iter().map(|_| Mutex::default()).collect(),
+        commits: spec.nodes.iter().map(|_| Mutex::default()).collect(),
     });
     for (index, node) in spec.nodes.iter().enumerate() {
         let mut builder = NodeBuilder::new(node_name(index));
@@ -219,9 +319,24 @@ fn build(spec: &Spec, pool: &ThreadPool, executor: ExecutorKind) -> (World, Arc<
         if node.exclusive {
             builder = builder.exclusive();
         }
-        let node = node.clone();
         let probe = Arc::clone(&probe);
-        world.add_system(builder.run(move |cx| run_body(cx, index, &node, &probe)));
+        let kind = node.kind;
+        if let Kind::Appender(k) = kind {
+            by_index!(
+                k,
+                add_appender(&mut world, builder, index, node.clone(), probe)
+            );
+            continue;
+        }
+        let node = node.clone();
+        let body_probe = Arc::clone(&probe);
+        let body = builder.run(move |cx| run_body(cx, index, &node, &body_probe));
+        match kind {
+            Kind::Split(k) => by_index!(k, add_split(&mut world, body, index, probe)),
+            _ => {
+                world.add_system(body);
+            }
+        }
     }
     (world, probe)
 }
@@ -242,7 +357,16 @@ fn run(spec: &Spec, pool: &ThreadPool, executor: ExecutorKind) -> Outcome {
         .iter()
         .map(|o| o.lock().unwrap_or_else(PoisonError::into_inner).clone())
         .collect();
-    Outcome { logs, observations }
+    let commits = probe
+        .commits
+        .iter()
+        .map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).clone())
+        .collect();
+    Outcome {
+        logs,
+        observations,
+        commits,
+    }
 }
 
 /// Pools of 1, 2 and 4 threads, shared by every case.
@@ -262,6 +386,31 @@ proptest! {
         // Every node observed something in every iteration.
         for observations in &serial.observations {
             prop_assert_eq!(observations.len(), ITERATIONS as usize);
+        }
+        // Every commit ran each iteration, after every appender of its
+        // buffer: the commits of a buffer together drained all of that
+        // iteration's values, none of another.
+        for k in 0..BUFFERS {
+            let appenders = spec.nodes.iter().filter(|n| n.kind == Kind::Appender(k)).count();
+            let commits: Vec<usize> = (0..spec.nodes.len())
+                .filter(|&i| spec.nodes[i].kind == Kind::Split(k))
+                .collect();
+            if commits.is_empty() {
+                continue;
+            }
+            for it in 0..ITERATIONS as usize {
+                let tag = format!("|it{}|", it + 1);
+                let mut values = 0;
+                for &index in &commits {
+                    prop_assert_eq!(serial.commits[index].len(), ITERATIONS as usize);
+                    let drained = &serial.commits[index][it];
+                    for value in drained.split(',').filter(|v| !v.is_empty()) {
+                        prop_assert!(value.contains(&tag), "{} in iteration {}", value, it + 1);
+                        values += 1;
+                    }
+                }
+                prop_assert_eq!(values, 2 * appenders);
+            }
         }
         for pool in pools() {
             for executor in [ExecutorKind::Parallel, ExecutorKind::Adaptive] {
@@ -290,6 +439,7 @@ fn the_logs_record_plan_order() {
         gates: vec![0],
         after,
         exclusive: false,
+        kind: Kind::Plain,
     };
     let spec = Spec {
         nodes: vec![
@@ -300,6 +450,7 @@ fn the_logs_record_plan_order() {
                 gates: vec![1],
                 after: vec![],
                 exclusive: false,
+                kind: Kind::Plain,
             },
         ],
     };

@@ -367,8 +367,15 @@ fn build<'t>(parsed: &Parsed<'t>) -> Built<'t> {
     let mut graph = Graph::new();
     let mut lines = Lines::default();
     for system in &parsed.systems {
-        graph.add_node(node(system, &mut keep));
+        let body = graph.add_node(node(system, &mut keep));
         lines.systems.push((system.line, system.name));
+        // Issue 20: a `commit=` system is two points, the second
+        // `<name>@commit`, after the first and placed with it.
+        if !system.commit.is_empty() {
+            let commit = graph.add_node(commit_node(system));
+            graph.link_commit(body, commit);
+            lines.systems.push((system.line, system.name));
+        }
     }
     for group in &parsed.groups {
         graph.add_group(self::group(group, &mut keep));
@@ -557,6 +564,11 @@ fn node(system: &parse::System<'_>, keep: &mut Keep<'_>) -> NodeBuilder {
     for &write in &system.writes {
         node = node.gates_named(write.to_owned());
     }
+    for &append in &system.append {
+        if !system.writes.contains(&append) {
+            node = node.appends_named(append.to_owned());
+        }
+    }
     if system.exclusive {
         node = node.exclusive();
     }
@@ -573,6 +585,22 @@ fn node(system: &parse::System<'_>, keep: &mut Keep<'_>) -> NodeBuilder {
     for target in before {
         node = node.before(target.to_owned());
     }
+    placed(node, system)
+}
+
+/// The second point of a `commit=` system: `<name>@commit`, gating the
+/// `commit=` services, after the system, with its placement.
+fn commit_node(system: &parse::System<'_>) -> NodeBuilder {
+    let mut node =
+        NodeBuilder::new(format!("{}@commit", system.name)).after(system.name.to_owned());
+    for &service in &system.commit {
+        node = node.gates_named(service.to_owned());
+    }
+    placed(node, system)
+}
+
+/// `node` with `system`'s group, order, stage, set, phase and cadence.
+fn placed(mut node: NodeBuilder, system: &parse::System<'_>) -> NodeBuilder {
     if let Some(group) = system.group {
         node = node.in_group(group.to_owned());
     }

@@ -10,12 +10,14 @@ use sluice::{Cadence, Phase, RankKind, SiblingOrder};
 /// What a `SYSTEM` line's columns must be.
 pub(super) const SYSTEM_EXPECTED: &str =
     "expected `SYSTEM <name> <reads> <writes> <after> [<before>]`";
-const SYSTEM_ATTRIBUTES: &[&str] = &["group", "order", "stage", "set", "phase", "cadence"];
+const SYSTEM_ATTRIBUTES: &[&str] = &[
+    "group", "order", "stage", "set", "phase", "cadence", "append", "commit",
+];
 const GROUP_EXPECTED: &str = "expected `GROUP <name> [<attr>=<value> ...]`";
 const GROUP_ATTRIBUTES: &[&str] = &["group", "order", "after", "before"];
 /// Every attribute of the format, on any line kind.
 const ATTRIBUTES: &[&str] = &[
-    "group", "order", "after", "before", "stage", "set", "phase", "cadence",
+    "group", "order", "after", "before", "stage", "set", "phase", "cadence", "append", "commit",
 ];
 
 /// One `SYSTEM` line.
@@ -34,6 +36,11 @@ pub(super) struct System<'t> {
     pub(super) set: Option<&'t str>,
     pub(super) phase: Option<Phase>,
     pub(super) cadence: Cadence,
+    /// `append=`: services the system appends to (issue 20's extension).
+    pub(super) append: Vec<&'t str>,
+    /// `commit=`: services the system's second point, `<name>@commit`,
+    /// gates (issue 20's extension); empty for a one-point system.
+    pub(super) commit: Vec<&'t str>,
 }
 
 /// One `GROUP` line.
@@ -287,6 +294,8 @@ fn system<'t>(
                 &[("fixed", Cadence::Fixed), ("variable", Cadence::Variable)],
             )?
             .unwrap_or_default(),
+        append: attributes.list("append")?,
+        commit: attributes.list("commit")?,
     })
 }
 

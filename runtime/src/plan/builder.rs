@@ -230,6 +230,7 @@ fn sort_incoming(incoming: &mut Vec<(u32, Reason)>, keys: &mut Vec<u64>) {
             Reason::Lane { service, kind } if service.0 < PAYLOAD / 4 => {
                 (5, service.0 * 4 + kind as u32)
             }
+            Reason::Appends(service) => (6, service.0),
             _ => return None,
         };
         (payload < PAYLOAD).then_some(variant << 26 | payload)
@@ -242,6 +243,7 @@ fn sort_incoming(incoming: &mut Vec<(u32, Reason)>, keys: &mut Vec<u64>) {
             2 => Reason::Marker(MarkerIndex(payload)),
             3 => Reason::Produces(ServiceId(payload)),
             4 => Reason::Exclusive,
+            6 => Reason::Appends(ServiceId(payload)),
             _ => Reason::Lane {
                 service: ServiceId(payload / 4),
                 kind: match payload % 4 {
@@ -807,6 +809,11 @@ fn walk_lanes(
     let compiled = compile(n, kept, &plan_order, &records, &plan_id);
     Plan {
         node_names: Names::of_labels(nodes.iter().map(|node| node.name_label())),
+        points: (0..)
+            .zip(nodes)
+            .filter(|(_, node)| node.point() != crate::node::Point::Only)
+            .map(|(i, node)| (NodeIndex(i), node.point()))
+            .collect(),
         marker_names: Names::default(),
         service_names: Names::of_strs(graph.table().names().iter().map(|name| &**name)),
         barrier_markers: kept.iter().map(|(vertex, _)| *vertex - n as u32).collect(),

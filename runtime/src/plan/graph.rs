@@ -86,6 +86,15 @@ impl Graph {
         index
     }
 
+    /// Makes `commit` the second point of `body` (one registration, two
+    /// vertices: see [`Point`](crate::Point)); the caller orders `commit`
+    /// after `body` (a world's [`NodeSpec::commit`](crate::NodeSpec::commit)
+    /// does both).
+    pub fn link_commit(&mut self, body: NodeIndex, commit: NodeIndex) {
+        self.nodes[body.index()].set_point(crate::node::Point::Body { commit });
+        self.nodes[commit.index()].set_point(crate::node::Point::Commit { of: body });
+    }
+
     /// Declares a group nodes and other groups join by name.
     pub fn add_group(&mut self, group: Group) {
         self.organisation.add_group(group);

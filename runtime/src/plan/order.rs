@@ -324,6 +324,7 @@ impl Explicit {
             }
         }
         edges.push_produce_edges(graph, &is_member, selection, diagnostics);
+        edges.push_append_edges(graph, &is_member);
         for &(from, to) in &org.edges {
             edges.push(from, to, Reason::After);
         }
@@ -372,6 +373,32 @@ impl Explicit {
                     if producer != consumer as u32 {
                         self.push(producer, consumer as u32, Reason::Produces(service));
                     }
+                }
+            }
+        }
+    }
+
+    /// An appender before every gate of what it appends to (reference 003:
+    /// the commit waits for every recorder), wherever either was
+    /// registered; the lane walk then adds the same edge as a gate after
+    /// shared. Selections are kept apart as for produce edges.
+    fn push_append_edges(&mut self, graph: &GraphView<'_>, is_member: &dyn Fn(usize) -> bool) {
+        let nodes = graph.nodes();
+        let appends =
+            |node: &crate::node::NodeDescriptor| node.access().appended().next().is_some();
+        if !nodes.iter().any(appends) {
+            return;
+        }
+        let mut appenders: Vec<Vec<u32>> = vec![Vec::new(); graph.table().len()];
+        for (i, node) in nodes.iter().enumerate().filter(|&(i, _)| is_member(i)) {
+            for service in node.access().appended() {
+                appenders[service.index()].push(i as u32);
+            }
+        }
+        for (gate, node) in nodes.iter().enumerate().filter(|&(i, _)| is_member(i)) {
+            for service in node.access().gated() {
+                for &appender in &appenders[service.index()] {
+                    self.push(appender, gate as u32, Reason::Appends(service));
                 }
             }
         }

@@ -173,6 +173,12 @@ fn short_type_name(name: &str) -> String {
     short
 }
 
+/// Whether marks of this kind share a band's lane side by side (readers and
+/// appenders run together).
+fn side_by_side(kind: AccessKind) -> bool {
+    matches!(kind, AccessKind::Shared | AccessKind::Appended)
+}
+
 fn chars(text: &str, cap: usize) -> usize {
     text.chars().count().min(cap)
 }
@@ -324,7 +330,7 @@ impl<'p> Picture<'p> {
                 counts.resize(services.len(), 0);
                 for row in &mut rows[first..] {
                     for mark in &mut row.marks {
-                        if mark.kind == AccessKind::Shared {
+                        if side_by_side(mark.kind) {
                             mark.slot = counts[mark.lane];
                             counts[mark.lane] += 1;
                         }
@@ -332,7 +338,7 @@ impl<'p> Picture<'p> {
                 }
                 for row in &mut rows[first..] {
                     for mark in &mut row.marks {
-                        if mark.kind == AccessKind::Shared {
+                        if side_by_side(mark.kind) {
                             mark.of = counts[mark.lane];
                             widest[mark.lane] = widest[mark.lane].max(mark.of);
                         }
@@ -473,7 +479,7 @@ impl<'p> Picture<'p> {
     fn mark_x(&self, mark: &Mark) -> f64 {
         let (_, left, width) = self.lanes[mark.lane];
         let centre = left + width / 2.0;
-        if mark.kind != AccessKind::Shared || mark.of <= 1 {
+        if !side_by_side(mark.kind) || mark.of <= 1 {
             return centre;
         }
         let step = DOT_STEP.min((width - 2.0 * DOT - 4.0) / f64::from(mark.of - 1));
@@ -578,11 +584,18 @@ impl<'p> Picture<'p> {
                     Num(y - BAR / 2.0 + 1.0),
                     Num(BAR - 2.0)
                 )?,
-                _ => writeln!(
+                5 => writeln!(
                     out,
                     "<rect x=\"{sx}\" y=\"{}\" width=\"16\" height=\"12\" rx=\"3\" fill=\"none\" \
                      stroke=\"{FRAME}\" stroke-dasharray=\"3 2\"/>",
                     Num(y - 6.0)
+                )?,
+                _ => writeln!(
+                    out,
+                    "<circle cx=\"{}\" cy=\"{sy}\" r=\"{}\" fill=\"none\" stroke=\"{SHARED}\" \
+                     stroke-width=\"2\"/>",
+                    Num(x + 7.0),
+                    Num(DOT - 1.0)
                 )?,
             }
             writeln!(
@@ -806,6 +819,16 @@ impl<'p> Picture<'p> {
                         "<path class=\"produce\" d=\"{}\" fill=\"{PRODUCE}\"/>",
                         triangle(left + width / 2.0, row.y)
                     )?,
+                    // A ring: a shared accessor of the lane that the lane's
+                    // next gate commits.
+                    AccessKind::Appended => writeln!(
+                        out,
+                        "<circle class=\"append\" cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"none\" \
+                         stroke=\"{SHARED}\" stroke-width=\"2\"/>",
+                        Num(self.mark_x(mark)),
+                        Num(row.y),
+                        Num(DOT - 1.0)
+                    )?,
                 }
             }
             out.push_str("</g>\n");
@@ -815,17 +838,24 @@ impl<'p> Picture<'p> {
     }
 }
 
-const LEGEND: [&str; 6] = [
+const LEGEND: [&str; 7] = [
     "shared access (&amp;T)",
     "gate (&amp;mut T)",
     "produces",
     "to each consumer",
     "exclusive",
     "group",
+    "appends (Append&lt;T&gt;)",
 ];
 
 fn text_width(escaped: &str) -> f64 {
-    escaped.replace("&amp;", "&").chars().count() as f64 * SANS
+    escaped
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .chars()
+        .count() as f64
+        * SANS
 }
 
 fn legend_width() -> f64 {

@@ -49,6 +49,8 @@ pub enum Reason {
         /// Which rule of the lane walk.
         kind: LaneKind,
     },
+    /// The source appends to a service the target gates (and so commits).
+    Appends(ServiceId),
 }
 
 /// The arrays an executor runs a plan from, over *vertices*: the plan's
@@ -121,6 +123,7 @@ impl<'p> Edge<'p> {
             Reason::Before => format!("before({})", plan.node_name(self.to)),
             Reason::Marker(marker) => format!("via {}", plan.marker_name(marker)),
             Reason::Produces(service) => format!("produces {}", plan.service_name(service)),
+            Reason::Appends(service) => format!("appends {}", plan.service_name(service)),
             Reason::Exclusive => "exclusive".to_owned(),
             Reason::Lane { service, kind } => {
                 format!("lane {}: {}", plan.service_name(service), kind.text())
@@ -254,6 +257,8 @@ impl Names {
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub(crate) node_names: Names,
+    /// The nodes that are one point of a two-point registration, ascending.
+    pub(crate) points: Vec<(NodeIndex, crate::node::Point)>,
     pub(crate) marker_names: Names,
     pub(crate) service_names: Names,
     /// Per barrier (plan id `registered + k`): the marker it was kept for.
@@ -329,6 +334,16 @@ impl Plan {
         match node.index().checked_sub(self.node_names.len()) {
             None => self.node_names.get(node.index()),
             Some(k) => self.marker_name(MarkerIndex(self.barrier_markers[k])),
+        }
+    }
+
+    /// Which point of its registration `node` is: reference 003's
+    /// `Instanced` is one registration at two points of the plan, its body
+    /// and its commit (`instanced@commit`).
+    pub fn point(&self, node: NodeIndex) -> crate::node::Point {
+        match self.points.binary_search_by_key(&node, |&(n, _)| n) {
+            Ok(at) => self.points[at].1,
+            Err(_) => crate::node::Point::Only,
         }
     }
 

@@ -1,6 +1,7 @@
 //! From signatures to node bodies: parameters, functions, and the unsynchronised
 //! view of the world's services that running nodes borrow from.
 
+mod append;
 mod body;
 mod cells;
 mod condition;
@@ -8,6 +9,7 @@ mod function;
 mod output;
 mod param;
 
+pub use append::{Append, AppendBuffer};
 pub use body::{NodeBody, NodeEnv};
 pub use cells::ServiceCells;
 pub(crate) use condition::Condition;

@@ -198,6 +198,33 @@ mod tests {
     }
 
     #[test]
+    fn a_drain_overlapping_an_append_names_both_nodes() {
+        // The arena has no defence against a drain beside an add; the plan
+        // forbids it, and checked mode reports a plan that let it happen
+        // (here two nodes entered by hand, as a corrupted plan would).
+        struct Instances;
+        let mut graph = Graph::new();
+        graph.add_node(NodeBuilder::new("recorder").appends::<Instances>());
+        graph.add_node(NodeBuilder::new("other").appends::<Instances>());
+        graph.add_node(NodeBuilder::new("instanced@commit").gates::<Instances>());
+        let tracker = BorrowTracker::new(graph.registry().table().len());
+        {
+            // Two appenders overlap freely.
+            let _recorder = tracker.enter(graph.view(), 0);
+            let _other = tracker.enter(graph.view(), 1);
+        }
+        let _recorder = tracker.enter(graph.view(), 0);
+        let message = panic_message(|| {
+            let _commit = tracker.enter(graph.view(), 2);
+        });
+        assert!(
+            message.contains("`instanced@commit` and `recorder` overlapped")
+                && message.contains("Instances"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn an_exclusive_node_overlapping_anything_names_both_nodes() {
         let graph = graph();
         let mut tracker = BorrowTracker::new(graph.registry().table().len());

@@ -461,6 +461,31 @@ impl World {
                 spec.builder.set_name(name.into());
             }
         }
+        // The commit point: named and keyed after the node, placed with it,
+        // after it; registered right after it, through the same gate.
+        let commit = spec.commit.take().map(|mut commit| {
+            let key = spec
+                .builder
+                .key_label()
+                .unwrap_or(spec.builder.name_label())
+                .clone();
+            commit
+                .builder
+                .set_name(format!("{}@commit", spec.builder.name()).into());
+            commit.builder = commit.builder.key(format!("{key}@commit")).after(key);
+            commit.builder.place_like(&spec.builder);
+            commit
+        });
+        let index = self.add_point(spec);
+        if let Some(commit) = commit {
+            let second = self.add_point(*commit);
+            self.graph.link_commit(index, second);
+        }
+        index
+    }
+
+    /// Registers one point of a registration.
+    fn add_point(&mut self, spec: NodeSpec) -> NodeIndex {
         let index = self.graph.add_node(spec.builder);
         if let Some(hooks) = spec.hooks {
             let slots = &mut self.lifecycle.hooks;
@@ -656,6 +681,32 @@ impl World {
         if node.index() < BUILTIN_NODES || node.index() >= self.nodes.len() {
             return Ok(());
         }
+        let commit = self.other_point(node);
+        let failure = self.remove_point(node);
+        let commit_failure = commit.and_then(|commit| self.remove_point(commit));
+        match (failure, commit_failure) {
+            (None, None) => Ok(()),
+            (first, second) => Err(IterationError::Boundary(
+                first.into_iter().chain(second).collect(),
+            )),
+        }
+    }
+
+    /// The other point of `node`'s registration, if it has two (see
+    /// [`NodeSpec::commit`]).
+    fn other_point(&self, node: NodeIndex) -> Option<NodeIndex> {
+        match self.graph.node(node).point() {
+            crate::node::Point::Body { commit } => Some(commit),
+            crate::node::Point::Commit { of } => Some(of),
+            _ => None,
+        }
+    }
+
+    /// Removes one point of a registration; the `on_destroy` panic, if any.
+    fn remove_point(&mut self, node: NodeIndex) -> Option<BoundaryFailure> {
+        if self.graph.node(node).state() == crate::node::NodeState::Removed {
+            return None;
+        }
         let failure = self.destroy(node);
         self.graph.set_state(node, crate::node::NodeState::Removed);
         self.nodes[node.index()] = WorldNode::Removed;
@@ -663,10 +714,7 @@ impl World {
             *hooks = None;
         }
         self.stale = true;
-        match failure {
-            Some(failure) => Err(IterationError::Boundary(vec![failure])),
-            None => Ok(()),
-        }
+        failure
     }
 
     /// Leaves `node` out of plans (`false`) or puts it back (`true`) from
@@ -681,6 +729,9 @@ impl World {
             crate::node::NodeState::Disabled
         };
         self.graph.set_state(node, state);
+        if let Some(other) = self.other_point(node) {
+            self.graph.set_state(other, state);
+        }
         self.stale = true;
     }
 

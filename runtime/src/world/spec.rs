@@ -43,6 +43,9 @@ pub struct NodeSpec {
     pub(crate) hooks: Option<Box<NodeHooks>>,
     /// The body of a whole-world system (`recipe` is then unused).
     pub(crate) whole_world: Option<WholeWorldBody>,
+    /// The node's second point, its commit (see [`NodeSpec::commit`]):
+    /// registered with it, named and keyed after it when registered.
+    pub(crate) commit: Option<Box<NodeSpec>>,
 }
 
 impl NodeSpec {
@@ -54,7 +57,26 @@ impl NodeSpec {
             unnamed_closure: false,
             hooks: None,
             whole_world: None,
+            commit: None,
         }
+    }
+
+    /// Gives the node a second point in the schedule, its commit
+    /// (reference 003's `Instanced`, "one signature, two points"): the
+    /// node's body takes its inputs beside every other reader of them, and
+    /// `commit` runs later, after the body and after every node that
+    /// appends ([`Append<T>`](crate::Append)) to a buffer the commit gates
+    /// (`&mut AppendBuffer<T>`, which it drains). One registration, two
+    /// vertices in the plan: `name` and `name@commit` (key `key@commit`),
+    /// with the node's group, phase, stage, set, cadence and schedule.
+    /// Removing or disabling the node does the same to its commit.
+    ///
+    /// Each point passes the declaration gate on its own: one point may not
+    /// append to and gate one buffer (SL0009), while the body may append to
+    /// the buffer its commit drains. A second `commit` replaces the first.
+    pub fn commit<M: 'static, F: SystemFn<M>>(mut self, commit: F) -> Self {
+        self.commit = Some(Box::new(NodeBuilder::new("").system(commit)));
+        self
     }
 
     /// Registers the node under the instance key `key` (the same function
@@ -216,6 +238,17 @@ pub trait IntoSystem<Marker> {
     /// The registration.
     #[track_caller]
     fn into_system(self) -> NodeSpec;
+
+    /// The registration with a second point, its commit:
+    /// `world.add_system(instanced.commit(commit_instances))` (see
+    /// [`NodeSpec::commit`]).
+    #[track_caller]
+    fn commit<M: 'static, F: SystemFn<M>>(self, commit: F) -> NodeSpec
+    where
+        Self: Sized,
+    {
+        self.into_system().commit(commit)
+    }
 }
 
 impl IntoSystem<()> for NodeSpec {

@@ -1,0 +1,265 @@
+//! Appending: many recorders push into one buffer in parallel, and a gate
+//! on the buffer commits (drains) it (reference 003's instance buffer, "an
+//! iteration runs its writers and then its drainers").
+//!
+//! An [`Append<T>`] parameter declares [`AccessKind::Appended`]: shared
+//! access to the lane of [`AppendBuffer<T>`], so appenders run together, and
+//! the planner puts every appender before every gate of the buffer
+//! (`&mut AppendBuffer<T>`, usually a two-point node's commit, see
+//! [`NodeSpec::commit`](crate::NodeSpec::commit)) wherever either is
+//! registered. A push is the collections' [`AppendArena`] tail bump: no lock.
+//! The arena has no defence against a drain overlapping an add; the graph
+//! forbids that overlap (a drain needs `&mut`, which only a gate gets), and
+//! checked mode reports it if a plan ever allowed it.
+//!
+//! Each value is tagged with its recording place (`recording::Place`), so
+//! [`AppendBuffer::drain`] yields values by appending node (registration
+//! order), then in each node's push order: the same for every executor and
+//! thread count. A node that fails contributes nothing it appended: the
+//! commit never starts in an iteration where one of its appenders failed
+//! (it waits for each), and the boundary of that iteration drops the failed
+//! nodes' values, so the next commit sees only what succeeded.
+
+use std::fmt;
+
+use sluice_collections::{AppendArena, Full};
+
+use crate::access::{AccessKind, ServiceId};
+use crate::node::NodeBuilder;
+use crate::recording::{Place, next_order};
+use crate::registry::Registry;
+use crate::sync::{Mutex, PoisonError};
+use crate::system::output::BoundaryNodes;
+use crate::system::{BoundaryHooks, Param, ServiceCells};
+
+/// Slots an [`AppendBuffer`] starts with when made by [`Default`] (or by an
+/// `Append<T>` parameter finding none).
+const DEFAULT_CAPACITY: usize = 256;
+
+/// A buffer that any number of nodes append to at once through
+/// [`Append<T>`], and that a gate (`&mut AppendBuffer<T>`) drains.
+///
+/// Pushes go to a lock-free [`AppendArena`]; those that find it full go to
+/// an overflow list behind a lock, and the next drain grows the arena to
+/// hold them all, so a steady game soon appends without locking.
+///
+/// ```
+/// use sluice::{Append, AppendBuffer, IntoSystem, NodeBuilder, World};
+///
+/// struct Sprite(u32);
+/// #[derive(Default)]
+/// struct Gpu(Vec<u32>);
+///
+/// fn terrain(instances: Append<Sprite>) {
+///     instances.push(Sprite(1));
+/// }
+/// fn instanced(instances: Append<Sprite>) {
+///     instances.push(Sprite(2));
+/// }
+/// fn commit(instances: &mut AppendBuffer<Sprite>, gpu: &mut Gpu) {
+///     gpu.0.extend(instances.drain().map(|sprite| sprite.0));
+/// }
+///
+/// let mut world = World::new();
+/// world.insert(Gpu::default());
+/// world.add_system(instanced.commit(commit)); // `instanced` and `instanced@commit`
+/// world.add_system(terrain); // registered later, still appends before the commit
+/// world.run_iteration()?;
+/// assert_eq!(world.get::<Gpu>().unwrap().0, [2, 1]); // by registration order
+/// # Ok::<(), sluice::IterationError>(())
+/// ```
+pub struct AppendBuffer<T> {
+    arena: AppendArena<(Place, T)>,
+    /// Pushes that found the arena full (rare: the next drain grows it).
+    overflow: Mutex<Vec<(Place, T)>>,
+    /// Reused by each drain, so a steady drain allocates nothing.
+    scratch: Vec<(Place, T)>,
+}
+
+impl<T> fmt::Debug for AppendBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppendBuffer")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Default for AppendBuffer<T> {
+    fn default() -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl<T> AppendBuffer<T> {
+    /// An empty buffer whose arena holds `capacity` values before a push
+    /// takes the overflow lock (at least 1).
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            arena: AppendArena::with_capacity(capacity.max(1)),
+            overflow: Mutex::new(Vec::new()),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// How many values the arena holds before pushes overflow.
+    pub fn capacity(&self) -> usize {
+        self.arena.capacity()
+    }
+
+    /// How many values were appended since the last drain (those of pushes
+    /// still running included).
+    pub fn len(&self) -> usize {
+        let overflow = self
+            .overflow
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        self.arena.len() + overflow
+    }
+
+    /// Whether nothing was appended since the last drain.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends `value` at the place of the node recording on this thread.
+    fn push(&self, value: T) {
+        let place = next_order();
+        if let Err(Full(entry)) = self.arena.push((place, value)) {
+            self.overflow
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(entry);
+        }
+    }
+
+    /// Moves every appended value into `scratch`, in place order, and
+    /// grows the arena to hold them all next time.
+    fn gather(&mut self) {
+        // Uncontended (`&mut self`); `lock` rather than `get_mut` so loom's
+        // mutex serves as well.
+        let mut overflow = self.overflow.lock().unwrap_or_else(PoisonError::into_inner);
+        let overflowed = overflow.len();
+        self.scratch.extend(self.arena.drain());
+        self.scratch.append(&mut overflow);
+        drop(overflow);
+        if overflowed > 0 {
+            self.arena.reserve(self.scratch.len());
+        }
+        // Stable and adaptive: each node's values are mostly one run.
+        self.scratch.sort_by_key(|&(place, _)| place);
+    }
+
+    /// Takes every value appended since the last drain: by appending node
+    /// (registration order), then in that node's push order, whatever the
+    /// executor or thread count. Values the iterator does not reach are
+    /// dropped with it.
+    pub fn drain(&mut self) -> impl ExactSizeIterator<Item = T> + '_ {
+        self.gather();
+        self.scratch.drain(..).map(|(_, value)| value)
+    }
+
+    /// Drops what the failed nodes appended; the rest stays for the next
+    /// drain.
+    fn forget_failed(&mut self, failed: &[u32]) {
+        if failed.is_empty() || self.is_empty() {
+            return;
+        }
+        self.gather();
+        self.scratch
+            .retain(|(place, _)| !failed.contains(&place.node()));
+        for entry in self.scratch.drain(..) {
+            // `gather` grew the arena past everything it held.
+            if let Err(Full(entry)) = self.arena.push(entry) {
+                self.overflow
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(entry);
+            }
+        }
+    }
+}
+
+/// The boundary of one buffer type: drops what failed nodes appended.
+fn append_boundary<T: Send + Sync + 'static>(
+    slot: &mut crate::registry::ServiceSlot,
+    nodes: &BoundaryNodes<'_>,
+) {
+    if let Some(buffer) = slot
+        .value
+        .as_deref_mut()
+        .and_then(|value| value.downcast_mut::<AppendBuffer<T>>())
+    {
+        buffer.forget_failed(nodes.failed);
+    }
+}
+
+/// Appends to [`AppendBuffer<T>`] from a system: shared access to the
+/// buffer's lane (any number of appenders run together), ordered before
+/// every gate of the buffer, which commits what was appended. The world
+/// inserts an empty buffer if it holds none.
+#[derive(Clone, Copy)]
+pub struct Append<'w, T> {
+    buffer: &'w AppendBuffer<T>,
+}
+
+impl<T> fmt::Debug for Append<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Append").finish_non_exhaustive()
+    }
+}
+
+impl<T> Append<'_, T> {
+    /// Appends `value` for this iteration's commit: lock-free (one tail
+    /// bump) while the buffer's arena has room.
+    #[inline]
+    pub fn push(&self, value: T) {
+        self.buffer.push(value);
+    }
+
+    /// Appends every value of `values`, in order.
+    pub fn extend(&self, values: impl IntoIterator<Item = T>) {
+        for value in values {
+            self.buffer.push(value);
+        }
+    }
+}
+
+// SAFETY: `fetch` hands out a handle that only pushes into `AppendBuffer<T>`
+// through `&self` (never reading a value), which the node declared it
+// appends to: shared access, as `&AppendBuffer<T>` would be.
+unsafe impl<T: Send + Sync + 'static> Param for Append<'_, T> {
+    type Item<'w> = Append<'w, T>;
+    const KIND: AccessKind = AccessKind::Appended;
+
+    fn service_name() -> &'static str {
+        std::any::type_name::<AppendBuffer<T>>()
+    }
+
+    fn declare(node: NodeBuilder) -> NodeBuilder {
+        node.appends::<AppendBuffer<T>>()
+    }
+
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> ServiceId {
+        if registry.get::<AppendBuffer<T>>().is_none() {
+            registry.insert(AppendBuffer::<T>::default());
+        }
+        let id = registry.resolve::<AppendBuffer<T>>();
+        hooks.add_messages(id, append_boundary::<T>);
+        id
+    }
+
+    #[inline]
+    unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Append<'w, T> {
+        // SAFETY: the node declared appending (shared) access to `id`
+        // (`declare`) and runs as a plan node, so no gate of `id` runs now.
+        match unsafe { cells.get::<AppendBuffer<T>>(id) } {
+            Some(buffer) => Append { buffer },
+            None => panic!(
+                "service `{}` is declared but the world holds no value for it",
+                Self::service_name()
+            ),
+        }
+    }
+}
