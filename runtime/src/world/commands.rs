@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 
-use sluice_collections::LockOnResizeArray;
+use sluice_collections::{LockOnResizeArray, PooledList};
 use sync_wrapper::SyncWrapper;
 
 use crate::access::{AccessKind, ServiceId};
@@ -116,9 +116,10 @@ impl CommandQueue {
 
     /// Every recorded change, by recording node, then in each node's record
     /// order (a stable sort: claim order among commands recorded off a node,
-    /// by loose tasks).
-    pub(crate) fn take_all(&mut self) -> Vec<RecordedChange> {
-        let mut changes: Vec<RecordedChange> =
+    /// by loose tasks). The list's buffer comes from the per-type pool, so a
+    /// game recording commands every frame reuses last frame's.
+    pub(crate) fn take_all(&mut self) -> PooledList<RecordedChange> {
+        let mut changes: PooledList<RecordedChange> =
             self.commands.drain().map(SyncWrapper::into_inner).collect();
         changes.sort_by_key(|change| change.order);
         changes
