@@ -8,13 +8,16 @@
 mod sync;
 
 mod append_arena;
+mod get_or_add;
 mod ledger_map;
 mod lock_on_resize_array;
 pub mod mpsc;
 mod pool;
+mod pooled_list;
 mod ring_history;
 
 pub use append_arena::{AppendArena, ArenaAppender, Drain as AppendArenaDrain, Full};
+pub use get_or_add::{GetOrAddMap, Ref as GetOrAddRef};
 pub use ledger_map::LedgerMap;
 pub use lock_on_resize_array::{
     Appender as LockOnResizeArrayAppender, Drain as LockOnResizeArrayDrain,
@@ -22,4 +25,5 @@ pub use lock_on_resize_array::{
 };
 pub use mpsc::{Consumer, Producer};
 pub use pool::{Pool, Pooled, Taken};
+pub use pooled_list::PooledList;
 pub use ring_history::{Iter as RingHistoryIter, RingHistory};

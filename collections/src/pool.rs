@@ -44,8 +44,9 @@ use crate::sync::{AtomicUsize, Ordering, UnsafeCell, spin_loop};
 /// [`Pooled::pool`] returns the one process-wide pool of a type. Rust has no
 /// generic statics, and the impls this crate provides are generic
 /// (`Vec<T>` for every `T`), so the default `pool()` looks the type up in a
-/// registry keyed by [`TypeId`](core::any::TypeId): a global list behind a mutex, written once
-/// per type (its pool is created and leaked then), with a per-thread cache in
+/// registry keyed by [`TypeId`](core::any::TypeId): a global
+/// [`GetOrAddMap`](crate::GetOrAddMap), written once per type (its pool is
+/// created and leaked then), with a per-thread cache in
 /// front so that a steady-state lookup is one hash probe in thread-local
 /// memory, with no lock and no shared write. A non-generic type that wants to
 /// skip even that can override `pool()` with its own `static`:
@@ -408,10 +409,13 @@ mod registry {
     #[cfg(not(loom))]
     type Entry = &'static (dyn Any + Send + Sync);
 
-    /// Every per-type pool created so far. Written once per type; read only
-    /// when a thread's cache misses.
+    /// Every per-type pool created so far, by type: a get-or-add map, so a
+    /// type is registered once whichever threads race to it first, and a
+    /// thread's cache miss on a registered type takes a shard read lock, not
+    /// a global mutex and a scan. Read only when a thread's cache misses.
     #[cfg(not(loom))]
-    static POOLS: std::sync::Mutex<Vec<(TypeId, Entry)>> = std::sync::Mutex::new(Vec::new());
+    static POOLS: std::sync::LazyLock<crate::GetOrAddMap<TypeId, Entry>> =
+        std::sync::LazyLock::new(crate::GetOrAddMap::new);
 
     #[cfg(not(loom))]
     std::thread_local! {
@@ -440,20 +444,17 @@ mod registry {
             .expect("a pool is registered under its own type's id")
     }
 
-    /// The registered pool of `T` from the global list, created if absent.
+    /// The registered pool of `T` from the global map, created if absent.
     #[cfg(not(loom))]
     fn global<T: Pooled>(id: TypeId) -> Entry {
-        // A panic while the lock is held cannot leave the list half-written
-        // (a push is the only write), so a poisoned lock is still good.
-        let mut pools = POOLS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&(_, entry)) = pools.iter().find(|(key, _)| *key == id) {
-            return entry;
-        }
-        let entry: Entry = Box::leak(Box::new(Pool::<T>::new(T::POOL_CAPACITY)));
-        pools.push((id, entry));
-        entry
+        *POOLS.get_or_add(&id, (), new_pool::<T>)
+    }
+
+    /// A new pool of `T`, leaked: registered pools live as long as the
+    /// process.
+    #[cfg(not(loom))]
+    fn new_pool<T: Pooled>(_: &TypeId, (): ()) -> Entry {
+        Box::leak(Box::new(Pool::<T>::new(T::POOL_CAPACITY)))
     }
 
     /// Loom models build their own pools: loom's atomics cannot outlive a
@@ -678,6 +679,24 @@ mod tests {
         // Distinct types, distinct pools.
         let b: &'static Pool<Vec<u8>> = Vec::<u8>::pool();
         assert_ne!(a as *const _ as usize, b as *const _ as usize);
+    }
+
+    /// Threads racing to a type nobody has used yet all get one pool: the
+    /// registry makes it once.
+    #[test]
+    fn per_type_pools_race() {
+        struct Fresh;
+        let pools: Vec<usize> = thread::scope(|s| {
+            let racers: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (Vec::<Fresh>::pool() as *const Pool<Vec<Fresh>>).addr()))
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert!(pools.windows(2).all(|w| w[0] == w[1]), "{pools:?}");
+        assert_eq!(
+            pools[0],
+            (Vec::<Fresh>::pool() as *const Pool<Vec<Fresh>>).addr()
+        );
     }
 
     #[test]

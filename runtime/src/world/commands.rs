@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 
-use sluice_collections::LockOnResizeArray;
+use sluice_collections::{LockOnResizeArray, PooledList};
 use sync_wrapper::SyncWrapper;
 
 use crate::access::{AccessKind, ServiceId};
@@ -147,10 +147,11 @@ impl CommandQueue {
 
     /// Every recorded change, by recording node, then in each node's record
     /// order (a stable sort: claim order among commands recorded off a node,
-    /// by loose tasks), with how many slots they took. Starts the queue's
-    /// next generation.
-    pub(crate) fn take_all(&mut self) -> (Vec<RecordedChange>, usize) {
-        let mut changes: Vec<RecordedChange> = self
+    /// by loose tasks), with how many slots they took. The list's buffer
+    /// comes from the per-type pool, so a game recording commands every
+    /// frame reuses last frame's. Starts the queue's next generation.
+    pub(crate) fn take_all(&mut self) -> (PooledList<RecordedChange>, usize) {
+        let mut changes: PooledList<RecordedChange> = self
             .commands
             .drain()
             .map(SyncWrapper::into_inner)

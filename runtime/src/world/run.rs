@@ -477,7 +477,7 @@ impl World {
             self.discard_failed(&mut commands, failures);
         }
         let stale = std::mem::replace(&mut self.stale, false);
-        for (index, command) in commands.into_iter().enumerate() {
+        for (index, command) in commands.drain(..).enumerate() {
             let RecordedChange {
                 label,
                 change,
