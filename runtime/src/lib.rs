@@ -91,5 +91,6 @@ pub use system::{
 pub use world::{
     BoundaryFailure, BoundaryStep, ClockSnapshot, Commands, Context, EntityCommands, EntityMut,
     EntityRef, ExecutorKind, FixedTime, FrameTime, FunctionMarker, IntoFactory, IntoSystem,
-    IterationError, MissingService, NodePanic, NodeSpec, PlanWatch, World,
+    IterationError, MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec,
+    PlanWatch, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, World,
 };
