@@ -92,5 +92,6 @@ pub use system::{
 pub use world::{
     BoundaryFailure, BoundaryStep, ClockSnapshot, CommandEntity, Commands, Context, EntityCommands,
     EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime, FunctionMarker, IntoFactory,
-    IntoSystem, IterationError, MissingService, NodePanic, NodeSpec, PlanWatch, Spawned, World,
+    IntoSystem, IterationError, MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, MissingService, NodePanic,
+    NodeSpec, PlanWatch, Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, World,
 };

@@ -39,6 +39,8 @@ struct Rare {
     /// One of the world's own nodes (the scheduling factories): exempt from
     /// organisation a user declares (stages are not required of it).
     builtin: bool,
+    /// Never reported by the spike watch (reference 003's `ISpikeExempt`).
+    spike_exempt: bool,
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -364,6 +366,14 @@ impl NodeBuilder {
         self
     }
 
+    /// The spike watch never reports the node (reference 003's
+    /// `ISpikeExempt`): for a node whose time is not its own, such as a
+    /// commit that waits on vsync. See [`SpikeWatch`](crate::SpikeWatch).
+    pub fn spike_exempt(mut self) -> Self {
+        self.rare.get_or_insert_default().spike_exempt = true;
+        self
+    }
+
     /// The node runs after the node (by instance key or name) or marker `target`.
     pub fn after(mut self, target: impl Into<Label>) -> Self {
         self.after.push(target.into());
@@ -487,15 +497,16 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names, placement, whole_world, builtin) = match self.rare {
+        let (key, names, placement, whole_world, builtin, spike_exempt) = match self.rare {
             Some(rare) => (
                 rare.key,
                 rare.names,
                 rare.placement,
                 rare.whole_world,
                 rare.builtin,
+                rare.spike_exempt,
             ),
-            None => (None, Vec::new(), None, false, false),
+            None => (None, Vec::new(), None, false, false, false),
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
@@ -529,6 +540,7 @@ impl NodeBuilder {
             whole_world,
             builtin,
             point: Point::Only,
+            spike_exempt,
         }
     }
 }
@@ -602,6 +614,7 @@ pub struct NodeDescriptor {
     whole_world: bool,
     builtin: bool,
     point: Point,
+    spike_exempt: bool,
 }
 
 /// Which point of its registration a node is: reference 003's `Instanced`
@@ -703,6 +716,12 @@ impl NodeDescriptor {
     /// `sluice::execution`), which no stage declaration applies to.
     pub fn is_builtin(&self) -> bool {
         self.builtin
+    }
+
+    /// Whether the node itself is marked [`spike_exempt`](NodeBuilder::spike_exempt)
+    /// (a group it is in may exempt it too: [`Group::spike_exempt`](crate::Group::spike_exempt)).
+    pub fn is_spike_exempt(&self) -> bool {
+        self.spike_exempt
     }
 
     /// Enabled, disabled or removed.

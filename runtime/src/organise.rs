@@ -252,6 +252,7 @@ pub struct Group {
     sibling: Option<SiblingOrder>,
     after: Vec<Label>,
     before: Vec<Label>,
+    spike_exempt: bool,
 }
 
 impl Group {
@@ -263,7 +264,20 @@ impl Group {
             sibling: None,
             after: Vec::new(),
             before: Vec::new(),
+            spike_exempt: false,
         }
+    }
+
+    /// The spike watch reports no node inside the group, at any depth (as
+    /// [`NodeBuilder::spike_exempt`](crate::NodeBuilder::spike_exempt) on each).
+    pub fn spike_exempt(mut self) -> Self {
+        self.spike_exempt = true;
+        self
+    }
+
+    /// Whether the group is [`spike_exempt`](Group::spike_exempt).
+    pub fn is_spike_exempt(&self) -> bool {
+        self.spike_exempt
     }
 
     /// Makes the group a child of `parent`.

@@ -209,6 +209,7 @@ fn ticks_allocate_nothing() {
     // In the same test function: nothing else allocates meanwhile.
     query_frames_allocate_nothing();
     script_ticks_allocate_nothing();
+    spike_watch_frames_allocate_nothing();
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -345,5 +346,71 @@ fn script_ticks_allocate_nothing() {
             "{executor:?}: {allocations} allocations in {ticks} script ticks"
         );
         assert!(world.get::<Total>().unwrap().0 > before, "scripts ran");
+    }
+}
+
+/// The spike watch on (issue 20): judging every node after each run,
+/// reporting spikes (a node sleeps every fifth frame) and dropping the
+/// oldest kept one make no allocation, on every executor.
+fn spike_watch_frames_allocate_nothing() {
+    use sluice::{ExecutorKind, NodeBuilder, Query, SpikeWatch, World};
+    use std::time::Duration;
+    struct Frame(u64);
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        let mut world = World::with_pool(ThreadPool::new(2).unwrap());
+        world.set_executor(executor);
+        world.insert(Frame(0));
+        world.spawn_batch((0..200).map(|i| (Pos(i as f32), Vel(1.0))));
+        world.add_system(
+            NodeBuilder::new("move")
+                .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+        );
+        for i in 0..40 {
+            world.add_system(NodeBuilder::new(format!("idle {i}")).system(|| {}));
+        }
+        world.add_system(NodeBuilder::new("present").spike_exempt().system(|| {}));
+        world.add_system(NodeBuilder::new("sometimes slow").system(|frame: &Frame| {
+            if frame.0 % 5 == 4 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }));
+        world
+            .set_spike_watch(Some(SpikeWatch {
+                window: 4,
+                ratio: 2.0,
+                min: Duration::from_millis(1),
+                keep: 2,
+            }))
+            .unwrap();
+        let mut frame = 0;
+        let mut run = |world: &mut World, frames: u64| {
+            for _ in 0..frames {
+                world.get_mut::<Frame>().unwrap().0 = frame;
+                frame += 1;
+                world.run_iteration().unwrap();
+            }
+        };
+        // Warm-up, a reported spike included (its `tracing` call site).
+        run(&mut world, 10);
+        assert!(world.spikes_total() >= 1, "{executor:?}: warmed up");
+        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let before = world.spikes_total();
+        let frames = 20;
+        let allocations = allocations_during(|| run(&mut world, frames));
+        assert_eq!(
+            allocations, 0,
+            "{executor:?}: {allocations} allocations in {frames} watched frames"
+        );
+        assert!(
+            world.spikes_total() > before,
+            "{executor:?}: spikes reported"
+        );
+        assert!(world.spikes().len() <= 2);
     }
 }

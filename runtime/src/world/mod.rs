@@ -25,6 +25,7 @@ mod run;
 mod schedule;
 mod spawned;
 mod spec;
+mod spikes;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +51,9 @@ pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, N
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use spawned::{CommandEntity, Spawned};
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMarker};
+pub use spikes::{
+    MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, Spike, SpikeHistory, SpikeWatch, SpikeWatchError,
+};
 
 use batch::WorldBatch;
 use node::WorldNode;
@@ -163,6 +167,11 @@ pub struct World {
     /// The plan factory's last failure, reported by the next iteration.
     plan_error: Option<IterationError>,
     timing: bool,
+    /// The spike watch: its setting, the watched nodes' histories, the
+    /// recent spikes.
+    spikes: spikes::SpikeState,
+    /// How many iterations of the variable plan have run (failed ones too).
+    iterations: u64,
     /// How many closures were registered under each source-location name.
     closure_names: foldhash::HashMap<crate::node::Label, u32>,
     /// Reused by [`World::query`]'s aliasing check, so a query between
@@ -266,6 +275,8 @@ impl World {
             stale: true,
             plan_error: None,
             timing: false,
+            spikes: spikes::SpikeState::default(),
+            iterations: 0,
             closure_names: foldhash::HashMap::default(),
             query_lanes: Vec::new(),
             id: crate::recording::new_world_id(),
@@ -596,9 +607,103 @@ impl World {
         }
         for run in &mut self.executions.0 {
             for execution in run.executions() {
-                execution.state.enable_timing(enabled);
+                // The spike watch reads the same clocks.
+                execution
+                    .state
+                    .enable_timing(enabled || self.spikes.is_on());
             }
         }
+    }
+
+    /// Whether runs take per-node timestamps: for
+    /// [`timings`](World::timings), the spike watch, or both.
+    fn clocks_on(&self) -> bool {
+        self.timing || self.spikes.is_on()
+    }
+
+    /// Turns the spike watch on with `watch`'s thresholds (`Some`) or off
+    /// (`None`, the default). While on, each node's run is compared with its
+    /// own recent runs after every run of its plan, and a run far longer
+    /// than them (defined precisely on [`SpikeWatch`]) is reported: as a
+    /// `tracing` warning (fields `node`, `iteration`, `time_us`, `peak_us`,
+    /// `mean_us`) and in [`spikes`](World::spikes). Mark a node whose time
+    /// is not its own with [`NodeBuilder::spike_exempt`] (or its group with
+    /// [`Group::spike_exempt`]).
+    ///
+    /// The watch reads the per-node clocks of [`enable_timing`](World::enable_timing),
+    /// turning them on for itself ([`timings`](World::timings) still reports
+    /// zeros unless timing is enabled too). Each watched node's history is
+    /// allocated here and when a plan is installed, never while an iteration
+    /// runs. Setting a watch again keeps every history, each cut to its
+    /// newest `window` runs when the window shrinks; turning it off drops
+    /// the histories and keeps the spikes already reported. While off, runs
+    /// take no timestamp for it and touch no history.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sluice::{NodeBuilder, SpikeWatch, World};
+    ///
+    /// let mut world = World::new();
+    /// world.add_system(NodeBuilder::new("present").spike_exempt().system(|| {}));
+    /// world.set_spike_watch(Some(SpikeWatch {
+    ///     window: 120,
+    ///     ratio: 4.0,
+    ///     min: Duration::from_micros(200),
+    ///     ..SpikeWatch::default()
+    /// }))?;
+    /// world.run_iteration().unwrap();
+    /// assert!(world.spikes().all(|spike| &*spike.name != "present"));
+    /// # Ok::<(), sluice::SpikeWatchError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SpikeWatchError`] naming the field out of range; the watch in place
+    /// stays as it was.
+    pub fn set_spike_watch(&mut self, watch: Option<SpikeWatch>) -> Result<(), SpikeWatchError> {
+        if let Some(watch) = &watch {
+            watch.validate()?;
+        }
+        self.spikes
+            .set(watch, self.plans.as_deref(), self.graph.view());
+        let clocks = self.clocks_on();
+        for run in &mut self.executions.0 {
+            for execution in run.executions() {
+                if execution.state.timing_enabled() != clocks {
+                    execution.state.enable_timing(clocks);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The spike watch in place (`None` while off).
+    pub fn spike_watch(&self) -> Option<SpikeWatch> {
+        self.spikes.watch()
+    }
+
+    /// The most recent spikes, oldest first: at most the watch's
+    /// [`keep`](SpikeWatch::keep), kept after the watch is turned off.
+    pub fn spikes(&self) -> impl DoubleEndedIterator<Item = &Spike> + ExactSizeIterator + '_ {
+        self.spikes.recent().iter()
+    }
+
+    /// How many spikes were reported so far (those [`spikes`](World::spikes)
+    /// no longer keeps included).
+    pub fn spikes_total(&self) -> u64 {
+        self.spikes.total()
+    }
+
+    /// The recent runs the spike watch compares `node`'s next run with:
+    /// `Some` while the watch is on and `node` is watched in an installed
+    /// plan (not exempt, not removed, disabled or yet to be planned).
+    pub fn spike_history(&self, node: NodeIndex) -> Option<SpikeHistory<'_>> {
+        self.spikes.history(node)
+    }
+
+    /// How many iterations of the variable plan this world has run, failed
+    /// ones included ([`Spike::iteration`] counts the same way).
+    pub fn iterations(&self) -> u64 {
+        self.iterations
     }
 
     /// The most recent iteration's per-node timings of the variable plan

@@ -116,7 +116,7 @@ impl World {
             executions.unwrap_or_else(|| Executions::compile(&plans, &self.graph.view()));
         for run in &mut executions.0 {
             for execution in run.executions() {
-                execution.state.enable_timing(self.timing);
+                execution.state.enable_timing(self.clocks_on());
             }
         }
         let mut old = std::mem::replace(&mut self.executions, executions);
@@ -134,6 +134,7 @@ impl World {
             }
         }
         self.timings = self.carried_timings(&plans);
+        self.spikes.fit(Some(&plans), self.graph.view());
         report_warnings(plans.variable());
         self.current.store(Some(Arc::clone(plans.variable())));
         self.plans = Some(plans);
@@ -248,6 +249,9 @@ impl World {
             }
         }
         let boundary = self.cross_boundary();
+        if index == 0 {
+            self.iterations += 1;
+        }
         let Some(failure) = failure else {
             debug_assert!(self.failed_nodes.is_empty());
             return if boundary.is_empty() {
@@ -277,7 +281,7 @@ impl World {
         let Some(mut body) = slot.get_mut().take() else {
             return Ok(());
         };
-        let started = self.timing.then(Instant::now);
+        let started = self.clocks_on().then(Instant::now);
         self.running_whole = true;
         let result = panic::catch_unwind(AssertUnwindSafe(|| body(self)));
         self.running_whole = false;
@@ -290,11 +294,16 @@ impl World {
                 duration: started.elapsed(),
                 ran: true,
             };
+            if result.is_ok() {
+                self.spikes
+                    .observe_one(node, timing.duration, self.iterations);
+            }
             // Its own plan's entry only: in every other plan it did not run.
             if let Some(slot) = self
                 .timings
                 .get_mut(index)
                 .and_then(|timings| timings.get_mut(node as usize))
+                .filter(|_| self.timing)
             {
                 *slot = timing;
             }
@@ -345,6 +354,17 @@ impl World {
         };
         if let (Some(started), Ok(())) = (started, &result) {
             execution.adaptive.record(choice, started.elapsed());
+        }
+        if self.spikes.is_on() {
+            // After the run, on this thread, from the clocks just read: the
+            // watch adds nothing to the nodes' own path.
+            let failed = result.as_ref().err().map_or(&[][..], NodeFailure::nodes);
+            self.spikes.observe(
+                execution.state.timings(),
+                &execution.vertex_nodes,
+                failed,
+                self.iterations,
+            );
         }
         if self.timing {
             // Vertex order to registration order; barriers have no entry.
