@@ -39,6 +39,8 @@ struct Rare {
     /// One of the world's own nodes (the scheduling factories): exempt from
     /// organisation a user declares (stages are not required of it).
     builtin: bool,
+    /// Runs only on the thread that runs the iteration.
+    pinned: bool,
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -325,6 +327,40 @@ impl NodeBuilder {
         self.named(name, AccessKind::Produced)
     }
 
+    /// Pins the node to the main thread: the thread that calls
+    /// [`World::run_iteration`](crate::World::run_iteration) or
+    /// [`World::update`](crate::World::update) runs it (worker 0), on every
+    /// executor, while the other threads go on with the rest. Its order is
+    /// unchanged. Nodes taking [`NonSend`](crate::NonSend) or
+    /// [`NonSendMut`](crate::NonSendMut) are pinned already. (A parallel
+    /// query's or batch's slices still run on the pool.)
+    pub fn pinned(mut self) -> Self {
+        self.rare.get_or_insert_default().pinned = true;
+        self
+    }
+
+    /// Shared access to the non-`Send` service `T` (what a
+    /// [`NonSend<T>`](crate::NonSend) parameter declares, read through
+    /// [`Context::read_non_send`](crate::Context::read_non_send)); pins the node.
+    pub fn reads_non_send<T: 'static>(self) -> Self {
+        self.non_send::<T>(AccessKind::Shared)
+    }
+
+    /// Gated access to the non-`Send` service `T` (what a
+    /// [`NonSendMut<T>`](crate::NonSendMut) parameter declares, written
+    /// through [`Context::write_non_send`](crate::Context::write_non_send));
+    /// pins the node.
+    pub fn gates_non_send<T: 'static>(self) -> Self {
+        self.non_send::<T>(AccessKind::Gated)
+    }
+
+    fn non_send<T: 'static>(mut self, kind: AccessKind) -> Self {
+        let by = self.next_declarer();
+        let key = ServiceKey::Type(|r| r.resolve_non_send::<T>());
+        self.push(key, kind, by);
+        self.pinned()
+    }
+
     /// The node needs the whole world: it conflicts with every other node.
     pub fn exclusive(mut self) -> Self {
         self.exclusive = true;
@@ -454,15 +490,16 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names, placement, whole_world, builtin) = match self.rare {
+        let (key, names, placement, whole_world, builtin, pinned) = match self.rare {
             Some(rare) => (
                 rare.key,
                 rare.names,
                 rare.placement,
                 rare.whole_world,
                 rare.builtin,
+                rare.pinned,
             ),
-            None => (None, Vec::new(), None, false, false),
+            None => (None, Vec::new(), None, false, false, false),
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
@@ -495,6 +532,7 @@ impl NodeBuilder {
             state: NodeState::Enabled,
             whole_world,
             builtin,
+            pinned,
         }
     }
 }
@@ -567,6 +605,7 @@ pub struct NodeDescriptor {
     state: NodeState,
     whole_world: bool,
     builtin: bool,
+    pinned: bool,
 }
 
 /// Whether a registered node takes part in plans.
@@ -648,6 +687,13 @@ impl NodeDescriptor {
     /// `sluice::execution`), which no stage declaration applies to.
     pub fn is_builtin(&self) -> bool {
         self.builtin
+    }
+
+    /// Whether the node itself asks to run on the main thread
+    /// ([`NodeBuilder::pinned`], or a `NonSend` parameter); a pinned group
+    /// pins it too ([`Plan::is_pinned`](crate::Plan::is_pinned) says both).
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// Enabled, disabled or removed.

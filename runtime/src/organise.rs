@@ -252,6 +252,7 @@ pub struct Group {
     sibling: Option<SiblingOrder>,
     after: Vec<Label>,
     before: Vec<Label>,
+    pinned: bool,
 }
 
 impl Group {
@@ -263,7 +264,21 @@ impl Group {
             sibling: None,
             after: Vec::new(),
             before: Vec::new(),
+            pinned: false,
         }
+    }
+
+    /// Pins every node inside the group, at any depth, to the main thread
+    /// (as [`NodeBuilder::pinned`](crate::NodeBuilder::pinned) on each).
+    /// Order is unchanged.
+    pub fn pinned(mut self) -> Self {
+        self.pinned = true;
+        self
+    }
+
+    /// Whether the group pins its members.
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// Makes the group a child of `parent`.

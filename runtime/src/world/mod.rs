@@ -20,6 +20,7 @@ mod lifecycle;
 mod messages;
 mod node;
 mod node_cell;
+mod non_send;
 mod par_query;
 mod run;
 mod schedule;
@@ -173,6 +174,8 @@ pub struct World {
     /// ending: what they recorded is dropped at its boundary. Empty outside
     /// a failed iteration.
     failed_nodes: Vec<u32>,
+    /// The non-`Send` services inserted, and the thread each belongs to.
+    non_send: Vec<(ServiceId, std::thread::ThreadId)>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -265,6 +268,7 @@ impl World {
             query_lanes: Vec::new(),
             id: crate::recording::new_world_id(),
             failed_nodes: Vec::new(),
+            non_send: Vec::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
