@@ -72,6 +72,9 @@ pub struct ServiceTable {
     /// Per id, whether it is the runtime's own (`resolve_private`): no name
     /// reaches it and no user declaration may name it.
     private: Vec<bool>,
+    /// Per id, whether it holds (or is declared as) a value that is not
+    /// `Send`: only nodes pinned to the main thread may name it (SL0011).
+    non_send: Vec<bool>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -135,6 +138,21 @@ impl ServiceTable {
         self.private.get(id.index()).copied().unwrap_or(false)
     }
 
+    /// Marks `id` as a service whose value is not `Send` (inserted with
+    /// [`World::insert_non_send`](crate::World::insert_non_send) or named by
+    /// a [`NonSend`](crate::NonSend) parameter).
+    pub(crate) fn mark_non_send(&mut self, id: ServiceId) {
+        if let Some(flag) = self.non_send.get_mut(id.index()) {
+            *flag = true;
+        }
+    }
+
+    /// Whether `id` is a service whose value is not `Send`: only nodes
+    /// pinned to the main thread may name it.
+    pub fn is_non_send(&self, id: ServiceId) -> bool {
+        self.non_send.get(id.index()).copied().unwrap_or(false)
+    }
+
     fn bind(&mut self, type_id: TypeId, id: ServiceId) {
         if self.by_type.capacity() == 0 {
             self.by_type.reserve(INITIAL_SERVICES);
@@ -186,6 +204,7 @@ impl ServiceTable {
         self.names.push(name.into());
         self.typed.push(false);
         self.private.push(false);
+        self.non_send.push(false);
         id
     }
 

@@ -48,6 +48,7 @@ pub mod entity;
 pub mod exec;
 pub mod message;
 pub mod node;
+mod non_send;
 pub mod organise;
 mod recording;
 pub mod registry;
@@ -86,8 +87,8 @@ pub use plan::{
 };
 pub use system::{
     Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Gate, Next,
-    NextValue, NodeBody, NodeEnv, Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells,
-    SystemFn,
+    NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, Out, Param, ParamItem, ReadOnlyParam,
+    Service, ServiceCells, SystemFn,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ClockSnapshot, CommandEntity, Commands, Context, EntityCommands,

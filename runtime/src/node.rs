@@ -41,6 +41,8 @@ struct Rare {
     builtin: bool,
     /// Never reported by the spike watch (reference 003's `ISpikeExempt`).
     spike_exempt: bool,
+    /// Runs only on the thread that runs the iteration.
+    pinned: bool,
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -347,6 +349,40 @@ impl NodeBuilder {
         self.named(name, AccessKind::Appended)
     }
 
+    /// Pins the node to the main thread: the thread that calls
+    /// [`World::run_iteration`](crate::World::run_iteration) or
+    /// [`World::update`](crate::World::update) runs it (worker 0), on every
+    /// executor, while the other threads go on with the rest. Its order is
+    /// unchanged. Nodes taking [`NonSend`](crate::NonSend) or
+    /// [`NonSendMut`](crate::NonSendMut) are pinned already. (A parallel
+    /// query's or batch's slices still run on the pool.)
+    pub fn pinned(mut self) -> Self {
+        self.rare.get_or_insert_default().pinned = true;
+        self
+    }
+
+    /// Shared access to the non-`Send` service `T` (what a
+    /// [`NonSend<T>`](crate::NonSend) parameter declares, read through
+    /// [`Context::read_non_send`](crate::Context::read_non_send)); pins the node.
+    pub fn reads_non_send<T: 'static>(self) -> Self {
+        self.non_send::<T>(AccessKind::Shared)
+    }
+
+    /// Gated access to the non-`Send` service `T` (what a
+    /// [`NonSendMut<T>`](crate::NonSendMut) parameter declares, written
+    /// through [`Context::write_non_send`](crate::Context::write_non_send));
+    /// pins the node.
+    pub fn gates_non_send<T: 'static>(self) -> Self {
+        self.non_send::<T>(AccessKind::Gated)
+    }
+
+    fn non_send<T: 'static>(mut self, kind: AccessKind) -> Self {
+        let by = self.next_declarer();
+        let key = ServiceKey::Type(|r| r.resolve_non_send::<T>());
+        self.push(key, kind, by);
+        self.pinned()
+    }
+
     /// The node needs the whole world: it conflicts with every other node.
     pub fn exclusive(mut self) -> Self {
         self.exclusive = true;
@@ -497,7 +533,7 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names, placement, whole_world, builtin, spike_exempt) = match self.rare {
+        let (key, names, placement, whole_world, builtin, spike_exempt, pinned) = match self.rare {
             Some(rare) => (
                 rare.key,
                 rare.names,
@@ -505,8 +541,9 @@ impl NodeBuilder {
                 rare.whole_world,
                 rare.builtin,
                 rare.spike_exempt,
+                rare.pinned,
             ),
-            None => (None, Vec::new(), None, false, false, false),
+            None => (None, Vec::new(), None, false, false, false, false),
         };
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
@@ -541,6 +578,7 @@ impl NodeBuilder {
             builtin,
             point: Point::Only,
             spike_exempt,
+            pinned,
         }
     }
 }
@@ -615,6 +653,7 @@ pub struct NodeDescriptor {
     builtin: bool,
     point: Point,
     spike_exempt: bool,
+    pinned: bool,
 }
 
 /// Which point of its registration a node is: reference 003's `Instanced`
@@ -722,6 +761,13 @@ impl NodeDescriptor {
     /// (a group it is in may exempt it too: [`Group::spike_exempt`](crate::Group::spike_exempt)).
     pub fn is_spike_exempt(&self) -> bool {
         self.spike_exempt
+    }
+
+    /// Whether the node itself asks to run on the main thread
+    /// ([`NodeBuilder::pinned`], or a `NonSend` parameter); a pinned group
+    /// pins it too ([`Plan::is_pinned`](crate::Plan::is_pinned) says both).
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// Enabled, disabled or removed.

@@ -253,6 +253,7 @@ pub struct Group {
     after: Vec<Label>,
     before: Vec<Label>,
     spike_exempt: bool,
+    pinned: bool,
 }
 
 impl Group {
@@ -265,6 +266,7 @@ impl Group {
             after: Vec::new(),
             before: Vec::new(),
             spike_exempt: false,
+            pinned: false,
         }
     }
 
@@ -278,6 +280,19 @@ impl Group {
     /// Whether the group is [`spike_exempt`](Group::spike_exempt).
     pub fn is_spike_exempt(&self) -> bool {
         self.spike_exempt
+    }
+
+    /// Pins every node inside the group, at any depth, to the main thread
+    /// (as [`NodeBuilder::pinned`](crate::NodeBuilder::pinned) on each).
+    /// Order is unchanged.
+    pub fn pinned(mut self) -> Self {
+        self.pinned = true;
+        self
+    }
+
+    /// Whether the group pins its members.
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// Makes the group a child of `parent`.

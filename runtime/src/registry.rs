@@ -3,6 +3,7 @@
 use std::any::Any;
 
 use crate::access::{ServiceId, ServiceTable};
+use crate::non_send::NonSendCell;
 
 /// One service's storage.
 ///
@@ -87,6 +88,51 @@ impl Registry {
         slot.version += 1;
         drop(old);
         id
+    }
+
+    /// The id of `T`, marked as a service whose value is not `Send` (see
+    /// [`ServiceTable::is_non_send`]).
+    pub(crate) fn resolve_non_send<T: 'static>(&mut self) -> ServiceId {
+        let id = self.resolve::<T>();
+        self.table.mark_non_send(id);
+        id
+    }
+
+    /// Stores `value` as the service `T`, reachable only on the calling
+    /// thread (see `non_send.rs`), replacing any value there (a replaced
+    /// value made on another thread is leaked, not dropped here); bumps its
+    /// version. `None` (nothing stored) while the calling thread is being
+    /// torn down.
+    pub(crate) fn insert_non_send<T: 'static>(&mut self, value: T) -> Option<ServiceId> {
+        let cell = NonSendCell::new(value)?;
+        let id = self.resolve_non_send::<T>();
+        let slot = &mut self.slots[id.index()];
+        let old = slot.value.replace(Box::new(cell));
+        slot.version += 1;
+        drop(old);
+        Some(id)
+    }
+
+    /// The non-`Send` service `T`, on the thread that inserted it.
+    pub(crate) fn get_non_send<T: 'static>(&self) -> Option<&T> {
+        self.slots[self.id_of::<T>()?.index()]
+            .value
+            .as_deref()?
+            .downcast_ref::<NonSendCell<T>>()?
+            .get()
+    }
+
+    /// The non-`Send` service `T`, mutably, on the thread that inserted it
+    /// (bumps its version).
+    pub(crate) fn get_non_send_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        let slot = &mut self.slots[self.table.id_of::<T>()?.index()];
+        let value = slot
+            .value
+            .as_deref_mut()?
+            .downcast_mut::<NonSendCell<T>>()?
+            .get_mut()?;
+        slot.version += 1;
+        Some(value)
     }
 
     /// The id of `T` if it has been mentioned.

@@ -33,6 +33,9 @@ pub struct CompiledGraph {
     roots: Box<[u32]>,
     order: Box<[u32]>,
     names: Box<[Cow<'static, str>]>,
+    /// Per node, whether it runs only on the thread that called `run`
+    /// (empty: no node is pinned).
+    pinned: Box<[bool]>,
 }
 
 /// Why a set of arrays is not a valid [`CompiledGraph`].
@@ -74,6 +77,11 @@ pub enum GraphError {
     },
     /// The number of names is not the number of nodes.
     NameCountMismatch,
+    /// A node given to [`CompiledGraph::with_pinned`] does not exist.
+    PinnedOutOfRange {
+        /// The missing node.
+        node: u32,
+    },
 }
 
 impl fmt::Display for GraphError {
@@ -95,6 +103,9 @@ impl fmt::Display for GraphError {
                 write!(f, "order puts node {to} before its predecessor {from}")
             }
             Self::NameCountMismatch => f.write_str("number of names differs from number of nodes"),
+            Self::PinnedOutOfRange { node } => {
+                write!(f, "pinned node {node} does not exist")
+            }
         }
     }
 }
@@ -211,6 +222,7 @@ impl CompiledGraph {
             roots,
             order: order.into(),
             names: Box::new([]),
+            pinned: Box::new([]),
         })
     }
 
@@ -252,6 +264,39 @@ impl CompiledGraph {
         }
         self.names = names;
         Ok(self)
+    }
+
+    /// Pins `nodes` to the thread that calls `run` (worker 0, the main
+    /// thread in a game): the parallel executor runs them only there, and
+    /// never lets another thread take them; every other node runs on any
+    /// thread, as before. The order is unchanged. (The serial executor runs
+    /// every node on the caller anyway.)
+    pub fn with_pinned(mut self, nodes: impl IntoIterator<Item = u32>) -> Result<Self, GraphError> {
+        let mut pinned = vec![false; self.node_count()];
+        for node in nodes {
+            match pinned.get_mut(node as usize) {
+                Some(slot) => *slot = true,
+                None => return Err(GraphError::PinnedOutOfRange { node }),
+            }
+        }
+        self.pinned = if pinned.contains(&true) {
+            pinned.into()
+        } else {
+            Box::new([])
+        };
+        Ok(self)
+    }
+
+    /// Whether `node` runs only on the thread that calls `run`.
+    #[inline]
+    pub fn is_pinned(&self, node: usize) -> bool {
+        self.pinned.get(node).copied().unwrap_or(false)
+    }
+
+    /// Whether any node is pinned.
+    #[inline]
+    pub fn has_pinned(&self) -> bool {
+        !self.pinned.is_empty()
     }
 
     /// A number unique to this graph (clones share it).

@@ -296,6 +296,17 @@ impl WorkerThread {
         true
     }
 
+    /// Whether the run this thread is the caller of (if any) has pinned
+    /// nodes waiting for it: checked between jobs, so that a pinned node
+    /// waits at most for the job running when it became ready.
+    #[inline]
+    pub(crate) fn pinned_waiting(&self) -> bool {
+        self.registry
+            .runs
+            .get(self.index)
+            .is_some_and(RunSlot::pinned_waiting)
+    }
+
     /// Takes the job on top of the local deque.
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         self.owned().deque.pop()
@@ -361,10 +372,18 @@ impl WorkerThread {
 
     /// Finds one unit of work and runs it; `false` when there was none.
     ///
-    /// Order: the local deque (the continuation just pushed), this thread's
-    /// own run (its ready ring, then its loose queues when `own_loose`),
+    /// Order: this thread's own run's pinned nodes, the local deque (the
+    /// continuation just pushed), this thread's own run (its pinned queue,
+    /// its ready ring, then its loose queues when `own_loose`),
     /// stealing, then the other runs on the pool.
     fn work_once(&self, own: Option<&RunSlot>, own_loose: bool) -> bool {
+        // Pinned nodes only this thread may run come before everything.
+        if let Some(own) = own
+            && self.pinned_waiting()
+            && own.visit(self, true, false, true)
+        {
+            return true;
+        }
         if let Some(job) = self.owned().deque.pop() {
             // SAFETY:
             // - The job was just popped from the local deque: this is its

@@ -23,7 +23,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::time::Instant;
 
-use crate::sync::{Arc, AtomicBool, AtomicU64, Cell, Mutex, Ordering, PoisonError, UnsafeCell};
+use crate::sync::{
+    Arc, AtomicBool, AtomicU32, AtomicU64, Cell, Mutex, Ordering, PoisonError, UnsafeCell,
+};
 
 use crossbeam_utils::CachePadded;
 
@@ -124,6 +126,7 @@ impl std::error::Error for NodeFailure {}
 
 const DEFERRED_WITHOUT_HANDLE: &str =
     "node returned NodeOutcome::Deferred without calling NodeContext::defer";
+const PINNED_QUEUE_FULL: &str = "the run's pinned queue was full (a node became ready twice)";
 const DONE_AFTER_DEFER: &str =
     "node called NodeContext::defer but returned NodeOutcome::Done (return Deferred)";
 
@@ -140,6 +143,8 @@ pub(crate) struct RunParams {
     call: BodyFn,
     loose: *const LooseShared,
     serial: bool,
+    /// Whether the graph pins any node (see [`CompiledGraph::with_pinned`]).
+    has_pinned: bool,
 }
 
 impl RunParams {
@@ -164,6 +169,7 @@ impl RunParams {
             call: call_body::<F>,
             loose: loose.map_or(std::ptr::null(), LooseTasks::shared),
             serial,
+            has_pinned: graph.has_pinned(),
         }
     }
 }
@@ -206,6 +212,11 @@ pub(crate) struct RunSlot {
     /// Prioritized polls taken from the run's budget (it keeps counting
     /// the refusals once the budget is spent).
     prioritized_polls: AtomicU64,
+    /// Pinned nodes queued for the caller and not yet taken: a hint the
+    /// caller reads between jobs without holding anything of the run
+    /// (counted up before the push, down after the pop, so it is never
+    /// below what the queue holds).
+    pinned_queued: CachePadded<AtomicU32>,
     params: UnsafeCell<Option<RunParams>>,
 }
 
@@ -232,6 +243,7 @@ impl RunSlot {
             failure: Mutex::new(None),
             deadline: AtomicU64::new(0),
             prioritized_polls: AtomicU64::new(0),
+            pinned_queued: CachePadded::new(AtomicU32::new(0)),
             params: UnsafeCell::new(None),
         }
     }
@@ -254,6 +266,7 @@ impl RunSlot {
         self.aborted.store(false, Ordering::Relaxed);
         self.deadline.store(0, Ordering::Relaxed);
         self.prioritized_polls.store(0, Ordering::Relaxed);
+        self.pinned_queued.store(0, Ordering::Relaxed);
         *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let generation = (self.state.load(Ordering::Relaxed) >> 32).wrapping_add(1) & ACTIVE_MASK;
         self.state.store(
@@ -399,7 +412,8 @@ impl RunSlot {
 
     /// Queues `node`, whose count the caller has already added: the local
     /// deque, the run's ready ring when that is full, or the injector from a
-    /// thread outside the pool.
+    /// thread outside the pool; a pinned node goes to the run's pinned
+    /// queue, which only the run's caller takes from.
     ///
     /// # Safety
     ///
@@ -411,6 +425,32 @@ impl RunSlot {
         worker: Option<&WorkerThread>,
         registry: &Registry,
     ) {
+        // SAFETY:
+        // - A count is held (the caller's contract).
+        if unsafe { self.is_pinned(node) } {
+            // SAFETY:
+            // - A count is held, and `params.state` is valid while the run
+            //   is open.
+            let state = unsafe { &*self.params().state };
+            self.pinned_queued.fetch_add(1, Ordering::Relaxed);
+            if !state.pinned.push(node) {
+                // The queue has a slot per node (`prepare` checked it), so
+                // this cannot happen; were it to, the node fails (giving its
+                // count back) rather than run on the wrong thread or panic
+                // inside a job.
+                self.pinned_queued.fetch_sub(1, Ordering::Relaxed);
+                self.fail(node, Box::new(PINNED_QUEUE_FULL));
+                self.release(1, registry, worker.map(|worker| worker.index));
+                return;
+            }
+            // The caller may be parked: wake it directly (its parker keeps
+            // the token, so a wake before it parks is not lost; the push
+            // above comes first, so its recheck or its next round sees it).
+            if worker.is_none_or(|worker| worker.index != self.seat) {
+                registry.wake_seat(self.seat);
+            }
+            return;
+        }
         let job = self.node_job(node);
         match worker {
             Some(worker) => {
@@ -508,7 +548,14 @@ impl RunSlot {
                 {
                     continue;
                 }
-                if keep && kept.is_none() {
+                // A pinned successor is kept only by the run's caller: any
+                // other thread hands it over through the pinned queue.
+                if keep
+                    && kept.is_none()
+                    && (!params.has_pinned
+                        || !graph.is_pinned(next as usize)
+                        || worker.is_some_and(|worker| worker.index == self.seat))
+                {
                     kept = Some(next);
                     continue;
                 }
@@ -606,14 +653,26 @@ impl RunSlot {
             // SAFETY:
             // - `params.state` is valid while the run is open.
             let state = unsafe { &*params.state };
-            // The ring is drained also after a failure: each queued node
+            // The rings are drained also after a failure: each queued node
             // holds a count, which its job gives back without running it.
-            if take {
+            // Pinned nodes first, and only by the caller.
+            if owner && params.has_pinned {
+                if take {
+                    if let Some(node) = state.pinned.pop() {
+                        self.pinned_queued.fetch_sub(1, Ordering::Relaxed);
+                        job = Some(self.node_job(node));
+                        found = true;
+                    }
+                } else {
+                    found = !state.pinned.is_empty();
+                }
+            }
+            if !found && take {
                 if let Some(node) = state.ring.pop() {
                     job = Some(self.node_job(node));
                     found = true;
                 }
-            } else {
+            } else if !found {
                 found = !state.ring.is_empty();
             }
             if !found && loose && !self.is_aborted() {
@@ -639,6 +698,27 @@ impl RunSlot {
             unsafe { worker.execute(job) };
         }
         found
+    }
+
+    /// Whether `node` is pinned to this run's caller.
+    ///
+    /// # Safety
+    ///
+    /// - The calling thread holds a count on the open run.
+    unsafe fn is_pinned(&self, node: u32) -> bool {
+        // SAFETY:
+        // - A count is held (the caller's contract).
+        let params = unsafe { self.params() };
+        // SAFETY:
+        // - `params.graph` is valid while the run is open.
+        params.has_pinned && unsafe { &*params.graph }.is_pinned(node as usize)
+    }
+
+    /// Whether pinned nodes of this run wait for its caller (a hint, read
+    /// without holding a count: the caller reads it between jobs).
+    #[inline]
+    pub(crate) fn pinned_waiting(&self) -> bool {
+        self.pinned_queued.load(Ordering::Relaxed) != 0
     }
 
     fn run_loose(&self, tasks: &LooseShared) -> bool {
@@ -754,16 +834,39 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
                     slot.complete_node_holding(node, Some(worker), registry, true, &mut held)
                 };
                 if let Some(next) = kept {
+                    // A run's caller with pinned nodes waiting for it hands
+                    // `next` to the others and goes back to its work loop,
+                    // which takes the pinned nodes first: a pinned node
+                    // waits at most for the node running when it got ready.
+                    // SAFETY:
+                    // - A count is held (`held >= 1`).
+                    if worker.pinned_waiting() && !unsafe { slot.is_pinned(next) } {
+                        // Keep a count of our own while pushing.
+                        if held == 1 {
+                            slot.acquire(1);
+                            held += 1;
+                        }
+                        // SAFETY:
+                        // - `held >= 2` counts are held, `next`'s among
+                        //   them, which passes to the pushed job.
+                        unsafe { slot.push_node(next, Some(worker), registry) };
+                        held -= 1;
+                        registry.notify(1);
+                        slot.release(held, registry, Some(worker.index));
+                        return;
+                    }
                     // The finished node's count passes to `next`.
                     node = next;
                     continue;
                 }
                 // No continuation: every held count is spare. Run the job on
                 // top of the local deque next if it is a node of this run
-                // (it brings its own count), keeping the spare counts.
+                // (it brings its own count), keeping the spare counts; a
+                // caller with pinned nodes waiting takes those first.
                 // SAFETY:
                 // - A count is held (`held >= 1`).
                 if !unsafe { slot.params() }.serial
+                    && !worker.pinned_waiting()
                     && let Some(job) = worker.pop_local()
                 {
                     if let Some(next) = job.node_of(slot) {

@@ -24,6 +24,9 @@ pub struct ExecutionState {
     /// log2 of the number of cache lines of `pending`.
     pending_shift: u32,
     pub(crate) ring: ReadyRing,
+    /// Ready pinned nodes, which only the run's caller takes (one slot per
+    /// node, like `ring`).
+    pub(crate) pinned: ReadyRing,
     pub(crate) timings: Timings,
 }
 
@@ -37,6 +40,7 @@ impl ExecutionState {
             pending,
             pending_shift,
             ring: ReadyRing::new(n),
+            pinned: ReadyRing::new(n),
             timings: Timings::new(n),
         }
     }
@@ -64,12 +68,18 @@ impl ExecutionState {
         if self.ring.capacity() < n {
             self.ring = ReadyRing::new(n);
         }
+        if self.pinned.capacity() < n {
+            self.pinned = ReadyRing::new(n);
+        }
     }
 
     /// Whether every array holds one entry per node of a graph of `n`
     /// nodes: what the jobs of a run index without a check of their own.
     fn fits(&self, n: usize) -> bool {
-        self.pending.len() >= n && self.ring.capacity() >= n && self.timings.fits(n)
+        self.pending.len() >= n
+            && self.ring.capacity() >= n
+            && self.pinned.capacity() >= n
+            && self.timings.fits(n)
     }
 
     /// Whether this state was made (or reset) for `graph`.
@@ -143,6 +153,7 @@ impl ExecutionState {
             }
         }
         self.ring.reset();
+        self.pinned.reset();
     }
 }
 
@@ -198,6 +209,7 @@ impl Default for ExecutionState {
             pending: Box::new([]),
             pending_shift: 0,
             ring: ReadyRing::new(0),
+            pinned: ReadyRing::new(0),
             timings: Timings::new(0),
         }
     }

@@ -333,6 +333,8 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
     let mut diagnostics = Vec::new();
     declared_twice(graph, &mut diagnostics);
     let resolved = Resolved::new(graph, &mut diagnostics);
+    let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
+    crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
     let (plan, found) = build_selection(graph, options, &resolved, &targets, &Selection::UPDATE);
     diagnostics.extend(found);
@@ -345,6 +347,8 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     let mut diagnostics = Vec::new();
     declared_twice(graph, &mut diagnostics);
     let resolved = Resolved::new(graph, &mut diagnostics);
+    let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
+    crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
     let mut seen: HashMap<Selection, ()> = HashMap::default();
@@ -440,6 +444,7 @@ fn build_selection(
     let mut plan = walk_lanes(graph, &edges, &marker_preds, plan_order);
     plan.selection = selection.clone();
     plan.hierarchy = Hierarchy::new(graph, resolved);
+    plan.pinned = crate::plan::pinned::pinned_nodes(graph, resolved);
     plan.marker_names = marker_names(graph, resolved, &edges);
     if options.ambiguity != AmbiguityLevel::Ignore {
         let level = match options.ambiguity {
@@ -834,6 +839,7 @@ fn walk_lanes(
         diagnostics: Vec::new(),
         selection: Selection::UPDATE,
         hierarchy: Hierarchy::default(),
+        pinned: Vec::new(),
     }
 }
 

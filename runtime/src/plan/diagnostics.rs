@@ -151,6 +151,15 @@ pub enum DiagnosticKind {
         /// The service and how the node named it.
         named: crate::node::RuntimeOnly,
     },
+    /// SL0011: a node names a service whose value is not `Send` (inserted
+    /// with [`World::insert_non_send`](crate::World::insert_non_send)) and
+    /// is not pinned to the main thread. Its body never runs.
+    UnpinnedNonSend {
+        /// The node.
+        node: NodeIndex,
+        /// The non-`Send` service.
+        service: ServiceId,
+    },
     /// SL0008: conflicting nodes ordered only by registration order (no path
     /// of explicit or produce edges joins them), grouped: one diagnostic per
     /// service with such pairs, then one for the pairs with an exclusive
@@ -180,6 +189,7 @@ impl DiagnosticKind {
             DiagnosticKind::DuplicateKey { .. } => "SL0004",
             DiagnosticKind::DeclaredTwice { .. } => "SL0009",
             DiagnosticKind::RuntimeService { .. } => "SL0010",
+            DiagnosticKind::UnpinnedNonSend { .. } => "SL0011",
             DiagnosticKind::Ambiguity { .. } => "SL0008",
         }
     }

@@ -29,6 +29,7 @@ mod dot;
 mod graph;
 mod order;
 mod organise;
+mod pinned;
 mod plans;
 mod stages;
 mod svg;

@@ -287,6 +287,9 @@ pub struct Plan {
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) selection: Selection,
     pub(crate) hierarchy: Hierarchy,
+    /// Per registered node, whether it is pinned to the main thread (by
+    /// itself or a group).
+    pub(crate) pinned: Vec<bool>,
 }
 
 impl Plan {
@@ -322,6 +325,13 @@ impl Plan {
     /// The cadence and schedule the plan is for.
     pub fn selection(&self) -> &Selection {
         &self.selection
+    }
+
+    /// Whether `node` is pinned to the main thread (the thread that runs
+    /// the iteration), by its builder, a `NonSend` parameter or a pinned
+    /// group it sits in.
+    pub fn is_pinned(&self, node: NodeIndex) -> bool {
+        self.pinned.get(node.index()).copied().unwrap_or(false)
     }
 
     /// The groups of the world the plan was built from.

@@ -6,6 +6,7 @@ mod body;
 mod cells;
 mod condition;
 mod function;
+mod non_send;
 mod output;
 mod param;
 
@@ -16,6 +17,7 @@ pub(crate) use condition::Condition;
 pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};
 pub(crate) use function::{FactoryBody, SystemBody};
 pub use function::{FactoryFn, ParamItem, SystemFn};
+pub use non_send::{NonSend, NonSendMut};
 pub(crate) use output::BoundaryNodes;
 pub use output::{BoundaryHooks, Next, NextValue, Out};
 pub use param::{Gate, Param, Service};

@@ -3,6 +3,7 @@
 //! what the node declared.
 
 use crate::access::AccessKind;
+use crate::non_send::NonSendCell;
 use crate::system::{NodeBody, NodeEnv};
 
 /// What a closure registered with [`NodeBuilder::run`](crate::NodeBuilder::run)
@@ -63,6 +64,36 @@ impl<'w> Context<'w> {
         // one this context has handed out.
         unsafe { self.env.cells.get_mut::<T>(id) }.unwrap_or_else(|| missing::<T>())
     }
+
+    /// Shared access to the non-`Send` service `T` (see
+    /// [`World::insert_non_send`](crate::World::insert_non_send)); the node
+    /// declares it with [`NodeBuilder::reads_non_send`](crate::NodeBuilder::reads_non_send),
+    /// which pins it to the main thread.
+    ///
+    /// # Panics
+    /// When the node did not declare `T`, the world holds no non-`Send` `T`,
+    /// or this is not the thread that inserted it.
+    pub fn read_non_send<T: 'static>(&self) -> &T {
+        let id = self.declared::<T>(AccessKind::Shared);
+        // SAFETY: as for `read`: the node declared access to `id`.
+        let cell = unsafe { self.env.cells.get::<NonSendCell<T>>(id) };
+        cell.and_then(NonSendCell::get)
+            .unwrap_or_else(|| missing::<T>())
+    }
+
+    /// Gated access to the non-`Send` service `T`, declared with
+    /// [`NodeBuilder::gates_non_send`](crate::NodeBuilder::gates_non_send).
+    ///
+    /// # Panics
+    /// As for [`read_non_send`](Self::read_non_send), and when the node did
+    /// not declare `T` gated.
+    pub fn write_non_send<T: 'static>(&mut self) -> &mut T {
+        let id = self.declared::<T>(AccessKind::Gated);
+        // SAFETY: as for `write`: the node declared gated access to `id`.
+        let cell = unsafe { self.env.cells.get_mut::<NonSendCell<T>>(id) };
+        cell.and_then(NonSendCell::get_mut)
+            .unwrap_or_else(|| missing::<T>())
+    }
 }
 
 impl<'w> Context<'w> {
@@ -100,7 +131,7 @@ fn undeclared(node: &str, service: &str, wanted: AccessKind, granted: Option<Acc
 #[inline(never)]
 fn missing<T>() -> ! {
     panic!(
-        "service `{}` is declared but the world holds no value for it: insert it with `World::insert` or register a factory that produces it",
+        "service `{}` is declared but the world holds no value for it here: insert it with `World::insert` (a non-Send one with `World::insert_non_send`, on the thread that runs the iterations) or register a factory that produces it",
         std::any::type_name::<T>()
     )
 }

@@ -301,6 +301,14 @@ pub enum IterationError {
     /// A whole-world system asked its world to run an iteration, an update
     /// or a schedule; it may change the world, not run it. Nothing ran.
     Reentrant,
+    /// The world holds a non-`Send` service
+    /// ([`World::insert_non_send`](crate::World::insert_non_send)) that
+    /// belongs to another thread: its iterations run on that thread (the
+    /// main thread), where its pinned nodes reach the value. Nothing ran.
+    WrongThread {
+        /// The service (the first found).
+        service: String,
+    },
 }
 
 impl fmt::Display for IterationError {
@@ -326,6 +334,11 @@ impl fmt::Display for IterationError {
                 }
                 Ok(())
             }
+            IterationError::WrongThread { service } => write!(
+                f,
+                "the non-Send service `{service}` belongs to another thread: run the world's \
+                 iterations on the thread that inserted it (the main thread)"
+            ),
             IterationError::Reentrant => f.write_str(
                 "a whole-world system asked its world to run; it may change the world \
                  (register, insert, remove), and the world runs what it registers next",

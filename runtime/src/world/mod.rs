@@ -20,6 +20,7 @@ mod lifecycle;
 mod messages;
 mod node;
 mod node_cell;
+mod non_send;
 mod par_query;
 mod run;
 mod schedule;
@@ -187,6 +188,8 @@ pub struct World {
     /// What the commands landing now have spawned, for the later commands
     /// naming their [`Spawned`] handles.
     spawns: spawned::SpawnTable,
+    /// The non-`Send` services inserted, and the thread each belongs to.
+    non_send: Vec<(ServiceId, std::thread::ThreadId)>,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -282,6 +285,7 @@ impl World {
             id: crate::recording::new_world_id(),
             failed_nodes: Vec::new(),
             spawns: spawned::SpawnTable::default(),
+            non_send: Vec::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

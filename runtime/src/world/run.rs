@@ -221,6 +221,7 @@ impl World {
     /// system alone on this thread), and crosses the boundary. What failed
     /// nodes recorded is dropped there, unlanded.
     pub(super) fn run_plan(&mut self, index: usize) -> Result<(), IterationError> {
+        self.check_main_thread()?;
         let parts = self.executions.0[index].parts.len();
         let mut failure = None;
         debug_assert!(self.failed_nodes.is_empty(), "cleared by every boundary");

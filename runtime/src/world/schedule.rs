@@ -121,9 +121,15 @@ impl Execution {
             };
             plan.node_name(NodeIndex(id)).to_owned()
         });
+        let pinned = vertex_nodes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &node)| node != u32::MAX && plan.is_pinned(NodeIndex(node)))
+            .map(|(vertex, _)| vertex as u32);
         let graph = CompiledGraph::from_parts(offsets, targets, counts)
             .and_then(|graph| graph.with_order(order))
             .and_then(|graph| graph.with_names(names))
+            .and_then(|graph| graph.with_pinned(pinned))
             .expect("the planner's arrays form an acyclic graph");
         let mut state = Taken::into_inner(ExecutionState::pool().take());
         state.reset_for(&graph);
