@@ -5,6 +5,7 @@ mod body;
 mod cells;
 mod condition;
 mod function;
+mod optional;
 mod output;
 mod param;
 
