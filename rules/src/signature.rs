@@ -12,9 +12,10 @@ use crate::types::{last_segment_generic, strip_groups, type_key};
 /// What one parameter declares.
 #[derive(Clone, Debug)]
 pub enum ParamKind {
-    /// `&T`: shared access to the service `T`.
+    /// `&T` (or `Option<&T>`, see [`Param::optional`]): shared access to
+    /// the service `T`.
     Shared(Type),
-    /// `&mut T`: gated access to the service `T`.
+    /// `&mut T` (or `Option<&mut T>`): gated access to the service `T`.
     Gated(Type),
     /// `Out<T>` (factories only): `T` is produced; `Out<Next<T>>` produces
     /// `T` for the next iteration (`next` is true and the type is `T`).
@@ -53,6 +54,10 @@ pub struct Param {
     /// `Gate<&T>`: gated in `T`'s lane (as `&mut T`) but only read, so
     /// "declared `&mut` but only read" does not apply.
     pub read_gate: bool,
+    /// `Option<&T>` / `Option<&mut T>`: the lane of `&T` / `&mut T`
+    /// ([`ParamKind::Shared`] / [`ParamKind::Gated`]), `None` while the
+    /// world holds no `T`.
+    pub optional: bool,
 }
 
 impl Param {
@@ -211,7 +216,14 @@ fn is_handle(ty: &Type) -> bool {
 }
 
 fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
-    let ty = strip_groups(&pat_type.ty).clone();
+    let written = strip_groups(&pat_type.ty).clone();
+    // `Option<&T>` declares what `&T` does; the reference inside is the
+    // parameter's access.
+    let optional = match last_segment_generic(&written, "Option").map(strip_groups) {
+        Some(inner @ Type::Reference(_)) => Some(inner.clone()),
+        _ => None,
+    };
+    let ty = optional.clone().unwrap_or_else(|| written.clone());
     let mut lifetime = None;
     let read_gate = match last_segment_generic(&ty, "Gate").map(strip_groups) {
         Some(Type::Reference(r)) if r.mutability.is_none() => Some(strip_groups(&r.elem).clone()),
@@ -245,11 +257,12 @@ fn classify(kind: NodeKind, pat_type: &syn::PatType) -> Param {
     };
     Param {
         ident: binding(&pat_type.pat),
-        ty,
+        ty: written,
         kind: param_kind,
         lifetime,
         span: pat_type.span(),
         read_gate: read_gate.is_some(),
+        optional: optional.is_some(),
     }
 }
 

@@ -142,11 +142,16 @@ fn mut_in_condition(sig: &Signature, out: &mut Vec<Diagnostic>) {
     for p in &sig.params {
         if let ParamKind::Gated(ty) = &p.kind {
             let text = ty_text(ty);
+            let (taken, instead) = if p.optional {
+                (format!("Option<&mut {text}>"), format!("Option<&{text}>"))
+            } else {
+                (format!("&mut {text}"), format!("&{text}"))
+            };
             out.push(Diagnostic::new(
                 Code::MutInRunCondition,
                 p.span,
-                format!("run condition `{}` takes `&mut {text}`", sig.ident),
-                format!("a run condition is read-only: take `&{text}`"),
+                format!("run condition `{}` takes `{taken}`", sig.ident),
+                format!("a run condition is read-only: take `{instead}`"),
             ));
         }
     }

@@ -320,3 +320,61 @@ fn sa0002_a_component_named_twice_in_queries() {
     let f = parse_quote! { fn mixed(q: Query<&mut Pos>, pos: &Pos) {} };
     assert_eq!(codes_of(NodeKind::System, f), []);
 }
+
+// ---- optional services (issue 20): `Option<&T>` / `Option<&mut T>` ----
+
+#[test]
+fn optional_services_declare_the_lane_of_their_reference() {
+    let f: syn::ItemFn = parse_quote! {
+        fn tick(time: Option<&FrameTime>, score: Option<&mut Score>, hp: &Hp) {}
+    };
+    let checked = check(NodeKind::System, TokenStream::new(), &f);
+    assert!(checked.is_ok(), "{:?}", checked.diagnostics);
+    let kinds: Vec<_> = checked
+        .signature
+        .params
+        .iter()
+        .map(|p| match &p.kind {
+            ParamKind::Shared(t) => format!("shared {} {}", type_key(t), p.optional),
+            ParamKind::Gated(t) => format!("gated {} {}", type_key(t), p.optional),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "shared FrameTime true",
+            "gated Score true",
+            "shared Hp false"
+        ]
+    );
+    // `Option<T>` by value is still a by-value service.
+    let f = parse_quote! { fn tick(time: Option<FrameTime>) {} };
+    assert_eq!(codes_of(NodeKind::System, f), [Code::ByValueParam]);
+}
+
+#[test]
+fn optional_services_conflict_like_their_references() {
+    let f = parse_quote! { fn heal(hp: &mut Hp, seen: Option<&Hp>) {} };
+    assert_eq!(codes_of(NodeKind::System, f), [Code::ConflictingAccess]);
+    let f = parse_quote! { fn heal(hp: Option<&mut Hp>, again: Option<&mut Hp>) {} };
+    assert_eq!(codes_of(NodeKind::System, f), [Code::ConflictingAccess]);
+    let f = parse_quote! { fn look(hp: &Hp, seen: Option<&Hp>) {} };
+    assert_eq!(codes_of(NodeKind::System, f), []);
+}
+
+#[test]
+fn sa0003_optional_mut_in_a_run_condition() {
+    let f = parse_quote! { fn enabled(time: Option<&mut FrameTime>) -> bool { true } };
+    let checked = check(NodeKind::RunCondition, TokenStream::new(), &f);
+    assert_eq!(common::codes(&checked), [Code::MutInRunCondition]);
+    assert!(
+        checked.diagnostics[0]
+            .message
+            .contains("takes `Option<&mut FrameTime>`"),
+        "{}",
+        checked.diagnostics[0].message
+    );
+    let f = parse_quote! { fn enabled(time: Option<&FrameTime>) -> bool { time.is_some() } };
+    assert_eq!(codes_of(NodeKind::RunCondition, f), []);
+}

@@ -157,6 +157,9 @@ struct Declared {
     key: ServiceKey,
     kind: AccessKind,
     by: DeclaredBy,
+    /// Declared by an optional parameter (`Option<&T>`, `Option<&mut T>`):
+    /// the same lane, but a world that holds no `T` is not an error.
+    optional: bool,
 }
 
 impl Declared {
@@ -174,6 +177,7 @@ impl Default for Declared {
             key: ServiceKey::Name(0),
             kind: AccessKind::Shared,
             by: DeclaredBy::Builder,
+            optional: false,
         }
     }
 }
@@ -246,7 +250,12 @@ impl NodeBuilder {
     }
 
     fn push(&mut self, key: ServiceKey, kind: AccessKind, by: DeclaredBy) {
-        self.accesses.push(Declared { key, kind, by });
+        self.accesses.push(Declared {
+            key,
+            kind,
+            by,
+            optional: false,
+        });
     }
 
     fn typed<T: 'static>(mut self, kind: AccessKind) -> Self {
@@ -271,6 +280,21 @@ impl NodeBuilder {
         let mut node = declare(self);
         node.declaring = Declaring::Builder;
         node
+    }
+
+    /// Runs `declare` (an optional parameter's declarations: `Option<&T>`,
+    /// `Option<&mut T>`) and marks what it declares optional. The lanes are
+    /// exactly those `declare` adds, judged by the gate like any other; only
+    /// the check that the world holds the service before the first run
+    /// ([`IterationError::MissingServices`](crate::IterationError::MissingServices))
+    /// skips a service the node declares optionally and nowhere else.
+    pub fn optionally(mut self, declare: impl FnOnce(Self) -> Self) -> Self {
+        let from = self.accesses.as_slice().len();
+        self = declare(self);
+        for declared in &mut self.accesses.as_mut_slice()[from..] {
+            declared.optional = true;
+        }
+        self
     }
 
     /// Runs `declare` (a run condition's declarations) with each access
@@ -548,6 +572,7 @@ impl NodeBuilder {
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
         let mut runtime_only = Vec::new();
+        let mut optional = Vec::new();
         for declaration in declared {
             let id = match declaration.key {
                 ServiceKey::Type(resolve) => resolve(registry),
@@ -562,10 +587,22 @@ impl NodeBuilder {
                 });
             }
         }
+        // A service is optional only when no declaration requires it.
+        for (declaration, &id) in declared.iter().zip(ids.as_slice()) {
+            let required = |other: (&Declared, &u32)| *other.1 == id && !other.0.optional;
+            let id = ServiceId(id);
+            if declaration.optional
+                && !optional.contains(&id)
+                && !declared.iter().zip(ids.as_slice()).any(required)
+            {
+                optional.push(id);
+            }
+        }
         NodeDescriptor {
             key: key.unwrap_or_else(|| self.name.clone()),
             name: self.name,
             conflicts: declared_twice(declared, ids.as_slice()),
+            optional,
             runtime_only,
             access,
             after: self.after,
@@ -642,6 +679,9 @@ pub struct NodeDescriptor {
     /// The runtime's own services the node's user declarations name (empty
     /// for a sound node); refused as the above.
     runtime_only: Vec<RuntimeOnly>,
+    /// Services the node declares only through optional parameters
+    /// (`Option<&T>`): a world need not hold them.
+    optional: Vec<ServiceId>,
     after: Vec<Label>,
     before: Vec<Label>,
     /// `None` for the default placement (most nodes of a flat world).
@@ -718,6 +758,13 @@ impl NodeDescriptor {
     /// [`DeclaredTwice`]); a node listing any is refused by the planner.
     pub fn declared_twice(&self) -> &[DeclaredTwice] {
         &self.conflicts
+    }
+
+    /// Whether the node declares `service` only through optional parameters
+    /// (`Option<&T>`, `Option<&mut T>`), so that a world holding no value
+    /// for it still runs the node (the parameter is `None`).
+    pub fn is_optional(&self, service: ServiceId) -> bool {
+        self.optional.contains(&service)
     }
 
     /// Nodes or markers this node runs after.

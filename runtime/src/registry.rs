@@ -135,6 +135,18 @@ impl Registry {
         Some(value)
     }
 
+    /// Takes the service `T` out, leaving its slot (and id) empty, and bumps
+    /// its version: factories reading it see the change.
+    pub fn remove<T: 'static>(&mut self) -> Option<T> {
+        let slot = &mut self.slots[self.table.id_of::<T>()?.index()];
+        if !slot.value.as_deref()?.is::<T>() {
+            return None;
+        }
+        let value = slot.value.take()?;
+        slot.version += 1;
+        value.downcast::<T>().ok().map(|boxed| *boxed)
+    }
+
     /// The id of `T` if it has been mentioned.
     pub fn id_of<T: 'static>(&self) -> Option<ServiceId> {
         self.table.id_of::<T>()

@@ -656,6 +656,7 @@ fn table() -> Vec<Row> {
         expect: Expect::RefusedIn("row@commit", "AppendBuffer"),
     });
     // --- issue 20: two-point nodes (end) ---
+    optional_and_conditioned_rows(&mut rows);
     rows.push(Row {
         entry: "World::add_batch_processor",
         shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
@@ -668,6 +669,173 @@ fn table() -> Vec<Row> {
         expect: Expect::Runs,
     });
     rows
+}
+
+// ---- issue 20: optional services and conditioned batch / par-query nodes ----
+
+#[system]
+fn macro_optional(seen: Option<&R>, again: &R, written: Option<&mut A>) {
+    let _ = (seen, again, written);
+    ran();
+}
+
+/// `Option<&T>` / `Option<&mut T>` declare the lanes of `&T` / `&mut T`
+/// through the same builder calls, so the gate judges them alike; a
+/// condition on a batch processor or parallel query merges with the node's
+/// declarations as any condition does.
+fn optional_and_conditioned_rows(rows: &mut Vec<Row>) {
+    let pairs: [Pair; 5] = [
+        (
+            "&mut R beside Option<&R>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|a: &mut R, b: Option<&R>| {
+                    let _ = (a, b);
+                    ran();
+                }));
+            },
+            Expect::Refused("R"),
+        ),
+        (
+            "Option<&mut R> beside &R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|a: Option<&mut R>, b: &R| {
+                    let _ = (a, b);
+                    ran();
+                }));
+            },
+            Expect::Refused("R"),
+        ),
+        (
+            "Option<&mut R> beside Option<&mut R>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Option<&mut R>, b: Option<&mut R>| {
+                        let _ = (a, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("R"),
+        ),
+        (
+            "Option<&R> beside &R (shared only)",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|a: Option<&R>, b: &R| {
+                    assert_eq!(a.map(|r| r.0), Some(b.0));
+                    ran();
+                }));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Option<&mut M> with no M held (optional: not a missing service)",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|m: Option<&mut M>| {
+                    assert!(m.is_none());
+                    ran();
+                }));
+            },
+            Expect::Runs,
+        ),
+    ];
+    for (shape, register, expect) in pairs {
+        rows.push(Row {
+            entry: "World::add_system(NodeBuilder::system(closure)), optional parameters",
+            shape,
+            register,
+            expect,
+        });
+    }
+    rows.push(Row {
+        entry: "#[system] function, optional parameters",
+        shape: "Option<&R>, &R, Option<&mut A> (no service A held)",
+        register: |w| {
+            w.add_system(macro_optional);
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeSpec::run_if, optional parameters",
+        shape: "condition Option<&R> beside a body gating R",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .system(|r: &mut R| {
+                        r.0 += 1;
+                        ran();
+                    })
+                    .run_if(|r: Option<&R>| r.is_some()),
+            );
+        },
+        // A condition runs before its body, never beside it.
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::batch_processor + NodeSpec::run_if",
+        shape: "condition Option<&Items> beside the runtime's gate of Items",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .batch_processor(Sum)
+                    .run_if(|items: Option<&Items>| items.is_some_and(|i| !i.0.is_empty())),
+            );
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::batch_processor, the store",
+        shape: "condition &Entities",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .batch_processor(Sum)
+                    .run_if(|entities: &Entities| !entities.is_empty()),
+            );
+        },
+        expect: Expect::RuntimeOnly("Entities"),
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::par_query + NodeSpec::run_if",
+        shape: "condition Query<&A> beside the body's Query<&mut A>",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .par_query::<&mut A, ()>(2, |_| ran())
+                    .run_if(|q: Query<'_, &A>| q.iter().count() == 10),
+            );
+        },
+        expect: Expect::Runs,
+    });
+    rows.push(Row {
+        entry: "NodeBuilder::par_query + NodeSpec::run_if, an aliasing body",
+        shape: "condition &R, body Query<(&mut A, &A)>",
+        register: |w| {
+            w.add_system(
+                NodeBuilder::new("row")
+                    .par_query::<(&mut A, &A), ()>(2, |_| ran())
+                    .run_if(|r: &R| r.0 == 1),
+            );
+        },
+        expect: Expect::Refused("A"),
+    });
+    rows.push(Row {
+        entry: "Commands::add_system (NodeBuilder::par_query from a running node)",
+        shape: "Query<(&mut A, Option<&A>)>",
+        register: |w| {
+            let once = std::sync::Once::new();
+            w.add_system(
+                NodeBuilder::new("registrar").system(move |commands: Commands<'_>| {
+                    once.call_once(|| {
+                        commands.add_system(
+                            NodeBuilder::new("row")
+                                .par_query::<(&mut A, Option<&A>), ()>(2, |_| ran()),
+                        );
+                    });
+                }),
+            );
+        },
+        expect: Expect::Refused("A"),
+    });
 }
 
 fn run_row(row: &Row) {
@@ -768,6 +936,8 @@ const REGISTRATION_SITES: &[(&str, &str, &[&str])] = &[
             "NodeSpec::on_create",
             "NodeBuilder::run",
             "NodeBuilder::world",
+            "NodeBuilder::batch_processor",
+            "NodeBuilder::par_query",
             "script gather",
         ],
     ),

@@ -159,7 +159,9 @@ fn mut_only_read(param: &Param, node: &Ident, body: &Block) -> Vec<(Span, String
             .collect();
     }
     match &param.kind {
-        ParamKind::Gated(ty) if !param.read_gate && only_read(&name, body) => {
+        // An `Option<&mut T>` is only ever unwrapped, never written as a
+        // whole: whether its inner reference is written is past this check.
+        ParamKind::Gated(ty) if !param.read_gate && !param.optional && only_read(&name, body) => {
             let text = ty.to_token_stream().to_string();
             vec![(
                 param.ty.span(),

@@ -78,7 +78,9 @@ impl<'w> ServiceCells<'w> {
         slot.value.as_deref()?.downcast_ref()
     }
 
-    /// Gated access to the value of `id`; bumps the slot's version.
+    /// Gated access to the value of `id`; bumps the slot's version when it
+    /// holds a `T` (an absent service, `None`, stays as it was, so factories
+    /// reading it do not rerun because a gate found nothing).
     ///
     /// # Safety
     /// - The calling node declared gated access to `id`.
@@ -90,8 +92,9 @@ impl<'w> ServiceCells<'w> {
         // SAFETY: `slot` is in bounds, and by the caller's guarantee this is the
         // only reference to the slot while it lives.
         let slot = unsafe { &mut *slot };
+        let value = slot.value.as_deref_mut()?.downcast_mut()?;
         slot.version += 1;
-        slot.value.as_deref_mut()?.downcast_mut()
+        Some(value)
     }
 
     /// Stores `value` as the service `id` (a factory's output), overwriting in

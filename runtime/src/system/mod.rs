@@ -7,6 +7,7 @@ mod cells;
 mod condition;
 mod function;
 mod non_send;
+mod optional;
 mod output;
 mod param;
 

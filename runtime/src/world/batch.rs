@@ -5,7 +5,65 @@ use std::ptr::NonNull;
 
 use crate::access::ServiceId;
 use crate::exec::{BatchNode, BatchProcessor, NodeContext as RunContext, NodeOutcome};
+use crate::node::NodeBuilder;
 use crate::system::ServiceCells;
+use crate::world::spec::{NodeSpec, SpecBody};
+
+impl NodeBuilder {
+    /// Pairs this declaration with a batch processor: its buffer service
+    /// `P::Buffer` is gated automatically, so every writer of the buffer
+    /// runs first and the node's successors start after `after_update`.
+    /// Register it with [`World::add_system`](crate::World::add_system)
+    /// (or [`Commands::add_system`](crate::Commands::add_system)); a
+    /// [`run_if`](NodeSpec::run_if) condition is evaluated once for the
+    /// whole node, however many slices it has.
+    ///
+    /// ```
+    /// use sluice::exec::ClearBuffer;
+    /// use sluice::{BatchProcessor, NodeBuilder, World};
+    ///
+    /// #[derive(Default)]
+    /// struct Sparks(Vec<u32>);
+    /// impl ClearBuffer for Sparks {
+    ///     fn clear_buffer(&mut self) { self.0.clear(); }
+    /// }
+    /// struct Burn;
+    /// impl BatchProcessor for Burn {
+    ///     type Buffer = Sparks;
+    ///     type Item = u32;
+    ///     const BATCH_SIZE: usize = 64;
+    ///     fn items(buffer: &Sparks) -> &[u32] { &buffer.0 }
+    ///     fn process_batch(&self, _start: usize, _batch: &[u32]) {}
+    /// }
+    /// struct Paused;
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Sparks((0..1_000).collect()));
+    /// world.insert(Paused);
+    /// world.add_system(
+    ///     NodeBuilder::new("burn")
+    ///         .batch_processor(Burn)
+    ///         .run_if(|paused: Option<&Paused>| paused.is_none()),
+    /// );
+    /// world.run_iteration()?;
+    /// assert_eq!(world.get::<Sparks>().map(|s| s.0.len()), Some(1_000)); // skipped: untouched
+    /// world.remove::<Paused>();
+    /// world.run_iteration()?;
+    /// assert_eq!(world.get::<Sparks>().map(|s| s.0.len()), Some(0)); // ran: `after_update` cleared it
+    /// # Ok::<(), sluice::IterationError>(())
+    /// ```
+    pub fn batch_processor<P: BatchProcessor>(self, processor: P) -> NodeSpec {
+        NodeSpec::new(
+            self.runtime_gates::<P::Buffer>(),
+            SpecBody::Batch(Box::new(move |registry| {
+                Box::new(WorldBatch {
+                    node: BatchNode::new(processor),
+                    buffer: registry.resolve::<P::Buffer>(),
+                })
+            })),
+        )
+    }
+}
 
 /// A batch node scheduled against a world's cells.
 pub(crate) trait BatchDriver: Send + Sync {

@@ -13,6 +13,7 @@ mod cadence;
 #[cfg(any(debug_assertions, feature = "checked"))]
 mod checked;
 mod commands;
+mod conditions;
 mod context;
 mod entities;
 mod error;
@@ -34,9 +35,7 @@ use std::time::Duration;
 use arc_swap::ArcSwapOption;
 
 use crate::access::ServiceId;
-use crate::exec::{
-    BatchNode, BatchProcessor, LooseTasks, SerialExecutor, SystemTiming, Task, ThreadPool,
-};
+use crate::exec::{BatchProcessor, LooseTasks, SerialExecutor, SystemTiming, Task, ThreadPool};
 use crate::node::{Marker, NodeBuilder};
 use crate::organise::{Group, Schedule};
 use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
@@ -51,12 +50,13 @@ pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use spawned::{CommandEntity, Spawned};
+use spec::SpecBody;
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMarker};
 pub use spikes::{
     MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, Spike, SpikeHistory, SpikeWatch, SpikeWatchError,
 };
 
-use batch::WorldBatch;
+use conditions::{BatchCell, RunConditions};
 use node::WorldNode;
 use node_cell::NodeCell;
 use schedule::{ExecutionFactory, PlanFactory};
@@ -165,6 +165,9 @@ pub struct World {
     running_whole: bool,
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
+    /// A service was removed between iterations: check that the plans'
+    /// nodes still find what they require before the next one.
+    recheck_services: bool,
     /// The plan factory's last failure, reported by the next iteration.
     plan_error: Option<IterationError>,
     timing: bool,
@@ -276,6 +279,7 @@ impl World {
             lifecycle: lifecycle::Lifecycle::default(),
             running_whole: false,
             stale: true,
+            recheck_services: false,
             plan_error: None,
             timing: false,
             spikes: spikes::SpikeState::default(),
@@ -349,6 +353,24 @@ impl World {
         }
     }
 
+    /// Takes the service `T` out of the world, if it holds one. Nodes that
+    /// take it as `Option<&T>` / `Option<&mut T>` see `None` from the next
+    /// iteration on; a node that requires it (`&T`, `&mut T`) makes that
+    /// iteration fail with [`IterationError::MissingServices`] naming it,
+    /// until it is inserted again. The world's own services (its entity
+    /// store and scheduling state) are never taken: `None`.
+    pub fn remove<T: Send + Sync + 'static>(&mut self) -> Option<T> {
+        let registry = self.graph.registry_mut();
+        let id = registry.id_of::<T>()?;
+        if registry.table().is_private(id) {
+            return None;
+        }
+        let value = registry.remove::<T>()?;
+        // Checked again before the next run: a node may require it.
+        self.recheck_services = true;
+        Some(value)
+    }
+
     /// The service `T`, if the world holds one.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.graph.registry().get()
@@ -382,26 +404,23 @@ impl World {
     /// Registers a batch processor under `node` (name and ordering); its
     /// buffer service `P::Buffer` is gated automatically, so every writer of
     /// the buffer runs first and its successors start after `after_update`.
+    /// The same as `add_system(node.batch_processor(processor))`, which
+    /// also takes run conditions ([`NodeBuilder::batch_processor`]).
     pub fn add_batch_processor<P: BatchProcessor>(
         &mut self,
         node: NodeBuilder,
         processor: P,
     ) -> NodeIndex {
-        let index = self.graph.add_node(node.runtime_gates::<P::Buffer>());
-        let buffer = self.graph.registry_mut().resolve::<P::Buffer>();
-        self.nodes.push(WorldNode::Batch(Box::new(WorldBatch {
-            node: BatchNode::new(processor),
-            buffer,
-        })));
-        self.stale = true;
-        index
+        self.add_spec(node.batch_processor(processor))
     }
 
     /// Registers a parallel query: `body` runs once per entity matching
     /// `D` and `F`, the rows cut into slices of `rows_per_slice` that run as
     /// helper jobs on the world's pool (the node completes when its last
     /// slice does). The node declares the query's lanes, as a system taking
-    /// `Query<D, F>` would, and takes part in the plan like one.
+    /// `Query<D, F>` would, and takes part in the plan like one. The same
+    /// as `add_system(node.par_query::<D, F>(rows_per_slice, body))`, which
+    /// also takes run conditions ([`NodeBuilder::par_query`]).
     ///
     /// ```
     /// use sluice::{NodeBuilder, World};
@@ -429,26 +448,7 @@ impl World {
         D: crate::entity::QueryData + 'static,
         F: crate::entity::QueryFilter + 'static,
     {
-        // Declared exactly as a system's `Query<D, F>` parameter is, so the
-        // one gate judges each lane as a handle of its own (SL0009).
-        use crate::system::Param;
-        let node = node.declaring_parameters(<crate::Query<'static, D, F> as Param>::declare);
-        let index = self.graph.add_node(node);
-        let registry = self.graph.registry_mut();
-        D::resolve(registry);
-        F::resolve(registry);
-        self.nodes
-            .push(WorldNode::Batch(Box::new(par_query::WorldParQuery::<
-                D,
-                F,
-                _,
-            >::new(
-                body,
-                self.builtin.entities,
-                rows_per_slice,
-            ))));
-        self.stale = true;
-        index
+        self.add_spec(node.par_query::<D, F>(rows_per_slice, body))
     }
 
     /// Registers a marker nodes can order themselves against.
@@ -459,7 +459,7 @@ impl World {
 
     fn add_builtin(&mut self, node: NodeBuilder, body: Box<dyn crate::system::NodeBody>) {
         let index = self.graph.add_node(node.builtin());
-        self.push_cell(index, body, Vec::new());
+        self.push_cell(index, body, RunConditions::new(Vec::new()));
     }
 
     /// Registers `spec` now: between iterations (replans before the next one)
@@ -507,23 +507,33 @@ impl World {
             slots.resize_with(index.index() + 1, || None);
             slots[index.index()] = Some(hooks);
         }
-        if let Some(body) = spec.whole_world {
-            let body = sync_wrapper::SyncWrapper::new(Some(body));
-            self.nodes.push(WorldNode::Whole(body));
-            self.stale = true;
-            return index;
-        }
+        self.stale = true;
         let node = u32::try_from(index.index()).expect("fewer than 2^32 nodes");
         self.hooks.registering = Some((node, 0));
-        let body = (spec.recipe)(self.graph.registry_mut(), &mut self.hooks);
+        let body = match spec.body {
+            SpecBody::WholeWorld(body) => {
+                self.hooks.registering = None;
+                let body = sync_wrapper::SyncWrapper::new(Some(body));
+                self.nodes.push(WorldNode::Whole(body));
+                return index;
+            }
+            SpecBody::Node(recipe) => Ok(recipe(self.graph.registry_mut(), &mut self.hooks)),
+            SpecBody::Batch(recipe) => Err(recipe(self.graph.registry_mut())),
+        };
         let mut conditions = Vec::with_capacity(spec.conditions.len());
         for (part, recipe) in (1..).zip(spec.conditions) {
             self.hooks.registering = Some((node, part));
             conditions.push(recipe(self.graph.registry_mut(), &mut self.hooks));
         }
         self.hooks.registering = None;
-        self.push_cell(index, body, conditions);
-        self.stale = true;
+        let conditions = RunConditions::new(conditions);
+        match body {
+            Ok(body) => self.push_cell(index, body, conditions),
+            Err(driver) => {
+                let cell = BatchCell::new(driver, conditions);
+                self.nodes.push(WorldNode::Batch(cell));
+            }
+        }
         index
     }
 
@@ -531,7 +541,7 @@ impl World {
         &mut self,
         index: NodeIndex,
         body: Box<dyn crate::system::NodeBody>,
-        conditions: Vec<Box<dyn crate::system::ConditionBody>>,
+        conditions: RunConditions,
     ) {
         let access = self.graph.node(index).access();
         let is_factory = access.produced().next().is_some();

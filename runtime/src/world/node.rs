@@ -4,15 +4,16 @@ use sync_wrapper::SyncWrapper;
 
 use crate::exec::{NodeContext as RunContext, NodeOutcome};
 use crate::system::NodeEnv;
-use crate::world::batch::BatchDriver;
+use crate::world::conditions::BatchCell;
 use crate::world::node_cell::NodeCell;
 
 /// A registered node's run-time side.
 pub(crate) enum WorldNode {
     /// A system or factory body (with its run conditions).
     Body(NodeCell),
-    /// A batch processor, complete when its last slice is.
-    Batch(Box<dyn BatchDriver>),
+    /// A batch processor or parallel query (with its run conditions),
+    /// complete when its last slice is.
+    Batch(BatchCell),
     /// A removed node: never planned again (its index is not reused).
     Removed,
     /// A whole-world system: run by the world itself, alone, between the
@@ -30,7 +31,7 @@ impl WorldNode {
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         match self {
             Self::Body(cell) => cell.clamp_cursors(now),
-            Self::Batch(driver) => driver.clamp_cursors(now),
+            Self::Batch(batch) => batch.clamp_cursors(now),
             Self::Removed | Self::Whole(_) => {}
         }
     }
@@ -49,7 +50,7 @@ impl WorldNode {
                 NodeOutcome::Done
             }
             // SAFETY: forwarded from the caller.
-            WorldNode::Batch(batch) => unsafe { batch.schedule(cx, &env.cells) },
+            WorldNode::Batch(batch) => unsafe { batch.run(env, cx) },
             // Plans leave removed nodes out, and run whole-world systems
             // between their parts, never as jobs.
             WorldNode::Removed | WorldNode::Whole(_) => NodeOutcome::Done,

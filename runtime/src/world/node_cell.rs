@@ -6,13 +6,14 @@ use crate::access::ServiceId;
 use crate::entity::query::ChangeRun;
 use crate::message::ReaderPart;
 use crate::registry::Registry;
-use crate::system::{ConditionBody, NodeBody, NodeEnv};
+use crate::system::{NodeBody, NodeEnv};
+use crate::world::conditions::RunConditions;
 
 /// What only the running thread touches.
 struct NodeState {
     body: Box<dyn NodeBody>,
     /// Every run condition; all must hold for the body to run.
-    conditions: Vec<Box<dyn ConditionBody>>,
+    conditions: RunConditions,
     /// The sum of a factory's inputs' versions after its last run; `None`
     /// before its first. Versions only grow, so the sum moves exactly when at
     /// least one input moved.
@@ -21,9 +22,6 @@ struct NodeState {
     /// (`None`: never, so its first run sees every row), which
     /// `Changed<T>`/`Added<T>` compare against.
     last_run: Option<u32>,
-    /// Each run condition's own cursor: a condition that reads and returns
-    /// false moves its cursor, not the body's (reference 002).
-    condition_runs: Vec<Option<u32>>,
 }
 
 /// A node's body, its run conditions and its factory bookkeeping.
@@ -61,23 +59,22 @@ impl NodeCell {
     /// store's `MAX_TICK_AGE` before `now` (see `Entities::check_ticks`).
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         let state = self.state.get_mut();
-        let cursors = state.condition_runs.iter_mut().chain([&mut state.last_run]);
+        state.conditions.clamp_cursors(now);
         // A cursor that never ran needs none: its first run resolves it.
-        for cursor in cursors.flatten() {
+        if let Some(cursor) = &mut state.last_run {
             crate::entity::Entities::clamp_tick(cursor, now);
         }
     }
 
     pub(crate) fn new(
         body: Box<dyn NodeBody>,
-        conditions: Vec<Box<dyn ConditionBody>>,
+        conditions: RunConditions,
         inputs: Box<[ServiceId]>,
         is_factory: bool,
     ) -> Self {
         Self {
             state: UnsafeCell::new(NodeState {
                 body,
-                condition_runs: vec![None; conditions.len()],
                 conditions,
                 seen: None,
                 last_run: None,
@@ -99,20 +96,10 @@ impl NodeCell {
         // SAFETY: only this thread is inside the cell (caller's guarantee),
         // so this is the only borrow of its state while the node runs.
         let state = self.state.with_mut(|state| unsafe { &mut *state });
-        let conditions = state.conditions.iter_mut().zip(&mut state.condition_runs);
-        for (part, (condition, cursor)) in (1..).zip(conditions) {
-            // Each condition reads messages with its own cursors.
-            let _part = ReaderPart::enter(part);
-            let run = ChangeRun::enter(*cursor);
-            // SAFETY: the condition's reads are part of this node's declared
-            // access, and the node runs under the plan (caller's guarantee).
-            let holds = unsafe { condition.evaluate(env) };
-            if let Some(tick) = run.finish() {
-                *cursor = Some(tick);
-            }
-            if !holds {
-                return Ran::ConditionFalse;
-            }
+        // SAFETY: the conditions' reads are part of this node's declared
+        // access, and the node runs under the plan (caller's guarantee).
+        if !unsafe { state.conditions.hold(env) } {
+            return Ran::ConditionFalse;
         }
         let _part = ReaderPart::enter(0);
         if !self.is_factory {

@@ -10,9 +10,49 @@ use crate::access::ServiceId;
 use crate::entity::query::{QueryData, QueryFilter};
 use crate::entity::{Archetype, Entities};
 use crate::exec::{BatchNode, BatchProcessor, ClearBuffer, NodeContext as RunContext, NodeOutcome};
+use crate::node::NodeBuilder;
 use crate::sync::UnsafeCell;
 use crate::system::ServiceCells;
 use crate::world::batch::BatchDriver;
+use crate::world::spec::{NodeSpec, SpecBody};
+
+impl NodeBuilder {
+    /// Pairs this declaration with a parallel query: `body` runs once per
+    /// entity matching `D` and `F`, the rows cut into slices of
+    /// `rows_per_slice` that run as helper jobs on the world's pool. The
+    /// node declares the query's lanes, as a system taking `Query<D, F>`
+    /// would. Register it with [`World::add_system`](crate::World::add_system);
+    /// a [`run_if`](NodeSpec::run_if) condition is evaluated once for the
+    /// whole node, however the rows are sliced, and a false one leaves the
+    /// query's change cursor where it was.
+    pub fn par_query<D, F>(
+        self,
+        rows_per_slice: usize,
+        body: impl for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+    ) -> NodeSpec
+    where
+        D: QueryData + 'static,
+        F: QueryFilter + 'static,
+    {
+        // Declared exactly as a system's `Query<D, F>` parameter is, so the
+        // one gate judges each lane as a handle of its own (SL0009).
+        use crate::system::Param;
+        let node = self.declaring_parameters(<crate::Query<'static, D, F> as Param>::declare);
+        NodeSpec::new(
+            node,
+            SpecBody::Batch(Box::new(move |registry| {
+                D::resolve(registry);
+                F::resolve(registry);
+                let entities = registry.resolve_private::<Entities>();
+                Box::new(WorldParQuery::<D, F, _>::new(
+                    body,
+                    entities,
+                    rows_per_slice,
+                ))
+            })),
+        )
+    }
+}
 
 /// Rows `start..start + len` of one archetype, with what a slice needs to
 /// walk them.

@@ -33,7 +33,13 @@ impl World {
         }
         // A whole-world system's registrations are planned after the
         // iteration it runs in: its plan stays in place until then.
-        if (!self.stale || self.running_whole) && self.plans.is_some() {
+        if (!self.stale || self.running_whole)
+            && let Some(plans) = &self.plans
+        {
+            if self.recheck_services {
+                self.check_services(plans)?;
+                self.recheck_services = false;
+            }
             return Ok(());
         }
         let plans = self
@@ -41,6 +47,7 @@ impl World {
             .build_all(&self.registrations().options)
             .map_err(IterationError::Plan)?;
         self.check_services(&plans)?;
+        self.recheck_services = false;
         let creation = self.creation_order(&plans).map_err(IterationError::Plan)?;
         self.install(Arc::new(plans), None);
         self.stale = false;
@@ -62,7 +69,8 @@ impl World {
     }
 
     /// Every service a planned node reads or gates must be held by the world
-    /// or produced by some node; lists every access that is neither.
+    /// or produced by some node, unless the node declares it only optionally
+    /// (`Option<&T>`); lists every access that is none of these.
     fn check_services(&self, plans: &Plans) -> Result<(), IterationError> {
         let registry = self.graph.registry();
         let nodes = self.graph.nodes();
@@ -80,10 +88,12 @@ impl World {
         let mut missing = Vec::new();
         for (_, plan) in plans.iter() {
             for node in plan.order() {
-                let access = nodes[node.index()].access();
+                let descriptor = &nodes[node.index()];
+                let access = descriptor.access();
                 let touched = access.shared().map(|id| (id, false));
                 for (id, gated) in touched.chain(access.gated().map(|id| (id, true))) {
-                    if !held(id) {
+                    // An `Option<&T>` parameter is `None` while nothing holds `T`.
+                    if !held(id) && !descriptor.is_optional(id) {
                         missing.push(MissingService {
                             node: nodes[node.index()].name().to_owned(),
                             service: registry.table().name(id).to_owned(),

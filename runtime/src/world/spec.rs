@@ -10,6 +10,7 @@ use crate::system::{
     SystemBody, SystemFn,
 };
 use crate::world::World;
+use crate::world::batch::BatchDriver;
 use crate::world::context::{Context, ContextBody};
 use crate::world::lifecycle::NodeHooks;
 use crate::world::node::WholeWorldBody;
@@ -21,6 +22,21 @@ type BodyRecipe = Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn N
 type ConditionRecipe =
     Box<dyn FnOnce(&mut Registry, &mut BoundaryHooks) -> Box<dyn ConditionBody> + Send>;
 
+/// Makes a batch processor's or parallel query's driver once its services
+/// have ids.
+pub(crate) type BatchRecipe = Box<dyn FnOnce(&mut Registry) -> Box<dyn BatchDriver> + Send>;
+
+/// What a registered node runs.
+pub(crate) enum SpecBody {
+    /// A system's or factory's body (a function, a closure, a context body).
+    Node(BodyRecipe),
+    /// A batch processor or parallel query: slices fanned out over the pool.
+    Batch(BatchRecipe),
+    /// A whole-world system, run by the world itself between the parts of
+    /// its plan.
+    WholeWorld(WholeWorldBody),
+}
+
 /// A node ready to register: its declaration and how to build its body.
 ///
 /// A node that produces something (a return value, an [`Out`](crate::Out) or
@@ -29,11 +45,13 @@ type ConditionRecipe =
 /// system and runs every iteration.
 ///
 /// Made by [`NodeBuilder::system`], [`NodeBuilder::factory`],
-/// [`NodeBuilder::run`], or from a plain function through [`IntoSystem`] /
+/// [`NodeBuilder::run`], [`NodeBuilder::world`],
+/// [`NodeBuilder::batch_processor`], [`NodeBuilder::par_query`], or from a
+/// plain function through [`IntoSystem`] /
 /// [`IntoFactory`].
 pub struct NodeSpec {
     pub(crate) builder: NodeBuilder,
-    pub(crate) recipe: BodyRecipe,
+    pub(crate) body: SpecBody,
     pub(crate) conditions: Vec<ConditionRecipe>,
     /// Named after a closure's source location rather than by the user: a
     /// second registration from the same place gets a numbered name instead
@@ -41,22 +59,19 @@ pub struct NodeSpec {
     pub(crate) unnamed_closure: bool,
     /// `on_create` / `on_destroy`, when given.
     pub(crate) hooks: Option<Box<NodeHooks>>,
-    /// The body of a whole-world system (`recipe` is then unused).
-    pub(crate) whole_world: Option<WholeWorldBody>,
     /// The node's second point, its commit (see [`NodeSpec::commit`]):
     /// registered with it, named and keyed after it when registered.
     pub(crate) commit: Option<Box<NodeSpec>>,
 }
 
 impl NodeSpec {
-    fn new(builder: NodeBuilder, recipe: BodyRecipe) -> Self {
+    pub(crate) fn new(builder: NodeBuilder, body: SpecBody) -> Self {
         Self {
             builder,
-            recipe,
+            body,
             conditions: Vec::new(),
             unnamed_closure: false,
             hooks: None,
-            whole_world: None,
             commit: None,
         }
     }
@@ -108,6 +123,13 @@ impl NodeSpec {
     /// and is evaluated once, when the node is ready; `false` skips the body
     /// and leaves a factory's change cursor where it was. Several conditions
     /// must all hold.
+    ///
+    /// On a batch processor or parallel query
+    /// ([`NodeBuilder::batch_processor`], [`NodeBuilder::par_query`]) the
+    /// condition is evaluated once for the whole node, on the thread that
+    /// runs it, before anything is sliced; `false` runs nothing of it (no
+    /// `before_update`, no slice, no `after_update`: the buffer is left as it
+    /// is, and a parallel query's change cursor does not move).
     pub fn run_if<M: 'static, C: ConditionFn<M>>(mut self, condition: C) -> Self {
         self.builder = self.builder.declaring_condition(C::declare);
         self.conditions.push(Box::new(move |registry, hooks| {
@@ -183,13 +205,13 @@ impl NodeBuilder {
     pub fn system<M: 'static, F: SystemFn<M>>(self, function: F) -> NodeSpec {
         NodeSpec::new(
             self.declaring_parameters(F::declare),
-            Box::new(move |registry, hooks| {
+            SpecBody::Node(Box::new(move |registry, hooks| {
                 Box::new(SystemBody {
                     ids: F::resolve(registry, hooks),
                     function,
                     _marker: PhantomData,
                 })
-            }),
+            })),
         )
     }
 
@@ -199,14 +221,14 @@ impl NodeBuilder {
     pub fn factory<M: 'static, F: FactoryFn<M>>(self, function: F) -> NodeSpec {
         NodeSpec::new(
             self.declaring_parameters(F::declare),
-            Box::new(move |registry, hooks| {
+            SpecBody::Node(Box::new(move |registry, hooks| {
                 Box::new(FactoryBody {
                     ids: F::resolve(registry, hooks),
                     output: registry.resolve::<F::Out>(),
                     function,
                     _marker: PhantomData,
                 })
-            }),
+            })),
         )
     }
 
@@ -216,19 +238,17 @@ impl NodeBuilder {
     /// before every node after it (applying spawns, saving the game). What
     /// it registers joins the next plan.
     pub fn world(self, body: impl FnMut(&mut World) + Send + 'static) -> NodeSpec {
-        let mut spec = NodeSpec::new(
-            self.whole_world(),
-            Box::new(|_, _| unreachable!("a whole-world system has no node body")),
-        );
-        spec.whole_world = Some(Box::new(body));
-        spec
+        NodeSpec::new(self.whole_world(), SpecBody::WholeWorld(Box::new(body)))
     }
 
     /// Pairs this declaration with a closure that reaches services through a
     /// [`Context`], which hands out only what was declared:
     /// `NodeBuilder::new("hud").reads::<Hp>().run(|cx| { let hp = cx.read::<Hp>(); })`.
     pub fn run(self, body: impl FnMut(&mut Context<'_>) + Send + 'static) -> NodeSpec {
-        NodeSpec::new(self, Box::new(move |_, _| Box::new(ContextBody::new(body))))
+        NodeSpec::new(
+            self,
+            SpecBody::Node(Box::new(move |_, _| Box::new(ContextBody::new(body)))),
+        )
     }
 }
 
