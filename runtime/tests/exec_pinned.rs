@@ -53,9 +53,9 @@ fn check(graph: &CompiledGraph, run: &dyn Fn(&CompiledGraph, &mut ExecutionState
             .for_each(|count| count.store(0, Ordering::Relaxed));
         let body = |cx: &NodeContext<'_>| {
             let node = cx.node();
-            for from in 0..n {
+            for (from, end) in ends.iter().enumerate().take(n) {
                 if graph.successors(from).contains(&(node as u32)) {
-                    assert_ne!(ends[from].load(Ordering::SeqCst), 0, "{node} after {from}");
+                    assert_ne!(end.load(Ordering::SeqCst), 0, "{node} after {from}");
                 }
             }
             if graph.is_pinned(node) && thread::current().id() != caller {

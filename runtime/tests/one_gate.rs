@@ -614,7 +614,7 @@ fn table() -> Vec<Row> {
         entry: "NodeSpec::commit on an aliasing commit",
         shape: "commit Append<R> beside &mut AppendBuffer<R>",
         register: |w| {
-            w.add_system(NodeBuilder::new("row").system(|| ran()).commit(
+            w.add_system(NodeBuilder::new("row").system(ran).commit(
                 |a: Append<'_, R>, b: &mut AppendBuffer<R>| {
                     let _ = (a, b);
                     ran();
@@ -643,7 +643,7 @@ fn table() -> Vec<Row> {
             w.add_system(
                 NodeBuilder::new("registrar").system(move |commands: Commands<'_>| {
                     once.call_once(|| {
-                        commands.add_system(NodeBuilder::new("row").system(|| ran()).commit(
+                        commands.add_system(NodeBuilder::new("row").system(ran).commit(
                             |a: Append<'_, R>, b: &mut AppendBuffer<R>| {
                                 let _ = (a, b);
                                 ran();
