@@ -602,7 +602,7 @@ fn each_clock_wakes_its_own_waits() {
         cx.emit((2, cx.now().as_millis() as u64));
     });
     let mut clock = SimClock::new();
-    let mut woke = |scripts: &mut Scripts<Game>, clock: &SimClock| {
+    let woke = |scripts: &mut Scripts<Game>, clock: &SimClock| {
         scripts.gather(clock, &&level);
         scripts
             .drain_intents()
