@@ -31,7 +31,7 @@ impl ServiceId {
 }
 
 /// How a node touches a service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, enum_map::Enum)]
 pub enum AccessKind {
     /// `&T`: many shared accessors of one service run together.
     Shared,

@@ -43,7 +43,7 @@ use crate::node::Label;
 /// one does, every node without one is in [`Phase::Update`], and within each
 /// cadence every `PreUpdate` node precedes every `Update` node, which precede
 /// every `PostUpdate` node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, enum_map::Enum)]
 pub enum Phase {
     /// Before the update proper (input, spawning).
     PreUpdate,
@@ -75,7 +75,7 @@ impl Phase {
 }
 
 /// How often a node runs within [`World::update`](crate::World::update).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, enum_map::Enum)]
 pub enum Cadence {
     /// Once per update (the default).
     #[default]

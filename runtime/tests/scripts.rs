@@ -585,3 +585,39 @@ fn panics_at_the_boundary_and_in_intent_drops() {
     );
     assert!(store.get(calm).is_some());
 }
+
+/// Each clock wakes only the waits on its own cadence: a fixed wait comes
+/// due when the fixed time alone reaches it, and a variable wait when the
+/// variable time does, however far the other clock has run.
+#[test]
+fn each_clock_wakes_its_own_waits() {
+    let level = Level(0);
+    let mut scripts = Scripts::<Game>::new();
+    scripts.start("fixed", |cx| async move {
+        cx.wait_fixed(Duration::from_millis(30)).await;
+        cx.emit((1, cx.fixed_now().as_millis() as u64));
+    });
+    scripts.start("variable", |cx| async move {
+        cx.wait(Duration::from_millis(30)).await;
+        cx.emit((2, cx.now().as_millis() as u64));
+    });
+    let mut clock = SimClock::new();
+    let woke = |scripts: &mut Scripts<Game>, clock: &SimClock| {
+        scripts.gather(clock, &&level);
+        scripts
+            .drain_intents()
+            .map(|(_, intent)| intent)
+            .collect::<Vec<_>>()
+    };
+    // The first gather starts both waits at time zero.
+    assert_eq!(woke(&mut scripts, &clock), []);
+    // Only the fixed clock moves: only the fixed wait wakes.
+    clock.advance_fixed(Duration::from_millis(40));
+    assert_eq!(woke(&mut scripts, &clock), [(1, 40)]);
+    // Only the variable clock moves: only the variable wait wakes.
+    clock.advance(Duration::from_millis(20));
+    assert_eq!(woke(&mut scripts, &clock), []);
+    clock.advance(Duration::from_millis(20));
+    assert_eq!(woke(&mut scripts, &clock), [(2, 40)]);
+    assert_eq!(scripts.len(), 0);
+}

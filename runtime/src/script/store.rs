@@ -10,6 +10,7 @@ use std::ptr;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use enum_map::{EnumMap, enum_map};
 use sync_wrapper::SyncWrapper;
 
 use super::cx::{PollGuard, Polling};
@@ -17,6 +18,7 @@ use super::step::{Step, StepBody, Wait};
 use super::timers::Timers;
 use super::{ScriptCx, ScriptId, ScriptKind, SimClock, StepScript, Waiting};
 use crate::exec::{for_each_slice, panic_message};
+use crate::organise::Cadence;
 use crate::sync::{Ordering, StaticAtomicU64};
 
 /// The next store's identity: 2^64 stores never wrap it.
@@ -43,8 +45,8 @@ pub(super) struct Layout {
     free: Vec<u32>,
     pub(super) next_serial: u64,
     seen_steps: u64,
-    /// `timers` and `fixed_timers` positions.
-    positions: (u64, u64),
+    /// Each cadence's timer ring position.
+    positions: EnumMap<Cadence, u64>,
 }
 
 /// A script's code.
@@ -140,10 +142,9 @@ pub struct Scripts<K: ScriptKind> {
     /// handed out no id, and that snapshot's next serial: serials below it
     /// are that store's history, adopted as this one's.
     adopted: Option<(u64, u64)>,
-    /// Scripts waiting on `SimClock::now`.
-    timers: Timers,
-    /// Scripts waiting on `SimClock::fixed_now`.
-    fixed_timers: Timers,
+    /// Scripts waiting on a clock, by the cadence it follows
+    /// (`SimClock::now`, `SimClock::fixed_now`): an array offset per wait.
+    timers: EnumMap<Cadence, Timers>,
     /// Scripts polled at every gather: new ones, `NextTick`, conditions,
     /// foreign futures.
     every_tick: Vec<(u64, u32)>,
@@ -200,8 +201,7 @@ impl<K: ScriptKind> Scripts<K> {
             next_serial: 0,
             identity: NEXT_STORE.fetch_add(1, Ordering::Relaxed),
             adopted: None,
-            timers: Timers::default(),
-            fixed_timers: Timers::default(),
+            timers: EnumMap::default(),
             every_tick: Vec::new(),
             due: Vec::new(),
             collected: SyncWrapper::new(Vec::new()),
@@ -284,12 +284,9 @@ impl<K: ScriptKind> Scripts<K> {
 
     /// Files a pending script under what it waits on.
     fn schedule(&mut self, serial: u64, key: u32, waiting: Waiting) {
-        match waiting {
-            Waiting::Time(at) => self.timers.push(at, serial, key),
-            Waiting::FixedTime(at) => self.fixed_timers.push(at, serial, key),
-            Waiting::Start | Waiting::NextTick | Waiting::Condition(_) | Waiting::Other => {
-                self.every_tick.push((serial, key));
-            }
+        match timer(waiting) {
+            Some((cadence, at)) => self.timers[cadence].push(at, serial, key),
+            None => self.every_tick.push((serial, key)),
         }
     }
 
@@ -311,8 +308,7 @@ impl<K: ScriptKind> Scripts<K> {
                 self.free(key);
             }
         }
-        self.timers.clear();
-        self.fixed_timers.clear();
+        self.timers.values_mut().for_each(Timers::clear);
         self.every_tick.clear();
     }
 
@@ -355,7 +351,10 @@ impl<K: ScriptKind> Scripts<K> {
             return;
         }
         let (now, fixed_now) = (clock.now(), clock.fixed_now());
-        self.take_due(now, fixed_now);
+        self.take_due(enum_map! {
+            Cadence::Variable => now,
+            Cadence::Fixed => fixed_now,
+        });
         let slots = SlotsPtr(self.slots.as_mut_ptr());
         let due = &self.due;
         let run = |claimed: std::ops::Range<usize>| {
@@ -381,12 +380,13 @@ impl<K: ScriptKind> Scripts<K> {
     }
 
     /// Fills `due` with the live scripts to run now, in start order.
-    fn take_due(&mut self, now: Duration, fixed_now: Duration) {
+    fn take_due(&mut self, now: EnumMap<Cadence, Duration>) {
         self.due.clear();
-        self.timers.take_due(now, &mut self.due);
-        self.fixed_timers.take_due(fixed_now, &mut self.due);
-        if beyond_the_rings(now) || beyond_the_rings(fixed_now) {
-            self.file_early_timers_again(now, fixed_now);
+        for (cadence, timers) in &mut self.timers {
+            timers.take_due(now[cadence], &mut self.due);
+        }
+        if now.values().any(|&now| beyond_the_rings(now)) {
+            self.file_early_timers_again(now);
         }
         self.due.append(&mut self.every_tick);
         let slots = &self.slots;
@@ -404,24 +404,17 @@ impl<K: ScriptKind> Scripts<K> {
     /// the ring as due. Their exact deadlines are in their `waiting`: the
     /// ones not due yet are filed again, not run.
     #[cold]
-    fn file_early_timers_again(&mut self, now: Duration, fixed_now: Duration) {
+    fn file_early_timers_again(&mut self, now: EnumMap<Cadence, Duration>) {
         let Self {
-            slots,
-            due,
-            timers,
-            fixed_timers,
-            ..
+            slots, due, timers, ..
         } = self;
         due.retain(|&(serial, key)| {
             let live = slots[key as usize].live.as_ref();
             match live
                 .filter(|live| live.id.serial == serial)
-                .map(|live| live.waiting)
+                .and_then(|live| timer(live.waiting))
             {
-                Some(Waiting::Time(at)) if at > now => timers.push(at, serial, key),
-                Some(Waiting::FixedTime(at)) if at > fixed_now => {
-                    fixed_timers.push(at, serial, key);
-                }
+                Some((cadence, at)) if at > now[cadence] => timers[cadence].push(at, serial, key),
                 _ => return true,
             }
             false
@@ -562,7 +555,7 @@ impl<K: ScriptKind> Scripts<K> {
             free: self.free.clone(),
             next_serial: self.next_serial,
             seen_steps: self.seen_steps,
-            positions: (self.timers.position(), self.fixed_timers.position()),
+            positions: EnumMap::from_fn(|cadence| self.timers[cadence].position()),
         }
     }
 
@@ -583,11 +576,21 @@ impl<K: ScriptKind> Scripts<K> {
         let beyond = u32::try_from(layout.slots).expect("fewer than 2^32 slots");
         self.free.extend((beyond..self.slots.len() as u32).rev());
         self.free.extend_from_slice(&layout.free);
-        self.timers.reset(layout.positions.0);
-        self.fixed_timers.reset(layout.positions.1);
+        for (cadence, timers) in &mut self.timers {
+            timers.reset(layout.positions[cadence]);
+        }
         self.collected.get_mut().clear();
         self.next_serial = self.next_serial.max(layout.next_serial);
         self.seen_steps = layout.seen_steps;
+    }
+}
+
+/// The clock a wait is filed under and its deadline, for a wait on time.
+fn timer(waiting: Waiting) -> Option<(Cadence, Duration)> {
+    match waiting {
+        Waiting::Time(at) => Some((Cadence::Variable, at)),
+        Waiting::FixedTime(at) => Some((Cadence::Fixed, at)),
+        Waiting::Start | Waiting::NextTick | Waiting::Condition(_) | Waiting::Other => None,
     }
 }
 
