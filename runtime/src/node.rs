@@ -524,10 +524,13 @@ impl NodeBuilder {
         self
     }
 
-    /// Breaks ties among nodes that nothing else orders: lower runs first,
-    /// before registration order decides. Never overrides a dependency.
+    /// Breaks ties among nodes that nothing else orders: lower runs first
+    /// (a node without an order counts as 0), before registration order
+    /// decides. Never overrides a dependency. Reference 002: every Run
+    /// declaration requires a unique Order, so two nodes of one plan (one
+    /// schedule and cadence) with the same order are refused (SL0005).
     pub fn order(mut self, order: i32) -> Self {
-        self.placement_mut().order = order;
+        self.placement_mut().order = Some(order);
         self
     }
 

@@ -219,8 +219,9 @@ pub struct Placement {
     /// Its schedule.
     pub schedule: Schedule,
     /// Breaks ties among nodes nothing else orders, before registration
-    /// order: lower first. Never overrides a dependency.
-    pub order: i32,
+    /// order: lower first (a node without one counts as 0). Never overrides
+    /// a dependency. Unique among the nodes of one plan (SL0005).
+    pub order: Option<i32>,
 }
 
 impl Placement {
@@ -232,7 +233,7 @@ impl Placement {
         set: None,
         cadence: Cadence::Variable,
         schedule: Schedule::Update,
-        order: 0,
+        order: None,
     };
 }
 

@@ -411,3 +411,157 @@ fn a_cycle_through_a_placement_names_what_was_written() {
     );
     assert!(!cycle.message.contains("members"), "{}", cycle.message);
 }
+
+// ---- issue 20: explicit orders are unique per plan; no phase, no phase edges ----
+
+fn duplicate_orders(graph: &Graph) -> Vec<(Vec<String>, String)> {
+    let errors = graph.build_all(&options()).unwrap_err();
+    errors
+        .diagnostics()
+        .iter()
+        .filter(|d| matches!(d.kind, sluice::DiagnosticKind::DuplicateOrder { .. }))
+        .map(|d| {
+            assert_eq!(d.code, "SL0005");
+            (d.nodes.clone(), d.message.clone())
+        })
+        .collect()
+}
+
+/// Reference 002: "Every Run declaration requires a unique Order". Two
+/// nodes of one plan with the same explicit `order(n)` are refused, naming
+/// both and the plan; orders in other plans, and nodes with no order, are
+/// not compared.
+#[test]
+fn two_nodes_of_one_plan_with_one_order_are_refused_naming_both() {
+    let mut graph = Graph::new();
+    graph.add_node(NodeBuilder::new("move").order(1));
+    graph.add_node(NodeBuilder::new("plain"));
+    graph.add_node(NodeBuilder::new("also_plain"));
+    graph.add_node(NodeBuilder::new("kernel").order(1));
+    // The same order in other plans: the fixed cadence, another schedule.
+    graph.add_node(
+        NodeBuilder::new("integrate")
+            .order(1)
+            .cadence(Cadence::Fixed),
+    );
+    graph.add_node(
+        NodeBuilder::new("boot")
+            .order(1)
+            .in_schedule(sluice::Schedule::Startup),
+    );
+    // An explicit 0 is an order like any other.
+    graph.add_node(NodeBuilder::new("zero").order(0));
+    graph.add_node(NodeBuilder::new("nought").order(0).key("nought#2"));
+    let found = duplicate_orders(&graph);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].0, ["zero", "nought"]);
+    assert_eq!(found[1].0, ["move", "kernel"]);
+    let message = &found[1].1;
+    assert!(
+        message.contains("`move` and `kernel` both have order 1 in the variable cadence"),
+        "{message}"
+    );
+    assert!(message.contains("unique Order"), "{message}");
+    // Distinct orders plan.
+    let mut distinct = Graph::new();
+    distinct.add_node(NodeBuilder::new("move").order(1));
+    distinct.add_node(NodeBuilder::new("kernel").order(2));
+    distinct.add_node(NodeBuilder::new("plain"));
+    distinct.add_node(
+        NodeBuilder::new("integrate")
+            .order(1)
+            .cadence(Cadence::Fixed),
+    );
+    distinct.build_all(&options()).expect("unique per plan");
+}
+
+/// Three nodes with one order: each later one is reported against the first.
+#[test]
+fn each_repeat_of_an_order_is_reported_against_its_first() {
+    let mut graph = Graph::new();
+    for name in ["a", "b", "c"] {
+        graph.add_node(NodeBuilder::new(name).order(7));
+    }
+    graph.add_node(NodeBuilder::new("fixed").order(7).cadence(Cadence::Fixed));
+    graph.add_node(NodeBuilder::new("fixed2").order(7).cadence(Cadence::Fixed));
+    let found: Vec<Vec<String>> = duplicate_orders(&graph).into_iter().map(|f| f.0).collect();
+    assert_eq!(
+        found,
+        [vec!["a", "b"], vec!["a", "c"], vec!["fixed", "fixed2"]]
+    );
+    let message = &graph.build_all(&options()).unwrap_err().to_string();
+    assert!(message.contains("in the fixed cadence"), "{message}");
+}
+
+/// In a world, the refusal is the iteration's plan error; a disabled node's
+/// order takes part in no plan, so it clashes with nothing.
+#[test]
+fn a_world_refuses_a_repeated_order_until_one_is_disabled() {
+    let mut world = sluice::World::new();
+    world.add_system(NodeBuilder::new("first").order(3).run(|_| {}));
+    let second = world.add_system(NodeBuilder::new("second").order(3).run(|_| {}));
+    let error = world.run_iteration().unwrap_err();
+    let sluice::IterationError::Plan(errors) = &error else {
+        panic!("a plan error, got {error}");
+    };
+    let codes: Vec<_> = errors.errors().map(|d| d.code).collect();
+    assert_eq!(codes, ["SL0005"]);
+    assert_eq!(errors.errors().next().unwrap().nodes, ["first", "second"]);
+    world.set_enabled(second, false);
+    world
+        .run_iteration()
+        .expect("the disabled node is in no plan");
+}
+
+/// Plan-format rule 5: "when no system names a phase, phases add nothing".
+/// The edge list of a world that names no phase is exactly its lanes and
+/// its explicit orderings, with no phase marker among the reasons and no
+/// barrier vertex; the same world with one node in `PreUpdate` and one in
+/// `PostUpdate` gets phase edges (the comparison sees them when they exist).
+#[test]
+fn a_world_that_names_no_phase_gets_no_phase_edges() {
+    struct Hp;
+    struct Log;
+    let edges = |phased: bool| {
+        let mut graph = Graph::new();
+        graph.add_node(NodeBuilder::new("damage").gates::<Hp>());
+        let hud = NodeBuilder::new("hud").reads::<Hp>();
+        graph.add_node(if phased {
+            hud.phase(Phase::PostUpdate)
+        } else {
+            hud
+        });
+        let input = NodeBuilder::new("input").gates::<Log>();
+        graph.add_node(if phased {
+            input.phase(Phase::PreUpdate)
+        } else {
+            input
+        });
+        graph.add_node(NodeBuilder::new("audio").after("damage"));
+        graph.add_node(NodeBuilder::new("idle"));
+        let plan = graph.build(&options()).unwrap();
+        let hp = graph.registry().id_of::<Hp>().unwrap();
+        let list: Vec<(usize, usize, Vec<sluice::Reason>)> = plan
+            .edges()
+            .map(|e| (e.from.index(), e.to.index(), e.reasons.to_vec()))
+            .collect();
+        (list, plan.compiled().vertex_nodes.clone(), hp)
+    };
+    let (flat, vertices, hp) = edges(false);
+    let gate = sluice::Reason::Lane {
+        service: hp,
+        kind: sluice::LaneKind::SharedAfterGate,
+    };
+    assert_eq!(
+        flat,
+        [(0, 1, vec![gate]), (0, 3, vec![sluice::Reason::After])],
+        "only the lane and the explicit order"
+    );
+    assert_eq!(vertices, [0, 1, 2, 3, 4], "no barrier vertex");
+    let (phased, _, _) = edges(true);
+    assert_ne!(phased, flat, "phases, once named, add edges");
+    assert!(
+        phased.iter().any(|(from, to, _)| (*from, *to) == (2, 0)),
+        "input (PreUpdate) precedes damage (Update): {phased:?}"
+    );
+}

@@ -758,6 +758,16 @@ fn build(raw: &RawWorld) -> Desc {
         stages: raw.stages.clone(),
         sets: raw.sets.clone(),
     };
+    // Orders are unique within a plan (SL0005): a later system drawing an
+    // order its cadence already has goes without.
+    let mut taken = std::collections::BTreeSet::new();
+    for sys in &mut desc.systems {
+        if let Some(order) = sys.order
+            && !taken.insert((sys.fixed, order))
+        {
+            sys.order = None;
+        }
+    }
     let mut features = Vec::new();
     for (s, r) in raw.systems.iter().enumerate() {
         let item = Target::System(s);

@@ -403,6 +403,7 @@ fn build_selection(
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
+    order::duplicate_orders(graph, selection, &mut diagnostics);
     let nodes = graph.nodes();
     let member = if nodes.iter().all(|node| selection.contains(node)) {
         None

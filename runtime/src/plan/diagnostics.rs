@@ -101,6 +101,17 @@ pub enum DiagnosticKind {
         /// The later one.
         second: u32,
     },
+    /// SL0005: two nodes of one plan (one schedule and cadence) have the
+    /// same explicit [`order`](crate::NodeBuilder::order): reference 002's
+    /// "every Run declaration requires a unique Order".
+    DuplicateOrder {
+        /// The earlier registration.
+        first: NodeIndex,
+        /// The later one.
+        second: NodeIndex,
+        /// The order both declare.
+        order: i32,
+    },
     /// SL0006: stages are declared and this node names none.
     NoStage {
         /// The node.
@@ -183,7 +194,9 @@ impl DiagnosticKind {
             DiagnosticKind::Cycle { .. } => "SL0001",
             DiagnosticKind::UnknownTarget { .. } => "SL0002",
             DiagnosticKind::CrossCadence { .. } => "SL0003",
-            DiagnosticKind::DuplicateRank { .. } => "SL0005",
+            DiagnosticKind::DuplicateRank { .. } | DiagnosticKind::DuplicateOrder { .. } => {
+                "SL0005"
+            }
             DiagnosticKind::NoStage { .. } | DiagnosticKind::UnknownRank { .. } => "SL0006",
             DiagnosticKind::OrganisationCycle { .. } => "SL0007",
             DiagnosticKind::DuplicateKey { .. } => "SL0004",

@@ -521,6 +521,52 @@ fn cross_selection(
     Diagnostic::new(Level::Error, kind, message, names)
 }
 
+/// SL0005 for orders: every pair of nodes of `selection`'s plan that declare
+/// the same explicit `order(n)`, each later one against the first that
+/// declared it (reference 002: "Every Run declaration requires a unique
+/// Order"). Nodes without an order are not compared.
+pub(crate) fn duplicate_orders(
+    graph: &GraphView<'_>,
+    selection: &Selection,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let nodes = graph.nodes();
+    let mut ordered: Vec<(i32, u32)> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| selection.contains(node))
+        .filter_map(|(index, node)| Some((node.placement().order?, index as u32)))
+        .collect();
+    if ordered.len() < 2 {
+        return;
+    }
+    ordered.sort_unstable();
+    for run in ordered.chunk_by(|a, b| a.0 == b.0) {
+        let &[(order, first), ref later @ ..] = run else {
+            continue;
+        };
+        for &(_, second) in later {
+            let (a, b) = (&nodes[first as usize], &nodes[second as usize]);
+            let message = format!(
+                "the nodes `{}` and `{}` both have order {order} in {}; every Run \
+                 declaration requires a unique Order (reference 002): an order breaks \
+                 ties within its plan, so two equal ones decide nothing. Give one of \
+                 them another order, or order the two with `after`/`before`",
+                a.name(),
+                b.name(),
+                selection.describe(),
+            );
+            let kind = DiagnosticKind::DuplicateOrder {
+                first: NodeIndex(first),
+                second: NodeIndex(second),
+                order,
+            };
+            let names = vec![a.name().to_owned(), b.name().to_owned()];
+            diagnostics.push(Diagnostic::new(Level::Error, kind, message, names));
+        }
+    }
+}
+
 /// The result of the topological sort.
 #[derive(Debug)]
 pub(crate) struct Sorted {
@@ -545,11 +591,13 @@ pub(crate) fn sort(
     let mut waiting: Vec<u32> = (0..vertices as u32)
         .map(|v| edges.predecessors(v).len() as u32)
         .collect();
-    let tie_break = |v: u32| nodes[v as usize].placement().order;
+    let tie_break = |v: u32| nodes[v as usize].placement().order.unwrap_or(0);
     // Without tie-break orders, nodes with no predecessor are ready from the
     // start in index order: a cursor walks them and only nodes released later
     // go through the heap. With orders, every ready node goes through it.
-    let ordered = nodes.iter().any(|node| node.placement().order != 0);
+    let ordered = nodes
+        .iter()
+        .any(|node| node.placement().order.is_some_and(|order| order != 0));
     let initially_ready =
         |v: usize| edges.pred_offsets[v] == edges.pred_offsets[v + 1] && edges.is_member(v);
     let next_initial = |mut v: usize| {
