@@ -17,9 +17,9 @@
 use core::fmt;
 use core::ops::{Deref, DerefMut};
 
+use crate::pool::Pool;
 #[cfg(not(loom))]
-use crate::pool::Taken;
-use crate::pool::{Pool, Pooled};
+use crate::pool::{Pooled, Taken};
 
 /// A `Vec<T>` taken from the per-type pool of `Vec<T>` and given back when
 /// dropped. Build one with [`pooled_list!`](crate::pooled_list),
