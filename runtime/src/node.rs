@@ -428,10 +428,17 @@ impl NodeBuilder {
 
     /// The spike watch never reports the node (reference 003's
     /// `ISpikeExempt`): for a node whose time is not its own, such as a
-    /// commit that waits on vsync. See [`SpikeWatch`](crate::SpikeWatch).
+    /// commit that waits on vsync. A two-point node's commit
+    /// ([`NodeSpec::commit`](crate::NodeSpec::commit)) is exempt with it.
+    /// See [`SpikeWatch`](crate::SpikeWatch).
     pub fn spike_exempt(mut self) -> Self {
         self.rare.get_or_insert_default().spike_exempt = true;
         self
+    }
+
+    /// Whether [`spike_exempt`](Self::spike_exempt) was called.
+    pub(crate) fn is_marked_spike_exempt(&self) -> bool {
+        self.rare.as_ref().is_some_and(|rare| rare.spike_exempt)
     }
 
     /// The node runs after the node (by instance key or name) or marker `target`.

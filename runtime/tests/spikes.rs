@@ -297,3 +297,107 @@ fn fixed_steps_report_the_iteration_they_precede() {
     assert_eq!(spikes_of(&world, "fixed slow"), [3]);
     assert_eq!(world.iterations(), 4);
 }
+
+/// Whether the gated node runs its body this frame.
+#[derive(Debug, Default, Clone, Copy)]
+struct Gate(bool);
+
+#[test]
+fn a_skipped_body_is_no_run_a_node_is_judged_by_its_own_runs() {
+    for executor in EXECUTORS {
+        let mut world = world(executor);
+        world.insert(Gate(false));
+        // Runs every third frame, 30 ms each time: steady for its own runs,
+        // a spike against the skips in between if they counted.
+        let gated = world.add_system(
+            NodeBuilder::new("every third")
+                .system(|| std::thread::sleep(SLEEP))
+                .run_if(|gate: &Gate| gate.0),
+        );
+        world.set_spike_watch(Some(watch(2))).unwrap();
+        let mut body_runs = 0;
+        for frame in 0..10u64 {
+            let on = frame % 3 == 0;
+            body_runs += usize::from(on);
+            world.insert(Gate(on));
+            world.run_iteration().unwrap();
+            let history = world.spike_history(gated).unwrap();
+            assert_eq!(
+                history.len(),
+                body_runs.min(2),
+                "{executor:?}, frame {frame}"
+            );
+            assert!(
+                history.iter().all(|t| t >= SLEEP),
+                "{executor:?}: {history:?}"
+            );
+        }
+        assert_eq!(world.spikes_total(), 0, "{executor:?}");
+    }
+}
+
+#[test]
+fn a_removed_or_disabled_node_loses_its_history_at_once() {
+    let mut world = world(ExecutorKind::Serial);
+    let removed = world.add_system(NodeBuilder::new("removed").system(|| {}));
+    let disabled = world.add_system(NodeBuilder::new("disabled").system(|| {}));
+    let kept = world.add_system(NodeBuilder::new("kept").system(|| {}));
+    world.set_spike_watch(Some(watch(4))).unwrap();
+    run_until(&mut world, 3);
+    world.remove_node(removed).unwrap();
+    world.set_enabled(disabled, false);
+    // Before any replan, and also after the watch is set again over the
+    // plan still installed (which still lists both).
+    for _ in 0..2 {
+        assert!(world.spike_history(removed).is_none());
+        assert!(world.spike_history(disabled).is_none());
+        assert_eq!(world.spike_history(kept).unwrap().len(), 3);
+        world.set_spike_watch(Some(watch(4))).unwrap();
+    }
+    // Re-enabled before the next plan: in the installed plan again, so
+    // setting the watch gives it an empty history; the next run adds one.
+    world.set_enabled(disabled, true);
+    assert!(world.spike_history(disabled).is_none());
+    world.set_spike_watch(Some(watch(4))).unwrap();
+    assert_eq!(world.spike_history(disabled).unwrap().len(), 0);
+    run_until(&mut world, 4);
+    assert_eq!(world.spike_history(disabled).unwrap().len(), 1);
+    assert_eq!(world.spike_history(kept).unwrap().len(), 4);
+    assert!(world.spike_history(removed).is_none());
+}
+
+#[derive(Debug, Default)]
+struct Drained(u32);
+
+#[test]
+fn an_exempt_two_point_nodes_commit_is_exempt_too() {
+    let mut world = world(ExecutorKind::Serial);
+    world.insert(Drained(0));
+    let exempt = world.add_system(
+        NodeBuilder::new("present")
+            .spike_exempt()
+            .system(|| {})
+            .commit(|drained: &mut Drained| drained.0 += 1),
+    );
+    let watched = world.add_system(
+        NodeBuilder::new("instanced")
+            .system(|| {})
+            .commit(|drained: &mut Drained| drained.0 += 1),
+    );
+    world.set_spike_watch(Some(watch(4))).unwrap();
+    run_until(&mut world, 2);
+    assert_eq!(world.get::<Drained>().unwrap().0, 4, "both commits ran");
+    let plan = world.plan().unwrap();
+    let commit_of = |name: &str| {
+        plan.order()
+            .find(|&n| plan.node_name(n) == format!("{name}@commit"))
+            .unwrap()
+    };
+    assert!(world.spike_history(exempt).is_none());
+    assert!(world.spike_history(commit_of("present")).is_none());
+    assert_eq!(world.spike_history(watched).unwrap().len(), 2);
+    assert_eq!(
+        world.spike_history(commit_of("instanced")).unwrap().len(),
+        2
+    );
+}

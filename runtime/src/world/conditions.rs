@@ -23,6 +23,9 @@ pub(crate) struct RunConditions {
     /// Each condition's own cursor: a condition that reads and returns
     /// false moves its cursor, not the body's.
     cursors: Vec<Option<u32>>,
+    /// Whether the last evaluation found one false (the spike watch records
+    /// only runs of the body).
+    failed_last: bool,
 }
 
 impl RunConditions {
@@ -30,6 +33,7 @@ impl RunConditions {
         Self {
             cursors: vec![None; conditions.len()],
             conditions,
+            failed_last: false,
         }
     }
 
@@ -52,10 +56,17 @@ impl RunConditions {
                 *cursor = Some(tick);
             }
             if !holds {
+                self.failed_last = true;
                 return false;
             }
         }
+        self.failed_last = false;
         true
+    }
+
+    /// Whether the last evaluation found a condition false.
+    pub(crate) fn failed_last(&self) -> bool {
+        self.failed_last
     }
 
     /// Moves the cursors up to the store's `MAX_TICK_AGE` before `now`.
@@ -93,6 +104,12 @@ impl BatchCell {
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         self.driver.clamp_cursors(now);
         self.conditions.get_mut().clamp_cursors(now);
+    }
+
+    /// Whether the last run skipped the batch (a run condition was false;
+    /// read between runs).
+    pub(crate) fn skipped(&mut self) -> bool {
+        self.conditions.get_mut().failed_last()
     }
 
     /// Evaluates the conditions once for the whole node; when all hold,

@@ -489,6 +489,11 @@ impl World {
                 .set_name(format!("{}@commit", spec.builder.name()).into());
             commit.builder = commit.builder.key(format!("{key}@commit")).after(key);
             commit.builder.place_like(&spec.builder);
+            // An exempt node's commit is exempt too (reference 003's
+            // exempt `RenderCommitSystem` is such a commit).
+            if spec.builder.is_marked_spike_exempt() {
+                commit.builder = commit.builder.spike_exempt();
+            }
             commit
         });
         let index = self.add_point(spec);
@@ -709,7 +714,8 @@ impl World {
 
     /// The recent runs the spike watch compares `node`'s next run with:
     /// `Some` while the watch is on and `node` is watched in an installed
-    /// plan (not exempt, not removed, disabled or yet to be planned).
+    /// plan (not exempt, not removed, disabled or yet to be planned); which
+    /// runs it holds is on [`SpikeHistory`].
     pub fn spike_history(&self, node: NodeIndex) -> Option<SpikeHistory<'_>> {
         self.spikes.history(node)
     }
@@ -829,6 +835,7 @@ impl World {
         let failure = self.destroy(node);
         self.graph.set_state(node, crate::node::NodeState::Removed);
         self.nodes[node.index()] = WorldNode::Removed;
+        self.spikes.forget(node);
         if let Some(hooks) = self.lifecycle.hooks.get_mut(node.index()) {
             *hooks = None;
         }
@@ -850,6 +857,13 @@ impl World {
         self.graph.set_state(node, state);
         if let Some(other) = self.other_point(node) {
             self.graph.set_state(other, state);
+            if !enabled {
+                self.spikes.forget(other);
+            }
+        }
+        if !enabled {
+            // Out of the watch at once, not only from the next plan.
+            self.spikes.forget(node);
         }
         self.stale = true;
     }

@@ -36,6 +36,16 @@ impl WorldNode {
         }
     }
 
+    /// Whether the node's last run skipped its body (a run condition was
+    /// false, or a factory's inputs had not moved); read between runs.
+    pub(crate) fn skipped(&mut self) -> bool {
+        match self {
+            Self::Body(cell) => cell.skipped(),
+            Self::Batch(batch) => batch.skipped(),
+            Self::Removed | Self::Whole(_) => false,
+        }
+    }
+
     /// Runs the node for one iteration.
     ///
     /// # Safety

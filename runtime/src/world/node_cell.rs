@@ -22,6 +22,10 @@ struct NodeState {
     /// (`None`: never, so its first run sees every row), which
     /// `Changed<T>`/`Added<T>` compare against.
     last_run: Option<u32>,
+    /// Whether the last run skipped the body (a run condition was false, or
+    /// a factory's inputs had not moved): the spike watch records only runs
+    /// of the body.
+    skipped: bool,
 }
 
 /// A node's body, its run conditions and its factory bookkeeping.
@@ -78,6 +82,7 @@ impl NodeCell {
                 conditions,
                 seen: None,
                 last_run: None,
+                skipped: false,
             }),
             inputs: if is_factory { inputs } else { Box::new([]) },
             is_factory,
@@ -93,6 +98,24 @@ impl NodeCell {
     /// - `env` is the world's environment for this node, and the node runs as
     ///   a node of the world's current plan ([`NodeBody::run`]'s contract).
     pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>) -> Ran {
+        // SAFETY: forwarded from the caller.
+        let ran = unsafe { self.run_once(env) };
+        // SAFETY: as in `run_once`, which has returned: the only borrow.
+        let state = self.state.with_mut(|state| unsafe { &mut *state });
+        state.skipped = ran != Ran::Body;
+        ran
+    }
+
+    /// Whether the last run skipped the body (read between runs).
+    pub(crate) fn skipped(&mut self) -> bool {
+        self.state.get_mut().skipped
+    }
+
+    /// [`run`](Self::run) without the bookkeeping of what it did.
+    ///
+    /// # Safety
+    /// As for [`run`](Self::run).
+    unsafe fn run_once(&self, env: &NodeEnv<'_>) -> Ran {
         // SAFETY: only this thread is inside the cell (caller's guarantee),
         // so this is the only borrow of its state while the node runs.
         let state = self.state.with_mut(|state| unsafe { &mut *state });

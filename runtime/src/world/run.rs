@@ -370,11 +370,13 @@ impl World {
             // After the run, on this thread, from the clocks just read: the
             // watch adds nothing to the nodes' own path.
             let failed = result.as_ref().err().map_or(&[][..], NodeFailure::nodes);
+            let nodes = &mut self.nodes;
             self.spikes.observe(
                 execution.state.timings(),
                 &execution.vertex_nodes,
                 failed,
                 self.iterations,
+                |node| nodes[node as usize].skipped(),
             );
         }
         if self.timing {

@@ -27,9 +27,9 @@
 //! 4. `t > ratio × peak`, `peak` being the longest of those `window` runs.
 //!
 //! Either way `t` then joins the history, so a node that gets slower for
-//! good is reported once, at the step, and not on every frame after it. A
-//! run of a node that failed is neither judged nor recorded; nor is a run
-//! the executor did not start (a failure stopped the iteration first).
+//! good is reported once, at the step, and not on every frame after it.
+//!
+//! What a history holds, and when it starts and ends: [`SpikeHistory`].
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -38,7 +38,7 @@ use std::time::Duration;
 use sluice_collections::RingHistory;
 
 use crate::exec::SystemTiming;
-use crate::node::NodeDescriptor;
+use crate::node::{NodeDescriptor, NodeState};
 use crate::organise::Group;
 use crate::plan::{GraphView, NodeIndex, Plans};
 
@@ -168,7 +168,29 @@ impl std::fmt::Display for Spike {
 }
 
 /// A watched node's recent times ([`World::spike_history`](crate::World::spike_history)),
-/// oldest first.
+/// oldest first: what its next run is judged against.
+///
+/// A node has a history ([`World::spike_history`](crate::World::spike_history)
+/// is `Some`) exactly while the watch is on and the node is watched in an
+/// installed plan and enabled. It holds the node's most recent runs of its
+/// body, at most `window`, one per run: a run is recorded (and judged) only
+/// when the body ran to completion. So these add nothing:
+///
+/// - a run whose body was skipped: a [run condition](crate::NodeSpec::run_if)
+///   was false, or a factory's inputs had not moved (a node that runs every
+///   tenth frame is compared with its own runs, not with nine skips);
+/// - a run that panicked (or failed otherwise), and a node the executor did
+///   not start because a failure stopped the iteration first. The nodes of
+///   a failed iteration that did complete are recorded and judged as usual.
+///
+/// A history starts empty whenever the watch is set or a plan is
+/// installed, for each watched node of the installed plans that has none
+/// (the watch was off, or the node is new or was re-enabled). It is dropped
+/// when the watch is turned off, when the node is removed or disabled (at
+/// once, not at the next plan), and when a plan is installed without it.
+/// Setting the watch again while it is on keeps every history, cut to its
+/// newest `window` runs; a replan keeps the histories of the nodes that
+/// stay.
 #[derive(Clone, Copy)]
 pub struct SpikeHistory<'w> {
     history: &'w RingHistory<u64>,
@@ -289,8 +311,11 @@ impl SpikeState {
         let mut watched = vec![false; descriptors.len()];
         for (_, plan) in plans.iter() {
             for node in plan.order() {
+                // A node removed or disabled since the plan was built is
+                // still in its order until the next plan: not watched.
                 if let Some(descriptor) = descriptors.get(node.index()) {
-                    watched[node.index()] = !exempt(descriptor, groups);
+                    watched[node.index()] =
+                        descriptor.state() == NodeState::Enabled && !exempt(descriptor, groups);
                 }
             }
         }
@@ -317,6 +342,14 @@ impl SpikeState {
         }
     }
 
+    /// Drops `node`'s history: it was removed or disabled, and is not
+    /// watched again until it is back in an installed plan.
+    pub(crate) fn forget(&mut self, node: NodeIndex) {
+        if let Some(slot) = self.nodes.get_mut(node.index()) {
+            *slot = None;
+        }
+    }
+
     /// The history of `node`, when it is watched.
     pub(crate) fn history(&self, node: NodeIndex) -> Option<SpikeHistory<'_>> {
         let watched = self.nodes.get(node.index())?.as_ref()?;
@@ -335,13 +368,15 @@ impl SpikeState {
 
     /// Judges and records one run of a plan's part: `timings` by vertex,
     /// `vertex_nodes` mapping vertices to registration indices (`u32::MAX`
-    /// for a barrier), `failed` the vertices that failed.
+    /// for a barrier), `failed` the vertices that failed, `skipped` whether
+    /// a node (by registration index) skipped its body in this run.
     pub(crate) fn observe(
         &mut self,
         timings: &[SystemTiming],
         vertex_nodes: &[u32],
         failed: &[usize],
         iteration: u64,
+        mut skipped: impl FnMut(u32) -> bool,
     ) {
         let Some(watch) = self.watch else { return };
         let floor = nanos(watch.min);
@@ -350,7 +385,7 @@ impl SpikeState {
             let Some(Some(watched)) = self.nodes.get_mut(node as usize) else {
                 continue;
             };
-            if !timing.ran || (!failed.is_empty() && failed.contains(&vertex)) {
+            if !timing.ran || (!failed.is_empty() && failed.contains(&vertex)) || skipped(node) {
                 continue;
             }
             let time = nanos(timing.duration);
@@ -528,7 +563,7 @@ mod tests {
     fn run(state: &mut SpikeState, times: &[u64], iteration: u64) {
         let timings: Vec<SystemTiming> = times.iter().map(|&t| ran(t)).collect();
         let vertices: Vec<u32> = (0..times.len() as u32).collect();
-        state.observe(&timings, &vertices, &[], iteration);
+        state.observe(&timings, &vertices, &[], iteration, |_| false);
     }
 
     #[test]
@@ -591,7 +626,7 @@ mod tests {
         let mut state = state(watch(2, 1.0, 0), 2);
         let timings = [ran(9 * MS), SystemTiming::default(), ran(9 * MS)];
         // Vertex 0 failed, vertex 1 never started, vertex 2 is a barrier.
-        state.observe(&timings, &[0, 1, u32::MAX], &[0], 0);
+        state.observe(&timings, &[0, 1, u32::MAX], &[0], 0, |_| false);
         assert!(state.history(NodeIndex(0)).unwrap().is_empty());
         assert!(state.history(NodeIndex(1)).unwrap().is_empty());
         for i in 1..=2 {
@@ -599,7 +634,7 @@ mod tests {
         }
         // A failing node's slow run after a full window: neither reported
         // nor recorded.
-        state.observe(&[ran(100 * MS), ran(MS)], &[0, 1], &[0], 3);
+        state.observe(&[ran(100 * MS), ran(MS)], &[0, 1], &[0], 3, |_| false);
         assert_eq!(state.total(), 0);
         let history = state.history(NodeIndex(0)).unwrap();
         assert_eq!(
