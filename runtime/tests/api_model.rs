@@ -25,12 +25,17 @@
 //!   parallel slices, and two-point nodes (`NodeSpec::commit`) commit it:
 //!   the first commit in registration order takes everything appended
 //!   since the last commit, grouped by appender in registration order,
-//!   after every appender of the iteration wherever it was registered.
+//!   after every appender of the iteration wherever it was registered;
+//! - the spike watch (issue 20): which runs a node's history records, and
+//!   that the spikes reported are the rule's (the `spikes` module).
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
 //! `API_MODEL_CASES` sets the number of cases (2,500, about a minute, by default;
 //! a handful under Miri).
+
+#[path = "api_model/spikes.rs"]
+mod spikes;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -237,6 +242,8 @@ enum Op {
     /// leader `(P, V)` and a follower holding a `ComponentRef<P>` aimed at
     /// it through the leader's `Spawned` handle; the node is removed again.
     SpawnPair(i8),
+    /// The spike watch's operations (issue 20).
+    Spike(spikes::SpikeOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -290,6 +297,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 23 ---
         2 => any::<u8>().prop_map(Op::QueryGet),
         1 => (-20i8..20).prop_map(Op::SpawnPair),
+        3 => spikes::op().prop_map(Op::Spike),
     ]
 }
 
@@ -353,6 +361,7 @@ struct Model {
     /// What each commit drained.
     committed: Vec<Vec<(usize, i64)>>,
     // --- issue 20: appending (end) ---
+    spikes: spikes::SpikeModel,
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -540,6 +549,7 @@ struct Real {
     script_ids: Vec<ScriptId>,
     save: Option<(ScriptSnapshot<Director>, ClockSnapshot)>,
     pool: ThreadPool,
+    spikes: spikes::SpikeReal,
 }
 
 impl Real {
@@ -584,6 +594,7 @@ impl Real {
             script_ids: Vec::new(),
             save: None,
             pool: pool.clone(),
+            spikes: spikes::SpikeReal::default(),
         }
     }
 
@@ -1243,24 +1254,8 @@ fn apply(
             );
             let result = real.world.run_iteration();
             let refused = model.run();
-            match &result {
-                Err(IterationError::NodePanicked(panic)) => {
-                    check(panic.nodes() == ["injected"], || {
-                        format!("the failure names {:?}", panic.nodes())
-                    })?;
-                    check(panic.boundary_failures().len() == refused, || {
-                        format!(
-                            "{} refused commands beside the panic, the model {refused}",
-                            panic.boundary_failures().len()
-                        )
-                    })?;
-                }
-                other => {
-                    return Err(TestCaseError::fail(format!(
-                        "an iteration with a panicking node returned {other:?}"
-                    )));
-                }
-            }
+            model.spikes.injected = true;
+            check_panicked(&result, refused, |nodes| nodes == ["injected"])?;
             real.world
                 .remove_node(node)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -1362,6 +1357,7 @@ fn apply(
                 format!("FrameTime's delta {:?} beyond {delta:?}", frame.delta)
             })?;
         }
+        Op::Spike(ref op) => spikes::apply(op, real, model)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
@@ -1370,6 +1366,29 @@ fn apply(
         }
     }
     Ok(())
+}
+
+/// That an iteration failed with a node panic naming the nodes `named`
+/// accepts, beside as many refused commands as the model refused.
+fn check_panicked(
+    result: &Result<(), IterationError>,
+    refused: usize,
+    named: impl FnOnce(&[String]) -> bool,
+) -> Result<(), TestCaseError> {
+    let Err(IterationError::NodePanicked(panic)) = result else {
+        return Err(TestCaseError::fail(format!(
+            "an iteration with a panicking node returned {result:?}"
+        )));
+    };
+    check(named(panic.nodes()), || {
+        format!("the failure names {:?}", panic.nodes())
+    })?;
+    check(panic.boundary_failures().len() == refused, || {
+        format!(
+            "{} refused commands beside the panic, the model {refused}",
+            panic.boundary_failures().len()
+        )
+    })
 }
 
 /// Runs the model's iteration beside the world's (which returned
@@ -1443,6 +1462,7 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
     })?;
     compare_observed(real, model)?;
     compare_committed(real, model)?;
+    spikes::after_iteration(real, model)?;
     compare_all(real, model)
 }
 
