@@ -297,7 +297,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 23 ---
         2 => any::<u8>().prop_map(Op::QueryGet),
         1 => (-20i8..20).prop_map(Op::SpawnPair),
-        3 => spikes::op().prop_map(Op::Spike),
+        5 => spikes::op().prop_map(Op::Spike),
     ]
 }
 

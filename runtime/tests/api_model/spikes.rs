@@ -91,7 +91,7 @@ pub(crate) fn op() -> impl Strategy<Value = SpikeOp> {
         1 => Just(Kind::Flaky),
     ];
     prop_oneof![
-        3 => (1u8..6, 0u8..3, 0u8..3, 0u8..4)
+        4 => (1u8..6, 0u8..4, 0u8..4, 0u8..4)
             .prop_map(|(window, ratio, min, keep)| SpikeOp::Watch { window, ratio, min, keep }),
         1 => Just(SpikeOp::Off),
         1 => (0u8..6).prop_map(SpikeOp::Refused),
