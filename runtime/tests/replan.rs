@@ -531,7 +531,7 @@ fn a_group_added_between_iterations_reorders_the_next() {
         world.add_system(NodeBuilder::new("first").system(|log: &mut RunLog| log.0.push("first")));
         world
             .add_system(NodeBuilder::new("second").system(|log: &mut RunLog| log.0.push("second")));
-        let mut take = |world: &mut World| {
+        let take = |world: &mut World| {
             world.run_iteration().unwrap();
             std::mem::take(&mut world.get_mut::<RunLog>().unwrap().0)
         };
