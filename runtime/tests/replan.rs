@@ -506,3 +506,56 @@ fn commands_by_reference_says_to_take_them_by_value() {
         "{error}"
     );
 }
+
+/// The order the loggers ran in, one entry per run.
+#[derive(Debug, Default)]
+struct RunLog(Vec<&'static str>);
+
+/// Issue 20: a group added between iterations re-sorts the plan, and its
+/// order applies from the next iteration. `first` and `second` share a
+/// lane, so each iteration runs them in plan order on every executor; an
+/// empty group declared after the first iteration (after `second`, before
+/// `first`) reverses that order from the next iteration on, and a second
+/// group (`Tail`, after `first`) moves `tail` behind it one iteration later.
+#[test]
+fn a_group_added_between_iterations_reorders_the_next() {
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        let mut world = World::new();
+        world.set_executor(executor);
+        world.insert(RunLog::default());
+        world.add_system(NodeBuilder::new("tail").system(|log: &mut RunLog| log.0.push("tail")));
+        world.add_system(NodeBuilder::new("first").system(|log: &mut RunLog| log.0.push("first")));
+        world
+            .add_system(NodeBuilder::new("second").system(|log: &mut RunLog| log.0.push("second")));
+        let take = |world: &mut World| {
+            world.run_iteration().unwrap();
+            std::mem::take(&mut world.get_mut::<RunLog>().unwrap().0)
+        };
+        assert_eq!(
+            take(&mut world),
+            ["tail", "first", "second"],
+            "{executor:?}"
+        );
+        world.add_group(sluice::Group::new("Swap").after("second").before("first"));
+        assert_eq!(
+            take(&mut world),
+            ["tail", "second", "first"],
+            "{executor:?}"
+        );
+        world.add_group(sluice::Group::new("Tail").after("first").before("tail"));
+        assert_eq!(
+            take(&mut world),
+            ["second", "first", "tail"],
+            "{executor:?}"
+        );
+        assert_eq!(
+            take(&mut world),
+            ["second", "first", "tail"],
+            "{executor:?}"
+        );
+    }
+}

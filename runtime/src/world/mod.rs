@@ -57,7 +57,7 @@ pub use spikes::{
 };
 
 use conditions::{BatchCell, RunConditions};
-use node::WorldNode;
+use node::{WholeCell, WorldNode};
 use node_cell::NodeCell;
 use schedule::{ExecutionFactory, PlanFactory};
 
@@ -516,14 +516,11 @@ impl World {
         let node = u32::try_from(index.index()).expect("fewer than 2^32 nodes");
         self.hooks.registering = Some((node, 0));
         let body = match spec.body {
-            SpecBody::WholeWorld(body) => {
-                self.hooks.registering = None;
-                let body = sync_wrapper::SyncWrapper::new(Some(body));
-                self.nodes.push(WorldNode::Whole(body));
-                return index;
+            SpecBody::WholeWorld(body) => MadeBody::Whole(body),
+            SpecBody::Node(recipe) => {
+                MadeBody::Node(recipe(self.graph.registry_mut(), &mut self.hooks))
             }
-            SpecBody::Node(recipe) => Ok(recipe(self.graph.registry_mut(), &mut self.hooks)),
-            SpecBody::Batch(recipe) => Err(recipe(self.graph.registry_mut())),
+            SpecBody::Batch(recipe) => MadeBody::Batch(recipe(self.graph.registry_mut())),
         };
         let mut conditions = Vec::with_capacity(spec.conditions.len());
         for (part, recipe) in (1..).zip(spec.conditions) {
@@ -533,10 +530,18 @@ impl World {
         self.hooks.registering = None;
         let conditions = RunConditions::new(conditions);
         match body {
-            Ok(body) => self.push_cell(index, body, conditions),
-            Err(driver) => {
+            MadeBody::Node(body) => self.push_cell(index, body, conditions),
+            MadeBody::Batch(driver) => {
                 let cell = BatchCell::new(driver, conditions);
                 self.nodes.push(WorldNode::Batch(cell));
+            }
+            MadeBody::Whole(body) => {
+                let cell = WholeCell {
+                    body: Some(body),
+                    conditions,
+                };
+                let cell = sync_wrapper::SyncWrapper::new(cell);
+                self.nodes.push(WorldNode::Whole(cell));
             }
         }
         index
@@ -991,4 +996,11 @@ impl World {
         }
         self.run_plan(index)
     }
+}
+
+/// A registration's body, made once its services have ids.
+enum MadeBody {
+    Node(Box<dyn crate::system::NodeBody>),
+    Batch(Box<dyn batch::BatchDriver>),
+    Whole(node::WholeWorldBody),
 }

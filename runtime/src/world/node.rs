@@ -4,7 +4,7 @@ use sync_wrapper::SyncWrapper;
 
 use crate::exec::{NodeContext as RunContext, NodeOutcome};
 use crate::system::NodeEnv;
-use crate::world::conditions::BatchCell;
+use crate::world::conditions::{BatchCell, RunConditions};
 use crate::world::node_cell::NodeCell;
 
 /// A registered node's run-time side.
@@ -17,9 +17,17 @@ pub(crate) enum WorldNode {
     /// A removed node: never planned again (its index is not reused).
     Removed,
     /// A whole-world system: run by the world itself, alone, between the
-    /// parts of its plan (`None` while it runs). Only ever reached through
-    /// `&mut`, so the wrapper makes it `Sync` without a lock.
-    Whole(SyncWrapper<Option<WholeWorldBody>>),
+    /// parts of its plan. Only ever reached through `&mut`, so the wrapper
+    /// makes it `Sync` without a lock.
+    Whole(SyncWrapper<WholeCell>),
+}
+
+/// A whole-world system with its run conditions, which the world evaluates
+/// once, on its own thread, before the body (and skips it when one is false).
+pub(crate) struct WholeCell {
+    /// `None` while it runs (the body borrows the world it lives in).
+    pub(crate) body: Option<WholeWorldBody>,
+    pub(crate) conditions: RunConditions,
 }
 
 /// The body of a whole-world system.
@@ -32,7 +40,8 @@ impl WorldNode {
         match self {
             Self::Body(cell) => cell.clamp_cursors(now),
             Self::Batch(batch) => batch.clamp_cursors(now),
-            Self::Removed | Self::Whole(_) => {}
+            Self::Whole(whole) => whole.get_mut().conditions.clamp_cursors(now),
+            Self::Removed => {}
         }
     }
 

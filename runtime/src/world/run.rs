@@ -286,18 +286,36 @@ impl World {
     /// Runs the whole-world system `node` of plan `index` with the world to
     /// itself.
     fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
-        let WorldNode::Whole(slot) = &mut self.nodes[node as usize] else {
+        let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
             return Ok(());
         };
-        let Some(mut body) = slot.get_mut().take() else {
+        let cell = cell.get_mut();
+        // Its run conditions first, once, here: nothing else runs while a
+        // whole-world system is due, so they read the services alone.
+        let (graph, slots) = self.graph.parts_mut();
+        let env = NodeEnv {
+            cells: ServiceCells::new(slots),
+            graph,
+            descriptor: &graph.nodes()[node as usize],
+        };
+        // SAFETY: the world is borrowed exclusively (`&mut self`) and no
+        // part of the plan runs now, so the conditions' reads (declared by
+        // the node, which is exclusive) overlap with nothing.
+        let holds = panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }));
+        match holds {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
+            Err(payload) => return Err(NodeFailure::new(node as usize, payload)),
+        }
+        let Some(mut body) = cell.body.take() else {
             return Ok(());
         };
         let started = self.clocks_on().then(Instant::now);
         self.running_whole = true;
         let result = panic::catch_unwind(AssertUnwindSafe(|| body(self)));
         self.running_whole = false;
-        if let WorldNode::Whole(slot) = &mut self.nodes[node as usize] {
-            *slot.get_mut() = Some(body);
+        if let WorldNode::Whole(cell) = &mut self.nodes[node as usize] {
+            cell.get_mut().body = Some(body);
         }
         if let Some(started) = started {
             let timing = SystemTiming {

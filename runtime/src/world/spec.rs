@@ -130,6 +130,10 @@ impl NodeSpec {
     /// runs it, before anything is sliced; `false` runs nothing of it (no
     /// `before_update`, no slice, no `after_update`: the buffer is left as it
     /// is, and a parallel query's change cursor does not move).
+    ///
+    /// On a whole-world system ([`NodeBuilder::world`]) the world evaluates
+    /// it once, on its own thread, when the system is due; `false` skips
+    /// the body.
     pub fn run_if<M: 'static, C: ConditionFn<M>>(mut self, condition: C) -> Self {
         self.builder = self.builder.declaring_condition(C::declare);
         self.conditions.push(Box::new(move |registry, hooks| {
