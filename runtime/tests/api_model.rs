@@ -27,7 +27,11 @@
 //!   since the last commit, grouped by appender in registration order,
 //!   after every appender of the iteration wherever it was registered;
 //! - the spike watch (issue 20): which runs a node's history records, and
-//!   that the spikes reported are the rule's (the `spikes` module).
+//!   that the spikes reported are the rule's (the `spikes` module);
+//! - optional services and run conditions (issue 20, `api_model/optional.rs`):
+//!   `Option<&T>` / `Option<&mut T>` over a service inserted and removed
+//!   between iterations, conditions on systems, batch processors and
+//!   parallel queries.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -139,9 +143,14 @@ struct Inst(usize, i64);
 struct InstanceLog(Vec<Vec<(usize, i64)>>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/optional.rs"]
+mod optional;
+
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sys {
+    /// Issue 20: optional services and run conditions (`optional.rs`).
+    Optional(optional::OptSys),
     // --- issue 20: appending (begin) ---
     /// `Query<&P>` and `Append<Inst>`, in slices of one row: appends
     /// `p + k` for every p.
@@ -244,6 +253,8 @@ enum Op {
     SpawnPair(i8),
     /// The spike watch's operations (issue 20).
     Spike(spikes::SpikeOp),
+    /// Issue 20: inserts or removes the optional service (`optional.rs`).
+    Optional(optional::OptOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -258,6 +269,7 @@ fn sys() -> impl Strategy<Value = Sys> {
         // --- issue 20: appending ---
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
+        optional::sys().prop_map(Sys::Optional),
     ]
 }
 
@@ -298,6 +310,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<u8>().prop_map(Op::QueryGet),
         1 => (-20i8..20).prop_map(Op::SpawnPair),
         5 => spikes::op().prop_map(Op::Spike),
+        2 => optional::op().prop_map(Op::Optional),
     ]
 }
 
@@ -362,6 +375,7 @@ struct Model {
     committed: Vec<Vec<(usize, i64)>>,
     // --- issue 20: appending (end) ---
     spikes: spikes::SpikeModel,
+    optional: optional::OptModel,
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -425,6 +439,7 @@ impl Model {
         for (system, serial) in self.systems.clone() {
             let tick = self.fresh();
             match system {
+                Sys::Optional(system) => self.optional.run(system, serial, &self.ents),
                 Sys::Bump(k) => {
                     for e in self.ents.iter_mut().filter(|e| e.alive) {
                         if let Some(p) = &mut e.p {
@@ -550,6 +565,7 @@ struct Real {
     save: Option<(ScriptSnapshot<Director>, ClockSnapshot)>,
     pool: ThreadPool,
     spikes: spikes::SpikeReal,
+    optional: optional::OptReal,
 }
 
 impl Real {
@@ -564,6 +580,7 @@ impl Real {
         world.insert(ReadLog::default());
         world.insert(ChangeLog::default());
         world.insert(InstanceLog::default());
+        optional::install(&mut world);
         world.add_system(NodeBuilder::new("reader").system(
             |mut messages: Subscribe<'_, M>, log: &mut ReadLog| {
                 let mut read: Vec<i64> = messages.unread().map(|m| m.0).collect();
@@ -595,12 +612,14 @@ impl Real {
             save: None,
             pool: pool.clone(),
             spikes: spikes::SpikeReal::default(),
+            optional: optional::OptReal::default(),
         }
     }
 
     fn add_system(&mut self, system: Sys, serial: usize) -> NodeIndex {
         let node = NodeBuilder::new(format!("{system:?}#{serial}"));
         let spec = match system {
+            Sys::Optional(system) => self.optional.spec(system, serial, node),
             Sys::Bump(k) => node.system(move |mut q: Query<'_, &mut P>| {
                 q.par_for_each(|p| p.0 = p.0.wrapping_add(i64::from(k)));
             }),
@@ -1188,6 +1207,7 @@ fn apply(
                 .map_err(|_| TestCaseError::fail("the sender's queue is full"))?;
             model.sent_by_sender.push(m);
         }
+        Op::Optional(op) => optional::apply(op, &mut real.world, &mut model.optional)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;
@@ -1463,6 +1483,7 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
     compare_observed(real, model)?;
     compare_committed(real, model)?;
     spikes::after_iteration(real, model)?;
+    optional::compare(&real.world, Some(&real.optional), &model.optional)?;
     compare_all(real, model)
 }
 
