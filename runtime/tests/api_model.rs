@@ -26,6 +26,9 @@
 //!   the first commit in registration order takes everything appended
 //!   since the last commit, grouped by appender in registration order,
 //!   after every appender of the iteration wherever it was registered.
+//! - the main thread (issue 20, `api_model/pinned.rs`): pinned systems run
+//!   on the calling thread and touch a non-`Send` service as the model
+//!   says; an unpinned node naming it is refused whole (SL0011).
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -44,6 +47,9 @@ use sluice::{
     IterationError, MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError,
     Subscribe, Target, ThreadPool, World,
 };
+
+#[path = "api_model/pinned.rs"]
+mod pinned;
 
 // ---------------------------------------------------------------------------
 // The vocabulary: components, messages, systems, operations.
@@ -162,6 +168,8 @@ enum Sys {
     Follower,
     /// `Query<Entity, Changed<P>>` (or `Added<P>`): logs what it sees.
     Observer { added: bool },
+    /// Issue 20: a pinned system adding k to the non-`Send` counter (`pinned.rs`).
+    Pinned(i8),
 }
 
 /// One public operation.
@@ -237,6 +245,8 @@ enum Op {
     /// leader `(P, V)` and a follower holding a `ComponentRef<P>` aimed at
     /// it through the leader's `Spawned` handle; the node is removed again.
     SpawnPair(i8),
+    /// Issue 20: the non-`Send` counter replaced, or an unpinned node naming it refused.
+    Pinned(pinned::PinnedOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -251,6 +261,7 @@ fn sys() -> impl Strategy<Value = Sys> {
         // --- issue 20: appending ---
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
+        (-3i8..4).prop_map(Sys::Pinned),
     ]
 }
 
@@ -290,6 +301,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 23 ---
         2 => any::<u8>().prop_map(Op::QueryGet),
         1 => (-20i8..20).prop_map(Op::SpawnPair),
+        1 => pinned::op().prop_map(Op::Pinned),
     ]
 }
 
@@ -353,6 +365,8 @@ struct Model {
     /// What each commit drained.
     committed: Vec<Vec<(usize, i64)>>,
     // --- issue 20: appending (end) ---
+    /// Issue 20: the non-`Send` counter.
+    pinned: pinned::PinnedModel,
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -481,6 +495,7 @@ impl Model {
                     self.appended.push((serial, rows as i64));
                 }
                 // --- issue 20: appending (end) ---
+                Sys::Pinned(k) => self.pinned.run(k),
                 Sys::Follower => {
                     for i in 0..self.ents.len() {
                         let e = &self.ents[i];
@@ -562,6 +577,7 @@ impl Real {
             },
         ));
         world.insert(SimClock::new());
+        pinned::install(&mut world);
         world.insert(Scripts::<Director>::new());
         world.insert(ScriptLog::default());
         world.add_system(NodeBuilder::new("gather").system(
@@ -629,6 +645,7 @@ impl Real {
                     log.0.push(buffer.drain().map(|i| (i.0, i.1)).collect());
                 }),
             // --- issue 20: appending (end) ---
+            Sys::Pinned(k) => pinned::system(node, k),
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
                 q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
             }),
@@ -1362,6 +1379,7 @@ fn apply(
                 format!("FrameTime's delta {:?} beyond {delta:?}", frame.delta)
             })?;
         }
+        Op::Pinned(ref op) => pinned::apply(op, real, model)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
@@ -1443,6 +1461,7 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
     })?;
     compare_observed(real, model)?;
     compare_committed(real, model)?;
+    pinned::compare(&real.world, &model.pinned)?;
     compare_all(real, model)
 }
 
