@@ -31,7 +31,10 @@
 //! - optional services and run conditions (issue 20, `api_model/optional.rs`):
 //!   `Option<&T>` / `Option<&mut T>` over a service inserted and removed
 //!   between iterations, conditions on systems, batch processors and
-//!   parallel queries.
+//!   parallel queries;
+//! - the main thread (issue 20, `api_model/pinned.rs`): pinned systems run
+//!   on the calling thread and touch a non-`Send` service as the model
+//!   says; an unpinned node naming it is refused whole (SL0011).
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -53,6 +56,9 @@ use sluice::{
     IterationError, MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError,
     Subscribe, Target, ThreadPool, World,
 };
+
+#[path = "api_model/pinned.rs"]
+mod pinned;
 
 // ---------------------------------------------------------------------------
 // The vocabulary: components, messages, systems, operations.
@@ -176,6 +182,8 @@ enum Sys {
     Follower,
     /// `Query<Entity, Changed<P>>` (or `Added<P>`): logs what it sees.
     Observer { added: bool },
+    /// Issue 20: a pinned system adding k to the non-`Send` counter (`pinned.rs`).
+    Pinned(i8),
 }
 
 /// One public operation.
@@ -255,6 +263,8 @@ enum Op {
     Spike(spikes::SpikeOp),
     /// Issue 20: inserts or removes the optional service (`optional.rs`).
     Optional(optional::OptOp),
+    /// Issue 20: the non-`Send` counter replaced, or an unpinned node naming it refused.
+    Pinned(pinned::PinnedOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -270,6 +280,7 @@ fn sys() -> impl Strategy<Value = Sys> {
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
         optional::sys().prop_map(Sys::Optional),
+        (-3i8..4).prop_map(Sys::Pinned),
     ]
 }
 
@@ -311,6 +322,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (-20i8..20).prop_map(Op::SpawnPair),
         5 => spikes::op().prop_map(Op::Spike),
         2 => optional::op().prop_map(Op::Optional),
+        1 => pinned::op().prop_map(Op::Pinned),
     ]
 }
 
@@ -376,6 +388,8 @@ struct Model {
     // --- issue 20: appending (end) ---
     spikes: spikes::SpikeModel,
     optional: optional::OptModel,
+    /// Issue 20: the non-`Send` counter.
+    pinned: pinned::PinnedModel,
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -505,6 +519,7 @@ impl Model {
                     self.appended.push((serial, rows as i64));
                 }
                 // --- issue 20: appending (end) ---
+                Sys::Pinned(k) => self.pinned.run(k),
                 Sys::Follower => {
                     for i in 0..self.ents.len() {
                         let e = &self.ents[i];
@@ -589,6 +604,7 @@ impl Real {
             },
         ));
         world.insert(SimClock::new());
+        pinned::install(&mut world);
         world.insert(Scripts::<Director>::new());
         world.insert(ScriptLog::default());
         world.add_system(NodeBuilder::new("gather").system(
@@ -659,6 +675,7 @@ impl Real {
                     log.0.push(buffer.drain().map(|i| (i.0, i.1)).collect());
                 }),
             // --- issue 20: appending (end) ---
+            Sys::Pinned(k) => pinned::system(node, k),
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
                 q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
             }),
@@ -1378,6 +1395,7 @@ fn apply(
             })?;
         }
         Op::Spike(ref op) => spikes::apply(op, real, model)?,
+        Op::Pinned(ref op) => pinned::apply(op, real, model)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
@@ -1484,6 +1502,7 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
     compare_committed(real, model)?;
     spikes::after_iteration(real, model)?;
     optional::compare(&real.world, Some(&real.optional), &model.optional)?;
+    pinned::compare(&real.world, &model.pinned)?;
     compare_all(real, model)
 }
 

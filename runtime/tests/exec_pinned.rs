@@ -157,20 +157,25 @@ fn wait_for(ready: impl Fn() -> bool) -> bool {
 #[test]
 fn a_running_pinned_node_does_not_serialize_unrelated_nodes() {
     // Three roots: 0 pinned, 1 and 2 not. Each waits until the other two
-    // have started: only possible if 1 and 2 run on workers while the
-    // pinned node runs on the caller (and the caller takes the pinned node
-    // rather than one the workers could run).
+    // have started: only possible if they run on three threads at once,
+    // the pinned node on the caller (and the caller takes the pinned node
+    // rather than one the workers could run). Were pinning ignored, node 0
+    // would land on a worker in two runs out of three: the thread check
+    // below fails then.
     let graph = CompiledGraph::from_edges(3, &[])
         .unwrap()
         .with_pinned([0])
         .unwrap();
     let pool = ThreadPool::new(3).unwrap();
     let mut state = ExecutionState::new(&graph);
+    let caller = thread::current().id();
     for _ in 0..scaled(10, 1) {
         let started: [AtomicBool; 3] = Default::default();
         let overlapped: [AtomicBool; 3] = Default::default();
+        let on_caller: [AtomicBool; 3] = Default::default();
         pool.run(&graph, &mut state, |cx| {
             let node = cx.node();
+            on_caller[node].store(thread::current().id() == caller, Ordering::SeqCst);
             started[node].store(true, Ordering::SeqCst);
             let others = || (0..3).all(|other| started[other].load(Ordering::SeqCst));
             overlapped[node].store(wait_for(others), Ordering::SeqCst);
@@ -183,6 +188,12 @@ fn a_running_pinned_node_does_not_serialize_unrelated_nodes() {
                 "node {node} never saw the other two running beside it"
             );
         }
+        let on_caller = on_caller.each_ref().map(|on| on.load(Ordering::SeqCst));
+        assert_eq!(
+            on_caller,
+            [true, false, false],
+            "the pinned node on the caller, the others on the workers"
+        );
     }
 }
 

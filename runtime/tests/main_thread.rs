@@ -27,6 +27,25 @@ struct Seen {
     unpinned: AtomicUsize,
 }
 
+impl Seen {
+    /// Logs the calling thread (from a pinned node).
+    fn ran_here(&self) {
+        self.pinned_threads
+            .lock()
+            .unwrap()
+            .push(thread::current().id());
+    }
+}
+
+/// The names of the plan's pinned nodes, in plan order.
+fn pinned_names(world: &mut World) -> Vec<String> {
+    let plan = world.plan().unwrap();
+    plan.order()
+        .filter(|&node| plan.is_pinned(node))
+        .map(|node| plan.node_name(node).to_owned())
+        .collect()
+}
+
 fn worlds() -> Vec<(String, World)> {
     let mut worlds = Vec::new();
     for threads in [1, 2, 4] {
@@ -66,31 +85,19 @@ fn non_send_services_are_reached_by_pinned_nodes_on_the_calling_thread() {
             move |mut window: NonSendMut<Window>| {
                 window.frames.set(window.frames.get() + 1);
                 let _ = &mut *window;
-                record
-                    .pinned_threads
-                    .lock()
-                    .unwrap()
-                    .push(thread::current().id());
+                record.ran_here();
             },
         ));
         let record = Arc::clone(&seen);
         world.add_system(NodeBuilder::new("title").after("present").system(
             move |window: NonSend<Window>| {
                 assert!(window.frames.get() > 0, "after present in plan order");
-                record
-                    .pinned_threads
-                    .lock()
-                    .unwrap()
-                    .push(thread::current().id());
+                record.ran_here();
             },
         ));
         let record = Arc::clone(&seen);
         world.add_system(NodeBuilder::new("audio").pinned().run(move |_| {
-            record
-                .pinned_threads
-                .lock()
-                .unwrap()
-                .push(thread::current().id());
+            record.ran_here();
         }));
         for _ in 0..10 {
             world.run_iteration().unwrap();
@@ -104,13 +111,11 @@ fn non_send_services_are_reached_by_pinned_nodes_on_the_calling_thread() {
             "{what}: a pinned node ran off the main thread"
         );
         assert_eq!(seen.unpinned.load(Ordering::Relaxed), 60, "{what}");
-        let plan = world.plan().unwrap();
-        let pinned: Vec<&str> = plan
-            .order()
-            .filter(|&node| plan.is_pinned(node))
-            .map(|node| plan.node_name(node))
-            .collect();
-        assert_eq!(pinned, ["present", "title", "audio"], "{what}");
+        assert_eq!(
+            pinned_names(&mut world),
+            ["present", "title", "audio"],
+            "{what}"
+        );
     }
 }
 
@@ -197,19 +202,22 @@ fn a_pinned_group_pins_its_members_at_any_depth() {
     let threads = threads.lock().unwrap();
     assert_eq!(threads.len(), 10);
     assert!(threads.iter().all(|&id| id == main));
-    let plan = world.plan().unwrap();
-    let pinned: Vec<&str> = plan
-        .order()
-        .filter(|&node| plan.is_pinned(node))
-        .map(|node| plan.node_name(node))
-        .collect();
-    assert_eq!(pinned, ["draw", "hud"]);
+    assert_eq!(pinned_names(&mut world), ["draw", "hud"]);
 }
 
 /// Sets its flag when dropped.
 struct Loud {
     dropped: Arc<AtomicBool>,
     _not_send: Rc<()>,
+}
+
+impl Loud {
+    fn new(dropped: &Arc<AtomicBool>) -> Self {
+        Self {
+            dropped: Arc::clone(dropped),
+            _not_send: Rc::new(()),
+        }
+    }
 }
 
 impl Drop for Loud {
@@ -225,10 +233,7 @@ fn a_world_moved_to_another_thread_refuses_to_run_and_never_touches_the_value_th
     assert_send::<World>();
     let dropped = Arc::new(AtomicBool::new(false));
     let mut world = World::new();
-    world.insert_non_send(Loud {
-        dropped: Arc::clone(&dropped),
-        _not_send: Rc::new(()),
-    });
+    world.insert_non_send(Loud::new(&dropped));
     world.add_system(|_loud: NonSend<Loud>| {});
     world.run_iteration().unwrap();
     // Elsewhere: no iteration, no value.
@@ -258,10 +263,7 @@ fn a_world_moved_to_another_thread_refuses_to_run_and_never_touches_the_value_th
 fn a_world_dropped_on_another_thread_leaks_its_non_send_values() {
     let dropped = Arc::new(AtomicBool::new(false));
     let mut world = World::new();
-    world.insert_non_send(Loud {
-        dropped: Arc::clone(&dropped),
-        _not_send: Rc::new(()),
-    });
+    world.insert_non_send(Loud::new(&dropped));
     thread::spawn(move || drop(world)).join().unwrap();
     assert!(
         !dropped.load(Ordering::SeqCst),
@@ -273,14 +275,8 @@ fn a_world_dropped_on_another_thread_leaks_its_non_send_values() {
 fn a_replaced_non_send_value_is_dropped_where_it_was_made() {
     let first = Arc::new(AtomicBool::new(false));
     let mut world = World::new();
-    world.insert_non_send(Loud {
-        dropped: Arc::clone(&first),
-        _not_send: Rc::new(()),
-    });
-    world.insert_non_send(Loud {
-        dropped: Arc::new(AtomicBool::new(false)),
-        _not_send: Rc::new(()),
-    });
+    world.insert_non_send(Loud::new(&first));
+    world.insert_non_send(Loud::new(&Arc::default()));
     assert!(
         first.load(Ordering::SeqCst),
         "the replaced value dropped here"

@@ -1,7 +1,8 @@
 //! A tick allocates nothing: after one warm-up iteration, running a plain
 //! graph (wide enough to overflow the local deques) and a batch processor
 //! with thousands of slices makes no heap allocation at all, on any thread;
-//! nor does a steady world frame of query systems (issue 10).
+//! nor does a steady world frame of query systems (issue 10), nor one with
+//! pinned nodes and a non-`Send` service (issue 20).
 //!
 //! Its own test binary, for the counting global allocator. One test function,
 //! so no other test allocates concurrently.
@@ -210,6 +211,7 @@ fn ticks_allocate_nothing() {
     query_frames_allocate_nothing();
     script_ticks_allocate_nothing();
     spike_watch_frames_allocate_nothing();
+    pinned_frames_allocate_nothing(&pools);
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -412,5 +414,97 @@ fn spike_watch_frames_allocate_nothing() {
             "{executor:?}: spikes reported"
         );
         assert!(world.spikes().len() <= 2);
+    }
+}
+
+/// Pinned nodes (issue 20): the graph of [`ticks_allocate_nothing`] with
+/// every seventh node pinned, on pools of 2 and 4 threads (pinned nodes
+/// released by workers go through the pinned queue), and a steady world
+/// frame with a non-`Send` service reached by a `NonSendMut` system and an
+/// explicitly pinned node beside unpinned query systems, on every
+/// executor: no allocation.
+fn pinned_frames_allocate_nothing(pools: &[ThreadPool]) {
+    use sluice::{ExecutorKind, NodeBuilder, NonSendMut, Query, World};
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let caller = std::thread::current().id();
+    let graph = graph()
+        .with_pinned((0..261).filter(|n| n % 7 == 3))
+        .unwrap();
+    for pool in &pools[1..] {
+        let mut state = ExecutionState::new(&graph);
+        let off_caller = AtomicUsize::new(0);
+        let frame = |state: &mut ExecutionState| {
+            pool.run(&graph, state, |cx| {
+                if graph.is_pinned(cx.node()) && std::thread::current().id() != caller {
+                    off_caller.fetch_add(1, Ordering::Relaxed);
+                }
+                NodeOutcome::Done
+            })
+            .unwrap();
+        };
+        for _ in 0..3 {
+            frame(&mut state);
+        }
+        while pool.stats().sleeping_workers + 1 < pool.num_threads() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let ticks = 50;
+        let allocations = allocations_during(|| (0..ticks).for_each(|_| frame(&mut state)));
+        let threads = pool.num_threads();
+        assert_eq!(
+            allocations, 0,
+            "{threads} threads: {allocations} allocations in {ticks} pinned ticks"
+        );
+        assert_eq!(
+            off_caller.load(Ordering::Relaxed),
+            0,
+            "pinned on the caller"
+        );
+    }
+    struct Window(Rc<Cell<u64>>);
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        let mut world = World::with_pool(ThreadPool::new(2).unwrap());
+        world.set_executor(executor);
+        let presented = Rc::new(Cell::new(0));
+        world.insert_non_send(Window(Rc::clone(&presented)));
+        world.spawn_batch((0..500).map(|i| (Pos(i as f32), Vel(1.0))));
+        for i in 0..8 {
+            world.add_system(
+                NodeBuilder::new(format!("move {i}"))
+                    .system(|q: Query<(&Pos, &Vel)>| assert!(q.iter().count() == 500)),
+            );
+        }
+        world.add_system(
+            NodeBuilder::new("present")
+                .system(|window: NonSendMut<Window>| window.0.set(window.0.get() + 1)),
+        );
+        world.add_system(
+            NodeBuilder::new("audio")
+                .pinned()
+                .after("present")
+                .system(|mut q: Query<&mut Pos>| q.for_each(|p| p.0 += 1.0)),
+        );
+        for _ in 0..5 {
+            world.run_iteration().unwrap();
+        }
+        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let frames = 20;
+        let allocations = allocations_during(|| {
+            for _ in 0..frames {
+                world.run_iteration().unwrap();
+            }
+        });
+        assert_eq!(
+            allocations, 0,
+            "{executor:?}: {allocations} allocations in {frames} pinned frames"
+        );
+        assert_eq!(presented.get(), 5 + frames);
     }
 }

@@ -182,6 +182,12 @@ impl Registry {
         if still_idle() {
             self.parks.fetch_add(1, Ordering::Relaxed);
             worker.owned().parker.park();
+        } else {
+            // Work in sight that the last round could not take (a ring slot
+            // claimed and not yet written): let its pusher finish. A spin
+            // hint; under loom a yield, which a model needs to see this
+            // loop make progress (there `SPIN_ROUNDS` is 0).
+            sync::spin_loop();
         }
         if seat.sleeping.swap(false, Ordering::SeqCst) {
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
