@@ -107,12 +107,24 @@ pub(super) struct OptModel {
     sums: Vec<(usize, i64)>,
     /// Each parallel query's total, by serial.
     totals: Vec<(usize, i64)>,
+    /// Whether each system's body ran (its run condition held) in its last
+    /// turn, by serial: a skipped body is no run for the spike watch.
+    ran: Vec<(usize, bool)>,
 }
 
 impl OptModel {
     /// Runs `system` (serial `serial`) in its turn.
     pub(super) fn run(&mut self, system: OptSys, serial: usize, ents: &[Ent]) {
         let at_least = |k: i8| self.gauge.is_some_and(|g| g >= i64::from(k));
+        let runs = match system {
+            OptSys::Read | OptSys::Add(_) => true,
+            OptSys::Gated(k) | OptSys::Batch(k) => at_least(k),
+            OptSys::Par(k) => self.gauge.is_some_and(|g| g < i64::from(k)),
+        };
+        match self.ran.iter_mut().find(|(s, _)| *s == serial) {
+            Some((_, ran)) => *ran = runs,
+            None => self.ran.push((serial, runs)),
+        }
         match system {
             OptSys::Read => self.log.push((serial, self.gauge)),
             OptSys::Add(k) => {
@@ -135,6 +147,15 @@ impl OptModel {
             }
             OptSys::Gated(_) | OptSys::Batch(_) | OptSys::Par(_) => {}
         }
+    }
+
+    /// Whether the system of serial `serial` ran its body in its last turn
+    /// (`None`: not of this family, or never run).
+    pub(super) fn ran(&self, serial: usize) -> Option<bool> {
+        self.ran
+            .iter()
+            .find(|(s, _)| *s == serial)
+            .map(|&(_, ran)| ran)
     }
 
     fn total(&mut self, serial: usize) -> &mut i64 {
