@@ -1595,7 +1595,7 @@ fn the_public_api_matches_its_model() {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    let cases = env_u64("API_MODEL_CASES").unwrap_or(if cfg!(miri) { 3 } else { 2_500 }) as u32;
+    let cases = env_u64("API_MODEL_CASES").unwrap_or(if cfg!(miri) { 2 } else { 2_500 }) as u32;
     let length = if cfg!(miri) { 12 } else { 60 };
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());

@@ -21,8 +21,8 @@ use sluice::{
 const PLANNED: &str = "planned failure";
 
 /// Rows of the scenario, and the one that panics.
-const ROWS: u32 = if cfg!(miri) { 24 } else { 256 };
-const FAILING_ROW: u32 = if cfg!(miri) { 10 } else { 100 };
+const ROWS: u32 = if cfg!(miri) { 12 } else { 256 };
+const FAILING_ROW: u32 = if cfg!(miri) { 5 } else { 100 };
 
 /// Runs of each scenario per executor and thread count.
 const RUNS: usize = if cfg!(miri) { 1 } else { 50 };

@@ -26,7 +26,7 @@ fn entries(log: &Log, prefix: &str) -> Vec<String> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 64 },
+        cases: if cfg!(miri) { 2 } else { 64 },
         // Miri isolates the file system proptest keeps failures in.
         failure_persistence: if cfg!(miri) { None } else { ProptestConfig::default().failure_persistence },
         ..ProptestConfig::default()

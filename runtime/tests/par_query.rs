@@ -16,7 +16,7 @@ struct Fast;
 struct Total(f32);
 
 fn entities() -> usize {
-    if cfg!(miri) { 40 } else { 5_000 }
+    if cfg!(miri) { 20 } else { 5_000 }
 }
 
 fn world(executor: ExecutorKind, threads: usize) -> World {

@@ -14,10 +14,10 @@ use sluice::script::{Wait, Waiting};
 use sluice::{ClockSnapshot, FixedTime, FrameTime, NodeBuilder, World};
 
 const FRAME: Duration = Duration::from_millis(16);
-const SCRIPTS: u32 = if cfg!(miri) { 50 } else { 10_000 };
+const SCRIPTS: u32 = if cfg!(miri) { 16 } else { 10_000 };
 /// Frames played before the save, and from the save on (about 1 s).
 const BEFORE_SAVE: usize = 5;
-const AFTER_SAVE: usize = if cfg!(miri) { 20 } else { 62 };
+const AFTER_SAVE: usize = if cfg!(miri) { 12 } else { 62 };
 /// Waits per script: long enough that most are still waiting at the save
 /// and many still live a second later.
 const ROUNDS: u32 = 24;

@@ -183,7 +183,7 @@ fn run(case: &Case) -> Result<(), TestCaseError> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
+        cases: if cfg!(miri) { 2 } else { 256 },
         // Miri isolates the file system: no regression file there.
         failure_persistence: if cfg!(miri) {
             None

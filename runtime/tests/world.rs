@@ -278,7 +278,7 @@ fn serial_and_parallel_executors_agree() {
     }
     let mut serial = build(ExecutorKind::Serial);
     let mut parallel = build(ExecutorKind::Parallel);
-    for _ in 0..20 {
+    for _ in 0..if cfg!(miri) { 4 } else { 20 } {
         serial.run_iteration().unwrap();
         parallel.run_iteration().unwrap();
     }

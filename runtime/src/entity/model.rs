@@ -159,7 +159,7 @@ fn run_model(ops: &[Op]) {
 fn config() -> ProptestConfig {
     if cfg!(miri) {
         ProptestConfig {
-            cases: 8,
+            cases: 4,
             failure_persistence: None,
             ..ProptestConfig::default()
         }
