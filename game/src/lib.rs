@@ -17,7 +17,8 @@
 //! - [`particles`]: a batch processor;
 //! - [`scripts`]: durable scripts on the simulation clock: the wave
 //!   spawner and the opening cutscene;
-//! - [`report`]: timing, the stage views and a checksum of the final state.
+//! - [`report`]: timing, the spike watch's list, the stage views and a
+//!   checksum of the final state.
 //!
 //! All of it is organised in phases, groups and stages. Every run with the
 //! same [`Config`] (frames, entities) ends with the same checksum, whatever
@@ -152,6 +153,9 @@ impl Game {
         let feeders = Feeders::start(&mut world);
         register(&mut world);
         world.enable_timing(config.timing);
+        world
+            .set_spike_watch(Some(report::SPIKE_WATCH))
+            .expect("the game's spike watch is in range");
         Ok(Self {
             world,
             feeders,

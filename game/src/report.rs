@@ -5,7 +5,7 @@
 use std::fmt::{self, Write as _};
 use std::time::Duration;
 
-use sluice::{Entity, FixedTime, FrameTime, NodeIndex, Plan};
+use sluice::{Entity, FixedTime, FrameTime, NodeIndex, Plan, SpikeWatch};
 use sluice_collections::RingHistory;
 
 use crate::assets::AssetLibrary;
@@ -19,6 +19,32 @@ use crate::{Config, Game, GameError};
 
 /// Frames in the peak window.
 pub const WINDOW: usize = 120;
+
+/// The spike watch the game runs with: a node's run over four times its
+/// peak of its own last [`WINDOW`] runs, and over a millisecond, is
+/// reported (through `tracing`, and in the report's list of the last 16).
+pub const SPIKE_WATCH: SpikeWatch = SpikeWatch {
+    window: WINDOW,
+    ratio: 4.0,
+    min: Duration::from_millis(1),
+    keep: 16,
+};
+
+/// One reported spike, as the report prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpikeLine {
+    /// The node's name.
+    pub node: String,
+    /// The frame (iteration) it happened in.
+    pub frame: u64,
+    /// How long the run took, against the peak and mean of the node's
+    /// last [`WINDOW`] runs before it.
+    pub time: Duration,
+    /// The peak.
+    pub peak: Duration,
+    /// The mean.
+    pub mean: Duration,
+}
 
 /// One frame as measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +82,10 @@ pub struct RunReport {
     pub state: String,
     /// The lanes-and-gates picture of the game's plans (`World::plan_svg`).
     pub plan_svg: String,
+    /// The last spikes the watch reported ([`SPIKE_WATCH`]), oldest first.
+    pub spikes: Vec<SpikeLine>,
+    /// How many it reported in all.
+    pub spikes_total: u64,
     history: RingHistory<Duration>,
 }
 
@@ -73,6 +103,8 @@ impl RunReport {
             wall: Duration::ZERO,
             state: String::new(),
             plan_svg: String::new(),
+            spikes: Vec::new(),
+            spikes_total: 0,
             history: RingHistory::new(WINDOW),
         }
     }
@@ -121,6 +153,18 @@ impl RunReport {
         self.stages.clear();
         stage_view(&mut self.stages, "fixed ", plans.fixed());
         stage_view(&mut self.stages, "", plans.variable());
+        self.spikes = game
+            .world()
+            .spikes()
+            .map(|spike| SpikeLine {
+                node: spike.name.to_string(),
+                frame: spike.iteration,
+                time: spike.time,
+                peak: spike.peak,
+                mean: spike.mean,
+            })
+            .collect();
+        self.spikes_total = game.world().spikes_total();
         self.checksum = checksum(game);
         self.state = state(game);
         self.plan_svg = game
@@ -201,8 +245,39 @@ impl fmt::Display for RunReport {
                 100.0 * time.as_secs_f64() / total.as_secs_f64().max(1e-12)
             )?;
         }
+        self.write_spikes(f)?;
         writeln!(f, "{}", self.state)?;
         write!(f, "checksum {:016x}", self.checksum)
+    }
+}
+
+impl RunReport {
+    fn write_spikes(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |time: Duration| time.as_secs_f64() * 1e3;
+        writeln!(
+            f,
+            "spikes (a node's run over {}x its peak of its last {} runs and over {:.1} ms): {}",
+            SPIKE_WATCH.ratio,
+            SPIKE_WATCH.window,
+            ms(SPIKE_WATCH.min),
+            self.spikes_total
+        )?;
+        if self.spikes_total > self.spikes.len() as u64 {
+            writeln!(f, "  (the last {}:)", self.spikes.len())?;
+        }
+        for spike in &self.spikes {
+            writeln!(
+                f,
+                "  frame {:>5}: {:<24} {:>8.3} ms  (peak {:.3} ms, mean {:.3} ms, {:.1}x the peak)",
+                spike.frame,
+                spike.node,
+                ms(spike.time),
+                ms(spike.peak),
+                ms(spike.mean),
+                spike.time.as_secs_f64() / spike.peak.as_secs_f64().max(1e-12)
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -67,7 +67,7 @@ where
     F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
 {
     state.prepare(graph);
-    let epoch = state.timings.begin_run();
+    let epoch = state.timings.begin_run(false);
     let failure = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
         let params = RunParams::new(graph, state, epoch, body, loose, false);
