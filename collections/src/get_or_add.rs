@@ -74,6 +74,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
     }
 
     /// The value of `key`, under its shard's read lock.
+    #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<Ref<'_, K, V>>
     where
         K: Borrow<Q>,
@@ -88,6 +89,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
     /// makes the owned key (`ToOwned`), takes the write lock, and calls
     /// `make` unless another thread added the key meanwhile, so `make` runs
     /// at most once per key.
+    #[inline]
     pub fn get_or_add<Q, A>(&self, key: &Q, state: A, make: fn(&Q, A) -> V) -> Ref<'_, K, V>
     where
         K: Borrow<Q>,
@@ -100,6 +102,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
     }
 
     /// [`get_or_add`](Self::get_or_add) with two state arguments.
+    #[inline]
     pub fn get_or_add2<Q, A, B>(
         &self,
         key: &Q,
@@ -118,6 +121,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
     }
 
     /// [`get_or_add`](Self::get_or_add) with three state arguments.
+    #[inline]
     pub fn get_or_add3<Q, A, B, C>(
         &self,
         key: &Q,
