@@ -15,6 +15,7 @@ mod checked;
 mod commands;
 mod conditions;
 mod context;
+mod declared;
 mod entities;
 mod error;
 mod lifecycle;
@@ -46,6 +47,10 @@ pub use cadence::{ClockSnapshot, FixedTime};
 pub(crate) use commands::CommandQueue;
 pub use commands::{Commands, EntityCommands};
 pub use context::Context;
+pub(crate) use declared::DeclaredBody;
+pub use declared::{
+    Declared, DeclaredMarker, SystemDeclaration, UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker,
+};
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
