@@ -1058,3 +1058,32 @@ fn a_system_does_not_capture_a_binding_of_its_name() {
     assert_eq!(bindings::report(&score), "6 frames");
 }
 
+/// A typed order names a `#[system]` by its function item: the key its
+/// declaration carries (here a custom one).
+mod typed {
+    use super::*;
+
+    #[system(key = "typed::first#custom")]
+    pub fn first(log: &mut Log) {
+        log.0.push("first");
+    }
+
+    #[system]
+    pub fn second(log: &mut Log) {
+        log.0.push("second");
+    }
+}
+
+#[test]
+fn a_typed_order_reads_a_system_declaration() {
+    use sluice::IntoSystem;
+    let mut world = log_world();
+    world.add_system(typed::second.into_system().after_node(typed::first));
+    world.add_system(typed::first);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Log>().unwrap().0, ["first", "second"]);
+    let mut chained = log_world();
+    chained.add_chain((typed::second, typed::first));
+    chained.run_iteration().unwrap();
+    assert_eq!(chained.get::<Log>().unwrap().0, ["second", "first"]);
+}

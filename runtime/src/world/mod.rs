@@ -29,6 +29,7 @@ mod schedule;
 mod spawned;
 mod spec;
 mod spikes;
+mod typed_order;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +61,7 @@ pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMark
 pub use spikes::{
     MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, Spike, SpikeHistory, SpikeWatch, SpikeWatchError,
 };
+pub use typed_order::{ByLabel, ChainMarker, IntoChain, OrderTarget};
 
 use conditions::{BatchCell, RunConditions};
 use node::WorldNode;
