@@ -134,6 +134,9 @@ struct Inst(usize, i64);
 struct InstanceLog(Vec<Vec<(usize, i64)>>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/snags.rs"]
+mod snags;
+
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sys {
@@ -237,6 +240,8 @@ enum Op {
     /// leader `(P, V)` and a follower holding a `ComponentRef<P>` aimed at
     /// it through the leader's `Spawned` handle; the node is removed again.
     SpawnPair(i8),
+    /// Two systems in one `add_chain`, the second after the first.
+    Chain(Sys, Sys),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -290,6 +295,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 23 ---
         2 => any::<u8>().prop_map(Op::QueryGet),
         1 => (-20i8..20).prop_map(Op::SpawnPair),
+        1 => snags::chain_op(),
     ]
 }
 
@@ -588,8 +594,13 @@ impl Real {
     }
 
     fn add_system(&mut self, system: Sys, serial: usize) -> NodeIndex {
+        let spec = Self::system_spec(system, serial);
+        self.world.add_system(spec)
+    }
+
+    fn system_spec(system: Sys, serial: usize) -> sluice::NodeSpec {
         let node = NodeBuilder::new(format!("{system:?}#{serial}"));
-        let spec = match system {
+        match system {
             Sys::Bump(k) => node.system(move |mut q: Query<'_, &mut P>| {
                 q.par_for_each(|p| p.0 = p.0.wrapping_add(i64::from(k)));
             }),
@@ -646,8 +657,7 @@ impl Real {
                     log.0.push((serial, seen));
                 },
             ),
-        };
-        self.world.add_system(spec)
+        }
     }
 
     /// Entities of the world the model does not know yet (spawned by
@@ -1145,6 +1155,7 @@ fn apply(
                 })?;
             }
         }
+        Op::Chain(first, second) => snags::chain(real, model, serial, first, second),
         Op::AddSystem(system) => {
             *serial += 1;
             let node = real.add_system(system, *serial);
