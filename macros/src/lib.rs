@@ -42,34 +42,41 @@
 //!
 //! ```ignore
 //! /// Draws the banner.
-//! #[allow(non_camel_case_types)]
-//! #[derive(Clone, Copy, Debug)]
-//! pub struct banner;
-//!
-//! impl banner {
-//!     /// Draws the banner.
-//!     pub fn run(camera: &CameraRotation, banners: &mut Banners) { /* .. */ }
+//! pub fn banner(
+//!     camera: &CameraRotation,
+//!     banners: &mut Banners,
+//! ) -> ::sluice::Declared<__sluice_system_banner> {
+//!     let () = (move || { /* .. */ })();
+//!     ::sluice::Declared::new()
 //! }
 //!
-//! impl ::sluice::IntoSystem<()> for banner {
-//!     fn into_system(self) -> ::sluice::NodeSpec {
+//! #[doc(hidden)]
+//! pub struct __sluice_system_banner {}
+//!
+//! impl ::sluice::SystemDeclaration for __sluice_system_banner {
+//!     fn builder() -> ::sluice::NodeBuilder {
 //!         ::sluice::NodeBuilder::new("banner")
 //!             .key(::core::concat!(::core::module_path!(), "::", "banner"))
 //!             .after("spawner")
 //!             .before("Render")
-//!             .system(banner::run)
-//!             .run_if(banner_visible)
+//!     }
+//!     fn finish(spec: ::sluice::NodeSpec) -> ::sluice::NodeSpec {
+//!         spec.run_if(banner_visible)
 //!     }
 //! }
 //! ```
 //!
-//! The name `banner` now names a unit struct (in both the type and the value
-//! namespace); the function as written is `banner::run`, callable directly
-//! (in a unit test, say). Registration costs what the hand-written
+//! The name `banner` stays what it was written as: a function item, callable
+//! directly (in a unit test, say; it returns a zero-sized token). The value
+//! namespace holds nothing else, so a parameter or a `let banner = ..` in
+//! the same module is an ordinary binding (issue 23). The declaration rides
+//! in the function's return type: `world.add_system(banner)` (through
+//! `IntoSystem<DeclaredMarker<..>>`) builds `builder().system(banner)` and
+//! applies `finish`, and a typed order `.after(banner)` reads the key the
+//! same way. The hidden struct is braced, so it lives in the type namespace
+//! only. Registration costs what the hand-written
 //! `NodeBuilder::new("banner").system(f)` costs, and running costs nothing
-//! more: the node's body is the function item `banner::run` itself.
-//! Because `banner` is a unit struct, a `let banner = ..` in the same scope
-//! is a pattern, not a new binding; name such locals differently.
+//! more: the body calls the function item and drops the token.
 //!
 //! Arguments (parsed by `sluice-rules`):
 //!
@@ -130,6 +137,11 @@
 //! runtime's factory path directly; several outputs, or `Next<T>`, go through
 //! a non-capturing closure taking `sluice::Out` / `sluice::Next` parameters
 //! that destructures the returned tuple.
+//!
+//! A free factory is still expanded as a unit struct `name` with the
+//! function as `name::run` (the output rewrite needs a home), so unlike a
+//! system its name is taken in the value namespace: name locals and
+//! parameters differently in its module.
 //!
 //! # `#[run_condition]`
 //!

@@ -56,6 +56,8 @@ pub(crate) fn node(kind: NodeKind, attr: TokenStream, item: TokenStream) -> Toke
                 } else {
                     factory::expand(&node)
                 }
+            } else if kind == NodeKind::System && !node.is_method() {
+                system::fallback(&node)
             } else {
                 expand::fallback(&node)
             }

@@ -91,8 +91,10 @@ pub use system::{
     Service, ServiceCells, SystemFn,
 };
 pub use world::{
-    BoundaryFailure, BoundaryStep, ClockSnapshot, CommandEntity, Commands, Context, EntityCommands,
-    EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime, FunctionMarker, IntoFactory,
-    IntoSystem, IterationError, MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, MissingService, NodePanic,
-    NodeSpec, PlanWatch, Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, World,
+    BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,
+    Context, Declared, DeclaredMarker, EntityCommands, EntityMut, EntityRef, ExecutorKind,
+    FixedTime, FrameTime, FunctionMarker, IntoChain, IntoFactory, IntoSystem, IterationError,
+    MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch,
+    Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration,
+    UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker, World,
 };

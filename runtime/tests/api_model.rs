@@ -151,6 +151,8 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 
 #[path = "api_model/optional.rs"]
 mod optional;
+#[path = "api_model/snags.rs"]
+mod snags;
 
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,6 +267,8 @@ enum Op {
     Optional(optional::OptOp),
     /// Issue 20: the non-`Send` counter replaced, or an unpinned node naming it refused.
     Pinned(pinned::PinnedOp),
+    /// Two systems in one `add_chain`, the second after the first.
+    Chain(Sys, Sys),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -323,6 +327,7 @@ fn op() -> impl Strategy<Value = Op> {
         5 => spikes::op().prop_map(Op::Spike),
         2 => optional::op().prop_map(Op::Optional),
         1 => pinned::op().prop_map(Op::Pinned),
+        1 => snags::chain_op(),
     ]
 }
 
@@ -633,8 +638,13 @@ impl Real {
     }
 
     fn add_system(&mut self, system: Sys, serial: usize) -> NodeIndex {
+        let spec = self.system_spec(system, serial);
+        self.world.add_system(spec)
+    }
+
+    fn system_spec(&mut self, system: Sys, serial: usize) -> sluice::NodeSpec {
         let node = NodeBuilder::new(format!("{system:?}#{serial}"));
-        let spec = match system {
+        match system {
             Sys::Optional(system) => self.optional.spec(system, serial, node),
             Sys::Bump(k) => node.system(move |mut q: Query<'_, &mut P>| {
                 q.par_for_each(|p| p.0 = p.0.wrapping_add(i64::from(k)));
@@ -693,8 +703,7 @@ impl Real {
                     log.0.push((serial, seen));
                 },
             ),
-        };
-        self.world.add_system(spec)
+        }
     }
 
     /// Entities of the world the model does not know yet (spawned by
@@ -1192,6 +1201,7 @@ fn apply(
                 })?;
             }
         }
+        Op::Chain(first, second) => snags::chain(real, model, serial, first, second),
         Op::AddSystem(system) => {
             *serial += 1;
             let node = real.add_system(system, *serial);

@@ -476,7 +476,7 @@ fn methods_are_systems_with_self_as_a_service() {
 #[test]
 fn the_function_is_still_callable_as_written() {
     let mut log = Log::default();
-    ordering::first::run(&mut log);
+    ordering::first(&mut log);
     assert_eq!(log.0, ["first"]);
     assert_eq!(
         factories::mesher::run(&Terrain(3), &mut Builds::default()),
@@ -844,7 +844,7 @@ mod audio {
     /// A second instance of `ai::update`: the same name, its own key.
     #[system(name = "update", key = "update#2")]
     pub fn update_again(log: &mut Log) {
-        super::ai::update::run(log);
+        super::ai::update(log);
     }
 }
 
@@ -1017,4 +1017,73 @@ fn queries_in_macro_systems() {
         pos(player),
         pos(other)
     );
+}
+
+/// Issue 23: a `#[system]` adds nothing to the value namespace, so in the
+/// same module a parameter or a local with the system's name is an ordinary
+/// binding (it was E0308, "`stats` is interpreted as a unit struct").
+mod bindings {
+    use super::*;
+
+    #[derive(Debug, Default, PartialEq)]
+    pub struct Stats(pub u32);
+
+    #[system]
+    pub fn stats(score: &mut Stats) {
+        score.0 += 1;
+    }
+
+    /// A parameter named like the system.
+    pub fn report(stats: &Stats) -> String {
+        format!("{} frames", stats.0)
+    }
+
+    /// A local named like the system, beside a registration of it.
+    pub fn run_twice() -> String {
+        let mut world = World::new();
+        world.insert(Stats(0));
+        world.add_system(stats);
+        world.run_iteration().unwrap();
+        world.run_iteration().unwrap();
+        let stats = world.get::<Stats>().unwrap();
+        report(stats)
+    }
+}
+
+#[test]
+fn a_system_does_not_capture_a_binding_of_its_name() {
+    assert_eq!(bindings::run_twice(), "2 frames");
+    let mut score = bindings::Stats(5);
+    bindings::stats(&mut score);
+    assert_eq!(bindings::report(&score), "6 frames");
+}
+
+/// A typed order names a `#[system]` by its function item: the key its
+/// declaration carries (here a custom one).
+mod typed {
+    use super::*;
+
+    #[system(key = "typed::first#custom")]
+    pub fn first(log: &mut Log) {
+        log.0.push("first");
+    }
+
+    #[system]
+    pub fn second(log: &mut Log) {
+        log.0.push("second");
+    }
+}
+
+#[test]
+fn a_typed_order_reads_a_system_declaration() {
+    use sluice::IntoSystem;
+    let mut world = log_world();
+    world.add_system(typed::second.into_system().after_node(typed::first));
+    world.add_system(typed::first);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Log>().unwrap().0, ["first", "second"]);
+    let mut chained = log_world();
+    chained.add_chain((typed::second, typed::first));
+    chained.run_iteration().unwrap();
+    assert_eq!(chained.get::<Log>().unwrap().0, ["second", "first"]);
 }

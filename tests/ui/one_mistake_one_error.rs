@@ -1,4 +1,4 @@
-// One mistake, one error: the fallback keeps `clock` and `clock::run`
+// One mistake, one error: the fallback keeps the function `clock`
 // defined, so every later use of the name compiles as if it were right.
 use sluice::{NodeBuilder, World, system};
 
@@ -16,7 +16,7 @@ fn main() {
     world.add_system(clock);
     world.add_system(NodeBuilder::new("input").system(|_t: &Ticks| {}));
     let mut ticks = Ticks(0);
-    clock::run(Time(1.0), &mut ticks);
+    clock(Time(1.0), &mut ticks);
     let _copy = clock;
     let _ = world.run_iteration();
 }

@@ -16,6 +16,7 @@ use crate::system::body::{NodeBody, NodeEnv};
 use crate::system::cells::ServiceCells;
 use crate::system::output::BoundaryHooks;
 use crate::system::param::{Param, Service};
+use crate::world::{Declared, DeclaredBody, SystemDeclaration};
 
 /// `P`'s value borrowed for `'w`.
 pub type ParamItem<'w, P> = <P as Param>::Item<'w>;
@@ -92,6 +93,39 @@ macro_rules! impl_functions {
                 #[allow(non_snake_case)]
                 let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
                 call_inner(self, $($param),*)
+            }
+        }
+
+        impl<Func, Decl: SystemDeclaration, $($param: Param),*> SystemFn<(Decl, fn($($param,)*))> for DeclaredBody<Func>
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func: FnMut($($param),*) -> Declared<Decl> + FnMut($(ParamItem<'_, $param>),*) -> Declared<Decl>,
+        {
+            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
+
+            #[allow(unused_mut)]
+            fn declare(mut node: NodeBuilder) -> NodeBuilder {
+                $(node = $param::declare(node);)*
+                node
+            }
+
+            #[allow(unused_variables)]
+            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
+                [$($param::resolve(registry, hooks)),*]
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) {
+                #[allow(non_snake_case, clippy::too_many_arguments)]
+                fn call_inner<Ret, $($param),*>(mut f: impl FnMut($($param),*) -> Ret, $($param: $param),*) -> Ret {
+                    f($($param),*)
+                }
+                // SAFETY: as in `SystemFn::call` for a plain function.
+                #[allow(non_snake_case)]
+                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
+                // The zero-sized token is all a declared system returns.
+                let Declared { .. } = call_inner(&mut self.0, $($param),*);
             }
         }
 

@@ -15,6 +15,7 @@ mod checked;
 mod commands;
 mod conditions;
 mod context;
+mod declared;
 mod entities;
 mod error;
 mod lifecycle;
@@ -28,6 +29,7 @@ mod schedule;
 mod spawned;
 mod spec;
 mod spikes;
+mod typed_order;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +48,10 @@ pub use cadence::{ClockSnapshot, FixedTime};
 pub(crate) use commands::CommandQueue;
 pub use commands::{Commands, EntityCommands};
 pub use context::Context;
+pub(crate) use declared::DeclaredBody;
+pub use declared::{
+    Declared, DeclaredMarker, SystemDeclaration, UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker,
+};
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
@@ -55,6 +61,7 @@ pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMark
 pub use spikes::{
     MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, Spike, SpikeHistory, SpikeWatch, SpikeWatchError,
 };
+pub use typed_order::{ByLabel, ChainMarker, IntoChain, OrderTarget};
 
 use conditions::{BatchCell, RunConditions};
 use node::{WholeCell, WorldNode};

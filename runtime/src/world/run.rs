@@ -601,16 +601,25 @@ impl World {
 }
 
 /// Emits each warning of a newly installed `plan` (SL0008 ambiguities, at
-/// [`AmbiguityLevel::Warn`](crate::plan::AmbiguityLevel::Warn)) as a
-/// `tracing` warning event whose `code` field is the diagnostic's code.
+/// [`AmbiguityLevel::Warn`](crate::plan::AmbiguityLevel::Warn)), once per
+/// plan: as a `tracing` warning event whose `code` field is the diagnostic's
+/// code when a subscriber is listening, else on stderr, so that a program
+/// with no subscriber still sees it (a warning nobody sees is none).
 fn report_warnings(plan: &Plan) {
+    let listening = tracing::dispatcher::get_default(|dispatch| {
+        !dispatch.is::<tracing::subscriber::NoSubscriber>()
+    });
     for diagnostic in plan.diagnostics() {
         if diagnostic.level == Level::Warning {
-            tracing::warn!(
-                code = diagnostic.code,
-                nodes = ?diagnostic.nodes,
-                "{diagnostic}"
-            );
+            if listening {
+                tracing::warn!(
+                    code = diagnostic.code,
+                    nodes = ?diagnostic.nodes,
+                    "{diagnostic}"
+                );
+            } else {
+                eprintln!("sluice: {diagnostic}");
+            }
         }
     }
 }

@@ -168,7 +168,7 @@ fn last_segment(path: &str) -> &str {
 /// a function item's instance key: its qualified path (`game::ai::think`),
 /// so two functions of one name in different modules are two nodes.
 #[track_caller]
-fn function_name<F>() -> (Label, Option<Label>, bool) {
+pub(crate) fn function_name<F>() -> (Label, Option<Label>, bool) {
     let full = std::any::type_name::<F>();
     match full.find("::{{closure}}") {
         None => (

@@ -116,5 +116,6 @@ fn main() {
     assert!(world.get::<Total>().is_some());
     assert!(world.get::<Mesh>().is_some());
     assert!(running(&Paused(false)));
-    let _ = regen::run;
+    let mut hp = Hp::default();
+    regen(&Clock::default(), &mut hp);
 }
