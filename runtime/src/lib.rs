@@ -47,13 +47,14 @@ pub mod access;
 pub mod entity;
 pub mod exec;
 pub mod message;
+pub mod model;
 pub mod node;
 mod non_send;
 pub mod organise;
 mod recording;
 pub mod registry;
 pub mod script;
-mod sync;
+pub mod sync;
 pub mod system;
 mod tuples;
 pub mod world;
@@ -66,6 +67,7 @@ pub use entity::{
     TICK_CHECK_INTERVAL, Target, With, Without,
 };
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
+pub use model::model;
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
     Point, RuntimeOnly,

@@ -1,26 +1,71 @@
-//! The one place the executor (`crate::exec`) takes its atomics, cells,
-//! locks, threads, deques and parkers from.
+//! Atomics, cells, locks and threads that switch with loom: std's normally,
+//! loom's under `--cfg loom`. The runtime takes its own from here, and so
+//! should a game's services, so that [`sluice::model`](crate::model()) sees
+//! their operations too:
 //!
-//! Without `--cfg loom` every item is a plain re-export of std's (or
-//! crossbeam's) type: the shim costs nothing. Under `--cfg loom` the
-//! primitives are loom's, so the models in `tests/loom_*.rs` explore every
-//! interleaving of the real executor code. Nothing in `exec/` names
-//! `std::sync::atomic` or `std::cell::UnsafeCell` directly.
+//! ```
+//! use sluice::sync::atomic::{AtomicU32, Ordering};
+//! use sluice::sync::{Arc, Mutex, UnsafeCell};
 //!
-//! crossbeam-deque and crossbeam-utils' `Parker` have no loom support; under
-//! loom they are replaced by the stand-ins in [`model`], which keep the
-//! guarantees the executor relies on and nothing more (see there for what
-//! is assumed of the real ones).
+//! struct Score {
+//!     points: AtomicU32,
+//!     names: Mutex<Vec<String>>,
+//! }
+//!
+//! let score = Arc::new(Score { points: AtomicU32::new(0), names: Mutex::new(Vec::new()) });
+//! score.points.fetch_add(3, Ordering::Relaxed);
+//! score.names.lock().unwrap().push("ada".to_owned());
+//! let cell = UnsafeCell::new(1_u32);
+//! // SAFETY: nothing else accesses the cell.
+//! cell.with_mut(|value| unsafe { *value += 1 });
+//! assert_eq!(cell.into_inner(), 2);
+//! ```
+//!
+//! Under loom these types exist only inside a model (loom panics when one
+//! is used outside), loom's `Arc` has no `Weak`, and a value of them cannot
+//! be made in a `static` (make it inside the model).
+//! [`UnsafeCell`] has loom's closure API (`with`, `with_mut`) in both builds:
+//! each access is checked against every other under loom.
+//!
+//! Inside sluice (not public): crossbeam-deque and crossbeam-utils' `Parker`
+//! have no loom support; under loom they are replaced by the stand-ins in
+//! `model`, which keep the guarantees the executor relies on and nothing
+//! more (see there for what is assumed of the real ones).
 
 // The shim offers a fixed set of primitives; not every build uses each one.
 #![allow(unused_imports, dead_code)]
 
+/// Atomic integers, pointers and fences: `std::sync::atomic`, or
+/// `loom::sync::atomic` under `--cfg loom`.
+pub mod atomic {
+    #[cfg(loom)]
+    pub use loom::sync::atomic::{
+        AtomicBool, AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicPtr, AtomicU8,
+        AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+    };
+    #[cfg(not(loom))]
+    pub use std::sync::atomic::{
+        AtomicBool, AtomicI8, AtomicI16, AtomicI32, AtomicI64, AtomicIsize, AtomicPtr, AtomicU8,
+        AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+    };
+}
+
+/// Threads: `std::thread`, or `loom::thread` under `--cfg loom` (the threads
+/// a model explores; start your own model's threads with its `spawn`).
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{
+pub use loom::thread;
+#[cfg(not(loom))]
+pub use std::thread;
+
+#[cfg(loom)]
+pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+#[cfg(not(loom))]
+pub use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+
+pub(crate) use atomic::{
     AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
-#[cfg(loom)]
-pub(crate) use loom::sync::{Arc, Mutex};
+
 #[cfg(loom)]
 pub(crate) use loom::thread::{JoinHandle, yield_now};
 #[cfg(loom)]
@@ -30,12 +75,6 @@ pub(crate) use model::{Injector, Parker, Steal, Stealer, Unparker, Worker};
 pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 #[cfg(not(loom))]
 pub(crate) use crossbeam_utils::sync::{Parker, Unparker};
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
-};
-#[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Mutex};
 #[cfg(not(loom))]
 pub(crate) use std::thread::{JoinHandle, yield_now};
 
@@ -121,9 +160,13 @@ where
 
 /// `std::cell::UnsafeCell` (or loom's, which tracks every access) behind
 /// loom's closure-based API, so the same code compiles against both.
+///
+/// Under loom, a write (`with_mut`) that happens-before-overlaps any other
+/// access of the same cell fails the model ("Causality violation"), however
+/// the raw pointer is then used.
 #[derive(Debug, Default)]
 #[repr(transparent)]
-pub(crate) struct UnsafeCell<T: ?Sized> {
+pub struct UnsafeCell<T: ?Sized> {
     #[cfg(loom)]
     inner: loom::cell::UnsafeCell<T>,
     #[cfg(not(loom))]
@@ -133,7 +176,7 @@ pub(crate) struct UnsafeCell<T: ?Sized> {
 impl<T> UnsafeCell<T> {
     /// Wraps `value`.
     #[inline]
-    pub(crate) fn new(value: T) -> Self {
+    pub fn new(value: T) -> Self {
         Self {
             #[cfg(loom)]
             inner: loom::cell::UnsafeCell::new(value),
@@ -144,7 +187,7 @@ impl<T> UnsafeCell<T> {
 
     /// Unwraps the value.
     #[inline]
-    pub(crate) fn into_inner(self) -> T {
+    pub fn into_inner(self) -> T {
         self.inner.into_inner()
     }
 }
@@ -153,7 +196,7 @@ impl<T: ?Sized> UnsafeCell<T> {
     /// Runs `f` with a shared raw pointer to the value (under loom, checked
     /// as a read that lasts as long as `f`).
     #[inline]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         #[cfg(loom)]
         return self.inner.with(f);
         #[cfg(not(loom))]
@@ -163,7 +206,7 @@ impl<T: ?Sized> UnsafeCell<T> {
     /// Runs `f` with a mutable raw pointer to the value (under loom, checked
     /// as a write that lasts as long as `f`).
     #[inline]
-    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         #[cfg(loom)]
         return self.inner.with_mut(f);
         #[cfg(not(loom))]
@@ -172,7 +215,7 @@ impl<T: ?Sized> UnsafeCell<T> {
 
     /// The value, through an exclusive borrow of the cell.
     #[inline]
-    pub(crate) fn get_mut(&mut self) -> &mut T {
+    pub fn get_mut(&mut self) -> &mut T {
         #[cfg(loom)]
         // SAFETY:
         // - `&mut self` is the only borrow of the cell, so nothing else

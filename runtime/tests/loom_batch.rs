@@ -66,7 +66,7 @@ impl BatchProcessor for Doubler {
 /// once, after all of them, and the successor runs after `after_update`.
 #[test]
 fn slices_claimed_once_and_the_last_helper_finishes() {
-    loom::model(|| {
+    sluice::model(|| {
         let graph = CompiledGraph::from_edges(2, &[(0, 1)]).unwrap();
         let mut state = ExecutionState::new(&graph);
         let pool = loom_support::two_thread_pool();

@@ -63,7 +63,7 @@ fn pool() -> sluice::ThreadPool {
 /// node runs once.
 #[test]
 fn diamond_releases_the_join_after_both_predecessors() {
-    loom::model(|| {
+    sluice::model(|| {
         let graph = CompiledGraph::from_edges(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]).unwrap();
         let mut state = ExecutionState::new(&graph);
         let pool = pool();
@@ -94,7 +94,7 @@ fn diamond_releases_the_join_after_both_predecessors() {
 /// not return before it.
 #[test]
 fn deferred_completion_from_a_foreign_thread() {
-    loom::model(|| {
+    sluice::model(|| {
         let graph = CompiledGraph::from_edges(3, &[(0, 1), (1, 2)]).unwrap();
         let mut state = ExecutionState::new(&graph);
         let pool = pool();

@@ -26,7 +26,7 @@ unsafe impl Sync for Payloads {}
 /// node is popped exactly once, and its payload is visible to its popper.
 #[test]
 fn two_pushers_and_a_popper() {
-    loom::model(|| {
+    sluice::model(|| {
         let ring = Arc::new(Ring::new(2));
         let payloads = Arc::new(Payloads([UnsafeCell::new(0), UnsafeCell::new(0)]));
         let pushers: Vec<_> = (0..2u32)

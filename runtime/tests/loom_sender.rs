@@ -26,7 +26,7 @@ impl Drop for Counted {
 
 #[test]
 fn a_send_racing_with_the_drop_of_its_world() {
-    loom::model(|| {
+    sluice::model(|| {
         let drops = Arc::new(AtomicUsize::new(0));
         let mut messages = Messages::<Counted>::new();
         let sender = loom_hooks::sender(&mut messages, 2);

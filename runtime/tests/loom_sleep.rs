@@ -22,7 +22,7 @@ use sluice::exec::loom_hooks::Sleepers;
 /// thread parked forever, which loom reports as a deadlock.
 #[test]
 fn a_published_job_is_never_slept_through() {
-    loom::model(|| {
+    sluice::model(|| {
         let sleepers = Arc::new(Sleepers::new(1));
         let sleeper = {
             let sleepers = sleepers.clone();

@@ -51,7 +51,7 @@ fn run_on_two_threads(body: impl Fn() + Sync) -> Result<(), String> {
 
 #[test]
 fn every_slice_once_before_the_call_returns() {
-    loom::model(|| {
+    sluice::model(|| {
         let marks = Marks((0..SLICES).map(|_| UnsafeCell::new(0)).collect());
         let result = run_on_two_threads(|| {
             for_each_slice(SLICES, &|slices| slices.for_each(|slice| marks.mark(slice)));
@@ -68,7 +68,7 @@ fn every_slice_once_before_the_call_returns() {
 /// (failing its node) only after the helper has left the scope.
 #[test]
 fn a_panicking_slice_reaches_the_caller() {
-    loom::model(|| {
+    sluice::model(|| {
         let result = run_on_two_threads(|| {
             for_each_slice(2, &|slices| {
                 if slices.contains(&1) {

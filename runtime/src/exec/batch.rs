@@ -361,6 +361,9 @@ impl<P: BatchProcessor> BatchNode<P> {
                     }
                     let start = slice * P::BATCH_SIZE;
                     let end = (start + P::BATCH_SIZE).min(len);
+                    // A model's printed interleaving shows each slice.
+                    #[cfg(loom)]
+                    let _traced = crate::model::Span::enter(format_args!("slice {start}..{end}"));
                     let result = this.processor.with(|processor| {
                         // SAFETY:
                         // - A slice was claimed, so the batch is not

@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::io;
+#[cfg(not(loom))]
 use std::num::NonZeroUsize;
 use std::ptr;
 use std::time::Duration;
@@ -468,6 +469,8 @@ impl WorkerThread {
                 continue;
             }
             rounds = 0;
+            // Work seen but not yet takeable makes `sleep` spin (a yield
+            // under loom, which needs it to see this loop make progress).
             self.registry.sleep(self, || {
                 !finished() && !self.registry.has_work(self, own, own_loose)
             });
@@ -536,6 +539,13 @@ pub struct PoolStats {
     pub wakes: u64,
 }
 
+/// What [`ThreadPoolBuilder::build`] says under `--cfg loom` outside
+/// [`sluice::model`](crate::model()).
+#[cfg(loom)]
+pub(crate) const OUTSIDE_MODEL: &str = "sluice was built with --cfg loom, where a thread pool (and so \
+     a World) is made of loom threads, which exist only inside a model: build the world inside \
+     `sluice::model(|| ..)` (a model run by `loom::model` directly counts as outside)";
+
 /// Configures a [`ThreadPool`].
 #[derive(Debug, Clone)]
 pub struct ThreadPoolBuilder {
@@ -552,11 +562,16 @@ impl Default for ThreadPoolBuilder {
 
 impl ThreadPoolBuilder {
     /// Defaults: as many threads as `std::thread::available_parallelism`,
-    /// four concurrent runs, threads named `sluice-worker-N`.
+    /// four concurrent runs, threads named `sluice-worker-N`. Under
+    /// `--cfg loom` (inside [`sluice::model`](crate::model())): the model's
+    /// thread count and one concurrent run.
     pub fn new() -> Self {
         Self {
             num_threads: None,
-            max_concurrent_runs: 4,
+            // Under loom every seat is scanned by every idle thread (loads
+            // loom branches on): a model's pool takes one run at a time
+            // unless told otherwise.
+            max_concurrent_runs: if cfg!(loom) { 1 } else { 4 },
             thread_name_prefix: "sluice-worker".to_owned(),
         }
     }
@@ -583,6 +598,16 @@ impl ThreadPoolBuilder {
 
     /// Starts the worker threads.
     pub fn build(self) -> io::Result<ThreadPool> {
+        // Under loom a pool is made of loom threads, which exist only
+        // inside a model: refuse (not fail inside loom) outside one, and
+        // default to the model's thread count.
+        #[cfg(loom)]
+        let Some(model_threads) = crate::model::model_threads() else {
+            return Err(io::Error::other(OUTSIDE_MODEL));
+        };
+        #[cfg(loom)]
+        let threads = self.num_threads.unwrap_or(model_threads);
+        #[cfg(not(loom))]
         let threads = self
             .num_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));

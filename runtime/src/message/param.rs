@@ -11,10 +11,20 @@ use crate::registry::Registry;
 use crate::sync::Cell;
 use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
 
+// Per loom thread under loom: its threads share one OS thread, and a
+// node on one must not see another's value.
+#[cfg(not(loom))]
 std::thread_local! {
     /// The part of the running node (0: its body, `i + 1`: run condition
     /// `i`), so each part has its own cursors.
     static READER_PART: Cell<u32> = const { Cell::new(0) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// The part of the running node (0: its body, `i + 1`: run condition
+    /// `i`), so each part has its own cursors.
+    static READER_PART: Cell<u32> = Cell::new(0);
 }
 
 /// While alive, readers on this thread are part `part` of the running node.

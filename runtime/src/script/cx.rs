@@ -29,9 +29,18 @@ pub(super) struct Polling {
     pub(super) waiting: Waiting,
 }
 
+// Per loom thread under loom: its threads share one OS thread, and a
+// node on one must not see another's value.
+#[cfg(not(loom))]
 std::thread_local! {
     /// The poll running on this thread (null between polls).
     static POLLING: Cell<*mut Polling> = const { Cell::new(ptr::null_mut()) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// The poll running on this thread (null between polls).
+    static POLLING: Cell<*mut Polling> = Cell::new(ptr::null_mut());
 }
 
 /// While alive, `ScriptCx` calls on this thread reach `polling`.

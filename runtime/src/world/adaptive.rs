@@ -230,6 +230,8 @@ impl Adaptive {
 
     /// The executor for the next iteration, and whether to time it (and
     /// pass the time to [`record`](Self::record)).
+    // Under loom a model always takes the pool (`World::run_part`).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn choose(&mut self) -> (Choice, bool) {
         if let Some(half) = &self.probe {
             return (half.side, true);

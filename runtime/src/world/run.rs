@@ -4,12 +4,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(not(loom))]
 use sluice_collections::Pooled;
 
 use crate::ServiceId;
-use crate::exec::{
-    ExecutionState, NodeContext as RunContext, NodeFailure, NodeOutcome, SystemTiming,
-};
+use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, SystemTiming};
 use crate::organise::Schedule;
 use crate::plan::{GraphView, Level, Plan, Plans};
 use crate::system::{BoundaryNodes, NextValue, NodeEnv, ServiceCells};
@@ -140,7 +139,11 @@ impl World {
                     new.adaptive.reset();
                 }
                 let state = std::mem::take(&mut execution.state);
-                ExecutionState::pool().give_back(state);
+                // Under loom there are no per-type pools: dropped.
+                #[cfg(not(loom))]
+                crate::exec::ExecutionState::pool().give_back(state);
+                #[cfg(loom)]
+                drop(state);
             }
         }
         self.timings = self.carried_timings(&plans);
@@ -366,6 +369,10 @@ impl World {
             ExecutorKind::Parallel => (Choice::Pool, false),
             ExecutorKind::Serial => (Choice::Inline, false),
             ExecutorKind::Adaptive if self.pool.num_threads() == 1 => (Choice::Inline, false),
+            // A model explores the pool's interleavings; timing it is moot.
+            #[cfg(loom)]
+            ExecutorKind::Adaptive => (Choice::Pool, false),
+            #[cfg(not(loom))]
             ExecutorKind::Adaptive => execution.adaptive.choose(),
         };
         let started = timed.then(Instant::now);
@@ -652,6 +659,10 @@ fn node_runner<'s>(
         // thread before its body returns here, and its successors start then:
         // its borrows are checked at its start but not held, or a successor
         // would find them still taken.
+        // A model's printed interleaving: this thread starts the node now,
+        // and its body returns when this drops.
+        #[cfg(loom)]
+        let _traced = crate::model::Span::enter(env.descriptor.name());
         #[cfg(any(debug_assertions, feature = "checked"))]
         let _borrows = {
             let taken = borrows.enter(graph, index);

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+#[cfg(not(loom))]
 use sluice_collections::{Pooled, Taken};
 
 use crate::access::ServiceId;
@@ -131,7 +132,12 @@ impl Execution {
             .and_then(|graph| graph.with_names(names))
             .and_then(|graph| graph.with_pinned(pinned))
             .expect("the planner's arrays form an acyclic graph");
+        // Under loom there are no per-type pools (their atomics would
+        // outlive the model's execution): a fresh state each plan.
+        #[cfg(not(loom))]
         let mut state = Taken::into_inner(ExecutionState::pool().take());
+        #[cfg(loom)]
+        let mut state = ExecutionState::default();
         state.reset_for(&graph);
         Self {
             graph,

@@ -18,9 +18,18 @@ use crate::sync::Cell;
 /// once a query asked.
 type Run = (Option<u32>, Option<u32>);
 
+// Per loom thread under loom: its threads share one OS thread, and a
+// node on one must not see another's value.
+#[cfg(not(loom))]
 std::thread_local! {
     /// The running body's cursor, and this run's tick once a query asked.
     static CURSOR: Cell<Run> = const { Cell::new((None, None)) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// The running body's cursor, and this run's tick once a query asked.
+    static CURSOR: Cell<Run> = Cell::new((None, None));
 }
 
 /// While alive, queries created on this thread belong to one run of a body

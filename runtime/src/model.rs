@@ -1,0 +1,287 @@
+//! Model-check your own frame with [loom](https://docs.rs/loom): run a
+//! world's iterations under every interleaving of its threads that the plan
+//! permits.
+//!
+//! Build your crate's tests with `--cfg loom` (which switches sluice, its
+//! collections and [`sluice::sync`](crate::sync) to loom's primitives) and
+//! wrap the test's body in [`model`]:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test --release --test my_loom_test
+//! ```
+//!
+//! ```
+//! use sluice::sync::atomic::{AtomicU32, Ordering};
+//! use sluice::World;
+//!
+//! struct Counter(AtomicU32);
+//!
+//! fn add_one(counter: &Counter) {
+//!     counter.0.fetch_add(1, Ordering::Relaxed);
+//! }
+//!
+//! sluice::model(|| {
+//!     let mut world = World::new();
+//!     world.insert(Counter(AtomicU32::new(0)));
+//!     world.add_system(add_one);
+//!     world.add_system(sluice::NodeBuilder::new("add_one_again").system(add_one));
+//!     world.run_iteration().unwrap();
+//!     assert_eq!(world.get::<Counter>().unwrap().0.load(Ordering::Relaxed), 2);
+//! });
+//! ```
+//!
+//! Without `--cfg loom`, [`model`] runs the closure once, on real threads:
+//! the same test is an ordinary test in an ordinary build.
+//!
+//! # What is explored
+//!
+//! Under `--cfg loom` a world built inside the model runs on a pool of loom
+//! threads: the calling thread plus [`Builder::threads`]` - 1` workers (2 in
+//! all by default), one run at a time (a pool's default under loom; set
+//! [`max_concurrent_runs`](crate::ThreadPoolBuilder::max_concurrent_runs)
+//! to model worlds sharing a pool), and the
+//! [`Adaptive`](crate::ExecutorKind::Adaptive) executor always chooses that
+//! pool. Every atomic, lock and cell of the
+//! executor (`exec/`), of sluice's collections and of your services (through
+//! [`sluice::sync`](crate::sync)) is loom's, so loom explores the orders of
+//! their operations: nodes with no edge between them run on different
+//! threads and overlap in every order the preemption bound allows, and
+//! ordered nodes never overlap (a node starts only after the release of
+//! every predecessor, which loom checks as a happens-before edge). Batch
+//! slices ([`BatchProcessor`](crate::BatchProcessor)) and parallel-query
+//! slices ([`World::add_par_query`](crate::World::add_par_query)) are helper
+//! jobs on the same pool, so slices of one node overlap each other too.
+//!
+//! loom reports a data race on a [`sync::UnsafeCell`](crate::sync::UnsafeCell)
+//! (two accesses, one a write, not ordered by happens-before), a deadlock, a
+//! leak of a loom object, and any panic (a failed `assert!` in your model
+//! included) in any of the explored executions.
+//!
+//! # What is a stand-in
+//!
+//! - **The work-stealing deques and the injector** (crossbeam-deque) and
+//!   **the parker** (crossbeam-utils) have no loom support. Under loom they
+//!   are a loom `Mutex<VecDeque>` with an atomic length, and a loom
+//!   `Mutex<bool>` + `Condvar` token: linearizable, with a push happening
+//!   before the pop or steal that takes the job, and nothing stronger (see
+//!   `runtime/src/exec/README.md`, "Loom models"). Whether crossbeam's
+//!   lock-free deque itself is correct is not checked.
+//! - **Queue sizes and spinning.** A thread's local deque holds one ready
+//!   node (48 normally), so a plan of a few nodes already reaches the
+//!   shared ready ring; idle threads park at once instead of spinning 32
+//!   rounds, and one that sees work it cannot take yet yields to loom
+//!   (where a real thread would spin).
+//! - **Not loom's, so invisible to it:** the world's handle on its current
+//!   plan (arc-swap), the loose tasks' wakers (async-task), the graph ids and
+//!   std atomics or locks in your own code. Each of their operations runs
+//!   without a loom preemption inside it; races through them are not found.
+//! - **Threads the model does not know.** loom runs its threads one at a
+//!   time on the test's OS thread; a node that starts an OS thread
+//!   (`std::thread::spawn`) runs that thread for real, outside loom: loom
+//!   does not explore it, and if it touches a loom primitive it panics
+//!   (loom's "cannot access a scoped thread local variable" message), so
+//!   start model threads with [`sync::thread`](crate::sync::thread) instead.
+//!   The check that a non-`Send` service stays on its thread compares OS
+//!   threads, so under loom it always passes.
+//! - **Time** is the OS clock; loom does not explore timeouts.
+//!
+//! # Cost, and keeping a model small
+//!
+//! loom re-runs the closure once per explored interleaving, world
+//! construction and planning included. The default preemption bound is 2
+//! (`LOOM_MAX_PREEMPTIONS` overrides it, [`Builder::preemption_bound`]
+//! overrides both): an interleaving is explored when at most two of its
+//! thread switches interrupt a thread that could have gone on. Bugs that
+//! need two threads to interleave once or twice are found at this bound;
+//! raise it (3, 4) to look deeper, at a cost that grows steeply.
+//!
+//! A world of a handful of systems and one iteration explores in seconds
+//! in release builds. To keep it that way: run one iteration (the second
+//! explores the same plan again, after the boundary); spawn a few entities
+//! (one parallel-query slice per row with `rows_per_slice` 1 is plenty);
+//! register only the systems whose interaction is in question; keep the
+//! default two threads; and build with `--release`. A model that never
+//! finishes an iteration (a system spinning on a value an ordered-after
+//! system would set, say) is stopped by loom with "Model exceeded maximum
+//! number of branches" ([`Builder::max_branches`]); one whose threads all
+//! wait is reported as a deadlock.
+//!
+//! # When loom finds something
+//!
+//! The panic comes out of [`model`] (or [`Builder::check`]), so
+//! `std::panic::catch_unwind` or `#[should_panic]` can expect it. Before it
+//! does, [`model`] prints the failing execution's interleaving as sluice saw
+//! it: which thread started and finished which node and slice, in order,
+//! with the [`note`]s the model made. Set `LOOM_LOG=trace` (and
+//! `LOOM_LOCATION=1`) for loom's own log of every operation.
+//!
+//! # Building outside a model
+//!
+//! Under `--cfg loom`, loom's primitives exist only inside a model: a
+//! [`ThreadPoolBuilder::build`](crate::ThreadPoolBuilder::build) outside
+//! [`model`] returns an error saying so, and [`World::new`](crate::World::new)
+//! panics with it, instead of failing somewhere inside loom. (Worlds and pools
+//! made inside `loom::model` directly count as outside: use this module's
+//! [`model`], which also sets the thread count and the bound.)
+
+use std::fmt;
+
+#[cfg(loom)]
+mod trace;
+
+/// The preemption bound [`model`] explores at unless told otherwise.
+pub const DEFAULT_PREEMPTION_BOUND: usize = 2;
+
+/// Threads in a world's pool inside a model (the caller included) unless
+/// [`Builder::threads`] says otherwise.
+pub const DEFAULT_THREADS: usize = 2;
+
+/// The most branches (scheduling choices and atomic loads) one execution
+/// may take before loom gives up on it; loom's own default (1 000) is too
+/// few for a world's iteration.
+pub const DEFAULT_MAX_BRANCHES: usize = 100_000;
+
+/// Runs `f` under every interleaving loom explores at the default bound
+/// (see the [module docs](self)); without `--cfg loom`, runs it once.
+///
+/// # Panics
+/// When an explored execution panics, races or deadlocks: the first such
+/// failure, after its interleaving is printed.
+pub fn model<F, R>(f: F)
+where
+    F: Fn() -> R + Sync + Send + 'static,
+    R: Outcome,
+{
+    Builder::new().check(f);
+}
+
+/// What a model's closure returns: `()`, or a `Result` whose `Err` fails
+/// the execution (so the closure can use `?` on
+/// [`run_iteration`](crate::World::run_iteration)).
+pub trait Outcome {
+    /// Panics when the execution failed.
+    fn check(self);
+}
+
+impl Outcome for () {
+    fn check(self) {}
+}
+
+impl<E: fmt::Display> Outcome for Result<(), E> {
+    #[track_caller]
+    fn check(self) {
+        if let Err(error) = self {
+            panic!("{error}");
+        }
+    }
+}
+
+/// Adds `what` to the printed interleaving of the execution now running
+/// (a value a system read, say); nothing without `--cfg loom` or outside
+/// [`model`].
+pub fn note(what: impl fmt::Display) {
+    #[cfg(loom)]
+    trace::note(&what);
+    #[cfg(not(loom))]
+    let _ = what;
+}
+
+/// Configures a [`model`] run.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    preemption_bound: usize,
+    threads: usize,
+    max_branches: usize,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// The defaults: preemption bound `LOOM_MAX_PREEMPTIONS` or
+    /// [`DEFAULT_PREEMPTION_BOUND`]; [`DEFAULT_THREADS`] per pool;
+    /// `LOOM_MAX_BRANCHES` or [`DEFAULT_MAX_BRANCHES`].
+    ///
+    /// # Panics
+    /// When one of those variables is set but is not a number.
+    pub fn new() -> Self {
+        Self {
+            preemption_bound: env_number("LOOM_MAX_PREEMPTIONS", DEFAULT_PREEMPTION_BOUND),
+            threads: DEFAULT_THREADS,
+            max_branches: env_number("LOOM_MAX_BRANCHES", DEFAULT_MAX_BRANCHES),
+        }
+    }
+
+    /// Explores interleavings with at most `bound` preemptions each.
+    pub fn preemption_bound(mut self, bound: usize) -> Self {
+        self.preemption_bound = bound;
+        self
+    }
+
+    /// Pools built inside the model without a thread count
+    /// ([`World::new`](crate::World::new), `ThreadPool::new(0)`) get
+    /// `threads` threads, the caller included (at least 1; loom runs at
+    /// most 5 threads in all, the model's own included).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Lets one execution take up to `branches` scheduling choices before
+    /// loom stops it as one that never finishes.
+    pub fn max_branches(mut self, branches: usize) -> Self {
+        self.max_branches = branches;
+        self
+    }
+
+    /// The preemption bound this builder explores at.
+    pub fn bound(&self) -> usize {
+        self.preemption_bound
+    }
+
+    /// Runs `f` under every interleaving loom explores with these settings
+    /// (once, without `--cfg loom`).
+    ///
+    /// # Panics
+    /// As [`model`].
+    pub fn check<F, R>(&self, f: F)
+    where
+        F: Fn() -> R + Sync + Send + 'static,
+        R: Outcome,
+    {
+        #[cfg(loom)]
+        trace::check(
+            self.preemption_bound,
+            self.threads,
+            self.max_branches,
+            move || {
+                f().check();
+            },
+        );
+        #[cfg(not(loom))]
+        f().check();
+    }
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("sluice::model: {name}={value:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// Inside [`model`] (under loom): the thread count for pools built without
+/// one. `None` outside.
+#[cfg(loom)]
+pub(crate) fn model_threads() -> Option<usize> {
+    trace::model_threads()
+}
+
+#[cfg(loom)]
+pub(crate) use trace::Span;
