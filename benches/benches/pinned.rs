@@ -18,7 +18,7 @@ use std::cell::Cell;
 use std::hint::black_box;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bevy_ecs::resource::Resource;
 use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule};
@@ -27,6 +27,7 @@ use bevy_ecs::world::World as BevyWorld;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, NonSend, World};
+use sluice_benches::rounds::interleaved_medians;
 
 const SYSTEMS: usize = 64;
 /// The system that is pinned (or reads a non-`Send` value) in the pinned
@@ -151,38 +152,13 @@ fn pinned(c: &mut Criterion) {
     group.finish();
 }
 
-/// Mean time of one frame over about `budget`, in nanoseconds.
-fn mean_ns(peer: &mut Peer, budget: Duration) -> f64 {
-    let mut frames = 0u64;
-    let start = Instant::now();
-    while start.elapsed() < budget {
-        for _ in 0..16 {
-            peer.frame();
-        }
-        frames += 16;
-    }
-    start.elapsed().as_nanos() as f64 / frames as f64
-}
-
 /// The four again, interleaved in rounds (the median round counts), so the
 /// added latencies compare figures taken side by side.
 fn summary() {
     const ROUNDS: usize = 9;
     println!("\npinned summary (median of {ROUNDS} interleaved rounds of 100 ms):");
     let mut peers: Vec<Peer> = Peer::NAMES.iter().map(|n| Peer::new(n)).collect();
-    let mut samples = vec![Vec::with_capacity(ROUNDS); peers.len()];
-    for _ in 0..ROUNDS {
-        for (peer, samples) in peers.iter_mut().zip(&mut samples) {
-            samples.push(mean_ns(peer, Duration::from_millis(100)));
-        }
-    }
-    let medians: Vec<f64> = samples
-        .iter_mut()
-        .map(|s| {
-            s.sort_by(f64::total_cmp);
-            s[ROUNDS / 2]
-        })
-        .collect();
+    let medians = interleaved_medians(&mut peers, ROUNDS, Duration::from_millis(100), Peer::frame);
     for (name, &ns) in Peer::NAMES.iter().zip(&medians) {
         println!("{name:>16} {:>9.2} us per frame", ns / 1e3);
     }

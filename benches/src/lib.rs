@@ -1,4 +1,5 @@
 //! Shared workload generators for the sluice benchmarks.
 
 pub mod plan_workload;
+pub mod rounds;
 pub mod services;

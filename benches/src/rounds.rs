@@ -1,0 +1,41 @@
+//! Interleaved timing rounds, for the summaries the benches print after
+//! criterion's figures: every peer measured in turn, round after round, so
+//! that ratios compare figures taken side by side on a shared machine.
+
+use std::time::{Duration, Instant};
+
+/// Mean time of one call of `frame` over about `budget`, in nanoseconds.
+pub fn mean_ns(mut frame: impl FnMut(), budget: Duration) -> f64 {
+    let mut calls = 0u64;
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        for _ in 0..16 {
+            frame();
+        }
+        calls += 16;
+    }
+    start.elapsed().as_nanos() as f64 / calls as f64
+}
+
+/// Per peer, the median over `rounds` of [`mean_ns`] (each `budget` long),
+/// the peers measured in turn within each round.
+pub fn interleaved_medians<P>(
+    peers: &mut [P],
+    rounds: usize,
+    budget: Duration,
+    mut frame: impl FnMut(&mut P),
+) -> Vec<f64> {
+    let mut samples = vec![Vec::with_capacity(rounds); peers.len()];
+    for _ in 0..rounds {
+        for (peer, samples) in peers.iter_mut().zip(&mut samples) {
+            samples.push(mean_ns(|| frame(peer), budget));
+        }
+    }
+    samples
+        .iter_mut()
+        .map(|s| {
+            s.sort_by(f64::total_cmp);
+            s[rounds / 2]
+        })
+        .collect()
+}
