@@ -98,5 +98,5 @@ pub use world::{
     FixedTime, FrameTime, FunctionMarker, IntoChain, IntoFactory, IntoSystem, IterationError,
     MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch,
     Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration,
-    UnbuiltDeclaration, World,
+    UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker, World,
 };

@@ -85,7 +85,44 @@ where
 
 /// The declaration the macro emits beside a `#[system]` that did not
 /// compile: the function is kept as written (its body still checked, its
-/// direct calls still valid). It is never built: the errors stop the build.
-/// (Registering it is a second error: a blanket `IntoSystem` for any
-/// function returning this token made diverging closures ambiguous.)
+/// direct calls still valid), and registering it compiles too, so one
+/// mistake gives one error. It is never built: the errors stop the build.
 pub trait UnbuiltDeclaration: 'static {}
+
+/// A function returning an [`UnbuiltDeclaration`]'s token, with `Args` its
+/// parameters (any types: the parameter that is wrong is the error).
+pub trait UnbuiltFn<Marker> {}
+
+/// Marks the [`IntoSystem`] impl for a `#[system]` that did not compile.
+#[derive(Debug)]
+pub struct UnbuiltMarker<M>(PhantomData<M>);
+
+macro_rules! impl_unbuilt {
+    ($($arg:ident),*) => {
+        impl<F, D: UnbuiltDeclaration, $($arg),*> UnbuiltFn<(D, $($arg,)*)> for F
+        where
+            F: Fn($($arg),*) -> Declared<D>,
+        {
+        }
+    };
+}
+
+impl_unbuilt!();
+impl_unbuilt!(A0);
+impl_unbuilt!(A0, A1);
+impl_unbuilt!(A0, A1, A2);
+impl_unbuilt!(A0, A1, A2, A3);
+impl_unbuilt!(A0, A1, A2, A3, A4);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5, A6);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5, A6, A7);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5, A6, A7, A8);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5, A6, A7, A8, A9);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10);
+impl_unbuilt!(A0, A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11);
+
+impl<M: 'static, F: UnbuiltFn<M>> IntoSystem<UnbuiltMarker<M>> for F {
+    fn into_system(self) -> NodeSpec {
+        unreachable!("this system did not compile")
+    }
+}

@@ -49,7 +49,9 @@ pub(crate) use commands::CommandQueue;
 pub use commands::{Commands, EntityCommands};
 pub use context::Context;
 pub(crate) use declared::DeclaredBody;
-pub use declared::{Declared, DeclaredMarker, SystemDeclaration, UnbuiltDeclaration};
+pub use declared::{
+    Declared, DeclaredMarker, SystemDeclaration, UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker,
+};
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
