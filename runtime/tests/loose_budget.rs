@@ -105,7 +105,12 @@ fn run_iteration_returns_with_a_self_waking_prioritized_task() {
                 polls.load(Ordering::Relaxed) <= iteration * DEFAULT_PRIORITIZED_BUDGET,
                 "{executor:?}"
             );
-            assert_eq!(world.prioritized_overruns(), iteration, "{executor:?}");
+            assert_eq!(
+                world.prioritized_overruns(),
+                iteration,
+                "{executor:?}: {} polls",
+                polls.load(Ordering::Relaxed)
+            );
         }
     }
 }

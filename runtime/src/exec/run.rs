@@ -290,7 +290,9 @@ impl RunSlot {
         // in, only a waker outside the run can add to it.
         // SAFETY:
         // - The caller holds the hold, so the run is open and its parameters
-        //   are valid; `params.loose`, when set, is valid while it is open.
+        //   are valid; `params.loose`, when set, is valid while it is open,
+        //   and still after this call closes it: it points at the caller's
+        //   own `LooseTasks`, borrowed until the caller's run returns.
         let tasks = unsafe { self.params().loose.as_ref() };
         if let Some(tasks) = tasks
             && !self.is_aborted()
@@ -298,14 +300,19 @@ impl RunSlot {
         {
             return false;
         }
-        self.state
+        let closed = self
+            .state
             .compare_exchange(
                 state,
                 state & !ACTIVE_MASK,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             )
-            .is_ok()
+            .is_ok();
+        if closed && let Some(tasks) = tasks {
+            self.record_overrun_at_close(tasks);
+        }
+        closed
     }
 
     /// The active count (1: only the caller's hold is left).
@@ -750,16 +757,25 @@ impl RunSlot {
     }
 
     /// Takes one poll from the run's prioritized budget; `false` once it is
-    /// spent (the first refusal of the run records the overrun). A poll
-    /// taken and then not made (another thread popped the task first) is
-    /// lost: the budget bounds the polls, it does not promise them.
+    /// spent. A poll taken and then not made (another thread popped the
+    /// task first) is lost: the budget bounds the polls, it does not
+    /// promise them. The overrun is recorded when the run closes
+    /// ([`record_overrun_at_close`](Self::record_overrun_at_close)).
     fn take_prioritized_poll(&self, tasks: &LooseShared) -> bool {
         let budget = tasks.prioritized_budget();
-        let taken = self.prioritized_polls.fetch_add(1, Ordering::Relaxed);
-        if taken == budget {
+        self.prioritized_polls.fetch_add(1, Ordering::Relaxed) < budget
+    }
+
+    /// At the close of a run: a run that spent its prioritized budget with
+    /// prioritized tasks still queued (one that woke itself included) is an
+    /// overrun. Counted here, once per run by the closing caller, because
+    /// the thread that took the budget's last poll may have found the
+    /// queue empty for a moment (another thread was polling its task).
+    fn record_overrun_at_close(&self, tasks: &LooseShared) {
+        let budget = tasks.prioritized_budget();
+        if tasks.has_prioritized() && self.prioritized_polls.load(Ordering::Relaxed) >= budget {
             tasks.record_overrun(budget);
         }
-        taken < budget
     }
 
     /// Whether the regular window of this run is still open; `start` opens it
