@@ -99,7 +99,7 @@ fn run_and_check(graph: &CompiledGraph, extra: impl Fn(&NodeContext<'_>) + Sync)
 /// continuation. Either way 2 runs once, on the caller, after 1.
 #[test]
 fn a_pinned_node_released_by_the_worker_runs_on_the_caller() {
-    loom::model(|| {
+    sluice::model(|| {
         let graph = CompiledGraph::from_edges(3, &[(1, 2)])
             .unwrap()
             .with_pinned([2])
@@ -115,7 +115,7 @@ fn a_pinned_node_released_by_the_worker_runs_on_the_caller() {
 /// 1 finish: loom reports the deadlock.
 #[test]
 fn the_worker_does_not_wait_for_a_pinned_node() {
-    loom::model(|| {
+    sluice::model(|| {
         let graph = CompiledGraph::from_edges(3, &[(0, 1), (0, 2)])
             .unwrap()
             .with_pinned([1])
