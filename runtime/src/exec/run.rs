@@ -282,25 +282,20 @@ impl RunSlot {
         if active_of(state) != 1 {
             return false;
         }
-        // A visitor may have polled a loose task that was woken while it ran
-        // (its poller queues it again) and given its count back after the
-        // caller last looked for work: the Acquire load above sees that push,
-        // so look again before closing. Found work keeps the run open for the
-        // caller's next round; once the queue is seen empty with no visitor
-        // in, only a waker outside the run can add to it.
         // SAFETY:
         // - The caller holds the hold, so the run is open and its parameters
-        //   are valid; `params.loose`, when set, is valid while it is open,
-        //   and still after this call closes it: it points at the caller's
-        //   own `LooseTasks`, borrowed until the caller's run returns.
+        //   are valid; `params.loose`, when set, stays valid after this call
+        //   closes the run: it points at the caller's own `LooseTasks`,
+        //   borrowed until the caller's run returns.
         let tasks = unsafe { self.params().loose.as_ref() };
-        if let Some(tasks) = tasks
-            && !self.is_aborted()
-            && self.loose_pending(tasks)
-        {
-            return false;
-        }
-        let closed = self
+        // Close first, then look at the loose queues. Looking first is an
+        // ABA: between the look and the swap a visitor could join, pop a
+        // task that wakes itself, poll it, queue it again and leave, and
+        // the state word would be what the caller read, so the swap would
+        // close a run with work still pending. Once closed, nobody joins,
+        // and the AcqRel swap sees every push made by a visitor before it
+        // gave its count back; only a waker outside the run can add more.
+        if self
             .state
             .compare_exchange(
                 state,
@@ -308,11 +303,21 @@ impl RunSlot {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             )
-            .is_ok();
-        if closed && let Some(tasks) = tasks {
+            .is_err()
+        {
+            return false;
+        }
+        if let Some(tasks) = tasks {
+            if !self.is_aborted() && self.loose_pending(tasks) {
+                // Reopen for the caller's next round. Nothing wrote the word
+                // while it read closed (joins refuse a closed run and only
+                // this caller opens), so storing `state` back is exact.
+                self.state.store(state, Ordering::Release);
+                return false;
+            }
             self.record_overrun_at_close(tasks);
         }
-        closed
+        true
     }
 
     /// The active count (1: only the caller's hold is left).
@@ -914,6 +919,35 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
                 slot.release(held, registry, Some(worker.index));
                 return;
             }
+        }
+    }
+}
+
+/// Runs `node` of a serial run on the run's caller, under the caller's
+/// hold: no count is taken or given back for it (nothing else runs, and the
+/// caller waits for a deferred node before the next). Whether the node
+/// deferred (its completion holds a count of its own until it finishes).
+///
+/// # Safety
+///
+/// - `slot` is a serial run, open, of `worker`'s registry; `worker` is its
+///   caller and holds the hold.
+#[inline]
+pub(crate) unsafe fn execute_serial_node(slot: &RunSlot, node: u32, worker: &WorkerThread) -> bool {
+    // SAFETY:
+    // - The caller's hold stands in for the node's count.
+    match unsafe { slot.run_body(node, worker) } {
+        BodyEnd::Handed => true,
+        BodyEnd::Complete | BodyEnd::Failed => {
+            // SAFETY:
+            // - The hold is held, so the run is open.
+            let params = unsafe { slot.params() };
+            if let Some(epoch) = params.epoch {
+                // SAFETY:
+                // - `params.state` is valid while the run is open.
+                unsafe { &*params.state }.timings.end(node, epoch);
+            }
+            false
         }
     }
 }

@@ -6,7 +6,7 @@ use std::fmt;
 use super::graph::CompiledGraph;
 use super::loose::LooseTasks;
 use super::pool::{Registry, serial_registry};
-use super::run::{NodeContext, NodeFailure, NodeOutcome, RunParams, execute_node};
+use super::run::{NodeContext, NodeFailure, NodeOutcome, RunParams, execute_serial_node};
 use super::state::ExecutionState;
 use crate::sync::Arc;
 
@@ -82,7 +82,7 @@ fn run_serial<'scope, F>(
 where
     F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
 {
-    state.prepare(graph);
+    state.prepare_serial(graph);
     let epoch = state.timings.begin_run(true);
     let failure = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
@@ -97,16 +97,21 @@ where
             if slot.is_aborted() {
                 break;
             }
-            slot.acquire(1);
             // SAFETY:
-            // - `slot` is a run slot of `worker`'s registry, and the node's
-            //   count was just added; the job is run exactly once, here.
-            unsafe { execute_node(std::ptr::from_ref(slot).cast(), node, worker) };
-            // A deferred node: run its batch slices (or wait for its
-            // completion) before the next node starts.
-            worker.wait_until(Some(slot), false, only_hold_left, only_hold_left);
+            // - `slot` is this seat's serial run, open, and this thread is
+            //   its caller holding the hold.
+            let deferred = unsafe { execute_serial_node(slot, node, worker) };
+            if deferred {
+                // Run its batch slices (or wait for its completion) before
+                // the next node starts.
+                worker.wait_until(Some(slot), false, only_hold_left, only_hold_left);
+            }
         }
-        worker.wait_until(Some(slot), true, || slot.try_close(), only_hold_left);
+        // Nothing queued is the common end: close at once, without the
+        // work loop's first look at the queues.
+        if !slot.try_close() {
+            worker.wait_until(Some(slot), true, || slot.try_close(), only_hold_left);
+        }
         slot.take_failure()
     });
     state.timings.finish_run();

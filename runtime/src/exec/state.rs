@@ -135,6 +135,19 @@ impl ExecutionState {
     /// When the state was not made (or reset) for `graph`: on the caller's
     /// thread, before the run starts.
     pub(crate) fn prepare(&mut self, graph: &CompiledGraph) {
+        self.prepare_serial(graph);
+        // Node `k * L + line` is at `line * 16 + k` (see `pending_slot`).
+        let lines = 1 << self.pending_shift;
+        for (k, counts) in graph.predecessor_counts().chunks(lines).enumerate() {
+            for (line, &count) in counts.iter().enumerate() {
+                self.pending[line * PER_LINE as usize + k].set_exclusive(count);
+            }
+        }
+    }
+
+    /// [`prepare`](Self::prepare) without the pending predecessor counts,
+    /// which only a parallel run reads (the serial one runs in order).
+    pub(crate) fn prepare_serial(&mut self, graph: &CompiledGraph) {
         assert!(
             self.is_for(graph),
             "ExecutionState used with a graph it was not made for (call reset_for)"
@@ -145,13 +158,6 @@ impl ExecutionState {
             self.timings.resize(n);
         }
         debug_assert!(self.fits(n));
-        // Node `k * L + line` is at `line * 16 + k` (see `pending_slot`).
-        let lines = 1 << self.pending_shift;
-        for (k, counts) in graph.predecessor_counts().chunks(lines).enumerate() {
-            for (line, &count) in counts.iter().enumerate() {
-                self.pending[line * PER_LINE as usize + k].set_exclusive(count);
-            }
-        }
         self.ring.reset();
         self.pinned.reset();
     }

@@ -45,7 +45,21 @@ impl RunConditions {
     /// The node runs as a node of the world's current plan with `env` its
     /// environment ([`NodeBody::run`](crate::NodeBody::run)'s contract): the
     /// conditions' reads are part of its declared access.
+    #[inline]
     pub(crate) unsafe fn hold(&mut self, env: &NodeEnv<'_>) -> bool {
+        // Most nodes have no condition: no part or cursor to enter.
+        if self.conditions.is_empty() {
+            return true;
+        }
+        // SAFETY: the caller's guarantee.
+        unsafe { self.evaluate(env) }
+    }
+
+    /// [`hold`](Self::hold) for a node with conditions.
+    ///
+    /// # Safety
+    /// As [`hold`](Self::hold).
+    unsafe fn evaluate(&mut self, env: &NodeEnv<'_>) -> bool {
         let conditions = self.conditions.iter_mut().zip(&mut self.cursors);
         for (part, (condition, cursor)) in (1..).zip(conditions) {
             let _part = ReaderPart::enter(part);
