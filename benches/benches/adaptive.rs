@@ -27,7 +27,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, NodeSpec, World};
 use sluice_benches::plan_workload::XorShift;
-use sluice_benches::services::{R, insert_sluice};
+use sluice_benches::services::{R, ignore_ambiguities, insert_sluice};
 
 const SERVICES: usize = 16;
 const SIZES: [usize; 5] = [10, 16, 100, 256, 1_000];
@@ -99,6 +99,7 @@ fn world(workload: Workload, nodes: usize, executor: ExecutorKind) -> World {
     let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SERVICES);
+    ignore_ambiguities(&mut world);
     let mut rng = XorShift::new(SEED);
     for i in 0..nodes {
         let node = NodeBuilder::new(format!("system_{i}"));

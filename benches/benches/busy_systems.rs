@@ -21,7 +21,9 @@ use bevy_ecs::world::World as BevyWorld;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, World};
-use sluice_benches::services::{bevy_system, insert_sluice, register_bevy, with_accesses};
+use sluice_benches::services::{
+    bevy_system, ignore_ambiguities, insert_sluice, register_bevy, with_accesses,
+};
 
 const WORK: Duration = Duration::from_micros(50);
 const SYSTEMS: usize = 16;
@@ -74,6 +76,7 @@ fn sluice_world(shape: Shape, executor: ExecutorKind) -> World {
     let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SYSTEMS);
+    ignore_ambiguities(&mut world);
     for i in 0..SYSTEMS {
         let node = with_accesses(NodeBuilder::new(format!("busy_{i}")), &[shape.access(i)]);
         world.add_system(node.run(|_cx| spin()));

@@ -20,7 +20,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, World};
 use sluice_benches::plan_workload::{SystemSpec, systems_with};
-use sluice_benches::services::{bevy_system, insert_sluice, register_bevy, with_accesses};
+use sluice_benches::services::{
+    bevy_system, ignore_ambiguities, insert_sluice, register_bevy, with_accesses,
+};
 
 const SERVICES: usize = 16;
 const MAX_ACCESSES: usize = 3;
@@ -36,6 +38,7 @@ fn sluice_world(specs: &[SystemSpec], executor: ExecutorKind) -> World {
     let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SERVICES);
+    ignore_ambiguities(&mut world);
     for (i, spec) in specs.iter().enumerate() {
         let node = with_accesses(NodeBuilder::new(format!("system_{i}")), &spec.accesses);
         world.add_system(node.run(|_cx| {}));

@@ -8,6 +8,7 @@ use bevy_ecs::component::ComponentId;
 use bevy_ecs::prelude::Resource;
 use bevy_ecs::system::{FilteredResourcesMutParamBuilder, System, SystemParamBuilder};
 use bevy_ecs::world::{FilteredResourcesMut, World as BevyWorld};
+use sluice::plan::{AmbiguityLevel, PlanOptions};
 use sluice::{NodeBuilder, World};
 
 /// How many distinct service types there are.
@@ -50,6 +51,17 @@ pub fn with_accesses(node: NodeBuilder, accesses: &[(usize, bool)]) -> NodeBuild
     accesses
         .iter()
         .fold(node, |node, &(service, gated)| access(node, service, gated))
+}
+
+/// Turns off the SL0008 report for a world of these systems: their random
+/// accesses conflict by design, and its warnings (on stderr when nothing
+/// subscribes to `tracing`) would flood a bench's output. bevy's schedules
+/// do not look for ambiguities unless asked either.
+pub fn ignore_ambiguities(world: &mut World) {
+    world.set_plan_options(PlanOptions {
+        ambiguity: AmbiguityLevel::Ignore,
+        ..PlanOptions::default()
+    });
 }
 
 /// Inserts services `0..count` into a sluice world.
