@@ -28,6 +28,7 @@ use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, NodeSpec, World};
 use sluice_benches::plan_workload::XorShift;
 use sluice_benches::services::{R, ignore_ambiguities, insert_sluice};
+use sluice_benches::threads::bench_threads;
 
 const SERVICES: usize = 16;
 const SIZES: [usize; 5] = [10, 16, 100, 256, 1_000];
@@ -96,7 +97,7 @@ touching!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 /// A world of `nodes` systems of `workload` on `executor`, planned (one
 /// iteration run).
 fn world(workload: Workload, nodes: usize, executor: ExecutorKind) -> World {
-    let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
+    let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SERVICES);
     ignore_ambiguities(&mut world);

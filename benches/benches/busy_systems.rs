@@ -24,6 +24,7 @@ use sluice::{ExecutorKind, NodeBuilder, World};
 use sluice_benches::services::{
     bevy_system, ignore_ambiguities, insert_sluice, register_bevy, with_accesses,
 };
+use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
 const WORK: Duration = Duration::from_micros(50);
 const SYSTEMS: usize = 16;
@@ -73,7 +74,7 @@ impl Shape {
 }
 
 fn sluice_world(shape: Shape, executor: ExecutorKind) -> World {
-    let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
+    let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SYSTEMS);
     ignore_ambiguities(&mut world);
@@ -89,6 +90,7 @@ fn bevy_world(shape: Shape) -> (BevyWorld, Schedule) {
     let mut world = BevyWorld::new();
     let ids = register_bevy(&mut world, SYSTEMS);
     let mut schedule = Schedule::default();
+    init_bevy_pool(bench_threads());
     schedule.set_executor(MultiThreadedExecutor::new());
     match shape {
         Shape::Independent => {
@@ -145,10 +147,6 @@ impl Peer {
     }
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
-}
-
 fn busy_systems(c: &mut Criterion) {
     let mut group = c.benchmark_group("busy_systems");
     group
@@ -184,8 +182,8 @@ fn iteration_times(peer: &mut Peer, budget: Duration) -> Vec<Duration> {
 /// the least disturbed by other processes on a shared machine).
 fn summary() {
     const ROUNDS: usize = 5;
-    let cores = cores();
-    println!("\nbusy_systems summary ({cores} cores, {ROUNDS} interleaved rounds of 200 ms):");
+    let cores = bench_threads();
+    println!("\nbusy_systems summary ({cores} threads, {ROUNDS} interleaved rounds of 200 ms):");
     println!(
         "{:>12} {:>20} {:>9} {:>9} {:>9} {:>9} {:>16} {:>16}",
         "shape", "peer", "ideal", "p10", "median", "mean", "p10 overhead", "median overhead"

@@ -21,6 +21,10 @@
 //!   (`sluice_target`) and `ComponentRef::get` (`sluice_get`), bevy through
 //!   a second query's `get`, hecs through `World::get`.
 //!
+//! The parallel rows (`schedule`, `heavy_compute`) use
+//! `SLUICE_BENCH_THREADS`' largest count (up to 64) or every core, for
+//! sluice's pool, bevy's compute pool and rayon's global pool alike.
+//!
 //! The worlds are built outside the timing except in `simple_insert`.
 
 #![allow(missing_docs)]
@@ -30,7 +34,9 @@ use std::hint::black_box;
 use bevy_ecs::prelude::{Component, Query as BevyQuery, Schedule, World as BevyWorld};
 use bevy_ecs::schedule::MultiThreadedExecutor;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use sluice::exec::ThreadPool;
 use sluice::{NodeBuilder, Query, World};
+use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
 #[derive(Component, Clone, Copy)]
 struct Transform(#[allow(dead_code)] [f32; 16]);
@@ -225,9 +231,15 @@ fn bevy_ce(mut q: BevyQuery<(&mut SwapC, &mut SwapE)>) {
     }
 }
 
+/// A world whose pool has the bench's thread count (see
+/// `sluice_benches::threads`), for the rows that run in parallel.
+fn parallel_world() -> World {
+    World::with_pool(ThreadPool::new(bench_threads()).expect("pool"))
+}
+
 fn schedule(c: &mut Criterion) {
     let mut group = c.benchmark_group("ecs/schedule");
-    let mut world = World::new();
+    let mut world = parallel_world();
     spawn_swappers!(world);
     world.add_system(NodeBuilder::new("ab").system(sluice_ab));
     world.add_system(NodeBuilder::new("cd").system(sluice_cd));
@@ -240,6 +252,7 @@ fn schedule(c: &mut Criterion) {
     let mut bevy = BevyWorld::new();
     spawn_swappers!(bevy);
     let mut bevy_schedule = Schedule::default();
+    init_bevy_pool(bench_threads());
     bevy_schedule.set_executor(MultiThreadedExecutor::new());
     bevy_schedule.add_systems((bevy_ab, bevy_cd, bevy_ce));
     bevy_schedule.run(&mut bevy);
@@ -376,7 +389,7 @@ fn bevy_heavy(mut q: BevyQuery<(&mut Matrix, &mut Position)>) {
 
 fn heavy_compute(c: &mut Criterion) {
     let mut group = c.benchmark_group("ecs/heavy_compute");
-    let mut world = World::new();
+    let mut world = parallel_world();
     world.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
     world.add_par_query::<(&mut Matrix, &mut Position), ()>(
         NodeBuilder::new("heavy"),
@@ -388,7 +401,7 @@ fn heavy_compute(c: &mut Criterion) {
         b.iter(|| world.run_iteration().expect("runs"))
     });
 
-    let mut world = World::new();
+    let mut world = parallel_world();
     world.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
     world.add_system(NodeBuilder::new("heavy").system(sluice_heavy));
     world.run_iteration().expect("the heavy system plans");
@@ -399,6 +412,7 @@ fn heavy_compute(c: &mut Criterion) {
     let mut bevy = BevyWorld::new();
     bevy.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
     let mut bevy_schedule = Schedule::default();
+    init_bevy_pool(bench_threads());
     bevy_schedule.set_executor(MultiThreadedExecutor::new());
     bevy_schedule.add_systems(bevy_heavy);
     bevy_schedule.run(&mut bevy);
@@ -406,6 +420,10 @@ fn heavy_compute(c: &mut Criterion) {
 
     let mut hecs = hecs::World::new();
     hecs.spawn_batch((0..HEAVY_ENTITIES).map(|_| heavy_bundle()));
+    // rayon's global pool is made once; a second build is refused.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(bench_threads())
+        .build_global();
     group.bench_function("hecs_rayon", |b| {
         use rayon::iter::{ParallelBridge, ParallelIterator};
         b.iter(|| {

@@ -23,6 +23,7 @@ use sluice_benches::plan_workload::{SystemSpec, systems_with};
 use sluice_benches::services::{
     bevy_system, ignore_ambiguities, insert_sluice, register_bevy, with_accesses,
 };
+use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
 const SERVICES: usize = 16;
 const MAX_ACCESSES: usize = 3;
@@ -35,7 +36,7 @@ fn specs(nodes: usize) -> Vec<SystemSpec> {
 
 /// A sluice world holding the systems of `specs`, planned (one iteration run).
 fn sluice_world(specs: &[SystemSpec], executor: ExecutorKind) -> World {
-    let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
+    let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SERVICES);
     ignore_ambiguities(&mut world);
@@ -59,7 +60,10 @@ fn bevy_world(specs: &[SystemSpec], executor: BevyExecutor) -> (BevyWorld, Sched
     let ids = register_bevy(&mut world, SERVICES);
     let mut schedule = Schedule::default();
     match executor {
-        BevyExecutor::MultiThreaded => schedule.set_executor(MultiThreadedExecutor::new()),
+        BevyExecutor::MultiThreaded => {
+            init_bevy_pool(bench_threads());
+            schedule.set_executor(MultiThreadedExecutor::new())
+        }
         BevyExecutor::SingleThreaded => schedule.set_executor(SingleThreadedExecutor::new()),
     };
     for spec in specs {

@@ -1,13 +1,17 @@
 //! `game`: one frame of `sluice-game` (feed handshake plus `World::update`)
 //! at the default size (20,000 units) and at 10x (200,000), on one thread
-//! and on every core.
+//! and on more.
+//!
+//! The thread counts are `SLUICE_BENCH_THREADS`' (up to 64), or 1 and every
+//! core (`sluice_benches::threads`).
 //!
 //! After criterion's figures a summary runs each game again for a fixed
-//! number of frames with per-node timing on and prints, per size: the mean
-//! update time on 1 thread and on all cores, the speed-up, and the share of
-//! the 1-thread update time spent outside node bodies (the executor, the
-//! loose-task window and the iteration boundary):
-//! `1 - sum(node time) / update time`. The fixed plan's nodes count as
+//! number of frames with per-node timing on and prints, per size and thread
+//! count: the mean update time, the speed-up over 1 thread, the parallel
+//! efficiency (speed-up / threads), and the share of the threads' time
+//! spent outside node bodies (idle and waking, the executor, the loose-task
+//! window and the iteration boundary):
+//! `1 - sum(node time) / (update time * threads)`. The fixed plan's nodes count as
 //! their last step's time times the frame's steps (the runtime keeps only
 //! the last step's timings). `--summary-only` skips criterion.
 
@@ -16,21 +20,12 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
+use sluice_benches::threads::thread_counts;
 use sluice_game::{Config, Game};
 
 const SIZES: [usize; 2] = [20_000, 200_000];
 /// Frames run before measuring, so the armies are in battle.
 const WARM_UP_FRAMES: u64 = 240;
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
-}
-
-fn thread_counts() -> Vec<usize> {
-    let mut counts = vec![1, cores()];
-    counts.dedup();
-    counts
-}
 
 fn game(entities: usize, threads: usize, timing: bool) -> Game {
     let config = Config {
@@ -82,29 +77,29 @@ fn measure(entities: usize, threads: usize, frames: u64) -> (Duration, f64) {
 }
 
 fn summary() {
-    let all = cores();
+    let counts = thread_counts();
     println!(
         "\ngame summary (mean update time after {WARM_UP_FRAMES} warm-up frames, per-node timing on)"
     );
     println!(
-        "{:>9} | {:>12} | {:>12} | {:>8} | {:>26}",
-        "units",
-        "1 thread",
-        format!("{all} threads"),
-        "speed-up",
-        "outside nodes (1 thread)"
+        "{:>9} | {:>7} | {:>12} | {:>8} | {:>10} | {:>14}",
+        "units", "threads", "update", "speed-up", "efficiency", "outside nodes"
     );
     for entities in SIZES {
         let frames = if entities > 50_000 { 60 } else { 300 };
-        let (one, in_nodes) = measure(entities, 1, frames);
-        let (many, _) = measure(entities, all, frames);
-        println!(
-            "{entities:>9} | {:>9.3} ms | {:>9.3} ms | {:>7.2}x | {:>25.1}%",
-            one.as_secs_f64() * 1e3,
-            many.as_secs_f64() * 1e3,
-            one.as_secs_f64() / many.as_secs_f64(),
-            100.0 * (1.0 - in_nodes),
-        );
+        let mut one = None;
+        for &threads in &counts {
+            let (update, in_nodes) = measure(entities, threads, frames);
+            // The speed-up is against 1 thread when 1 is among the counts.
+            let base = *one.get_or_insert((threads, update));
+            let speed_up = base.1.as_secs_f64() / update.as_secs_f64() * base.0 as f64;
+            println!(
+                "{entities:>9} | {threads:>7} | {:>9.3} ms | {speed_up:>7.2}x | {:>9.1}% | {:>13.1}%",
+                update.as_secs_f64() * 1e3,
+                100.0 * speed_up / threads as f64,
+                100.0 * (1.0 - in_nodes / threads as f64),
+            );
+        }
     }
 }
 

@@ -126,6 +126,23 @@ fn wide_graphs_overflow_without_losing_nodes() {
     }
 }
 
+/// Ready for more cores (issue 21): pools of 8, 16 and 64 threads (more
+/// threads than this machine has cores) run wide and deep graphs with every
+/// node once, after its predecessors, and shut down.
+#[test]
+fn pools_up_to_64_threads_keep_the_order() {
+    let graph = diamond_and_more();
+    for threads in if cfg!(miri) {
+        &[3][..]
+    } else {
+        &[8, 16, 64][..]
+    } {
+        let pool = pool(*threads);
+        assert_eq!(pool.num_threads(), *threads);
+        check_order_with(&parallel(&pool), &graph, scaled(20, 1));
+    }
+}
+
 /// Issue 8, finding 2: a pooled state made for 65 nodes (a 65-slot ready
 /// ring, 128 pending slots) reused for a graph of 66..=128 nodes. Before the
 /// fix, `reset_for` kept the short ring because the pending array was long
