@@ -209,6 +209,7 @@ fn ticks_allocate_nothing() {
     }
     // In the same test function: nothing else allocates meanwhile.
     query_frames_allocate_nothing();
+    init_scratch_frames_allocate_nothing();
     script_ticks_allocate_nothing();
     spike_watch_frames_allocate_nothing();
     pinned_frames_allocate_nothing(&pools);
@@ -278,6 +279,67 @@ fn query_frames_allocate_nothing() {
             allocations, 0,
             "{executor:?}: {allocations} allocations in {frames} query frames"
         );
+    }
+}
+
+/// Scratch lists for `par_for_each_init`, stocked before the frames.
+struct ScratchLists(sluice_collections::Pool<Vec<f32>>);
+
+/// A steady frame of a `par_for_each_init` system whose per-thread state is
+/// a scratch list taken from a pool (and given back when the thread's run
+/// ends), on every executor at 1, 2 and 4 threads: no allocation, neither
+/// by the runners nor by the state they make once per thread.
+fn init_scratch_frames_allocate_nothing() {
+    use sluice::{ExecutorKind, NodeBuilder, Query, World};
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        for threads in [1, 2, 4] {
+            let mut world = World::with_pool(ThreadPool::new(threads).unwrap());
+            world.set_executor(executor);
+            let lists = sluice_collections::Pool::new(8);
+            for _ in 0..8 {
+                lists.give_back(Vec::with_capacity(4));
+            }
+            world.insert(ScratchLists(lists));
+            world.spawn_batch((0..2_000).map(|i| (Pos(i as f32), Vel(1.0))));
+            world.add_system(NodeBuilder::new("scratch").system(
+                |mut q: Query<(&Pos, &mut Vel)>, lists: &ScratchLists| {
+                    q.par_for_each_init_sliced(
+                        16,
+                        || lists.0.take(),
+                        |list, (pos, vel)| {
+                            list.clear();
+                            list.extend([pos.0, vel.0, 1.0]);
+                            vel.0 = list[1] + list[2] - 1.0;
+                        },
+                    );
+                },
+            ));
+            for _ in 0..5 {
+                world.run_iteration().unwrap();
+            }
+            while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let frames = 20;
+            let allocations = allocations_during(|| {
+                for _ in 0..frames {
+                    world.run_iteration().unwrap();
+                }
+            });
+            assert_eq!(
+                allocations, 0,
+                "{executor:?}, {threads} threads: {allocations} allocations in {frames} frames"
+            );
+            assert_eq!(
+                world.get::<ScratchLists>().unwrap().0.idle(),
+                8,
+                "lists back"
+            );
+        }
     }
 }
 
