@@ -59,7 +59,9 @@ pub trait FactoryDeclaration: 'static {
 /// a plain factory producing its own token.
 pub struct Declared<D, R = ()> {
     value: R,
-    _declaration: PhantomData<(fn() -> D, Cell<()>)>,
+    _declaration: PhantomData<fn() -> D>,
+    /// Keeps it from being `Sync`, so never a service.
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 impl<D> Declared<D> {
@@ -78,6 +80,7 @@ impl<D, R> Declared<D, R> {
         Declared {
             value,
             _declaration: PhantomData,
+            _not_sync: PhantomData,
         }
     }
 
