@@ -9,70 +9,17 @@
 
 #![cfg(not(loom))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use sluice_collections::{GetOrAddMap, PooledList, pooled_list};
 
-struct Counting;
+// The workspace's one counting allocator (beside the runtime's allocation
+// tests, which share it).
+#[path = "../../runtime/tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    /// Whether this thread's allocations are counted. A `const` cell with
-    /// no destructor: reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY:
-// - Every call is forwarded unchanged to `System`, which upholds the
-//   `GlobalAlloc` contract; the counter has no effect on the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY:
-        // - Forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_alloc::{Counting, Threads, allocations_during};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Counts allocations made by `f` on this thread.
-fn allocations_during(f: impl FnOnce()) -> usize {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.with(|counting| counting.set(true));
-    f();
-    COUNTING.with(|counting| counting.set(false));
-    ALLOCATIONS.load(Ordering::SeqCst)
-}
 
 /// What a registry of names might store: built from the key and the state.
 fn describe(name: &str, base: u32, scale: u32, label: &'static str) -> (String, u32) {
@@ -85,7 +32,7 @@ fn hits_and_steady_lists_allocate_nothing() {
     let keys = ["hp", "armor", "speed", "mana"];
     let base = 7;
     // Misses allocate: the owned key, the value, the map's storage.
-    let misses = allocations_during(|| {
+    let misses = allocations_during(Threads::This, || {
         for key in keys {
             let value = names.get_or_add3(key, base, 2, "service ", describe);
             assert_eq!(value.1, base + 2 * key.len() as u32);
@@ -94,7 +41,7 @@ fn hits_and_steady_lists_allocate_nothing() {
     assert!(misses >= keys.len(), "misses made {misses} allocations");
 
     let rounds = if cfg!(miri) { 3 } else { 1_000 };
-    let hits = allocations_during(|| {
+    let hits = allocations_during(Threads::This, || {
         for _ in 0..rounds {
             for key in keys {
                 let one = names.get_or_add(key, base, |name, base| (name.to_owned(), base));
@@ -123,7 +70,7 @@ fn hits_and_steady_lists_allocate_nothing() {
         assert_eq!(list.len(), 32);
     };
     frame(0);
-    let steady = allocations_during(|| {
+    let steady = allocations_during(Threads::This, || {
         for n in 1..=rounds as u64 {
             frame(n);
         }

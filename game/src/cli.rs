@@ -11,7 +11,8 @@ pub const USAGE: &str = "\
 usage: sluice-game [OPTIONS]
 
 Runs the headless game for a fixed number of frames and prints per-frame
-timing, the plans' stage views and a checksum of the final state.
+timing, the plans' stage views, the plan's diagnostics and a checksum of the
+final state.
 
 options:
   --threads N    threads of the world's pool, 1 up to the core count (default: all cores)

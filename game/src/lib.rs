@@ -17,8 +17,8 @@
 //! - [`particles`]: a batch processor;
 //! - [`scripts`]: durable scripts on the simulation clock: the wave
 //!   spawner and the opening cutscene;
-//! - [`report`]: timing, the spike watch's list, the stage views and a
-//!   checksum of the final state.
+//! - [`report`]: timing, the spike watch's list, the stage views, the
+//!   plan's diagnostics (SL0008 warnings) and a checksum of the final state.
 //!
 //! All of it is organised in phases, groups and stages. Every run with the
 //! same [`Config`] (frames, entities) ends with the same checksum, whatever

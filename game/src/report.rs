@@ -1,6 +1,6 @@
 //! What a run reports: per-frame timing (mean, p99, the window's peak from a
-//! `RingHistory`, the busiest node), the plans' stage views per cadence,
-//! and a checksum of the final world state.
+//! `RingHistory`, the busiest node), the plans' stage views and
+//! diagnostics per cadence, and a checksum of the final world state.
 
 use std::fmt::{self, Write as _};
 use std::time::Duration;
@@ -74,6 +74,9 @@ pub struct RunReport {
     pub node_names: Vec<String>,
     /// Both cadences' stage views, one line per stage.
     pub stages: String,
+    /// The plan's diagnostics (`world.plan()?.diagnostics()`: warnings
+    /// such as SL0008, found over both cadences), one line each.
+    pub diagnostics: Vec<String>,
     /// The final state's checksum.
     pub checksum: u64,
     /// Wall time of the whole run (feeding included).
@@ -99,6 +102,7 @@ impl RunReport {
             node_totals: Vec::new(),
             node_names: Vec::new(),
             stages: String::new(),
+            diagnostics: Vec::new(),
             checksum: 0,
             wall: Duration::ZERO,
             state: String::new(),
@@ -153,6 +157,7 @@ impl RunReport {
         self.stages.clear();
         stage_view(&mut self.stages, "fixed ", plans.fixed());
         stage_view(&mut self.stages, "", plans.variable());
+        self.diagnostics = diagnostic_lines(plans.variable());
         self.spikes = game
             .world()
             .spikes()
@@ -215,6 +220,7 @@ impl fmt::Display for RunReport {
         let frames = self.samples.len();
         writeln!(f, "plan stages per cadence:")?;
         write!(f, "{}", self.stages)?;
+        self.write_diagnostics(f)?;
         writeln!(f)?;
         writeln!(
             f,
@@ -252,6 +258,19 @@ impl fmt::Display for RunReport {
 }
 
 impl RunReport {
+    /// The plans' diagnostics section: every warning the planner reported,
+    /// or that there was none.
+    fn write_diagnostics(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.diagnostics.is_empty() {
+            return writeln!(f, "plan diagnostics: none");
+        }
+        writeln!(f, "plan diagnostics: {}", self.diagnostics.len())?;
+        for line in &self.diagnostics {
+            writeln!(f, "  {line}")?;
+        }
+        Ok(())
+    }
+
     fn write_spikes(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = |time: Duration| time.as_secs_f64() * 1e3;
         writeln!(
@@ -279,6 +298,13 @@ impl RunReport {
         }
         Ok(())
     }
+}
+
+/// One line per diagnostic of `plan`, as the report prints them
+/// (`warning[SL0008]: ..`). The planner looks over both cadences at once,
+/// so the variable plan (the one `world.plan()` returns) holds them all.
+pub fn diagnostic_lines(plan: &Plan) -> Vec<String> {
+    plan.diagnostics().iter().map(ToString::to_string).collect()
 }
 
 fn stage_view(out: &mut String, label: &str, plan: &Plan) {

@@ -1,12 +1,12 @@
 //! Stage three of the pipeline, the parts every node kind shares: the
-//! builder chain, the item shapes (a unit struct for a free function, an
-//! added associated function for a method), and the fallback emitted beside
-//! the errors.
+//! builder chain, a method's shape (kept, with an added associated function
+//! returning its `NodeSpec`), and a method's fallback emitted beside the
+//! errors. A free function's shape is `declared.rs`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use sluice_rules::{NodeKind, Schedule, SiblingOrder};
-use syn::{Attribute, Ident, Signature};
+use syn::{Attribute, Signature};
 
 use crate::parse::Node;
 
@@ -90,46 +90,20 @@ pub(crate) fn run_ifs(node: &Node) -> TokenStream {
     quote!(#(.run_if(#conditions))*)
 }
 
-/// The function the node's body calls: `Self::run` for a free function
-/// (inside the impls of its unit struct), `Self::method` for a method.
+/// The function a method's node body calls: `Self::method`.
 pub(crate) fn callee(node: &Node) -> TokenStream {
-    if node.is_method() {
-        let ident = &node.item.sig.ident;
-        quote!(Self::#ident)
-    } else {
-        quote!(Self::run)
-    }
-}
-
-fn is_doc(attr: &Attribute) -> bool {
-    attr.path().is_ident("doc")
+    let ident = &node.item.sig.ident;
+    quote!(Self::#ident)
 }
 
 fn is_cfg(attr: &Attribute) -> bool {
     attr.path().is_ident("cfg")
 }
 
-/// The registration trait, its method, and the name of the associated
-/// function added beside a method, for `kind`.
-fn registration(kind: NodeKind, method: &Ident) -> (TokenStream, Ident, Ident) {
-    match kind {
-        NodeKind::Factory => (
-            quote!(::sluice::IntoFactory<()>),
-            format_ident!("into_factory"),
-            format_ident!("{}_factory", method),
-        ),
-        _ => (
-            quote!(::sluice::IntoSystem<()>),
-            format_ident!("into_system"),
-            format_ident!("{}_system", method),
-        ),
-    }
-}
-
-/// Emits the node's items. `run_sig` is the function's signature as it is
-/// kept (factories rewrite `Out`/`Next`); `spec` builds the `NodeSpec`,
-/// calling the function through [`callee`]. With `fallback`, the function is
-/// kept but `spec` is never run (the errors beside it stop the build).
+/// Emits a method's items: the method as kept (`run_sig`: factories
+/// rewrite `Out`/`Next`) and `<method>_system()` / `<method>_factory()`
+/// returning `spec`, which calls the method through [`callee`]. With
+/// `fallback`, `spec` is never run (the errors beside it stop the build).
 pub(crate) fn emit(
     node: &Node,
     run_sig: Signature,
@@ -143,71 +117,32 @@ pub(crate) fn emit(
     let attrs = &item.attrs;
     let ident = &item.sig.ident;
     let cfgs: Vec<&Attribute> = attrs.iter().filter(|a| is_cfg(a)).collect();
-    let (trait_path, into_fn, added_fn) = registration(kind, ident);
+    let (added_fn, register_with) = match kind {
+        NodeKind::Factory => (format_ident!("{}_factory", ident), "add_factory"),
+        _ => (format_ident!("{}_system", ident), "add_system"),
+    };
     let allow_unused = fallback.then(|| quote!(#[allow(dead_code)]));
-    let name = node.checked.signature.name();
-    let register_with = match kind {
-        NodeKind::Factory => "add_factory",
-        _ => "add_system",
-    };
-    if node.is_method() {
-        let doc = format!(
-            "The {} `{name}` declared by `{ident}`'s signature, for `world.{register_with}(Self::{added_fn}())`.",
-            kind.attribute_name(),
-        );
-        return quote! {
-            #(#attrs)*
-            #vis #run_sig #block
-
-            #[doc = #doc]
-            #(#cfgs)*
-            #allow_unused
-            #vis fn #added_fn() -> ::sluice::NodeSpec {
-                #spec
-            }
-        };
-    }
-    let docs: Vec<&Attribute> = attrs.iter().filter(|a| is_doc(a)).collect();
-    let run_doc = docs.is_empty().then(|| {
-        let doc = format!(
-            "The function `{ident}` as written: the body of the {} `{name}`.",
-            kind.attribute_name()
-        );
-        quote!(#[doc = #doc])
-    });
-    let run_sig = Signature {
-        ident: Ident::new("run", ident.span()),
-        ..run_sig
-    };
-    let struct_ident = ident.clone();
+    let doc = format!(
+        "The {} `{}` declared by `{ident}`'s signature, for `world.{register_with}(Self::{added_fn}())`.",
+        kind.attribute_name(),
+        node.checked.signature.name(),
+    );
     quote! {
-        #(#docs)*
-        #(#cfgs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy, Debug)]
-        #vis struct #struct_ident;
+        #(#attrs)*
+        #vis #run_sig #block
 
+        #[doc = #doc]
         #(#cfgs)*
         #allow_unused
-        impl #struct_ident {
-            #(#attrs)*
-            #run_doc
-            #vis #run_sig #block
-        }
-
-        #(#cfgs)*
-        impl #trait_path for #struct_ident {
-            #[inline]
-            fn #into_fn(self) -> ::sluice::NodeSpec {
-                #spec
-            }
+        #vis fn #added_fn() -> ::sluice::NodeSpec {
+            #spec
         }
     }
 }
 
-/// The items emitted beside the errors: the function kept (so its name and
-/// `name::run` resolve) and a registration that is never reached, so later
-/// uses of the name raise no error of their own.
+/// The items emitted beside a method's errors: the method kept and a
+/// registration that is never reached, so later uses of its name raise no
+/// error of their own.
 pub(crate) fn fallback(node: &Node) -> TokenStream {
     let run_sig = match node.checked.signature.kind {
         NodeKind::Factory => crate::factory::rewrite_signature(node),

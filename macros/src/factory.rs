@@ -7,20 +7,27 @@
 //! `Next<'_, T>`, and a `Next<T>` in the return type becomes `T` (the body
 //! returns the value; the macro routes it to the next iteration through a
 //! `Next<'_, T>` handle spelled with the user's path).
-//! Then:
+//! A free factory keeps its name as a plain function item returning
+//! `::sluice::Declared<D, R>` (see `declared.rs`; `R` the rewritten return
+//! type), whose `FactoryDeclaration` impl writes the registration with a
+//! nested body function calling the factory by name; a method keeps its
+//! name and gains `<method>_factory()`. The registration, by the shape of
+//! the outputs:
 //!
-//! - no return value: `NodeBuilder::system(f)` (the `Out` parameters make it
-//!   a factory);
-//! - one plain return value: `NodeBuilder::factory(f)`;
-//! - a tuple, or a `Next<T>`: a non-capturing closure that takes the inputs
-//!   plus one `Out`/`Next` parameter per output, calls `f`, destructures the
-//!   tuple and sets each output.
+//! - no return value: `NodeBuilder::system(body)` (the `Out` parameters make
+//!   it a factory);
+//! - one plain return value: `NodeBuilder::factory(body)`;
+//! - a tuple, or a `Next<T>`: `NodeBuilder::system(body)`, the body taking
+//!   the inputs plus one `Out`/`Next` parameter per output, calling the
+//!   factory, destructuring the tuple and setting each output (for a
+//!   method, a non-capturing closure doing the same).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use sluice_rules::{ReceiverKind, last_segment_generic};
-use syn::{FnArg, GenericArgument, PathArguments, ReturnType, Type, parse_quote};
+use syn::{FnArg, GenericArgument, Ident, PathArguments, ReturnType, Type, parse_quote};
 
+use crate::declared::{self, Declaration};
 use crate::expand::{builder, callee, emit, run_ifs};
 use crate::parse::Node;
 
@@ -124,35 +131,100 @@ fn pattern<'t>(ty: &'t Type, leaves: &mut Vec<&'t Type>) -> TokenStream {
     }
 }
 
+/// How a factory's outputs leave it, from its (rewritten) return type.
+enum Shape<'t> {
+    /// No return value: its `Out` parameters (if any) make it a factory.
+    Nothing,
+    /// One plain value: the runtime's factory path produces it.
+    One,
+    /// A tuple or a `Next<T>`: one `Out`/`Next` handle per leaf.
+    Handles(&'t Type),
+}
+
+fn shape(node: &Node) -> Shape<'_> {
+    match &node.item.sig.output {
+        ReturnType::Default => Shape::Nothing,
+        ReturnType::Type(_, ty) => match strip(ty) {
+            Type::Tuple(tuple) if tuple.elems.is_empty() => Shape::Nothing,
+            ty if !matches!(ty, Type::Tuple(_)) && last_segment_generic(ty, "Next").is_none() => {
+                Shape::One
+            }
+            ty => Shape::Handles(ty),
+        },
+    }
+}
+
 /// Expands a checked factory.
 pub(crate) fn expand(node: &Node) -> TokenStream {
     let sig = rewrite_signature(node);
-    let builder = builder(node);
-    let callee = callee(node);
     let run_ifs = run_ifs(node);
-    let returned = match &node.item.sig.output {
-        ReturnType::Default => None,
-        ReturnType::Type(_, ty) => match strip(ty) {
-            Type::Tuple(tuple) if tuple.elems.is_empty() => None,
-            other => Some(other),
+    if node.is_method() {
+        let builder = builder(node);
+        let callee = callee(node);
+        let spec = match shape(node) {
+            Shape::Nothing => quote!(#builder.system(#callee) #run_ifs),
+            Shape::One => quote!(#builder.factory(#callee) #run_ifs),
+            Shape::Handles(returned) => {
+                let (params, body) = routed(node, &sig, returned, &callee);
+                quote!(#builder.system(|#(#params),*| #body) #run_ifs)
+            }
+        };
+        return emit(node, sig, spec, false);
+    }
+    // A free factory: its declaration registers a body function calling it
+    // by name, which unwraps the `Declared` it returns and routes each
+    // output. A nested function (not a closure) keeps the signature's
+    // elided lifetimes late-bound, as the function itself has them.
+    let ident = &node.item.sig.ident;
+    let call = quote!(#ident);
+    let generics = &sig.generics;
+    let where_clause = &sig.generics.where_clause;
+    let (register, params, returns, body) = match shape(node) {
+        Shape::Handles(returned) => {
+            let (params, body) = routed(node, &sig, returned, &call);
+            (quote!(system), params, quote!(), body)
+        }
+        shape => {
+            let (params, args) = inputs(node, &sig);
+            let (register, returns) = match shape {
+                Shape::One => (quote!(factory), sig.output.to_token_stream()),
+                _ => (quote!(system), quote!()),
+            };
+            (
+                register,
+                params,
+                returns,
+                quote!({ #call(#(#args),*).into_inner() }),
+            )
+        }
+    };
+    let declaration = Declaration {
+        trait_path: quote!(::sluice::FactoryDeclaration),
+        items: quote! {
+            #[inline]
+            fn spec() -> ::sluice::NodeSpec {
+                #[inline]
+                fn __sluice_body #generics (#(#params),*) #returns #where_clause #body
+                Self::builder().#register(__sluice_body) #run_ifs
+            }
         },
     };
-    let spec = match returned {
-        None => quote!(#builder.system(#callee) #run_ifs),
-        Some(ty) if !matches!(ty, Type::Tuple(_)) && last_segment_generic(ty, "Next").is_none() => {
-            quote!(#builder.factory(#callee) #run_ifs)
-        }
-        Some(ty) => {
-            let wrapper = wrapper(node, &sig, ty);
-            quote!(#builder.system(#wrapper) #run_ifs)
-        }
-    };
-    emit(node, sig, spec, false)
+    let value = declared::value_type(&sig);
+    declared::emit(node, sig, &value, Some(declaration))
 }
 
-/// The closure that calls the factory and sets each of its outputs.
-fn wrapper(node: &Node, sig: &syn::Signature, returned: &Type) -> TokenStream {
-    let callee = callee(node);
+/// The items emitted beside a free factory's errors: the function, its
+/// signature rewritten as when it compiles, its declaration unbuilt (see
+/// [`declared::emit`]).
+pub(crate) fn fallback(node: &Node) -> TokenStream {
+    let sig = rewrite_signature(node);
+    let value = declared::value_type(&sig);
+    declared::emit(node, sig, &value, None)
+}
+
+/// The factory's inputs as parameters `__sluice_in{n}: T` (a receiver as
+/// `&Self` / `&mut Self`), and the arguments passing them on.
+fn inputs(node: &Node, sig: &syn::Signature) -> (Vec<TokenStream>, Vec<Ident>) {
     let mut params = Vec::new();
     let mut args = Vec::new();
     for (index, input) in sig.inputs.iter().enumerate() {
@@ -170,6 +242,21 @@ fn wrapper(node: &Node, sig: &syn::Signature, returned: &Type) -> TokenStream {
         params.push(quote!(#ident: #ty));
         args.push(ident);
     }
+    (params, args)
+}
+
+/// The parameters and body of the function that calls the factory
+/// through `callee` and sets each output of `returned` (a tuple or a
+/// `Next<T>`): the inputs plus one `Out`/`Next` handle per output; the
+/// body destructures what the factory returned (unwrapping a free one's
+/// `Declared`).
+fn routed(
+    node: &Node,
+    sig: &syn::Signature,
+    returned: &Type,
+    callee: &TokenStream,
+) -> (Vec<TokenStream>, TokenStream) {
+    let (mut params, args) = inputs(node, sig);
     let mut leaves = Vec::new();
     let pattern = pattern(returned, &mut leaves);
     let mut sets = Vec::new();
@@ -187,10 +274,10 @@ fn wrapper(node: &Node, sig: &syn::Signature, returned: &Type) -> TokenStream {
         params.push(quote!(mut #handle: #handle_ty));
         sets.push(quote!(#handle.set(#value);));
     }
-    quote! {
-        |#(#params),*| {
-            let #pattern = #callee(#(#args),*);
-            #(#sets)*
-        }
-    }
+    let unwrap = (!node.is_method()).then(|| quote!(.into_inner()));
+    let body = quote! {{
+        let #pattern = #callee(#(#args),*) #unwrap;
+        #(#sets)*
+    }};
+    (params, body)
 }

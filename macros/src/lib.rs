@@ -45,9 +45,9 @@
 //! pub fn banner(
 //!     camera: &CameraRotation,
 //!     banners: &mut Banners,
-//! ) -> ::sluice::Declared<__sluice_system_banner> {
-//!     let () = (move || { /* .. */ })();
-//!     ::sluice::Declared::new()
+//! ) -> ::sluice::Declared<__sluice_system_banner, ()> {
+//!     let __sluice_value = (move || -> () { /* .. */ })();
+//!     ::sluice::Declared::with(__sluice_value)
 //! }
 //!
 //! #[doc(hidden)]
@@ -130,18 +130,55 @@
 //! Inputs are `&T`; outputs are the return type (a tuple for several, nested
 //! tuples flattened), `Out<T>` parameters, and `Next<T>` for the next
 //! iteration, either in the return type or as `Out<Next<T>>`. In the return
-//! type `Next<T>` is a marker the macro reads: the body returns a plain `T`,
-//! and `banner::run`'s return type is written with `T`. A factory registers
-//! with `world.add_factory(name)` (`IntoFactory<()>`); on a method, the
-//! added function is `<method>_factory()`. A single plain output uses the
-//! runtime's factory path directly; several outputs, or `Next<T>`, go through
-//! a non-capturing closure taking `sluice::Out` / `sluice::Next` parameters
-//! that destructures the returned tuple.
+//! type `Next<T>` is a marker the macro reads: the body returns a plain `T`.
+//! A factory registers with `world.add_factory(name)`; on a method, the
+//! added function is `<method>_factory()`.
 //!
-//! A free factory is still expanded as a unit struct `name` with the
-//! function as `name::run` (the output rewrite needs a home), so unlike a
-//! system its name is taken in the value namespace: name locals and
-//! parameters differently in its module.
+//! A free factory stays a plain function item of its own name, as a system
+//! does: `Out<T>` parameters become `Out<'_, T>`, and the return type
+//! becomes `::sluice::Declared<__sluice_factory_name, R>`, `R` the return
+//! type with each `Next<T>` written `T`:
+//!
+//! ```ignore
+//! #[factory(stage = "Think")]
+//! pub fn banner(score: &Score) -> Banner { Banner(score.0) }
+//! ```
+//!
+//! becomes
+//!
+//! ```ignore
+//! pub fn banner(score: &Score) -> ::sluice::Declared<__sluice_factory_banner, Banner> {
+//!     let __sluice_value = (move || -> Banner { Banner(score.0) })();
+//!     ::sluice::Declared::with(__sluice_value)
+//! }
+//!
+//! #[doc(hidden)]
+//! pub struct __sluice_factory_banner {}
+//!
+//! impl ::sluice::FactoryDeclaration for __sluice_factory_banner {
+//!     fn builder() -> ::sluice::NodeBuilder {
+//!         ::sluice::NodeBuilder::new("banner")
+//!             .key(::core::concat!(::core::module_path!(), "::", "banner"))
+//!             .in_stage("Think")
+//!     }
+//!     fn spec() -> ::sluice::NodeSpec {
+//!         fn __sluice_body(__sluice_in0: &Score) -> Banner {
+//!             banner(__sluice_in0).into_inner()
+//!         }
+//!         Self::builder().factory(__sluice_body)
+//!     }
+//! }
+//! ```
+//!
+//! So a parameter or a `let banner = ..` in the same module is an ordinary
+//! binding, `banner(&score).into_inner()` calls it directly, and
+//! `.after_node(banner)` orders against its key. The body function routes
+//! the outputs: one plain value through the runtime's factory path
+//! (`.factory(body)`); no value (only `Out` parameters) as `.system(body)`;
+//! several values, or `Next<T>`, through a body taking one `sluice::Out` /
+//! `sluice::Next` handle per output that destructures the returned tuple.
+//! Registration and running cost what `NodeBuilder::new("banner").factory(f)`
+//! costs.
 //!
 //! # `#[run_condition]`
 //!
@@ -151,6 +188,7 @@
 
 mod alias;
 mod condition;
+mod declared;
 mod expand;
 mod factory;
 mod parse;

@@ -56,10 +56,12 @@ pub(crate) fn node(kind: NodeKind, attr: TokenStream, item: TokenStream) -> Toke
                 } else {
                     factory::expand(&node)
                 }
-            } else if kind == NodeKind::System && !node.is_method() {
+            } else if node.is_method() {
+                expand::fallback(&node)
+            } else if kind == NodeKind::System {
                 system::fallback(&node)
             } else {
-                expand::fallback(&node)
+                factory::fallback(&node)
             }
         }
         NodeKind::RunCondition => condition::expand(&node),

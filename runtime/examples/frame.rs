@@ -3,8 +3,8 @@
 //! `ComponentRef`, deaths and respawns through `Commands`, a render arena
 //! with a gated commit, a particle batch processor, a navigation factory, an
 //! async asset stream), organised in phases and groups, run for a few
-//! hundred frames; prints per-frame timing, the plans' stage views and the
-//! group tree. Actors and escorts are entities; their systems take queries.
+//! hundred frames; prints per-frame timing, the plans' stage views, the
+//! plan's diagnostics and the group tree. Actors and escorts are entities; their systems take queries.
 //!
 //! `cargo run --release -p sluice --example frame [-- FRAMES]`
 
@@ -500,6 +500,17 @@ fn main() {
         }
     }
     let plan = plans.variable();
+    // The planner's warnings (SL0008: conflicting nodes ordered only by
+    // registration order), found over both cadences.
+    match plan.diagnostics() {
+        [] => println!("\nplan diagnostics: none"),
+        diagnostics => {
+            println!("\nplan diagnostics: {}", diagnostics.len());
+            for diagnostic in diagnostics {
+                println!("  {diagnostic}");
+            }
+        }
+    }
     println!("\ngroups:");
     for (depth, item) in plan.tree() {
         let indent = "  ".repeat(depth + 1);

@@ -94,9 +94,9 @@ pub use system::{
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,
-    Context, Declared, DeclaredMarker, EntityCommands, EntityMut, EntityRef, ExecutorKind,
-    FixedTime, FrameTime, FunctionMarker, IntoChain, IntoFactory, IntoSystem, IterationError,
-    MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch,
-    Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration,
-    UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker, World,
+    Context, Declared, DeclaredFn, DeclaredMarker, EntityCommands, EntityMut, EntityRef,
+    ExecutorKind, FactoryDeclaration, FactoryMarker, FixedTime, FrameTime, FunctionMarker,
+    IntoChain, IntoFactory, IntoSystem, IterationError, MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT,
+    MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, Spawned, Spike, SpikeHistory,
+    SpikeWatch, SpikeWatchError, SystemDeclaration, UnbuiltDeclaration, UnbuiltMarker, World,
 };

@@ -35,6 +35,10 @@
 //! - the main thread (issue 20, `api_model/pinned.rs`): pinned systems run
 //!   on the calling thread and touch a non-`Send` service as the model
 //!   says; an unpinned node naming it is refused whole (SL0011).
+//! - per-thread state in parallel queries (issue 23,
+//!   `api_model/par_init.rs`): `par_for_each_init` changes the rows as a
+//!   plain bump, and makes no state without rows and at most one per
+//!   thread.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -151,6 +155,8 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 
 #[path = "api_model/optional.rs"]
 mod optional;
+#[path = "api_model/par_init.rs"]
+mod par_init;
 #[path = "api_model/snags.rs"]
 mod snags;
 
@@ -169,6 +175,9 @@ enum Sys {
     // --- issue 20: appending (end) ---
     /// `Query<&mut P>`: p += k.
     Bump(i8),
+    /// Issue 23: `Query<&mut P>` through `par_for_each_init` in slices of
+    /// the second number of rows (0: automatic): p += k (`par_init.rs`).
+    InitBump(i8, u8),
     /// `Query<(&mut V, &P)>`: v = p.
     Copy,
     /// `Query<&P>` and `Commands`, in slices of one row: spawns `(V(p),)`
@@ -274,6 +283,7 @@ enum Op {
 fn sys() -> impl Strategy<Value = Sys> {
     prop_oneof![
         (-3i8..4).prop_map(Sys::Bump),
+        par_init::sys().prop_map(|(k, rows)| Sys::InitBump(k, rows)),
         Just(Sys::Copy),
         (2u8..5).prop_map(Sys::Spawner),
         (2u8..5).prop_map(Sys::Despawner),
@@ -395,6 +405,8 @@ struct Model {
     optional: optional::OptModel,
     /// Issue 20: the non-`Send` counter.
     pinned: pinned::PinnedModel,
+    /// Issue 23: the runs of the `par_for_each_init` systems.
+    par_init: par_init::InitModel,
 }
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
@@ -459,12 +471,17 @@ impl Model {
             let tick = self.fresh();
             match system {
                 Sys::Optional(system) => self.optional.run(system, serial, &self.ents),
-                Sys::Bump(k) => {
+                Sys::Bump(k) | Sys::InitBump(k, _) => {
+                    let mut rows = 0;
                     for e in self.ents.iter_mut().filter(|e| e.alive) {
                         if let Some(p) = &mut e.p {
                             *p = p.wrapping_add(i64::from(k));
                             e.p_changed = tick;
+                            rows += 1;
                         }
+                    }
+                    if matches!(system, Sys::InitBump(..)) {
+                        self.par_init.ran(serial, rows);
                     }
                 }
                 Sys::Observer { added } => {
@@ -610,6 +627,7 @@ impl Real {
         ));
         world.insert(SimClock::new());
         pinned::install(&mut world);
+        par_init::install(&mut world);
         world.insert(Scripts::<Director>::new());
         world.insert(ScriptLog::default());
         world.add_system(NodeBuilder::new("gather").system(
@@ -686,6 +704,7 @@ impl Real {
                 }),
             // --- issue 20: appending (end) ---
             Sys::Pinned(k) => pinned::system(node, k),
+            Sys::InitBump(k, rows) => par_init::system(node, serial, k, rows),
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
                 q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
             }),
@@ -1513,6 +1532,7 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
     spikes::after_iteration(real, model)?;
     optional::compare(&real.world, Some(&real.optional), &model.optional)?;
     pinned::compare(&real.world, &model.pinned)?;
+    par_init::compare(&real.world, &model.par_init, real.pool.num_threads())?;
     compare_all(real, model)
 }
 

@@ -7,67 +7,55 @@
 //! Its own test binary, for the counting global allocator. One test function,
 //! so no other test allocates concurrently.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use sluice::exec::{
     BatchBuffer, BatchNode, BatchProcessor, CompiledGraph, ExecutionState, NodeContext,
     NodeFailure, NodeOutcome, SerialExecutor, ThreadPool,
 };
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY:
-// - Every call is forwarded unchanged to `System`, which upholds the
-//   `GlobalAlloc` contract; the counter has no effect on the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY:
-        // - Forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_alloc::{Counting, Threads, allocations_during};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Counts allocations made by `f`, on every thread.
-fn allocations_during(f: impl FnOnce()) -> usize {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    f();
-    COUNTING.store(false, Ordering::SeqCst);
-    ALLOCATIONS.load(Ordering::SeqCst)
+/// Runs `frame` `warm_up` times (first-use registrations: thread-locals,
+/// tracing call sites, epoch handles, buffers growing), waits until every
+/// worker of `pools` is parked (thread start-up allocates), then runs it
+/// `frames` times more counting allocations on every thread: there must be
+/// none. `what` names the case.
+fn assert_steady_frames_allocate_nothing(
+    what: &str,
+    pools: &[&ThreadPool],
+    warm_up: usize,
+    frames: usize,
+    mut frame: impl FnMut(),
+) {
+    for _ in 0..warm_up {
+        frame();
+    }
+    for pool in pools {
+        while pool.stats().sleeping_workers + 1 < pool.num_threads() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    let allocations = allocations_during(Threads::Every, || (0..frames).for_each(|_| frame()));
+    assert_eq!(
+        allocations, 0,
+        "{what}: {allocations} allocations in {frames} steady frames"
+    );
+}
+
+/// [`assert_steady_frames_allocate_nothing`] for a world: 5 warm-up
+/// iterations, then 20 counted.
+fn assert_steady_world_allocates_nothing(what: &str, world: &mut sluice::World) {
+    let pool = world.pool().clone();
+    assert_steady_frames_allocate_nothing(what, &[&pool], 5, 20, || {
+        world.run_iteration().unwrap();
+    });
 }
 
 /// Sums `x * 1.5` per slice into an atomic total.
@@ -176,27 +164,13 @@ fn ticks_allocate_nothing() {
             });
             let buffer = BatchBuffer::new((0..items).collect::<Vec<u32>>());
             let plain_runs = AtomicUsize::new(0);
-            // Warm-up: first-use registrations (thread-locals, tracing
-            // call sites, epoch handles) happen here.
-            for _ in 0..3 {
-                tick(exec, &graph, &mut state, &batch, &buffer, &plain_runs);
-            }
-            // Every worker thread of every pool has started (thread
-            // start-up allocates) and is parked.
-            for pool in &pools {
-                while pool.stats().sleeping_workers + 1 < pool.num_threads() {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-            }
             let ticks = 50;
-            let allocations = allocations_during(|| {
-                for _ in 0..ticks {
-                    tick(exec, &graph, &mut state, &batch, &buffer, &plain_runs);
-                }
-            });
-            assert_eq!(
-                allocations, 0,
-                "{name}, timing {timing}: {allocations} allocations in {ticks} ticks"
+            assert_steady_frames_allocate_nothing(
+                &format!("{name}, timing {timing}"),
+                &pools.iter().collect::<Vec<_>>(),
+                3,
+                ticks,
+                || tick(exec, &graph, &mut state, &batch, &buffer, &plain_runs),
             );
             assert_eq!(plain_runs.load(Ordering::Relaxed), (ticks + 3) * 260);
             let scale = batch.processor_mut();
@@ -209,6 +183,7 @@ fn ticks_allocate_nothing() {
     }
     // In the same test function: nothing else allocates meanwhile.
     query_frames_allocate_nothing();
+    init_scratch_frames_allocate_nothing();
     script_ticks_allocate_nothing();
     spike_watch_frames_allocate_nothing();
     pinned_frames_allocate_nothing(&pools);
@@ -261,23 +236,56 @@ fn query_frames_allocate_nothing() {
                 assert!(q.iter().count() <= 1_100);
             }),
         );
-        for _ in 0..5 {
-            world.run_iteration().unwrap();
-        }
-        // The pool's workers have started (thread start-up allocates).
-        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        let frames = 20;
-        let allocations = allocations_during(|| {
-            for _ in 0..frames {
-                world.run_iteration().unwrap();
+        assert_steady_world_allocates_nothing(&format!("{executor:?}, query frames"), &mut world);
+    }
+}
+
+/// Scratch lists for `par_for_each_init`, stocked before the frames.
+struct ScratchLists(sluice_collections::Pool<Vec<f32>>);
+
+/// A steady frame of a `par_for_each_init` system whose per-thread state is
+/// a scratch list taken from a pool (and given back when the thread's run
+/// ends), on every executor at 1, 2 and 4 threads: no allocation, neither
+/// by the runners nor by the state they make once per thread.
+fn init_scratch_frames_allocate_nothing() {
+    use sluice::{ExecutorKind, NodeBuilder, Query, World};
+    for executor in [
+        ExecutorKind::Serial,
+        ExecutorKind::Parallel,
+        ExecutorKind::Adaptive,
+    ] {
+        for threads in [1, 2, 4] {
+            let mut world = World::with_pool(ThreadPool::new(threads).unwrap());
+            world.set_executor(executor);
+            let lists = sluice_collections::Pool::new(8);
+            for _ in 0..8 {
+                lists.give_back(Vec::with_capacity(4));
             }
-        });
-        assert_eq!(
-            allocations, 0,
-            "{executor:?}: {allocations} allocations in {frames} query frames"
-        );
+            world.insert(ScratchLists(lists));
+            world.spawn_batch((0..2_000).map(|i| (Pos(i as f32), Vel(1.0))));
+            world.add_system(NodeBuilder::new("scratch").system(
+                |mut q: Query<(&Pos, &mut Vel)>, lists: &ScratchLists| {
+                    q.par_for_each_init_sliced(
+                        16,
+                        || lists.0.take(),
+                        |list, (pos, vel)| {
+                            list.clear();
+                            list.extend([pos.0, vel.0, 1.0]);
+                            vel.0 = list[1] + list[2] - 1.0;
+                        },
+                    );
+                },
+            ));
+            assert_steady_world_allocates_nothing(
+                &format!("{executor:?}, {threads} threads, init scratch"),
+                &mut world,
+            );
+            assert_eq!(
+                world.get::<ScratchLists>().unwrap().0.idle(),
+                8,
+                "lists back"
+            );
+        }
     }
 }
 
@@ -333,19 +341,14 @@ fn script_ticks_allocate_nothing() {
         for _ in 0..10 {
             world.update(Duration::from_millis(10)).unwrap();
         }
-        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
         let before = world.get::<Total>().unwrap().0;
-        let ticks = 20;
-        let allocations = allocations_during(|| {
-            for _ in 0..ticks {
-                world.update(Duration::from_millis(10)).unwrap();
-            }
-        });
-        assert_eq!(
-            allocations, 0,
-            "{executor:?}: {allocations} allocations in {ticks} script ticks"
+        let pool = world.pool().clone();
+        assert_steady_frames_allocate_nothing(
+            &format!("{executor:?}, script ticks"),
+            &[&pool],
+            0,
+            20,
+            || world.update(Duration::from_millis(10)).unwrap(),
         );
         assert!(world.get::<Total>().unwrap().0 > before, "scripts ran");
     }
@@ -389,25 +392,22 @@ fn spike_watch_frames_allocate_nothing() {
             }))
             .unwrap();
         let mut frame = 0;
-        let mut run = |world: &mut World, frames: u64| {
-            for _ in 0..frames {
-                world.get_mut::<Frame>().unwrap().0 = frame;
-                frame += 1;
-                world.run_iteration().unwrap();
-            }
+        let mut run = |world: &mut World| {
+            world.get_mut::<Frame>().unwrap().0 = frame;
+            frame += 1;
+            world.run_iteration().unwrap();
         };
         // Warm-up, a reported spike included (its `tracing` call site).
-        run(&mut world, 10);
+        (0..10).for_each(|_| run(&mut world));
         assert!(world.spikes_total() >= 1, "{executor:?}: warmed up");
-        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
         let before = world.spikes_total();
-        let frames = 20;
-        let allocations = allocations_during(|| run(&mut world, frames));
-        assert_eq!(
-            allocations, 0,
-            "{executor:?}: {allocations} allocations in {frames} watched frames"
+        let pool = world.pool().clone();
+        assert_steady_frames_allocate_nothing(
+            &format!("{executor:?}, watched frames"),
+            &[&pool],
+            0,
+            20,
+            || run(&mut world),
         );
         assert!(
             world.spikes_total() > before,
@@ -443,18 +443,12 @@ fn pinned_frames_allocate_nothing(pools: &[ThreadPool]) {
             })
             .unwrap();
         };
-        for _ in 0..3 {
-            frame(&mut state);
-        }
-        while pool.stats().sleeping_workers + 1 < pool.num_threads() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        let ticks = 50;
-        let allocations = allocations_during(|| (0..ticks).for_each(|_| frame(&mut state)));
-        let threads = pool.num_threads();
-        assert_eq!(
-            allocations, 0,
-            "{threads} threads: {allocations} allocations in {ticks} pinned ticks"
+        assert_steady_frames_allocate_nothing(
+            &format!("{} threads, pinned ticks", pool.num_threads()),
+            &[pool],
+            3,
+            50,
+            || frame(&mut state),
         );
         assert_eq!(
             off_caller.load(Ordering::Relaxed),
@@ -489,22 +483,7 @@ fn pinned_frames_allocate_nothing(pools: &[ThreadPool]) {
                 .after("present")
                 .system(|mut q: Query<&mut Pos>| q.for_each(|p| p.0 += 1.0)),
         );
-        for _ in 0..5 {
-            world.run_iteration().unwrap();
-        }
-        while world.pool().stats().sleeping_workers + 1 < world.pool().num_threads() {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        let frames = 20;
-        let allocations = allocations_during(|| {
-            for _ in 0..frames {
-                world.run_iteration().unwrap();
-            }
-        });
-        assert_eq!(
-            allocations, 0,
-            "{executor:?}: {allocations} allocations in {frames} pinned frames"
-        );
-        assert_eq!(presented.get(), 5 + frames);
+        assert_steady_world_allocates_nothing(&format!("{executor:?}, pinned frames"), &mut world);
+        assert_eq!(presented.get(), 5 + 20);
     }
 }

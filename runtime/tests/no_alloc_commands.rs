@@ -7,66 +7,18 @@
 //! Its own test binary, for the counting global allocator. One test
 //! function, so no other test allocates concurrently.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::exec::ThreadPool;
 use sluice::{Commands, ExecutorKind, NodeBuilder, World};
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY:
-// - Every call is forwarded unchanged to `System`, which upholds the
-//   `GlobalAlloc` contract; the counter has no effect on the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY:
-        // - Forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY:
-        // - Forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_alloc::{Counting, Threads, allocations_during};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Counts allocations made by `f`, on every thread.
-fn allocations_during(f: impl FnOnce()) -> usize {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    f();
-    COUNTING.store(false, Ordering::SeqCst);
-    ALLOCATIONS.load(Ordering::SeqCst)
-}
 
 /// How many commands the recording system records per frame.
 static PER_FRAME: AtomicUsize = AtomicUsize::new(0);
@@ -98,7 +50,7 @@ fn a_frame_of_commands_allocates_per_command_only() {
         let mut frame = |commands: usize| {
             PER_FRAME.store(commands, Ordering::Relaxed);
             let before = world.get::<Score>().unwrap().0;
-            let allocations = allocations_during(|| world.run_iteration().unwrap());
+            let allocations = allocations_during(Threads::Every, || world.run_iteration().unwrap());
             // The last command recorded lands last.
             assert_eq!(world.get::<Score>().unwrap().0, before + commands as u64);
             allocations

@@ -478,11 +478,12 @@ fn the_function_is_still_callable_as_written() {
     let mut log = Log::default();
     ordering::first(&mut log);
     assert_eq!(log.0, ["first"]);
+    // A factory returns what it produced inside its `Declared`.
     assert_eq!(
-        factories::mesher::run(&Terrain(3), &mut Builds::default()),
+        factories::mesher(&Terrain(3), &mut Builds::default()).into_inner(),
         Mesh(30)
     );
-    assert_eq!(factories::advance::run(&Level(1)), Level(2));
+    assert_eq!(factories::advance(&Level(1)).into_inner(), Level(2));
     assert!(conditions::running(&Paused(false)));
 }
 
@@ -1019,18 +1020,27 @@ fn queries_in_macro_systems() {
     );
 }
 
-/// Issue 23: a `#[system]` adds nothing to the value namespace, so in the
-/// same module a parameter or a local with the system's name is an ordinary
-/// binding (it was E0308, "`stats` is interpreted as a unit struct").
+/// Issue 23: a `#[system]` or free `#[factory]` adds nothing to the value
+/// namespace, so in the same module a parameter or a local with the node's
+/// name is an ordinary binding (it was E0308, "`stats` is interpreted as a
+/// unit struct", and the same for a factory's name).
 mod bindings {
     use super::*;
 
     #[derive(Debug, Default, PartialEq)]
     pub struct Stats(pub u32);
+    #[derive(Debug, PartialEq)]
+    pub struct Banner(pub String);
 
     #[system]
     pub fn stats(score: &mut Stats) {
         score.0 += 1;
+    }
+
+    /// A factory whose parameter is named like the system.
+    #[factory]
+    pub fn banner(stats: &Stats) -> Banner {
+        Banner(format!("banner: {} frames", stats.0))
     }
 
     /// A parameter named like the system.
@@ -1038,24 +1048,52 @@ mod bindings {
         format!("{} frames", stats.0)
     }
 
-    /// A local named like the system, beside a registration of it.
+    /// A parameter named like the factory.
+    pub fn shout(banner: &Banner) -> String {
+        banner.0.to_uppercase()
+    }
+
+    /// Locals named like the system and the factory, beside their
+    /// registrations.
     pub fn run_twice() -> String {
         let mut world = World::new();
         world.insert(Stats(0));
         world.add_system(stats);
+        world.add_factory(banner);
         world.run_iteration().unwrap();
         world.run_iteration().unwrap();
         let stats = world.get::<Stats>().unwrap();
-        report(stats)
+        let banner = world.get::<Banner>().unwrap();
+        format!("{}, {}", report(stats), shout(banner))
     }
 }
 
 #[test]
-fn a_system_does_not_capture_a_binding_of_its_name() {
-    assert_eq!(bindings::run_twice(), "2 frames");
+fn a_node_does_not_capture_a_binding_of_its_name() {
+    assert_eq!(bindings::run_twice(), "2 frames, BANNER: 2 FRAMES");
     let mut score = bindings::Stats(5);
     bindings::stats(&mut score);
     assert_eq!(bindings::report(&score), "6 frames");
+    let banner = bindings::banner(&score).into_inner();
+    assert_eq!(bindings::shout(&banner), "BANNER: 6 FRAMES");
+}
+
+/// A typed order names a `#[factory]` by its function item too: its key.
+#[test]
+fn a_typed_order_reads_a_factory_declaration() {
+    let mut world = World::new();
+    world.insert(bindings::Stats(1));
+    world.insert(Log::default());
+    // The system shares nothing with the factory: only the typed order
+    // puts it after.
+    let after = world.add_system(
+        sluice::NodeBuilder::new("after banner")
+            .system(|log: &mut Log| log.0.push("after"))
+            .after_node(bindings::banner),
+    );
+    let made = world.add_factory(bindings::banner);
+    let plan = world.plan().unwrap();
+    assert!(plan.edge_between(made, after).is_some(), "ordered by key");
 }
 
 /// A typed order names a `#[system]` by its function item: the key its

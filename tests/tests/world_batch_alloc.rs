@@ -10,108 +10,25 @@
 //! allocates, the allocator captures the backtraces of the first few
 //! allocations and the failure message shows them.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sluice::exec::ClearBuffer;
 use sluice::{BatchProcessor, Context, ExecutorKind, NodeBuilder, ThreadPool, World};
 use sluice_tests::by_index;
 
-struct Counting;
+// The workspace's one counting allocator (beside the runtime's allocation
+// tests, which share it).
+#[path = "../../runtime/tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-/// Backtraces of the first allocations while counting.
-static TRACES: Mutex<Vec<String>> = Mutex::new(Vec::new());
-const TRACED: usize = 3;
-
-thread_local! {
-    /// Set while this thread captures a backtrace (which allocates itself).
-    static TRACING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn counted(layout: Layout) {
-    if !COUNTING.load(Ordering::Relaxed) || TRACING.with(Cell::get) {
-        return;
-    }
-    let seen = ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    if seen < TRACED {
-        TRACING.with(|tracing| tracing.set(true));
-        let trace = std::backtrace::Backtrace::force_capture();
-        let thread = std::thread::current();
-        let entry = format!(
-            "allocation of {} bytes on thread {:?}:\n{trace}",
-            layout.size(),
-            thread.name().unwrap_or("?")
-        );
-        TRACES
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(entry);
-        TRACING.with(|tracing| tracing.set(false));
-    }
-}
-
-// SAFETY:
-// - Every call is forwarded unchanged to `System`, which upholds the
-//   `GlobalAlloc` contract; counting (and capturing a backtrace, guarded
-//   against recursion per thread) has no effect on the memory returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        counted(layout);
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        counted(layout);
-        // SAFETY:
-        // - Forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        counted(layout);
-        // SAFETY:
-        // - Forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY:
-        // - Forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_alloc::{Counting, Threads, traced_allocations_during};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Counts the allocations made by `f`, on every thread.
-fn allocations_during(f: impl FnOnce()) -> (usize, Vec<String>) {
-    TRACES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clear();
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    f();
-    COUNTING.store(false, Ordering::SeqCst);
-    // An allocation counted on another thread may still be capturing its
-    // backtrace.
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst);
-    for _ in 0..10_000 {
-        if TRACES.lock().unwrap_or_else(PoisonError::into_inner).len() >= allocations.min(TRACED) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let traces = std::mem::take(&mut *TRACES.lock().unwrap_or_else(PoisonError::into_inner));
-    (allocations, traces)
-}
+/// Backtraces kept of the first allocations while counting.
+const TRACED: usize = 3;
 
 const SERVICES: usize = 16;
 const SYSTEMS: usize = 50;
@@ -251,7 +168,7 @@ fn a_warm_world_iteration_allocates_nothing() {
         // Long enough for the adaptive executor to probe (its first probe,
         // pool and inline side by side, runs in a world's first iterations).
         let iterations = 70;
-        let (allocations, traces) = allocations_during(|| {
+        let (allocations, traces) = traced_allocations_during(Threads::Every, TRACED, || {
             for _ in 0..iterations {
                 world.run_iteration().expect("counted iteration");
             }

@@ -57,7 +57,7 @@ pub use pool::{PoolStats, ThreadPool, ThreadPoolBuilder};
 pub(crate) use run::panic_message;
 pub use run::{Completion, NodeContext, NodeFailure, NodeOutcome};
 pub use serial::SerialExecutor;
-pub(crate) use slices::current_thread_count;
 pub use slices::for_each_slice;
+pub(crate) use slices::{SliceRuns, current_thread_count, for_each_slice_runs};
 pub use state::ExecutionState;
 pub use timing::SystemTiming;

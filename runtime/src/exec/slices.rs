@@ -25,6 +25,11 @@
 //! Each run of slices records at the caller's place ([`SliceRecording`],
 //! taken before the fan-out), whichever thread runs it: what a slice records
 //! for the boundary belongs to the node that called, in slice order.
+//!
+//! Underneath, the caller and each helper are one *runner* each: a call of
+//! the runner body ([`for_each_slice_runs`]) that pulls its runs of slices
+//! from [`SliceRuns`], so state a runner makes (a query's
+//! `par_for_each_init`) lives across every run that runner claims.
 
 use std::any::Any;
 use std::ops::Range;
@@ -35,7 +40,7 @@ use crossbeam_utils::CachePadded;
 
 use super::job::JobRef;
 use super::pool::WorkerThread;
-use crate::recording::SliceRecording;
+use crate::recording::{Recording, SliceRecording};
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering, PoisonError};
 
 /// The state one [`for_each_slice`] call shares with its helpers.
@@ -52,7 +57,7 @@ struct Scope<'a> {
     claimers: usize,
     poisoned: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
-    body: &'a (dyn Fn(Range<usize>) + Sync),
+    runner: &'a (dyn Fn(&mut SliceRuns<'_>) + Sync),
     /// The caller's recording, entered around each run of slices.
     recording: SliceRecording,
 }
@@ -66,15 +71,18 @@ impl Scope<'_> {
         claim_guided(&self.next, self.slices, self.claimers)
     }
 
-    /// Claims and runs slices until none is left, catching a panic.
+    /// Runs the runner, which claims and runs slices until none is left,
+    /// catching a panic (after which nobody claims again).
     fn work(&self) {
-        while let Some(claimed) = self.claim() {
-            let _recording = self.recording.enter(claimed.start);
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.body)(claimed))) {
-                self.poisoned.store(true, Ordering::Relaxed);
-                let mut first = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
-                first.get_or_insert(payload);
-            }
+        let mut runs = SliceRuns {
+            claims: Claims::Shared(self),
+            recording: self.recording,
+            entered: None,
+        };
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.runner)(&mut runs))) {
+            self.poisoned.store(true, Ordering::Relaxed);
+            let mut first = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
+            first.get_or_insert(payload);
         }
     }
 
@@ -96,6 +104,40 @@ impl Scope<'_> {
     /// Whether `job` is one of this scope's helpers.
     fn owns(&self, job: &JobRef) -> bool {
         job.data_is(ptr::from_ref(self).cast())
+    }
+}
+
+/// The runs of slices one runner of a [`for_each_slice_runs`] call claims,
+/// in claim order: an iterator of slice ranges. While the runner works on a
+/// run (until it asks for the next one), what it records for the boundary
+/// lands in that run's place.
+pub(crate) struct SliceRuns<'s> {
+    claims: Claims<'s>,
+    recording: SliceRecording,
+    /// The place of the run being worked on.
+    entered: Option<Recording>,
+}
+
+/// Where a runner's runs come from.
+enum Claims<'s> {
+    /// Every slice in one run, on the calling thread alone (taken once).
+    All(Option<Range<usize>>),
+    /// Claimed from the scope shared with the helpers.
+    Shared(&'s Scope<'s>),
+}
+
+impl Iterator for SliceRuns<'_> {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        // Leave the previous run's place before claiming the next one.
+        self.entered = None;
+        let claimed = match &mut self.claims {
+            Claims::All(all) => all.take(),
+            Claims::Shared(scope) => scope.claim(),
+        }?;
+        self.entered = Some(self.recording.enter(claimed.start));
+        Some(claimed)
     }
 }
 
@@ -153,14 +195,27 @@ pub(crate) fn current_thread_count() -> usize {
 /// assert_eq!(sum.into_inner(), 45);
 /// ```
 pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
+    for_each_slice_runs(slices, &|runs| runs.for_each(body));
+}
+
+/// [`for_each_slice`] by runner: `runner` is called once on the current
+/// thread and once in each helper that starts, and pulls the runs of slices
+/// it claims from its [`SliceRuns`] (every index exactly once across all of
+/// them), so what a runner makes before its loop serves every run it takes.
+/// Without helpers (outside a pool, one thread, one slice) the one runner
+/// gets `0..slices` in one run; with none, no runner is called.
+pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns<'_>) + Sync)) {
     let worker = WorkerThread::current();
     let threads = current_thread_count();
     let helpers = (threads - 1).min(slices.saturating_sub(1));
     let recording = SliceRecording::take();
     let (Some(worker), true) = (worker, helpers > 0) else {
         if slices > 0 {
-            let _recording = recording.enter(0);
-            body(0..slices);
+            runner(&mut SliceRuns {
+                claims: Claims::All(Some(0..slices)),
+                recording,
+                entered: None,
+            });
         }
         return;
     };
@@ -171,7 +226,7 @@ pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         claimers: helpers + 1,
         poisoned: AtomicBool::new(false),
         panic: Mutex::new(None),
-        body,
+        runner,
         recording,
     };
     let mut pushed = 0;

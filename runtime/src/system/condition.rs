@@ -5,7 +5,7 @@ use crate::access::ServiceId;
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 use crate::system::body::NodeEnv;
-use crate::system::function::ParamItem;
+use crate::system::function::{ParamItem, fetch_and_call, param_fn_items};
 use crate::system::output::BoundaryHooks;
 use crate::system::param::Param;
 
@@ -35,31 +35,13 @@ macro_rules! impl_condition {
             Func: Send + 'static,
             for<'a> &'a mut Func: FnMut($($param),*) -> bool + FnMut($(ParamItem<'_, $param>),*) -> bool,
         {
-            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
-
-            #[allow(unused_mut)]
-            fn declare(mut node: NodeBuilder) -> NodeBuilder {
-                $(node = $param::declare(node);)*
-                node
-            }
-
-            #[allow(unused_variables)]
-            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
-                [$($param::resolve(registry, hooks)),*]
-            }
+            param_fn_items!(($($param $index),*), |node| node);
 
             #[inline]
             #[allow(unused_variables)]
             unsafe fn call(&mut self, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool {
-                #[allow(non_snake_case, clippy::too_many_arguments)]
-                fn call_inner<$($param),*>(mut f: impl FnMut($($param),*) -> bool, $($param: $param),*) -> bool {
-                    f($($param),*)
-                }
-                // SAFETY: `ids` resolve each (read-only) parameter, and the node
-                // runs under the plan (caller's guarantee).
-                #[allow(non_snake_case)]
-                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], &env.cells) },)*);
-                call_inner(self, $($param),*)
+                // Each parameter is read-only (`ReadOnlyParam`).
+                fetch_and_call!(self, ids, &env.cells, ($($param $index),*))
             }
         }
     };

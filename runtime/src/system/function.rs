@@ -56,6 +56,54 @@ pub trait FactoryFn<Marker>: Send + 'static {
     unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> Self::Out;
 }
 
+/// The items every function-as-node impl shares for the parameters
+/// `$param`: the `Ids` array, `declare` (each parameter's access, then
+/// `$declared`, an expression of the builder `$node`), and `resolve`.
+macro_rules! param_fn_items {
+    (($($param:ident $index:tt),*), |$node:ident| $declared:expr) => {
+        type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
+
+        #[allow(unused_mut)]
+        fn declare(mut $node: NodeBuilder) -> NodeBuilder {
+            $($node = $param::declare($node);)*
+            $declared
+        }
+
+        #[allow(unused_variables)]
+        fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
+            [$($param::resolve(registry, hooks)),*]
+        }
+    };
+}
+
+/// The body of every function-as-node `call`: fetches each parameter `$param`
+/// by its id in `$ids` from `$cells`, then calls `$function` (an
+/// `&mut impl FnMut`) with them and evaluates to what it returned.
+macro_rules! fetch_and_call {
+    ($function:expr, $ids:expr, $cells:expr, ($($param:ident $index:tt),*)) => {{
+        // Calling through a helper pins the argument types, so the compiler
+        // picks the `FnMut(Item<..>)` bound.
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        fn call_inner<Ret, $($param),*>(
+            mut f: impl FnMut($($param),*) -> Ret,
+            $($param: $param),*
+        ) -> Ret {
+            f($($param),*)
+        }
+        // SAFETY: `$ids` resolve each parameter (the caller's guarantee,
+        // `SystemFn::call`) and the node runs under the plan, as
+        // `Param::fetch` requires; the parameters of one function never
+        // alias each other (the plan holds only nodes the gate,
+        // `node::would_alias`, let through: SL0009 refuses the rest before
+        // they run).
+        #[allow(non_snake_case)]
+        let ($($param,)*) = ($(unsafe { $param::fetch($ids[$index], $cells) },)*);
+        call_inner($function, $($param),*)
+    }};
+}
+
+pub(crate) use {fetch_and_call, param_fn_items};
+
 macro_rules! impl_functions {
     ($($param:ident $index:tt),*) => {
         impl<Func, $($param: Param),*> SystemFn<fn($($param,)*)> for Func
@@ -63,36 +111,12 @@ macro_rules! impl_functions {
             Func: Send + 'static,
             for<'a> &'a mut Func: FnMut($($param),*) + FnMut($(ParamItem<'_, $param>),*),
         {
-            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
-
-            #[allow(unused_mut)]
-            fn declare(mut node: NodeBuilder) -> NodeBuilder {
-                $(node = $param::declare(node);)*
-                node
-            }
-
-            #[allow(unused_variables)]
-            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
-                [$($param::resolve(registry, hooks)),*]
-            }
+            param_fn_items!(($($param $index),*), |node| node);
 
             #[inline]
             #[allow(unused_variables, clippy::unused_unit)]
             unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) {
-                // Calling through a helper pins the argument types, so the
-                // compiler picks the `FnMut(Item<..>)` bound.
-                #[allow(non_snake_case, clippy::too_many_arguments)]
-                fn call_inner<$($param),*>(mut f: impl FnMut($($param),*), $($param: $param),*) {
-                    f($($param),*)
-                }
-                // SAFETY: `ids` resolve each parameter (caller's guarantee) and
-                // the node runs under the plan, as `Param::fetch` requires; the
-                // parameters of one function never alias each other (the
-                // plan holds only nodes the gate, `node::would_alias`, let
-                // through: SL0009 refuses the rest before they run).
-                #[allow(non_snake_case)]
-                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
-                call_inner(self, $($param),*)
+                fetch_and_call!(self, ids, cells, ($($param $index),*))
             }
         }
 
@@ -101,31 +125,13 @@ macro_rules! impl_functions {
             Func: Send + 'static,
             for<'a> &'a mut Func: FnMut($($param),*) -> Declared<Decl> + FnMut($(ParamItem<'_, $param>),*) -> Declared<Decl>,
         {
-            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
-
-            #[allow(unused_mut)]
-            fn declare(mut node: NodeBuilder) -> NodeBuilder {
-                $(node = $param::declare(node);)*
-                node
-            }
-
-            #[allow(unused_variables)]
-            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
-                [$($param::resolve(registry, hooks)),*]
-            }
+            param_fn_items!(($($param $index),*), |node| node);
 
             #[inline]
             #[allow(unused_variables)]
             unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) {
-                #[allow(non_snake_case, clippy::too_many_arguments)]
-                fn call_inner<Ret, $($param),*>(mut f: impl FnMut($($param),*) -> Ret, $($param: $param),*) -> Ret {
-                    f($($param),*)
-                }
-                // SAFETY: as in `SystemFn::call` for a plain function.
-                #[allow(non_snake_case)]
-                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
                 // The zero-sized token is all a declared system returns.
-                let Declared { .. } = call_inner(&mut self.0, $($param),*);
+                let Declared { .. } = fetch_and_call!(&mut self.0, ids, cells, ($($param $index),*));
             }
         }
 
@@ -135,30 +141,12 @@ macro_rules! impl_functions {
             for<'a> &'a mut Func: FnMut($($param),*) -> Out + FnMut($(ParamItem<'_, $param>),*) -> Out,
         {
             type Out = Out;
-            type Ids = [ServiceId; { 0 $(+ { let _ = $index; 1 })* }];
-
-            #[allow(unused_mut)]
-            fn declare(mut node: NodeBuilder) -> NodeBuilder {
-                $(node = $param::declare(node);)*
-                node.returns::<Out>()
-            }
-
-            #[allow(unused_variables)]
-            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
-                [$($param::resolve(registry, hooks)),*]
-            }
+            param_fn_items!(($($param $index),*), |node| node.returns::<Out>());
 
             #[inline]
             #[allow(unused_variables)]
             unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> Out {
-                #[allow(non_snake_case, clippy::too_many_arguments)]
-                fn call_inner<Out, $($param),*>(mut f: impl FnMut($($param),*) -> Out, $($param: $param),*) -> Out {
-                    f($($param),*)
-                }
-                // SAFETY: as in `SystemFn::call`.
-                #[allow(non_snake_case)]
-                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], cells) },)*);
-                call_inner(self, $($param),*)
+                fetch_and_call!(self, ids, cells, ($($param $index),*))
             }
         }
     };

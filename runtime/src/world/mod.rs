@@ -50,7 +50,8 @@ pub use commands::{Commands, EntityCommands};
 pub use context::Context;
 pub(crate) use declared::DeclaredBody;
 pub use declared::{
-    Declared, DeclaredMarker, SystemDeclaration, UnbuiltDeclaration, UnbuiltFn, UnbuiltMarker,
+    Declared, DeclaredFn, DeclaredMarker, FactoryDeclaration, FactoryMarker, SystemDeclaration,
+    UnbuiltDeclaration, UnbuiltMarker,
 };
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};

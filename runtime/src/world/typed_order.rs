@@ -11,11 +11,14 @@ use crate::node::{Label, NodeBuilder};
 use crate::plan::NodeIndex;
 use crate::system::SystemFn;
 use crate::world::World;
-use crate::world::declared::{DeclaredBody, DeclaredMarker, SystemDeclaration};
+use crate::world::declared::{
+    DeclaredBody, DeclaredFn, DeclaredMarker, FactoryDeclaration, FactoryMarker, SystemDeclaration,
+};
 use crate::world::spec::{FunctionMarker, IntoSystem, NodeSpec, function_name};
 
 /// Something an order can name: a node's name, key or a marker's label
-/// (`"spawner"`), a plain function item, or a `#[system]` function item.
+/// (`"spawner"`), a plain function item, or a `#[system]` or `#[factory]`
+/// function item.
 /// A function names its instance key, so it finds exactly the node it
 /// registers.
 pub trait OrderTarget<Marker> {
@@ -49,6 +52,15 @@ where
     }
 }
 
+impl<M: 'static, F: DeclaredFn<M>> OrderTarget<FactoryMarker<M>> for F
+where
+    F::Declaration: FactoryDeclaration,
+{
+    fn order_label(self) -> Label {
+        builder_label(&<F::Declaration as FactoryDeclaration>::builder())
+    }
+}
+
 /// The label that finds exactly `builder`'s node: its key, else its name.
 pub(crate) fn builder_label(builder: &NodeBuilder) -> Label {
     builder
@@ -58,7 +70,8 @@ pub(crate) fn builder_label(builder: &NodeBuilder) -> Label {
 }
 
 impl NodeBuilder {
-    /// The node runs after `target`: a function item (plain or `#[system]`),
+    /// The node runs after `target`: a function item (plain, `#[system]` or
+    /// `#[factory]`),
     /// checked by the compiler, or anything [`after`](NodeBuilder::after)
     /// takes.
     pub fn after_node<M>(self, target: impl OrderTarget<M>) -> Self {

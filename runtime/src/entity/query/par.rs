@@ -1,11 +1,10 @@
-//! [`Query::par_for_each`]: a query's rows cut into slices that run on the
-//! world's pool while the system waits, through
-//! [`for_each_slice`](crate::exec::for_each_slice).
-
-use std::ops::Range;
+//! [`Query::par_for_each`] and [`Query::par_for_each_init`]: a query's rows
+//! cut into slices that run on the world's pool while the system waits,
+//! through [`for_each_slice`](crate::exec::for_each_slice)'s runners (one
+//! per thread taking part, which is what holds a thread's `init` state).
 
 use super::{Query, QueryData, QueryFilter, visits};
-use crate::exec::for_each_slice;
+use crate::exec::{SliceRuns, for_each_slice_runs};
 
 /// Slices per thread when the caller does not choose a slice size: enough
 /// for the claims to balance uneven rows, few enough to keep each slice's
@@ -52,6 +51,65 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
     /// [`par_for_each`](Self::par_for_each) with slices of `rows_per_slice`
     /// rows (a slice never spans two archetypes; 0 is taken as 1).
     pub fn par_for_each_sliced(&mut self, rows_per_slice: usize, f: impl Fn(D::Item<'_>) + Sync) {
+        self.par_for_each_init_sliced(rows_per_slice, || (), |(), item| f(item));
+    }
+
+    /// [`par_for_each`](Self::par_for_each) with scratch state per thread
+    /// (bevy's `for_each_init`): each thread that takes part calls `init`
+    /// once, when it claims its first slice, and hands the state to `f` for
+    /// every row of every slice it runs in this call; the state drops on
+    /// that thread when it has no slice left. So `init` runs at most once
+    /// per thread per call, never per row or per slice, and a scratch
+    /// buffer taken from a pool (`sluice_collections::Pool`) is reused frame
+    /// after frame without allocating.
+    ///
+    /// ```
+    /// use sluice::{NodeBuilder, Query, World};
+    ///
+    /// struct Pos(f32);
+    /// struct Neighbours(u32);
+    /// let mut world = World::with_pool(sluice::exec::ThreadPool::new(2).unwrap());
+    /// world.spawn_batch((0..1_000).map(|i| (Pos(i as f32), Neighbours(0))));
+    /// world.add_system(NodeBuilder::new("count").system(
+    ///     |mut q: Query<(&Pos, &mut Neighbours)>| {
+    ///         q.par_for_each_init(
+    ///             || Vec::with_capacity(8), // one scratch list per thread
+    ///             |near: &mut Vec<f32>, (pos, count)| {
+    ///                 near.clear();
+    ///                 near.extend([pos.0 - 1.0, pos.0 + 1.0].iter().filter(|x| **x >= 0.0));
+    ///                 count.0 = near.len() as u32;
+    ///             },
+    ///         );
+    ///     },
+    /// ));
+    /// world.run_iteration().unwrap();
+    /// let total: u32 = world.query::<&Neighbours>().iter().map(|n| n.0).sum();
+    /// assert_eq!(total, 1_999);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As for [`par_for_each`](Self::par_for_each); a panic in `init` is
+    /// one in a slice.
+    pub fn par_for_each_init<S>(
+        &mut self,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, D::Item<'_>) + Sync,
+    ) {
+        let threads = crate::exec::current_thread_count();
+        let rows = self.count_rows().div_ceil(threads * SLICES_PER_THREAD);
+        self.par_for_each_init_sliced(rows.max(MIN_AUTO_ROWS), init, f);
+    }
+
+    /// [`par_for_each_init`](Self::par_for_each_init) with slices of
+    /// `rows_per_slice` rows (a slice never spans two archetypes; 0 is taken
+    /// as 1).
+    pub fn par_for_each_init_sliced<S>(
+        &mut self,
+        rows_per_slice: usize,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, D::Item<'_>) + Sync,
+    ) {
         let Some((ids, filter)) = self.ids() else {
             return;
         };
@@ -64,44 +122,51 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
                 .filter(move |archetype| visits::<D, F>(ids, filter, archetype))
         };
         let slices = matching().map(|a| a.len().div_ceil(rows)).sum();
-        // `for_each_slice` carries this node's recording into the slices:
-        // commands land in row order, as from `for_each`.
-        let run = |claimed: Range<usize>| {
-            // Slice numbers run through the matching archetypes in order.
-            let mut first = 0;
-            for archetype in matching() {
-                let count = archetype.len().div_ceil(rows);
-                let (start, end) = (claimed.start.max(first), claimed.end.min(first + count));
-                if start < end {
-                    // SAFETY: `archetype` matches `ids`; the query holds its
-                    // lanes (`Query::new`'s contract) while `&mut self` is
-                    // held, for the whole call.
-                    let fetch = unsafe { D::fetch(ids, entities, archetype, tick) };
-                    // SAFETY: as for the data.
-                    let checks = unsafe { F::fetch(filter, archetype, last_run) };
-                    for slice in start..end {
-                        let row_start = (slice - first) * rows;
-                        for row in row_start..(row_start + rows).min(archetype.len()) {
-                            // SAFETY: `row` is live; the query holds the
-                            // filter's lanes.
-                            if F::BY_ROW && !unsafe { F::row(checks, row) } {
-                                continue;
+        // One runner per thread taking part; `for_each_slice_runs` carries
+        // this node's recording into each of its runs: commands land in row
+        // order, as from `for_each`.
+        let runner = |runs: &mut SliceRuns<'_>| {
+            // Made on the first claim: a helper that finds nothing left to
+            // claim makes nothing.
+            let mut state = None;
+            for claimed in runs {
+                let state = state.get_or_insert_with(&init);
+                // Slice numbers run through the matching archetypes in order.
+                let mut first = 0;
+                for archetype in matching() {
+                    let count = archetype.len().div_ceil(rows);
+                    let (start, end) = (claimed.start.max(first), claimed.end.min(first + count));
+                    if start < end {
+                        // SAFETY: `archetype` matches `ids`; the query holds
+                        // its lanes (`Query::new`'s contract) while `&mut
+                        // self` is held, for the whole call.
+                        let fetch = unsafe { D::fetch(ids, entities, archetype, tick) };
+                        // SAFETY: as for the data.
+                        let checks = unsafe { F::fetch(filter, archetype, last_run) };
+                        for slice in start..end {
+                            let row_start = (slice - first) * rows;
+                            for row in row_start..(row_start + rows).min(archetype.len()) {
+                                // SAFETY: `row` is live; the query holds the
+                                // filter's lanes.
+                                if F::BY_ROW && !unsafe { F::row(checks, row) } {
+                                    continue;
+                                }
+                                // SAFETY: `row` is live, and each slice (so
+                                // each row) is claimed by one runner only
+                                // (`for_each_slice_runs` hands out each
+                                // index once), while `&mut self` is held.
+                                f(state, unsafe { D::item(fetch, row) });
                             }
-                            // SAFETY: `row` is live, and each slice (so each
-                            // row) is claimed by one thread only
-                            // (`for_each_slice` runs each index once), while
-                            // `&mut self` is held.
-                            f(unsafe { D::item(fetch, row) });
                         }
                     }
-                }
-                first += count;
-                if first >= claimed.end {
-                    break;
+                    first += count;
+                    if first >= claimed.end {
+                        break;
+                    }
                 }
             }
         };
-        for_each_slice(slices, &run);
+        for_each_slice_runs(slices, &runner);
     }
 
     /// The rows of the matching archetypes (before any per-row filter).
