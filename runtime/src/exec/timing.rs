@@ -1,6 +1,6 @@
 //! Opt-in, preallocated per-node timing.
 //!
-//! When timing is off nothing is measured: no `Instant::now`, no counter,
+//! When timing is off nothing is measured: no clock read, no counter,
 //! and [`ExecutionState::timings`](super::ExecutionState::timings) reports
 //! zeros. When it is on, every node records, in a preallocated slot, when
 //! it started (as an offset from the start of the run) and how long it took
@@ -13,9 +13,14 @@
 //! nanoseconds of the executor between them are counted in the next node),
 //! and the first where the run began. That halves what timing, and the
 //! spike watch that reads it, costs per node on the serial executor.
+//!
+//! The clock is the executor's [`Clock`] (the time-stamp counter, see
+//! `clock.rs`); the clocks hold its raw readings, scaled to nanoseconds only
+//! when the run ends.
 
+use super::clock::{Clock, Ticks};
 use crate::sync::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What one node did in the most recent measured run.
 ///
@@ -36,8 +41,8 @@ pub struct SystemTiming {
     pub ran: bool,
 }
 
-/// The live clock of one node during a run: nanoseconds since the run's
-/// epoch, plus one, so that zero means "not recorded".
+/// The live clock of one node during a run: [`Clock`] readings, never 0,
+/// so that zero means "not recorded".
 #[derive(Debug, Default)]
 pub(crate) struct NodeClock {
     start: AtomicU64,
@@ -59,6 +64,11 @@ pub(crate) struct Timings {
     /// In a serial run, the end of the last node to complete (as a clock
     /// stores it), or the run's start before the first.
     last_end: AtomicU64,
+    /// Made when timing is first turned on (the first in a process
+    /// calibrates), so a world that never times never reads or makes one.
+    clock: Option<Clock>,
+    /// The reading at the start of the current (or last) run.
+    epoch: Ticks,
 }
 
 impl Timings {
@@ -70,6 +80,8 @@ impl Timings {
             snapshot: vec![SystemTiming::default(); node_count].into(),
             chained: false,
             last_end: AtomicU64::new(0),
+            clock: None,
+            epoch: 0,
         }
     }
 
@@ -83,6 +95,9 @@ impl Timings {
         let n = self.snapshot.len();
         self.enabled = enabled;
         self.snapshot.fill(SystemTiming::default());
+        if enabled && self.clock.is_none() {
+            self.clock = Some(Clock::new());
+        }
         self.clocks = if enabled {
             (0..n).map(|_| NodeClock::default()).collect()
         } else {
@@ -105,20 +120,20 @@ impl Timings {
     }
 
     /// Prepares a run (`serial`: nodes one after another, on the serial
-    /// executor): returns the run's epoch when timing is on (the only
-    /// `Instant::now` of a run outside the nodes), `None` otherwise.
-    pub(crate) fn begin_run(&mut self, serial: bool) -> Option<Instant> {
-        if !self.enabled {
-            return None;
-        }
+    /// executor): whether timing is on. The clock is read here once, at
+    /// the run's start (its only reading outside the nodes).
+    pub(crate) fn begin_run(&mut self, serial: bool) -> bool {
+        let (true, Some(clock)) = (self.enabled, &self.clock) else {
+            return false;
+        };
         self.chained = serial;
-        // The epoch itself, as a clock stores it (nanoseconds plus one).
-        self.last_end.store(1, Ordering::Relaxed);
-        for clock in self.clocks.iter() {
-            clock.start.store(0, Ordering::Relaxed);
-            clock.end.store(0, Ordering::Relaxed);
+        for node in self.clocks.iter() {
+            node.start.store(0, Ordering::Relaxed);
+            node.end.store(0, Ordering::Relaxed);
         }
-        Some(Instant::now())
+        self.epoch = clock.now();
+        self.last_end.store(self.epoch, Ordering::Relaxed);
+        true
     }
 
     /// The clocks the run writes into (empty when timing is off).
@@ -127,28 +142,30 @@ impl Timings {
         &self.clocks
     }
 
-    /// Records the start of `node` (no clock for it, which `prepare` rules
-    /// out, records nothing: never a panic inside a job). In a serial run,
-    /// the previous node's end, without reading the clock.
+    /// Records the start of `node` (no clock slot for it, which `prepare`
+    /// rules out, or timing off, records nothing: never a panic inside a
+    /// job). In a serial run, the previous node's end, without a reading.
     #[inline]
-    pub(crate) fn start(&self, node: u32, epoch: Instant) {
-        if let Some(clock) = self.clocks.get(node as usize) {
-            if self.chained {
+    pub(crate) fn start(&self, node: u32) {
+        // Slots exist only while timing is on, and then so does the clock.
+        if let (Some(slot), Some(clock)) = (self.clocks.get(node as usize), &self.clock) {
+            let start = if self.chained {
                 // The previous node completed before this one started
                 // (the serial loop waits for it), so its end is visible.
-                let start = self.last_end.load(Ordering::Relaxed);
-                clock.start.store(start, Ordering::Relaxed);
+                self.last_end.load(Ordering::Relaxed)
             } else {
-                clock.start(epoch);
-            }
+                clock.now()
+            };
+            slot.start.store(start, Ordering::Relaxed);
         }
     }
 
     /// Records the completion of `node` (see [`start`](Self::start)).
     #[inline]
-    pub(crate) fn end(&self, node: u32, epoch: Instant) {
-        if let Some(clock) = self.clocks.get(node as usize) {
-            let end = clock.end(epoch);
+    pub(crate) fn end(&self, node: u32) {
+        if let (Some(slot), Some(clock)) = (self.clocks.get(node as usize), &self.clock) {
+            let end = clock.now();
+            slot.end.store(end, Ordering::Relaxed);
             if self.chained {
                 self.last_end.store(end, Ordering::Relaxed);
             }
@@ -157,18 +174,20 @@ impl Timings {
 
     /// Copies the run's clocks into the snapshot.
     pub(crate) fn finish_run(&mut self) {
-        if !self.enabled {
+        let (true, Some(clock)) = (self.enabled, &self.clock) else {
             return;
-        }
-        for (timing, clock) in self.snapshot.iter_mut().zip(self.clocks.iter()) {
-            let start = clock.start.load(Ordering::Relaxed);
-            let end = clock.end.load(Ordering::Relaxed);
+        };
+        for (timing, node) in self.snapshot.iter_mut().zip(self.clocks.iter()) {
+            let start = node.start.load(Ordering::Relaxed);
+            let end = node.end.load(Ordering::Relaxed);
             *timing = if start == 0 {
                 SystemTiming::default()
             } else {
                 SystemTiming {
-                    start: Duration::from_nanos(start - 1),
-                    duration: Duration::from_nanos(end.saturating_sub(start)),
+                    start: Duration::from_nanos(clock.nanos_between(self.epoch, start)),
+                    // A node that started and never ended (its completion
+                    // was lost to a failure) took no time.
+                    duration: Duration::from_nanos(clock.nanos_between(start, end)),
                     ran: true,
                 }
             };
@@ -180,24 +199,6 @@ impl Timings {
     }
 }
 
-impl NodeClock {
-    /// Records the start of the node's run.
-    pub(crate) fn start(&self, epoch: Instant) {
-        self.start.store(nanos_since(epoch) + 1, Ordering::Relaxed);
-    }
-
-    /// Records the node's completion; what it stored.
-    pub(crate) fn end(&self, epoch: Instant) -> u64 {
-        let end = nanos_since(epoch) + 1;
-        self.end.store(end, Ordering::Relaxed);
-        end
-    }
-}
-
-fn nanos_since(epoch: Instant) -> u64 {
-    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,13 +206,13 @@ mod tests {
     #[test]
     fn disabled_reports_zeros_and_enabling_clears() {
         let mut t = Timings::new(2);
-        assert!(t.begin_run(false).is_none());
+        assert!(!t.begin_run(false));
         assert!(t.clocks().is_empty());
         assert_eq!(t.snapshot(), &[SystemTiming::default(); 2]);
         t.set_enabled(true);
-        let epoch = t.begin_run(false).unwrap();
-        t.clocks()[1].start(epoch);
-        t.clocks()[1].end(epoch);
+        assert!(t.begin_run(false));
+        t.start(1);
+        t.end(1);
         t.finish_run();
         assert!(t.snapshot()[1].ran);
         assert!(!t.snapshot()[0].ran);
@@ -225,11 +226,11 @@ mod tests {
     fn a_serial_run_starts_each_node_where_the_previous_ended() {
         let mut t = Timings::new(3);
         t.set_enabled(true);
-        let epoch = t.begin_run(true).unwrap();
+        assert!(t.begin_run(true));
         for node in [2, 0] {
-            t.start(node, epoch);
+            t.start(node);
             std::thread::sleep(std::time::Duration::from_millis(1));
-            t.end(node, epoch);
+            t.end(node);
         }
         t.finish_run();
         let [first, second] = [t.snapshot()[2], t.snapshot()[0]];
@@ -243,10 +244,10 @@ mod tests {
         assert!(second.duration >= std::time::Duration::from_millis(1));
         assert!(!t.snapshot()[1].ran);
         // A parallel run reads each start: not chained any more.
-        let epoch = t.begin_run(false).unwrap();
+        assert!(t.begin_run(false));
         std::thread::sleep(std::time::Duration::from_millis(1));
-        t.start(1, epoch);
-        t.end(1, epoch);
+        t.start(1);
+        t.end(1);
         t.finish_run();
         assert!(t.snapshot()[1].start >= std::time::Duration::from_millis(1));
     }
