@@ -46,6 +46,11 @@ impl RunConditions {
     /// environment ([`NodeBody::run`](crate::NodeBody::run)'s contract): the
     /// conditions' reads are part of its declared access.
     pub(crate) unsafe fn hold(&mut self, env: &NodeEnv<'_>) -> bool {
+        if self.conditions.is_empty() {
+            // Nothing to evaluate, and `failed_last` stays false: a node
+            // without conditions pays nothing for them.
+            return true;
+        }
         let conditions = self.conditions.iter_mut().zip(&mut self.cursors);
         for (part, (condition, cursor)) in (1..).zip(conditions) {
             let _part = ReaderPart::enter(part);
@@ -62,6 +67,11 @@ impl RunConditions {
         }
         self.failed_last = false;
         true
+    }
+
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
     }
 
     /// Whether the last evaluation found a condition false.
@@ -84,6 +94,8 @@ pub(crate) struct BatchCell {
     /// Entered only by the thread running the node, before it schedules
     /// its slices.
     conditions: UnsafeCell<RunConditions>,
+    /// Whether it has run conditions (so a run can skip the batch).
+    skippable: bool,
 }
 
 // SAFETY: the driver is `Sync`; the conditions are entered by one thread at
@@ -95,6 +107,7 @@ impl BatchCell {
     pub(crate) fn new(driver: Box<dyn BatchDriver>, conditions: RunConditions) -> Self {
         Self {
             driver,
+            skippable: !conditions.is_empty(),
             conditions: UnsafeCell::new(conditions),
         }
     }
@@ -104,6 +117,11 @@ impl BatchCell {
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         self.driver.clamp_cursors(now);
         self.conditions.get_mut().clamp_cursors(now);
+    }
+
+    /// Whether a run can skip the batch: it has run conditions.
+    pub(crate) fn skippable(&self) -> bool {
+        self.skippable
     }
 
     /// Whether the last run skipped the batch (a run condition was false;

@@ -699,8 +699,11 @@ impl World {
         if let Some(watch) = &watch {
             watch.validate()?;
         }
+        let nodes = &self.nodes;
         self.spikes
-            .set(watch, self.plans.as_deref(), self.graph.view());
+            .set(watch, self.plans.as_deref(), self.graph.view(), |node| {
+                nodes.get(node).is_some_and(WorldNode::skippable)
+            });
         let clocks = self.clocks_on();
         for run in &mut self.executions.0 {
             for execution in run.executions() {

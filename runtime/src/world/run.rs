@@ -147,7 +147,10 @@ impl World {
             }
         }
         self.timings = self.carried_timings(&plans);
-        self.spikes.fit(Some(&plans), self.graph.view());
+        let nodes = &self.nodes;
+        self.spikes.fit(Some(&plans), self.graph.view(), |node| {
+            nodes.get(node).is_some_and(WorldNode::skippable)
+        });
         report_warnings(plans.variable());
         self.current.store(Some(Arc::clone(plans.variable())));
         self.plans = Some(plans);
