@@ -9,33 +9,50 @@
 //! of `count` small heads, so a pass that pushes one sample into each history
 //! walks memory in order and follows no pointer per history.
 //!
+//! # Algorithm
+//!
+//! Not `RingHistory`'s monotonic deque, whose push pops a data-dependent
+//! number of entries (a branch the processor mispredicts about once per
+//! push on noisy samples such as frame times), but the streaming form of
+//! van Herk and Gil-Werman's sliding maximum (M. van Herk, "A fast
+//! algorithm for local minimum and maximum filters on rectangular and
+//! octagonal kernels", 1992; J. Gil and M. Werman, 1993): the ring is
+//! filled in passes, position 0 to `capacity - 1`. The window is then the
+//! *newer part*, positions `0..next` written in this pass, whose maximum a
+//! push keeps up with one comparison, and the *older part*, positions
+//! `next..capacity` still holding the previous pass, whose maximum is a
+//! suffix maximum recorded when that pass completed. A push is a store, a
+//! comparison and a counter, with no loop; the push that completes a pass
+//! also records the suffix maxima of the whole ring, `capacity` comparisons
+//! once every `capacity` pushes. So a push is O(1) amortized (O(capacity)
+//! at worst, that once per pass), [`History::max`] is O(1), and nothing
+//! allocates. There is no unsafe code.
+//!
 //! # Layout and invariants
 //!
 //! History `h` owns the slots `h × capacity .. (h + 1) × capacity` of the
-//! buffer, and `heads[h]`. Each slot holds two things of its history:
+//! buffer, and `heads[h]`. Each slot holds two samples of its history, at
+//! its *ring position* (the slot's offset in the history's region):
 //!
-//! - `sample`: the sample at that *ring position* (the slot's offset in the
-//!   history's region). While the history holds `len < capacity` samples,
-//!   sample `i` (oldest first) is at position `i` and `next == len`; once
-//!   full, the oldest is at `next` and the others follow it cyclically. The
-//!   slots at positions `>= len` hold the fill value and are never read.
-//! - `window`: one entry of the history's *window deque*, itself a ring over
-//!   the same `capacity` offsets, `depth` entries starting at `front`. Its
-//!   entries are ring positions of the history, oldest first, whose samples
-//!   are strictly decreasing (for comparable samples); its front is the
-//!   position of the maximum. Every entry names a position `< len` holding a
-//!   sample of the window, each position at most once, so `depth <= len <=
-//!   capacity` and the ring never overflows. `depth == 0` exactly when `len
-//!   == 0`.
+//! - `sample`: the sample at that position. While the history holds `len <
+//!   capacity` samples (its first pass), sample `i` (oldest first) is at
+//!   position `i` and `next == len`; once full, the oldest is at `next` and
+//!   the others follow it cyclically. The slots at positions `>= len` hold
+//!   the fill value and are never read.
+//! - `suffix`: while full, for every position `i` in `next..capacity` (the
+//!   older part), the maximum of the samples at `i..capacity`. They were
+//!   recorded when `next` last wrapped to 0, and those samples have not
+//!   been written since. Never read at positions `< next`, nor while not
+//!   full.
 //!
-//! `next`, `front` and every position are `< capacity`, which fits a `u32`
-//! (checked by [`RingHistories::new`]).
-//!
-//! A push is the sliding-window maximum of [`RingHistory`](crate::RingHistory)
-//! (the monotonic deque): the front leaves if it is the position about to be
-//! overwritten, every entry at the back whose sample is not greater than the
-//! new one leaves, the new position enters at the back. O(1) amortized, and
-//! it never allocates. There is no unsafe code.
+//! The head holds `len <= capacity`, `next < capacity` (positions fit a
+//! `u32`, checked by [`RingHistories::new`]), and `newer`, the maximum of
+//! the samples at positions `0..next`, meaningful only while `next > 0`.
+//! The window's maximum is then `newer` while not full; once full, the
+//! greater of `suffix[next]` and `newer` (`suffix[0]` alone when `next ==
+//! 0`). Among equal (or incomparable) samples the more recent one is
+//! taken, as `RingHistory` does, so a NaN cannot hide a later maximum
+//! forever.
 
 use core::fmt;
 
@@ -43,9 +60,10 @@ use core::fmt;
 /// in one flat buffer.
 ///
 /// Exclusive: [`push`](Self::push) takes `&mut self`; reads take `&self`.
-/// Each history behaves exactly as a [`RingHistory`](crate::RingHistory) of
-/// the same capacity would (the same samples, maximum and latest after the
-/// same pushes and clears); the tests check it against one.
+/// Each history reads exactly as a [`RingHistory`](crate::RingHistory) of
+/// the same capacity would after the same pushes and clears (the same
+/// samples, maximum and latest; with a total order, which the tests check
+/// against one).
 ///
 /// ```
 /// use sluice_collections::RingHistories;
@@ -67,30 +85,35 @@ pub struct RingHistories<T> {
     /// How many samples each history keeps; at least 1, at most `u32::MAX`.
     capacity: usize,
     /// One per history.
-    heads: Box<[Head]>,
+    heads: Box<[Head<T>]>,
     /// `heads.len() × capacity` slots, history `h`'s at `h × capacity..`.
     slots: Box<[Slot<T>]>,
 }
 
 /// Where one history stands (the module docs' invariants).
-#[derive(Clone, Copy, Debug, Default)]
-struct Head {
+#[derive(Clone, Copy, Debug)]
+struct Head<T> {
     /// How many samples it holds, at most the capacity.
     len: u32,
     /// The ring position the next push writes.
     next: u32,
-    /// The window deque's first entry (the maximum's position).
-    front: u32,
-    /// How many entries the window deque holds.
-    depth: u32,
+    /// The maximum of the samples at positions `0..next`, while `next > 0`.
+    newer: T,
 }
 
-/// A sample and an entry of the window deque of one history (the module
-/// docs' layout: the two share an offset, not a meaning).
+/// A sample and the older part's suffix maximum at one ring position (the
+/// module docs' layout).
 #[derive(Clone, Copy, Debug)]
 struct Slot<T> {
     sample: T,
-    window: u32,
+    suffix: T,
+}
+
+/// The greater of `older` and `newer`; `newer` among equals and when the two
+/// are incomparable (the module docs' tie rule).
+#[inline]
+fn greater<T: PartialOrd>(older: T, newer: T) -> T {
+    if older > newer { older } else { newer }
 }
 
 impl<T: PartialOrd + Copy + Default> RingHistories<T> {
@@ -115,11 +138,16 @@ impl<T: PartialOrd + Copy + Default> RingHistories<T> {
         });
         let empty = Slot {
             sample: T::default(),
-            window: 0,
+            suffix: T::default(),
+        };
+        let head = Head {
+            len: 0,
+            next: 0,
+            newer: T::default(),
         };
         RingHistories {
             capacity,
-            heads: vec![Head::default(); count].into_boxed_slice(),
+            heads: vec![head; count].into_boxed_slice(),
             slots: vec![empty; slots].into_boxed_slice(),
         }
     }
@@ -127,7 +155,9 @@ impl<T: PartialOrd + Copy + Default> RingHistories<T> {
 
 impl<T: PartialOrd + Copy> RingHistories<T> {
     /// Appends `sample` to history `index`; if it is full, its oldest falls
-    /// off. O(1) amortized; never allocates.
+    /// off. O(1) amortized (the push that completes a pass over the ring
+    /// records its suffix maxima: O(capacity), once every `capacity`
+    /// pushes); never allocates.
     ///
     /// # Panics
     ///
@@ -136,39 +166,38 @@ impl<T: PartialOrd + Copy> RingHistories<T> {
     pub fn push(&mut self, index: usize, sample: T) {
         let capacity = self.capacity;
         let head = &mut self.heads[index];
-        let region = &mut self.slots[index * capacity..(index + 1) * capacity];
-        let wrap = |offset: u32| {
-            if offset as usize >= capacity {
-                offset - capacity as u32
-            } else {
-                offset
-            }
+        let region = &mut self.slots[index * capacity..][..capacity];
+        let pos = head.next as usize;
+        region[pos].sample = sample;
+        head.newer = if pos == 0 {
+            sample
+        } else {
+            greater(head.newer, sample)
         };
-        let pos = head.next;
-        // The position about to be overwritten leaves the window. Only the
-        // oldest sample's can be, and if it is still in the deque it is the
-        // front.
-        if head.depth > 0 && region[head.front as usize].window == pos {
-            head.front = wrap(head.front + 1);
-            head.depth -= 1;
+        let next = pos + 1;
+        if next < capacity {
+            head.next = next as u32;
+            // While not full, `len == pos`; once full, `len == capacity`.
+            head.len = head.len.max(next as u32);
+        } else {
+            Self::complete_pass(region);
+            head.next = 0;
+            head.len = capacity as u32;
         }
-        while head.depth > 0 {
-            let back = region[wrap(head.front + head.depth - 1) as usize].window;
-            // `!(a > b)` rather than `a <= b` also drops incomparable
-            // samples, as `RingHistory` does, so a NaN cannot hide a later
-            // maximum forever.
-            if region[back as usize].sample > sample {
-                break;
+    }
+
+    /// The pass over `region` is complete: every position holds a sample of
+    /// the window, and each records the maximum from it to the end.
+    #[cold]
+    fn complete_pass(region: &mut [Slot<T>]) {
+        if let Some((last, older)) = region.split_last_mut() {
+            let mut max = last.sample;
+            last.suffix = max;
+            for slot in older.iter_mut().rev() {
+                max = greater(slot.sample, max);
+                slot.suffix = max;
             }
-            head.depth -= 1;
         }
-        region[pos as usize].sample = sample;
-        region[wrap(head.front + head.depth) as usize].window = pos;
-        head.depth += 1;
-        if (head.len as usize) < capacity {
-            head.len += 1;
-        }
-        head.next = wrap(pos + 1);
     }
 
     /// History `index`, to read.
@@ -180,7 +209,7 @@ impl<T: PartialOrd + Copy> RingHistories<T> {
     pub fn get(&self, index: usize) -> History<'_, T> {
         History {
             head: self.heads[index],
-            slots: &self.slots[index * self.capacity..(index + 1) * self.capacity],
+            slots: &self.slots[index * self.capacity..][..self.capacity],
         }
     }
 }
@@ -202,12 +231,16 @@ impl<T> RingHistories<T> {
     ///
     /// If `index >= self.count()`, as slice indexing does.
     pub fn clear(&mut self, index: usize) {
-        self.heads[index] = Head::default();
+        let head = &mut self.heads[index];
+        // `newer` is meaningless while `next == 0`: left as it is.
+        (head.len, head.next) = (0, 0);
     }
 
     /// Forgets every sample of every history; keeps the allocation.
     pub fn clear_all(&mut self) {
-        self.heads.fill(Head::default());
+        for head in self.heads.iter_mut() {
+            (head.len, head.next) = (0, 0);
+        }
     }
 }
 
@@ -224,7 +257,7 @@ impl<T: fmt::Debug> fmt::Debug for RingHistories<T> {
 /// a [`RingHistory`](crate::RingHistory).
 #[derive(Clone, Copy)]
 pub struct History<'a, T> {
-    head: Head,
+    head: Head<T>,
     /// The history's region of the buffer.
     slots: &'a [Slot<T>],
 }
@@ -233,11 +266,22 @@ impl<'a, T: Copy> History<'a, T> {
     /// The greatest sample in the window (the most recent among equals), or
     /// `None` if nothing was pushed. O(1).
     #[inline]
-    pub fn max(&self) -> Option<T> {
-        (self.head.depth > 0).then(|| {
-            let front = self.slots[self.head.front as usize].window;
-            self.slots[front as usize].sample
-        })
+    pub fn max(&self) -> Option<T>
+    where
+        T: PartialOrd,
+    {
+        let Head { len, next, newer } = self.head;
+        if len as usize == self.slots.len() {
+            // Full: the older part's suffix maximum, and the newer part's.
+            let older = self.slots[next as usize].suffix;
+            Some(if next == 0 {
+                older
+            } else {
+                greater(older, newer)
+            })
+        } else {
+            (len > 0).then_some(newer)
+        }
     }
 
     /// The most recent sample, or `None` if nothing was pushed.
@@ -287,7 +331,7 @@ impl<T> History<'_, T> {
     }
 }
 
-impl<T: fmt::Debug + Copy> fmt::Debug for History<'_, T> {
+impl<T: fmt::Debug + Copy + PartialOrd> fmt::Debug for History<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("History")
             .field("capacity", &self.capacity())
@@ -546,9 +590,9 @@ mod tests {
                 }
                 assert_same(&histories, &models);
                 for head in histories.heads.iter() {
-                    prop_assert!(head.depth <= head.len);
                     prop_assert!((head.len as usize) <= capacity);
-                    prop_assert_eq!(head.depth == 0, head.len == 0);
+                    prop_assert!((head.next as usize) < capacity);
+                    prop_assert!(head.len == capacity as u32 || head.next == head.len);
                 }
             }
         }
