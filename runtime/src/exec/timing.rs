@@ -8,6 +8,11 @@
 //! measurements are copied into a plain slice when the run ends, failed or
 //! not, so they stay readable until the next measured run.
 //!
+//! The world's spike watch needs only each node's duration, once, right
+//! after the run: with the clocks on and the copy off (`set(true, false)`)
+//! it reads them straight from the slots ([`Timings::node_nanos`]), and the
+//! run pays for no copy it does not use.
+//!
 //! A serial run reads the clock once per node, not twice: its nodes run one
 //! after another, so each starts where the previous one ended (the few
 //! nanoseconds of the executor between them are counted in the next node),
@@ -52,7 +57,11 @@ pub(crate) struct NodeClock {
 /// Per-node measurement storage, owned by an execution state.
 #[derive(Debug)]
 pub(crate) struct Timings {
+    /// Whether runs read the clock (the slots exist).
     enabled: bool,
+    /// Whether a run's end copies the slots into `snapshot` (only while
+    /// `enabled`).
+    snapshot_on: bool,
     /// Written by the threads running nodes; empty while timing is off.
     clocks: Box<[NodeClock]>,
     /// What [`ExecutionState::timings`](super::ExecutionState::timings) returns.
@@ -76,6 +85,7 @@ impl Timings {
     pub(crate) fn new(node_count: usize) -> Self {
         Self {
             enabled: false,
+            snapshot_on: false,
             clocks: Box::new([]),
             snapshot: vec![SystemTiming::default(); node_count].into(),
             chained: false,
@@ -92,8 +102,22 @@ impl Timings {
     /// Turns timing on or off, clearing every previous measurement. The
     /// storage is allocated here, never during a run.
     pub(crate) fn set_enabled(&mut self, enabled: bool) {
+        self.set(enabled, enabled);
+    }
+
+    /// Whether a run's end copies the measurements for
+    /// [`snapshot`](Self::snapshot).
+    pub(crate) fn snapshot_on(&self) -> bool {
+        self.snapshot_on
+    }
+
+    /// Turns the clocks on or off (`enabled`), and the copy into the
+    /// snapshot (`snapshot`, only with the clocks), clearing every previous
+    /// measurement. The storage is allocated here, never during a run.
+    pub(crate) fn set(&mut self, enabled: bool, snapshot: bool) {
         let n = self.snapshot.len();
         self.enabled = enabled;
+        self.snapshot_on = enabled && snapshot;
         self.snapshot.fill(SystemTiming::default());
         if enabled && self.clock.is_none() {
             self.clock = Some(Clock::new());
@@ -110,7 +134,7 @@ impl Timings {
         if self.snapshot.len() != node_count {
             self.snapshot = vec![SystemTiming::default(); node_count].into();
         }
-        self.set_enabled(self.enabled);
+        self.set(self.enabled, self.snapshot_on);
     }
 
     /// Whether the storage holds one entry per node of a graph of
@@ -127,9 +151,11 @@ impl Timings {
             return false;
         };
         self.chained = serial;
+        // Only the starts: an end left from an earlier run is before this
+        // run's epoch, so before any start of this run, and a node that
+        // starts and does not end is measured as 0 all the same.
         for node in self.clocks.iter() {
             node.start.store(0, Ordering::Relaxed);
-            node.end.store(0, Ordering::Relaxed);
         }
         self.epoch = clock.now();
         self.last_end.store(self.epoch, Ordering::Relaxed);
@@ -174,7 +200,7 @@ impl Timings {
 
     /// Copies the run's clocks into the snapshot.
     pub(crate) fn finish_run(&mut self) {
-        let (true, Some(clock)) = (self.enabled, &self.clock) else {
+        let (true, Some(clock)) = (self.snapshot_on, &self.clock) else {
             return;
         };
         for (timing, node) in self.snapshot.iter_mut().zip(self.clocks.iter()) {
@@ -196,6 +222,22 @@ impl Timings {
 
     pub(crate) fn snapshot(&self) -> &[SystemTiming] {
         &self.snapshot
+    }
+
+    /// How long each node took in the most recent run, in nanoseconds, by
+    /// node index: `None` for a node that did not start. Read from the
+    /// slots, so right after a run (the next one overwrites them); nothing
+    /// while timing is off.
+    pub(crate) fn node_nanos(&self) -> impl ExactSizeIterator<Item = Option<u64>> + '_ {
+        let clock = self.clock.as_ref();
+        self.clocks.iter().map(move |node| {
+            let start = node.start.load(Ordering::Relaxed);
+            let end = node.end.load(Ordering::Relaxed);
+            // Slots exist only with the clock; `start == 0`: not started.
+            clock
+                .filter(|_| start != 0)
+                .map(|clock| clock.nanos_between(start, end))
+        })
     }
 }
 
@@ -250,5 +292,32 @@ mod tests {
         t.end(1);
         t.finish_run();
         assert!(t.snapshot()[1].start >= std::time::Duration::from_millis(1));
+    }
+
+    #[test]
+    fn clocks_alone_measure_without_the_copy() {
+        let mut t = Timings::new(2);
+        t.set(true, false);
+        assert!(t.begin_run(true));
+        for node in [0, 1] {
+            t.start(node);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            t.end(node);
+        }
+        t.finish_run();
+        assert_eq!(t.snapshot(), &[SystemTiming::default(); 2], "no copy");
+        let nanos: Vec<Option<u64>> = t.node_nanos().collect();
+        assert!(
+            nanos.iter().all(|n| n.is_some_and(|n| n >= 1_000_000)),
+            "{nanos:?}"
+        );
+        // The next run starts only node 1, which does not end: node 0 is
+        // not started, and node 1's end from the first run is not its own.
+        assert!(t.begin_run(true));
+        t.start(1);
+        assert_eq!(t.node_nanos().collect::<Vec<_>>(), [None, Some(0)]);
+        t.set(false, true);
+        assert_eq!(t.node_nanos().len(), 0, "off: nothing");
+        assert!(!t.snapshot_on(), "no copy without the clocks");
     }
 }

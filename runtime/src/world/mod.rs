@@ -646,7 +646,7 @@ impl World {
                 // The spike watch reads the same clocks.
                 execution
                     .state
-                    .enable_timing(enabled || self.spikes.is_on());
+                    .set_timing(enabled || self.spikes.is_on(), enabled);
             }
         }
     }
@@ -704,11 +704,11 @@ impl World {
             .set(watch, self.plans.as_deref(), self.graph.view(), |node| {
                 nodes.get(node).is_some_and(WorldNode::skippable)
             });
-        let clocks = self.clocks_on();
+        let mode = (self.clocks_on(), self.timing);
         for run in &mut self.executions.0 {
             for execution in run.executions() {
-                if execution.state.timing_enabled() != clocks {
-                    execution.state.enable_timing(clocks);
+                if execution.state.timing_mode() != mode {
+                    execution.state.set_timing(mode.0, mode.1);
                 }
             }
         }

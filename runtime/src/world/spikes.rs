@@ -43,7 +43,6 @@ use std::time::Duration;
 
 use sluice_collections::{RingHistories, RingHistoriesHistory};
 
-use crate::exec::SystemTiming;
 use crate::node::{NodeDescriptor, NodeState};
 use crate::organise::Group;
 use crate::plan::{GraphView, NodeIndex, Plans};
@@ -421,14 +420,15 @@ impl SpikeState {
         self.total
     }
 
-    /// Judges and records one run of a plan's part: `timings` by vertex,
-    /// `vertex_nodes` mapping vertices to registration indices (`u32::MAX`
-    /// for a barrier), `failed` the vertices that failed, `skipped` whether
-    /// a node (by registration index) skipped its body in this run, asked
-    /// only of the nodes that can.
+    /// Judges and records one run of a plan's part: `times` by vertex, in
+    /// nanoseconds (`None` for a vertex that did not start), `vertex_nodes`
+    /// mapping vertices to registration indices (`u32::MAX` for a barrier),
+    /// `failed` the vertices that failed, `skipped` whether a node (by
+    /// registration index) skipped its body in this run, asked only of the
+    /// nodes that can.
     pub(crate) fn observe(
         &mut self,
-        timings: &[SystemTiming],
+        times: impl Iterator<Item = Option<u64>>,
         vertex_nodes: &[u32],
         failed: &[usize],
         iteration: u64,
@@ -436,19 +436,18 @@ impl SpikeState {
     ) {
         let Some(watch) = self.watch else { return };
         let judge = Judge::new(&watch, iteration);
-        for (vertex, (timing, &node)) in timings.iter().zip(vertex_nodes).enumerate() {
+        for (vertex, (time, &node)) in times.zip(vertex_nodes).enumerate() {
             // A barrier's `u32::MAX` finds no slot.
-            let Some(&slot) = self.slots.get(node as usize) else {
+            let (Some(&slot), Some(time)) = (self.slots.get(node as usize), time) else {
                 continue;
             };
             if slot == UNWATCHED
-                || !timing.ran
                 || (slot & SKIPPABLE != 0 && skipped(node))
                 || (!failed.is_empty() && failed.contains(&vertex))
             {
                 continue;
             }
-            judge.run(self, (slot & !SKIPPABLE) as usize, node, timing.duration);
+            judge.run(self, (slot & !SKIPPABLE) as usize, node, time);
         }
     }
 
@@ -459,7 +458,8 @@ impl SpikeState {
             return;
         };
         if slot != UNWATCHED {
-            Judge::new(&watch, iteration).run(self, (slot & !SKIPPABLE) as usize, node, time);
+            let index = (slot & !SKIPPABLE) as usize;
+            Judge::new(&watch, iteration).run(self, index, node, nanos(time));
         }
     }
 }
@@ -482,11 +482,10 @@ impl Judge {
         }
     }
 
-    /// Judges one run of `node` (history `index`) taking `time`, then the
-    /// run joins the history.
+    /// Judges one run of `node` (history `index`) taking `time`
+    /// nanoseconds, then the run joins the history.
     #[inline]
-    fn run(&self, state: &mut SpikeState, index: usize, node: u32, time: Duration) {
-        let time = nanos(time);
+    fn run(&self, state: &mut SpikeState, index: usize, node: u32, time: u64) {
         // The floor first: most runs of most nodes are below it, and then
         // the history is only pushed to.
         if time >= self.floor {
@@ -593,19 +592,11 @@ mod tests {
         }
     }
 
-    fn ran(nanos: u64) -> SystemTiming {
-        SystemTiming {
-            start: Duration::ZERO,
-            duration: Duration::from_nanos(nanos),
-            ran: true,
-        }
-    }
-
     /// Runs one iteration of nodes `0..times.len()` taking `times`.
     fn run(state: &mut SpikeState, times: &[u64], iteration: u64) {
-        let timings: Vec<SystemTiming> = times.iter().map(|&t| ran(t)).collect();
         let vertices: Vec<u32> = (0..times.len() as u32).collect();
-        state.observe(&timings, &vertices, &[], iteration, |_| false);
+        let times = times.iter().map(|&t| Some(t));
+        state.observe(times, &vertices, &[], iteration, |_| false);
     }
 
     #[test]
@@ -666,9 +657,9 @@ mod tests {
     #[test]
     fn failed_unstarted_and_barrier_vertices_record_nothing() {
         let mut state = state(watch(2, 1.0, 0), 2);
-        let timings = [ran(9 * MS), SystemTiming::default(), ran(9 * MS)];
+        let times = [Some(9 * MS), None, Some(9 * MS)];
         // Vertex 0 failed, vertex 1 never started, vertex 2 is a barrier.
-        state.observe(&timings, &[0, 1, u32::MAX], &[0], 0, |_| false);
+        state.observe(times.into_iter(), &[0, 1, u32::MAX], &[0], 0, |_| false);
         assert!(state.history(NodeIndex(0)).unwrap().is_empty());
         assert!(state.history(NodeIndex(1)).unwrap().is_empty());
         for i in 1..=2 {
@@ -676,7 +667,8 @@ mod tests {
         }
         // A failing node's slow run after a full window: neither reported
         // nor recorded.
-        state.observe(&[ran(100 * MS), ran(MS)], &[0, 1], &[0], 3, |_| false);
+        let times = [Some(100 * MS), Some(MS)].into_iter();
+        state.observe(times, &[0, 1], &[0], 3, |_| false);
         assert_eq!(state.total(), 0);
         let history = state.history(NodeIndex(0)).unwrap();
         assert_eq!(
@@ -731,8 +723,8 @@ mod tests {
         // Node 1 can skip its body; nodes 0 and 2 cannot.
         state.slots[1] |= SKIPPABLE;
         let mut asked = Vec::new();
-        let timings = [ran(MS), ran(MS), ran(MS)];
-        state.observe(&timings, &[0, 1, 2], &[], 0, |node| {
+        let times = [Some(MS); 3].into_iter();
+        state.observe(times, &[0, 1, 2], &[], 0, |node| {
             asked.push(node);
             true
         });
