@@ -162,7 +162,7 @@ impl<T: PartialOrd + Copy> RingHistories<T> {
     /// # Panics
     ///
     /// If `index >= self.count()`, as slice indexing does.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, index: usize, sample: T) {
         let capacity = self.capacity;
         let head = &mut self.heads[index];
@@ -189,6 +189,7 @@ impl<T: PartialOrd + Copy> RingHistories<T> {
     /// The pass over `region` is complete: every position holds a sample of
     /// the window, and each records the maximum from it to the end.
     #[cold]
+    #[inline(never)]
     fn complete_pass(region: &mut [Slot<T>]) {
         if let Some((last, older)) = region.split_last_mut() {
             let mut max = last.sample;

@@ -483,21 +483,29 @@ impl Judge {
     }
 
     /// Judges one run of `node` (history `index`) taking `time`
-    /// nanoseconds, then the run joins the history.
-    #[inline]
+    /// nanoseconds, then the run joins the history. Inlined into the loop
+    /// over a part's nodes, which it is most of.
+    #[inline(always)]
     fn run(&self, state: &mut SpikeState, index: usize, node: u32, time: u64) {
         // The floor first: most runs of most nodes are below it, and then
         // the history is only pushed to.
         if time >= self.floor {
-            let history = state.histories.get(index);
-            if history.is_full()
-                && let Some(peak) = history.max()
-                && time as f64 > peak as f64 * self.ratio
-            {
-                self.report(state, index, node, time, peak);
-            }
+            self.judge(state, index, node, time);
         }
         state.histories.push(index, time);
+    }
+
+    /// A run at or above the floor: compared with the full window's peak.
+    /// Out of line: only runs that long get here, and they dwarf it.
+    #[inline(never)]
+    fn judge(&self, state: &mut SpikeState, index: usize, node: u32, time: u64) {
+        let history = state.histories.get(index);
+        if history.is_full()
+            && let Some(peak) = history.max()
+            && time as f64 > peak as f64 * self.ratio
+        {
+            self.report(state, index, node, time, peak);
+        }
     }
 
     /// Logs and keeps one spike; cold, so the judging loop stays small.
