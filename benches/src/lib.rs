@@ -3,3 +3,4 @@
 pub mod plan_workload;
 pub mod rounds;
 pub mod services;
+pub mod spike_worlds;
