@@ -6,6 +6,8 @@
 //! borrow checker holds the phase boundary.
 
 mod sync;
+#[cfg(all(test, not(loom)))]
+mod test_support;
 
 mod append_arena;
 mod get_or_add;
