@@ -1,53 +1,25 @@
 //! `spikes`: what the spike watch costs per node. One iteration of 1,000
-//! no-op systems on the serial executor, in a world that never had the
-//! watch (`never`), one where it was turned on and off again (`off`), one
-//! with it on (`on`, default thresholds: nothing is reported, every node is
-//! judged and recorded), and, to tell the watch's own work from the clocks
-//! it turns on, one with per-node timing on (`timing`) and one with both
-//! (`timing_and_on`). After criterion's figures, a summary measures every
-//! variant again, interleaved, and prints ns per node over `never`.
+//! no-op systems on the serial executor (`sluice_benches::spike_worlds`), in
+//! a world that never had the watch (`never`), one where it was turned on
+//! and off again (`off`), one with it on (`on`, default thresholds: nothing
+//! is reported, every node is judged and recorded), and, to tell the
+//! watch's own work from the clock it turns on, one with per-node timing on
+//! (`timing`) and one with both (`timing_and_on`). Beside them, in the
+//! `clock` group, one clock read of each kind: `std::time::Instant::now`
+//! (what the executor read before) and the TSC through `quanta` (what it
+//! reads now, once per node on the serial executor). After criterion's
+//! figures, a summary measures every variant again, interleaved, and prints
+//! ns per node over `never`.
 
 #![allow(missing_docs)]
 
+use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use sluice::exec::ThreadPool;
-use sluice::{ExecutorKind, NodeBuilder, SpikeWatch, World};
-
-const NODES: usize = 1_000;
-const VARIANTS: [&str; 5] = ["never", "off", "on", "timing", "timing_and_on"];
-
-/// A world of `NODES` no-op systems in `variant`'s state, planned and run
-/// once (the histories exist, the plan is installed).
-fn world(variant: &str) -> World {
-    let mut world = World::with_pool(ThreadPool::new(0).expect("pool"));
-    world.set_executor(ExecutorKind::Serial);
-    for i in 0..NODES {
-        world.add_system(NodeBuilder::new(format!("system_{i}")).system(|| {}));
-    }
-    let watch = Some(SpikeWatch::default());
-    match variant {
-        "never" => {}
-        "off" => {
-            world.set_spike_watch(watch).expect("valid");
-            world.run_iteration().expect("runs");
-            world.set_spike_watch(None).expect("valid");
-        }
-        "on" => world.set_spike_watch(watch).expect("valid"),
-        "timing" => world.enable_timing(true),
-        "timing_and_on" => {
-            world.enable_timing(true);
-            world.set_spike_watch(watch).expect("valid");
-        }
-        _ => unreachable!("unknown variant {variant}"),
-    }
-    // Past the window, so that every run is judged and evicts the oldest.
-    for _ in 0..SpikeWatch::default().window + 1 {
-        world.run_iteration().expect("runs");
-    }
-    world
-}
+use sluice::World;
+use sluice_benches::rounds::{interleaved_medians, mean_ns};
+use sluice_benches::spike_worlds::{NODES, Watch, world};
 
 fn spikes(c: &mut Criterion) {
     let mut group = c.benchmark_group("spikes");
@@ -56,56 +28,81 @@ fn spikes(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_millis(1500))
         .throughput(Throughput::Elements(NODES as u64));
-    for variant in VARIANTS {
-        let mut world = world(variant);
-        group.bench_function(BenchmarkId::new(variant, NODES), |b| {
+    for watch in Watch::ALL {
+        let mut world = world(watch);
+        group.bench_function(BenchmarkId::new(watch.name(), NODES), |b| {
             b.iter(|| world.run_iteration().expect("runs"));
         });
     }
     group.finish();
+    let mut group = c.benchmark_group("clock");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1000));
+    group.bench_function("std_instant_now", |b| b.iter(|| black_box(Instant::now())));
+    let clock = quanta::Clock::new();
+    group.bench_function("quanta_raw", |b| b.iter(|| black_box(clock.raw())));
+    group.finish();
 }
 
-/// Every variant again, in interleaved rounds of `ROUND` each (the median
-/// round counts), so the differences compare figures taken side by side.
+/// One frame of a summary peer.
+enum Peer {
+    World(Box<World>),
+    StdClock,
+    QuantaClock(quanta::Clock),
+}
+
+impl Peer {
+    fn frame(&mut self) {
+        match self {
+            Peer::World(world) => world.run_iteration().expect("runs"),
+            // NODES reads, so that the figure divides like the worlds'.
+            Peer::StdClock => (0..NODES).for_each(|_| {
+                black_box(Instant::now());
+            }),
+            Peer::QuantaClock(clock) => (0..NODES).for_each(|_| {
+                black_box(clock.raw());
+            }),
+        }
+    }
+}
+
+/// Every variant again, in interleaved rounds (the median round counts), so
+/// the differences compare figures taken side by side.
 fn summary() {
     const ROUNDS: usize = 9;
     const ROUND: Duration = Duration::from_millis(100);
-    let mut worlds: Vec<World> = VARIANTS.iter().map(|v| world(v)).collect();
-    let mut rounds = vec![Vec::with_capacity(ROUNDS); VARIANTS.len()];
-    for _ in 0..ROUNDS {
-        for (world, samples) in worlds.iter_mut().zip(&mut rounds) {
-            let (start, mut runs) = (Instant::now(), 0u32);
-            while start.elapsed() < ROUND {
-                world.run_iteration().expect("runs");
-                runs += 1;
-            }
-            samples.push(start.elapsed().as_nanos() as f64 / f64::from(runs));
-        }
-    }
-    let medians: Vec<f64> = rounds
-        .iter_mut()
-        .map(|samples| {
-            samples.sort_by(f64::total_cmp);
-            samples[ROUNDS / 2]
-        })
+    let mut peers: Vec<Peer> = Watch::ALL
+        .iter()
+        .map(|&watch| Peer::World(Box::new(world(watch))))
         .collect();
+    peers.push(Peer::StdClock);
+    peers.push(Peer::QuantaClock(quanta::Clock::new()));
+    // Warm every peer once before the rounds.
+    for peer in &mut peers {
+        mean_ns(|| peer.frame(), ROUND / 4);
+    }
+    let medians = interleaved_medians(&mut peers, ROUNDS, ROUND, Peer::frame);
+    let per_node: Vec<f64> = medians.iter().map(|ns| ns / NODES as f64).collect();
     println!("\nspikes summary ({NODES} no-op systems, serial, median of {ROUNDS} rounds):");
     println!(
-        "{:>14} {:>12} {:>9} {:>16}",
+        "{:>14} {:>12} {:>9} {:>14}",
         "variant", "iteration", "ns/node", "over never"
     );
-    for (variant, &ns) in VARIANTS.iter().zip(&medians) {
+    for (watch, (&ns, &node)) in Watch::ALL.iter().zip(medians.iter().zip(&per_node)) {
         println!(
-            "{variant:>14} {:>9.2} us {:>9.2} {:>13.2} ns",
+            "{:>14} {:>9.2} us {node:>9.2} {:>11.2} ns",
+            watch.name(),
             ns / 1e3,
-            ns / NODES as f64,
-            (ns - medians[0]) / NODES as f64
+            node - per_node[0]
         );
     }
+    let on_over_timing = per_node[4] - per_node[3];
+    println!("{:>14} {on_over_timing:>36.2} ns", "on over timing");
     println!(
-        "{:>14} {:>42.2} ns",
-        "on over timing",
-        (medians[4] - medians[3]) / NODES as f64
+        "one clock read: std Instant::now {:.2} ns, quanta raw (TSC) {:.2} ns",
+        per_node[5], per_node[6]
     );
 }
 

@@ -3,4 +3,5 @@
 pub mod plan_workload;
 pub mod rounds;
 pub mod services;
+pub mod spike_worlds;
 pub mod threads;

@@ -6,6 +6,8 @@
 //! borrow checker holds the phase boundary.
 
 mod sync;
+#[cfg(all(test, not(loom)))]
+mod test_support;
 
 mod append_arena;
 mod get_or_add;
@@ -14,6 +16,7 @@ mod lock_on_resize_array;
 pub mod mpsc;
 mod pool;
 mod pooled_list;
+mod ring_histories;
 mod ring_history;
 
 pub use append_arena::{AppendArena, ArenaAppender, Drain as AppendArenaDrain, Full};
@@ -26,4 +29,7 @@ pub use lock_on_resize_array::{
 pub use mpsc::{Consumer, Producer};
 pub use pool::{Pool, Pooled, Taken};
 pub use pooled_list::PooledList;
+pub use ring_histories::{
+    History as RingHistoriesHistory, Iter as RingHistoriesIter, RingHistories,
+};
 pub use ring_history::{Iter as RingHistoryIter, RingHistory};

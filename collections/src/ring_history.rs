@@ -364,16 +364,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 4 } else { 256 },
-            // Miri's isolation forbids the file lookups of failure persistence.
-            failure_persistence: if cfg!(miri) {
-                None
-            } else {
-                ProptestConfig::default().failure_persistence
-            },
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config())]
 
         /// After every push, the window, its maximum, its latest and its
         /// length match the naive model (small values, so ties are common).

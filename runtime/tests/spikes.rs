@@ -336,6 +336,45 @@ fn a_skipped_body_is_no_run_a_node_is_judged_by_its_own_runs() {
     }
 }
 
+/// What the factory below summarises; moved every third frame.
+#[derive(Debug, Default, Clone, Copy)]
+struct Input(u64);
+
+/// The factory's output.
+#[derive(Debug, Default, Clone, Copy)]
+struct Summary(u64);
+
+#[test]
+fn a_factory_whose_inputs_did_not_move_records_nothing() {
+    for executor in EXECUTORS {
+        let mut world = world(executor);
+        world.insert(Input(0));
+        let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = std::sync::Arc::clone(&runs);
+        let factory =
+            world.add_factory(NodeBuilder::new("summarise").factory(move |input: &Input| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Summary(input.0)
+            }));
+        world.set_spike_watch(Some(watch(4))).unwrap();
+        for frame in 0..10u64 {
+            if frame % 3 == 0 {
+                world.get_mut::<Input>().unwrap().0 = frame;
+            }
+            world.run_iteration().unwrap();
+            let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+            let history = world.spike_history(factory).unwrap();
+            assert_eq!(history.len(), runs.min(4), "{executor:?}, frame {frame}");
+        }
+        let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            (2..10).contains(&runs),
+            "{executor:?}: skipped some, ran {runs}"
+        );
+        assert_eq!(world.get::<Summary>().map(|s| s.0), Some(9), "{executor:?}");
+    }
+}
+
 #[test]
 fn a_removed_or_disabled_node_loses_its_history_at_once() {
     let mut world = world(ExecutorKind::Serial);

@@ -35,6 +35,7 @@
 //! The design notes are in `README.md` beside this file.
 
 mod batch;
+mod clock;
 mod graph;
 mod job;
 #[cfg(loom)]

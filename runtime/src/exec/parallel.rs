@@ -67,10 +67,10 @@ where
     F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
 {
     state.prepare(graph);
-    let epoch = state.timings.begin_run(false);
+    let timed = state.timings.begin_run(false);
     let failure = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
-        let params = RunParams::new(graph, state, epoch, body, loose, false);
+        let params = RunParams::new(graph, state, timed, body, loose, false);
         let roots = graph.roots();
         // SAFETY:
         // - This thread occupies the seat, and the slot is closed (the last

@@ -21,7 +21,6 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::time::Instant;
 
 use crate::sync::{
     Arc, AtomicBool, AtomicU32, AtomicU64, Cell, Mutex, Ordering, PoisonError, UnsafeCell,
@@ -138,7 +137,8 @@ pub(crate) type BodyFn = unsafe fn(*const (), &RawContext) -> NodeOutcome;
 pub(crate) struct RunParams {
     graph: *const CompiledGraph,
     state: *const ExecutionState,
-    epoch: Option<Instant>,
+    /// Whether the run is timed (the state's timings record each node).
+    timed: bool,
     body: *const (),
     call: BodyFn,
     loose: *const LooseShared,
@@ -153,7 +153,7 @@ impl RunParams {
     pub(crate) fn new<'scope, F>(
         graph: &CompiledGraph,
         state: &ExecutionState,
-        epoch: Option<Instant>,
+        timed: bool,
         body: &F,
         loose: Option<&LooseTasks>,
         serial: bool,
@@ -164,7 +164,7 @@ impl RunParams {
         Self {
             graph,
             state,
-            epoch,
+            timed,
             body: (body as *const F).cast(),
             call: call_body::<F>,
             loose: loose.map_or(std::ptr::null(), LooseTasks::shared),
@@ -538,8 +538,8 @@ impl RunSlot {
         // SAFETY:
         // - `params.state` is valid while the run is open.
         let state = unsafe { &*params.state };
-        if let Some(epoch) = params.epoch {
-            state.timings.end(node, epoch);
+        if params.timed {
+            state.timings.end(node);
         }
         let mut kept = None;
         if !params.serial && !self.is_aborted() {
@@ -603,8 +603,8 @@ impl RunSlot {
         // SAFETY:
         // - `params.state` is valid while the run is open.
         let state = unsafe { &*params.state };
-        if let Some(epoch) = params.epoch {
-            state.timings.start(node, epoch);
+        if params.timed {
+            state.timings.start(node);
         }
         let cx = RawContext {
             slot: self,
@@ -911,10 +911,10 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
                 // SAFETY:
                 // - The node's count is still held.
                 let params = unsafe { slot.params() };
-                if let Some(epoch) = params.epoch {
+                if params.timed {
                     // SAFETY:
                     // - `params.state` is valid while the run is open.
-                    unsafe { &*params.state }.timings.end(node, epoch);
+                    unsafe { &*params.state }.timings.end(node);
                 }
                 slot.release(held, registry, Some(worker.index));
                 return;
@@ -942,10 +942,10 @@ pub(crate) unsafe fn execute_serial_node(slot: &RunSlot, node: u32, worker: &Wor
             // SAFETY:
             // - The hold is held, so the run is open.
             let params = unsafe { slot.params() };
-            if let Some(epoch) = params.epoch {
+            if params.timed {
                 // SAFETY:
                 // - `params.state` is valid while the run is open.
-                unsafe { &*params.state }.timings.end(node, epoch);
+                unsafe { &*params.state }.timings.end(node);
             }
             false
         }

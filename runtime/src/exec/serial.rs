@@ -83,10 +83,10 @@ where
     F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
 {
     state.prepare_serial(graph);
-    let epoch = state.timings.begin_run(true);
+    let timed = state.timings.begin_run(true);
     let failure = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
-        let params = RunParams::new(graph, state, epoch, body, loose, true);
+        let params = RunParams::new(graph, state, timed, body, loose, true);
         // SAFETY:
         // - This thread occupies the seat and the slot is closed.
         // - Everything `params` points at is borrowed until this function

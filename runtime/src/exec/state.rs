@@ -99,6 +99,26 @@ impl ExecutionState {
         self.timings.enabled()
     }
 
+    /// Turns the clocks on or off (`clocks`), and with them the copy that
+    /// [`timings`](Self::timings) reports (`snapshot`): the clocks alone
+    /// serve [`node_nanos`](Self::node_nanos). Clears every measurement.
+    pub(crate) fn set_timing(&mut self, clocks: bool, snapshot: bool) {
+        self.timings.set(clocks, snapshot);
+    }
+
+    /// Whether the clocks are on, and whether [`timings`](Self::timings)
+    /// is filled from them.
+    pub(crate) fn timing_mode(&self) -> (bool, bool) {
+        (self.timings.enabled(), self.timings.snapshot_on())
+    }
+
+    /// How long each node took in the most recent run, in nanoseconds, by
+    /// node index (`None`: it did not start); empty while timing is off.
+    /// Valid until the next run.
+    pub(crate) fn node_nanos(&self) -> impl ExactSizeIterator<Item = Option<u64>> + '_ {
+        self.timings.node_nanos()
+    }
+
     /// The measurements of the most recent run, in node-index order (also
     /// after a failed run).
     pub fn timings(&self) -> &[SystemTiming] {

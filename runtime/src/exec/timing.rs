@@ -1,6 +1,6 @@
 //! Opt-in, preallocated per-node timing.
 //!
-//! When timing is off nothing is measured: no `Instant::now`, no counter,
+//! When timing is off nothing is measured: no clock read, no counter,
 //! and [`ExecutionState::timings`](super::ExecutionState::timings) reports
 //! zeros. When it is on, every node records, in a preallocated slot, when
 //! it started (as an offset from the start of the run) and how long it took
@@ -8,14 +8,24 @@
 //! measurements are copied into a plain slice when the run ends, failed or
 //! not, so they stay readable until the next measured run.
 //!
+//! The world's spike watch needs only each node's duration, once, right
+//! after the run: with the clocks on and the copy off (`set(true, false)`)
+//! it reads them straight from the slots ([`Timings::node_nanos`]), and the
+//! run pays for no copy it does not use.
+//!
 //! A serial run reads the clock once per node, not twice: its nodes run one
 //! after another, so each starts where the previous one ended (the few
 //! nanoseconds of the executor between them are counted in the next node),
 //! and the first where the run began. That halves what timing, and the
 //! spike watch that reads it, costs per node on the serial executor.
+//!
+//! The clock is the executor's [`Clock`] (the time-stamp counter, see
+//! `clock.rs`); the clocks hold its raw readings, scaled to nanoseconds only
+//! when the run ends.
 
+use super::clock::{Clock, Ticks};
 use crate::sync::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What one node did in the most recent measured run.
 ///
@@ -36,8 +46,8 @@ pub struct SystemTiming {
     pub ran: bool,
 }
 
-/// The live clock of one node during a run: nanoseconds since the run's
-/// epoch, plus one, so that zero means "not recorded".
+/// The live clock of one node during a run: [`Clock`] readings, never 0,
+/// so that zero means "not recorded".
 #[derive(Debug, Default)]
 pub(crate) struct NodeClock {
     start: AtomicU64,
@@ -47,7 +57,11 @@ pub(crate) struct NodeClock {
 /// Per-node measurement storage, owned by an execution state.
 #[derive(Debug)]
 pub(crate) struct Timings {
+    /// Whether runs read the clock (the slots exist).
     enabled: bool,
+    /// Whether a run's end copies the slots into `snapshot` (only while
+    /// `enabled`).
+    snapshot_on: bool,
     /// Written by the threads running nodes; empty while timing is off.
     clocks: Box<[NodeClock]>,
     /// What [`ExecutionState::timings`](super::ExecutionState::timings) returns.
@@ -59,6 +73,11 @@ pub(crate) struct Timings {
     /// In a serial run, the end of the last node to complete (as a clock
     /// stores it), or the run's start before the first.
     last_end: AtomicU64,
+    /// Made when timing is first turned on (the first in a process
+    /// calibrates), so a world that never times never reads or makes one.
+    clock: Option<Clock>,
+    /// The reading at the start of the current (or last) run.
+    epoch: Ticks,
 }
 
 impl Timings {
@@ -66,10 +85,13 @@ impl Timings {
     pub(crate) fn new(node_count: usize) -> Self {
         Self {
             enabled: false,
+            snapshot_on: false,
             clocks: Box::new([]),
             snapshot: vec![SystemTiming::default(); node_count].into(),
             chained: false,
             last_end: AtomicU64::new(0),
+            clock: None,
+            epoch: 0,
         }
     }
 
@@ -80,9 +102,26 @@ impl Timings {
     /// Turns timing on or off, clearing every previous measurement. The
     /// storage is allocated here, never during a run.
     pub(crate) fn set_enabled(&mut self, enabled: bool) {
+        self.set(enabled, enabled);
+    }
+
+    /// Whether a run's end copies the measurements for
+    /// [`snapshot`](Self::snapshot).
+    pub(crate) fn snapshot_on(&self) -> bool {
+        self.snapshot_on
+    }
+
+    /// Turns the clocks on or off (`enabled`), and the copy into the
+    /// snapshot (`snapshot`, only with the clocks), clearing every previous
+    /// measurement. The storage is allocated here, never during a run.
+    pub(crate) fn set(&mut self, enabled: bool, snapshot: bool) {
         let n = self.snapshot.len();
         self.enabled = enabled;
+        self.snapshot_on = enabled && snapshot;
         self.snapshot.fill(SystemTiming::default());
+        if enabled && self.clock.is_none() {
+            self.clock = Some(Clock::new());
+        }
         self.clocks = if enabled {
             (0..n).map(|_| NodeClock::default()).collect()
         } else {
@@ -95,7 +134,7 @@ impl Timings {
         if self.snapshot.len() != node_count {
             self.snapshot = vec![SystemTiming::default(); node_count].into();
         }
-        self.set_enabled(self.enabled);
+        self.set(self.enabled, self.snapshot_on);
     }
 
     /// Whether the storage holds one entry per node of a graph of
@@ -105,20 +144,22 @@ impl Timings {
     }
 
     /// Prepares a run (`serial`: nodes one after another, on the serial
-    /// executor): returns the run's epoch when timing is on (the only
-    /// `Instant::now` of a run outside the nodes), `None` otherwise.
-    pub(crate) fn begin_run(&mut self, serial: bool) -> Option<Instant> {
-        if !self.enabled {
-            return None;
-        }
+    /// executor): whether timing is on. The clock is read here once, at
+    /// the run's start (its only reading outside the nodes).
+    pub(crate) fn begin_run(&mut self, serial: bool) -> bool {
+        let (true, Some(clock)) = (self.enabled, &self.clock) else {
+            return false;
+        };
         self.chained = serial;
-        // The epoch itself, as a clock stores it (nanoseconds plus one).
-        self.last_end.store(1, Ordering::Relaxed);
-        for clock in self.clocks.iter() {
-            clock.start.store(0, Ordering::Relaxed);
-            clock.end.store(0, Ordering::Relaxed);
+        // Only the starts: an end left from an earlier run is before this
+        // run's epoch, so before any start of this run, and a node that
+        // starts and does not end is measured as 0 all the same.
+        for node in self.clocks.iter() {
+            node.start.store(0, Ordering::Relaxed);
         }
-        Some(Instant::now())
+        self.epoch = clock.now();
+        self.last_end.store(self.epoch, Ordering::Relaxed);
+        true
     }
 
     /// The clocks the run writes into (empty when timing is off).
@@ -127,28 +168,30 @@ impl Timings {
         &self.clocks
     }
 
-    /// Records the start of `node` (no clock for it, which `prepare` rules
-    /// out, records nothing: never a panic inside a job). In a serial run,
-    /// the previous node's end, without reading the clock.
+    /// Records the start of `node` (no clock slot for it, which `prepare`
+    /// rules out, or timing off, records nothing: never a panic inside a
+    /// job). In a serial run, the previous node's end, without a reading.
     #[inline]
-    pub(crate) fn start(&self, node: u32, epoch: Instant) {
-        if let Some(clock) = self.clocks.get(node as usize) {
-            if self.chained {
+    pub(crate) fn start(&self, node: u32) {
+        // Slots exist only while timing is on, and then so does the clock.
+        if let (Some(slot), Some(clock)) = (self.clocks.get(node as usize), &self.clock) {
+            let start = if self.chained {
                 // The previous node completed before this one started
                 // (the serial loop waits for it), so its end is visible.
-                let start = self.last_end.load(Ordering::Relaxed);
-                clock.start.store(start, Ordering::Relaxed);
+                self.last_end.load(Ordering::Relaxed)
             } else {
-                clock.start(epoch);
-            }
+                clock.now()
+            };
+            slot.start.store(start, Ordering::Relaxed);
         }
     }
 
     /// Records the completion of `node` (see [`start`](Self::start)).
     #[inline]
-    pub(crate) fn end(&self, node: u32, epoch: Instant) {
-        if let Some(clock) = self.clocks.get(node as usize) {
-            let end = clock.end(epoch);
+    pub(crate) fn end(&self, node: u32) {
+        if let (Some(slot), Some(clock)) = (self.clocks.get(node as usize), &self.clock) {
+            let end = clock.now();
+            slot.end.store(end, Ordering::Relaxed);
             if self.chained {
                 self.last_end.store(end, Ordering::Relaxed);
             }
@@ -157,18 +200,20 @@ impl Timings {
 
     /// Copies the run's clocks into the snapshot.
     pub(crate) fn finish_run(&mut self) {
-        if !self.enabled {
+        let (true, Some(clock)) = (self.snapshot_on, &self.clock) else {
             return;
-        }
-        for (timing, clock) in self.snapshot.iter_mut().zip(self.clocks.iter()) {
-            let start = clock.start.load(Ordering::Relaxed);
-            let end = clock.end.load(Ordering::Relaxed);
+        };
+        for (timing, node) in self.snapshot.iter_mut().zip(self.clocks.iter()) {
+            let start = node.start.load(Ordering::Relaxed);
+            let end = node.end.load(Ordering::Relaxed);
             *timing = if start == 0 {
                 SystemTiming::default()
             } else {
                 SystemTiming {
-                    start: Duration::from_nanos(start - 1),
-                    duration: Duration::from_nanos(end.saturating_sub(start)),
+                    start: Duration::from_nanos(clock.nanos_between(self.epoch, start)),
+                    // A node that started and never ended (its completion
+                    // was lost to a failure) took no time.
+                    duration: Duration::from_nanos(clock.nanos_between(start, end)),
                     ran: true,
                 }
             };
@@ -178,24 +223,22 @@ impl Timings {
     pub(crate) fn snapshot(&self) -> &[SystemTiming] {
         &self.snapshot
     }
-}
 
-impl NodeClock {
-    /// Records the start of the node's run.
-    pub(crate) fn start(&self, epoch: Instant) {
-        self.start.store(nanos_since(epoch) + 1, Ordering::Relaxed);
+    /// How long each node took in the most recent run, in nanoseconds, by
+    /// node index: `None` for a node that did not start. Read from the
+    /// slots, so right after a run (the next one overwrites them); nothing
+    /// while timing is off.
+    pub(crate) fn node_nanos(&self) -> impl ExactSizeIterator<Item = Option<u64>> + '_ {
+        let clock = self.clock.as_ref();
+        self.clocks.iter().map(move |node| {
+            let start = node.start.load(Ordering::Relaxed);
+            let end = node.end.load(Ordering::Relaxed);
+            // Slots exist only with the clock; `start == 0`: not started.
+            clock
+                .filter(|_| start != 0)
+                .map(|clock| clock.nanos_between(start, end))
+        })
     }
-
-    /// Records the node's completion; what it stored.
-    pub(crate) fn end(&self, epoch: Instant) -> u64 {
-        let end = nanos_since(epoch) + 1;
-        self.end.store(end, Ordering::Relaxed);
-        end
-    }
-}
-
-fn nanos_since(epoch: Instant) -> u64 {
-    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
 }
 
 #[cfg(test)]
@@ -205,13 +248,13 @@ mod tests {
     #[test]
     fn disabled_reports_zeros_and_enabling_clears() {
         let mut t = Timings::new(2);
-        assert!(t.begin_run(false).is_none());
+        assert!(!t.begin_run(false));
         assert!(t.clocks().is_empty());
         assert_eq!(t.snapshot(), &[SystemTiming::default(); 2]);
         t.set_enabled(true);
-        let epoch = t.begin_run(false).unwrap();
-        t.clocks()[1].start(epoch);
-        t.clocks()[1].end(epoch);
+        assert!(t.begin_run(false));
+        t.start(1);
+        t.end(1);
         t.finish_run();
         assert!(t.snapshot()[1].ran);
         assert!(!t.snapshot()[0].ran);
@@ -225,11 +268,11 @@ mod tests {
     fn a_serial_run_starts_each_node_where_the_previous_ended() {
         let mut t = Timings::new(3);
         t.set_enabled(true);
-        let epoch = t.begin_run(true).unwrap();
+        assert!(t.begin_run(true));
         for node in [2, 0] {
-            t.start(node, epoch);
+            t.start(node);
             std::thread::sleep(std::time::Duration::from_millis(1));
-            t.end(node, epoch);
+            t.end(node);
         }
         t.finish_run();
         let [first, second] = [t.snapshot()[2], t.snapshot()[0]];
@@ -243,11 +286,38 @@ mod tests {
         assert!(second.duration >= std::time::Duration::from_millis(1));
         assert!(!t.snapshot()[1].ran);
         // A parallel run reads each start: not chained any more.
-        let epoch = t.begin_run(false).unwrap();
+        assert!(t.begin_run(false));
         std::thread::sleep(std::time::Duration::from_millis(1));
-        t.start(1, epoch);
-        t.end(1, epoch);
+        t.start(1);
+        t.end(1);
         t.finish_run();
         assert!(t.snapshot()[1].start >= std::time::Duration::from_millis(1));
+    }
+
+    #[test]
+    fn clocks_alone_measure_without_the_copy() {
+        let mut t = Timings::new(2);
+        t.set(true, false);
+        assert!(t.begin_run(true));
+        for node in [0, 1] {
+            t.start(node);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            t.end(node);
+        }
+        t.finish_run();
+        assert_eq!(t.snapshot(), &[SystemTiming::default(); 2], "no copy");
+        let nanos: Vec<Option<u64>> = t.node_nanos().collect();
+        assert!(
+            nanos.iter().all(|n| n.is_some_and(|n| n >= 1_000_000)),
+            "{nanos:?}"
+        );
+        // The next run starts only node 1, which does not end: node 0 is
+        // not started, and node 1's end from the first run is not its own.
+        assert!(t.begin_run(true));
+        t.start(1);
+        assert_eq!(t.node_nanos().collect::<Vec<_>>(), [None, Some(0)]);
+        t.set(false, true);
+        assert_eq!(t.node_nanos().len(), 0, "off: nothing");
+        assert!(!t.snapshot_on(), "no copy without the clocks");
     }
 }

@@ -47,7 +47,8 @@ impl RunConditions {
     /// conditions' reads are part of its declared access.
     #[inline]
     pub(crate) unsafe fn hold(&mut self, env: &NodeEnv<'_>) -> bool {
-        // Most nodes have no condition: no part or cursor to enter.
+        // Most nodes have no condition: no part or cursor to enter, and
+        // `failed_last` stays false.
         if self.conditions.is_empty() {
             return true;
         }
@@ -78,6 +79,11 @@ impl RunConditions {
         true
     }
 
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+
     /// Whether the last evaluation found a condition false.
     pub(crate) fn failed_last(&self) -> bool {
         self.failed_last
@@ -98,6 +104,8 @@ pub(crate) struct BatchCell {
     /// Entered only by the thread running the node, before it schedules
     /// its slices.
     conditions: UnsafeCell<RunConditions>,
+    /// Whether it has run conditions (so a run can skip the batch).
+    skippable: bool,
 }
 
 // SAFETY: the driver is `Sync`; the conditions are entered by one thread at
@@ -109,6 +117,7 @@ impl BatchCell {
     pub(crate) fn new(driver: Box<dyn BatchDriver>, conditions: RunConditions) -> Self {
         Self {
             driver,
+            skippable: !conditions.is_empty(),
             conditions: UnsafeCell::new(conditions),
         }
     }
@@ -118,6 +127,11 @@ impl BatchCell {
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         self.driver.clamp_cursors(now);
         self.conditions.get_mut().clamp_cursors(now);
+    }
+
+    /// Whether a run can skip the batch: it has run conditions.
+    pub(crate) fn skippable(&self) -> bool {
+        self.skippable
     }
 
     /// Whether the last run skipped the batch (a run condition was false;

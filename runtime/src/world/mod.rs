@@ -647,7 +647,7 @@ impl World {
                 // The spike watch reads the same clocks.
                 execution
                     .state
-                    .enable_timing(enabled || self.spikes.is_on());
+                    .set_timing(enabled || self.spikes.is_on(), enabled);
             }
         }
     }
@@ -700,13 +700,16 @@ impl World {
         if let Some(watch) = &watch {
             watch.validate()?;
         }
+        let nodes = &self.nodes;
         self.spikes
-            .set(watch, self.plans.as_deref(), self.graph.view());
-        let clocks = self.clocks_on();
+            .set(watch, self.plans.as_deref(), self.graph.view(), |node| {
+                nodes.get(node).is_some_and(WorldNode::skippable)
+            });
+        let mode = (self.clocks_on(), self.timing);
         for run in &mut self.executions.0 {
             for execution in run.executions() {
-                if execution.state.timing_enabled() != clocks {
-                    execution.state.enable_timing(clocks);
+                if execution.state.timing_mode() != mode {
+                    execution.state.set_timing(mode.0, mode.1);
                 }
             }
         }

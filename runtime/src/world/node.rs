@@ -45,8 +45,19 @@ impl WorldNode {
         }
     }
 
+    /// Whether a run of the node can skip its body: it has run conditions,
+    /// or is a factory. Only such a node keeps [`skipped`](Self::skipped).
+    pub(crate) fn skippable(&self) -> bool {
+        match self {
+            Self::Body(cell) => cell.skippable(),
+            Self::Batch(batch) => batch.skippable(),
+            Self::Removed | Self::Whole(_) => false,
+        }
+    }
+
     /// Whether the node's last run skipped its body (a run condition was
-    /// false, or a factory's inputs had not moved); read between runs.
+    /// false, or a factory's inputs had not moved); read between runs, and
+    /// always false for a node that is not [`skippable`](Self::skippable).
     pub(crate) fn skipped(&mut self) -> bool {
         match self {
             Self::Body(cell) => cell.skipped(),

@@ -24,7 +24,7 @@ struct NodeState {
     last_run: Option<u32>,
     /// Whether the last run skipped the body (a run condition was false, or
     /// a factory's inputs had not moved): the spike watch records only runs
-    /// of the body.
+    /// of the body. Kept only when the cell is `skippable`; false otherwise.
     skipped: bool,
 }
 
@@ -41,6 +41,9 @@ pub(crate) struct NodeCell {
     /// Whether the node produces something (and so is skipped when its inputs
     /// did not move).
     is_factory: bool,
+    /// Whether a run can skip the body: the node is a factory or has run
+    /// conditions. A plain system always runs it, and keeps no `skipped`.
+    skippable: bool,
 }
 
 // SAFETY: the state is entered by one thread at a time (see the type's doc),
@@ -77,6 +80,7 @@ impl NodeCell {
         is_factory: bool,
     ) -> Self {
         Self {
+            skippable: is_factory || !conditions.is_empty(),
             state: UnsafeCell::new(NodeState {
                 body,
                 conditions,
@@ -100,13 +104,21 @@ impl NodeCell {
     pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>) -> Ran {
         // SAFETY: forwarded from the caller.
         let ran = unsafe { self.run_once(env) };
-        // SAFETY: as in `run_once`, which has returned: the only borrow.
-        let state = self.state.with_mut(|state| unsafe { &mut *state });
-        state.skipped = ran != Ran::Body;
+        if self.skippable {
+            // SAFETY: as in `run_once`, which has returned: the only borrow.
+            let state = self.state.with_mut(|state| unsafe { &mut *state });
+            state.skipped = ran != Ran::Body;
+        }
         ran
     }
 
-    /// Whether the last run skipped the body (read between runs).
+    /// Whether a run can skip the body (a factory, or run conditions).
+    pub(crate) fn skippable(&self) -> bool {
+        self.skippable
+    }
+
+    /// Whether the last run skipped the body (read between runs; false for
+    /// a cell that is not [`skippable`](Self::skippable)).
     pub(crate) fn skipped(&mut self) -> bool {
         self.state.get_mut().skipped
     }

@@ -125,7 +125,7 @@ impl World {
             executions.unwrap_or_else(|| Executions::compile(&plans, &self.graph.view()));
         for run in &mut executions.0 {
             for execution in run.executions() {
-                execution.state.enable_timing(self.clocks_on());
+                execution.state.set_timing(self.clocks_on(), self.timing);
             }
         }
         let mut old = std::mem::replace(&mut self.executions, executions);
@@ -147,7 +147,10 @@ impl World {
             }
         }
         self.timings = self.carried_timings(&plans);
-        self.spikes.fit(Some(&plans), self.graph.view());
+        let nodes = &self.nodes;
+        self.spikes.fit(Some(&plans), self.graph.view(), |node| {
+            nodes.get(node).is_some_and(WorldNode::skippable)
+        });
         report_warnings(plans.variable());
         self.current.store(Some(Arc::clone(plans.variable())));
         self.plans = Some(plans);
@@ -397,7 +400,7 @@ impl World {
             let failed = result.as_ref().err().map_or(&[][..], NodeFailure::nodes);
             let nodes = &mut self.nodes;
             self.spikes.observe(
-                execution.state.timings(),
+                execution.state.node_nanos(),
                 &execution.vertex_nodes,
                 failed,
                 self.iterations,

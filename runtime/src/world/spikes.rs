@@ -2,14 +2,20 @@
 //! far longer than its own recent history is reported, through `tracing` and
 //! in a bounded list the game reads ([`World::spikes`](crate::World::spikes)).
 //!
-//! Each watched node keeps its last `window` times in a
-//! [`RingHistory`](sluice_collections::RingHistory), whose running peak is
-//! what a run is compared with (reference 003: "the peak across the window
-//! is worth more than any single sample"). The histories are allocated when
-//! a plan is installed or the watch is set, never while iterations run; the
-//! comparison happens after each run of a plan's part, on the caller's
-//! thread, from the timings the executor already collected. While the watch
-//! is off nothing here runs: one branch per part of a plan.
+//! Each watched node keeps its last `window` times in a ring history whose
+//! running peak is what a run is compared with (reference 003: "the peak
+//! across the window is worth more than any single sample"); the histories
+//! of all watched nodes are one [`RingHistories`], a single flat buffer, so
+//! judging a part walks memory in order and follows no pointer per node.
+//! They are allocated when a plan is installed or the watch is set, never
+//! while iterations run; the comparison happens after each run of a plan's
+//! part, on the caller's thread, from the timings the executor already
+//! collected. While the watch is off nothing here runs: one branch per part
+//! of a plan.
+//!
+//! Only a node that can skip its body (it has run conditions, or is a
+//! factory) is asked whether it did: a plain node's run always ran its body,
+//! so it pays nothing for that bookkeeping, here or where it runs.
 //!
 //! # What "far longer" means
 //!
@@ -35,9 +41,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_collections::RingHistory;
+use sluice_collections::{RingHistories, RingHistoriesHistory};
 
-use crate::exec::SystemTiming;
 use crate::node::{NodeDescriptor, NodeState};
 use crate::organise::Group;
 use crate::plan::{GraphView, NodeIndex, Plans};
@@ -193,7 +198,7 @@ impl std::fmt::Display for Spike {
 /// stay.
 #[derive(Clone, Copy)]
 pub struct SpikeHistory<'w> {
-    history: &'w RingHistory<u64>,
+    history: RingHistoriesHistory<'w, u64>,
 }
 
 impl SpikeHistory<'_> {
@@ -240,31 +245,52 @@ impl std::fmt::Debug for SpikeHistory<'_> {
     }
 }
 
-fn mean(history: &RingHistory<u64>) -> Option<Duration> {
+fn mean(history: RingHistoriesHistory<'_, u64>) -> Option<Duration> {
     let len = history.len() as u128;
     let sum: u128 = history.iter().map(|&nanos| u128::from(nanos)).sum();
     (len > 0).then(|| Duration::from_nanos(u64::try_from(sum / len).unwrap_or(u64::MAX)))
 }
 
-/// A watched node: its history and its name (shared by its spikes, so a
-/// report allocates nothing).
-#[derive(Debug)]
-struct Watched {
-    history: RingHistory<u64>,
-    name: Arc<str>,
-}
+/// In [`SpikeState::slots`]: the node is not watched.
+const UNWATCHED: u32 = u32::MAX;
 
-/// The watch's state in a world: the setting, each watched node's history
-/// by registration index, and the recent spikes.
-#[derive(Debug, Default)]
+/// In [`SpikeState::slots`], beside a history index: the node can skip its
+/// body (it has run conditions, or is a factory), so whether it did must be
+/// asked. Indices stay below it: there are fewer than 2^31 nodes.
+const SKIPPABLE: u32 = 1 << 31;
+
+/// The watch's state in a world: the setting, each watched node's history,
+/// and the recent spikes.
+#[derive(Debug)]
 pub(crate) struct SpikeState {
     watch: Option<SpikeWatch>,
-    /// By registration index; `Some` exactly for the watched nodes of the
-    /// installed plans while the watch is on.
-    nodes: Vec<Option<Watched>>,
+    /// By registration index: the node's history in `histories` (its index,
+    /// with [`SKIPPABLE`] set for a node that can skip its body), or
+    /// [`UNWATCHED`]. A history exactly for the watched nodes of the
+    /// installed plans while the watch is on; empty while it is off.
+    slots: Vec<u32>,
+    /// One per history index in `slots` (`window` each); a node forgotten
+    /// since the last fit leaves its own empty and unused until the next.
+    histories: RingHistories<u64>,
+    /// By history index: the node's name, shared by its spikes so that a
+    /// report allocates nothing.
+    names: Vec<Arc<str>>,
     /// The most recent spikes, at most `keep` (allocated for that many).
     recent: VecDeque<Spike>,
     total: u64,
+}
+
+impl Default for SpikeState {
+    fn default() -> Self {
+        Self {
+            watch: None,
+            slots: Vec::new(),
+            histories: RingHistories::new(0, 1),
+            names: Vec::new(),
+            recent: VecDeque::new(),
+            total: 0,
+        }
+    }
 }
 
 impl SpikeState {
@@ -277,13 +303,15 @@ impl SpikeState {
     }
 
     /// Sets the watch (validated by the caller) and fits the histories to
-    /// `plans`: a node keeps its newest samples when the window changes;
-    /// turning the watch off drops every history and keeps the spikes.
+    /// `plans` (see [`fit`](Self::fit)): a node keeps its newest samples
+    /// when the window changes; turning the watch off drops every history
+    /// and keeps the spikes.
     pub(crate) fn set(
         &mut self,
         watch: Option<SpikeWatch>,
         plans: Option<&Plans>,
         graph: GraphView<'_>,
+        skippable: impl Fn(usize) -> bool,
     ) {
         self.watch = watch;
         if let Some(keep) = watch.map(|watch| watch.keep)
@@ -295,15 +323,24 @@ impl SpikeState {
             recent.extend(self.recent.drain(..).skip(skip));
             self.recent = recent;
         }
-        self.fit(plans, graph);
+        self.fit(plans, graph, skippable);
     }
 
     /// Fits the histories to `plans` (newly installed): one per watched
     /// node, found by its registration index, which never changes or is
-    /// reused; a node that left every plan loses its history.
-    pub(crate) fn fit(&mut self, plans: Option<&Plans>, graph: GraphView<'_>) {
+    /// reused; a node that left every plan loses its history, one that
+    /// stays keeps its newest `window` samples. `skippable(node)`: whether
+    /// the node (by registration index) can skip its body.
+    pub(crate) fn fit(
+        &mut self,
+        plans: Option<&Plans>,
+        graph: GraphView<'_>,
+        skippable: impl Fn(usize) -> bool,
+    ) {
         let (Some(watch), Some(plans)) = (self.watch, plans) else {
-            self.nodes = Vec::new();
+            self.slots = Vec::new();
+            self.histories = RingHistories::new(0, 1);
+            self.names = Vec::new();
             return;
         };
         let descriptors = graph.nodes();
@@ -319,42 +356,59 @@ impl SpikeState {
                 }
             }
         }
-        self.nodes.resize_with(descriptors.len(), || None);
-        for ((slot, watched), descriptor) in self.nodes.iter_mut().zip(watched).zip(descriptors) {
-            match slot {
-                _ if !watched => *slot = None,
-                None => {
-                    *slot = Some(Watched {
-                        history: RingHistory::new(watch.window),
-                        name: Arc::from(descriptor.name()),
-                    });
-                }
-                Some(node) if node.history.capacity() != watch.window => {
-                    let mut history = RingHistory::new(watch.window);
-                    let skip = node.history.len().saturating_sub(watch.window);
-                    for &sample in node.history.iter().skip(skip) {
-                        history.push(sample);
-                    }
-                    node.history = history;
-                }
-                Some(_) => {}
+        let mut slots = vec![UNWATCHED; descriptors.len()];
+        let mut count = 0u32;
+        for (node, slot) in slots.iter_mut().enumerate() {
+            if watched[node] && count < SKIPPABLE {
+                *slot = count | if skippable(node) { SKIPPABLE } else { 0 };
+                count += 1;
             }
         }
+        if slots == self.slots && self.histories.capacity() == watch.window {
+            // The same nodes, each with its own history: nothing moves.
+            return;
+        }
+        let mut histories = RingHistories::new(count as usize, watch.window);
+        let mut names = Vec::with_capacity(count as usize);
+        for (node, &slot) in slots.iter().enumerate() {
+            if slot == UNWATCHED {
+                continue;
+            }
+            let index = (slot & !SKIPPABLE) as usize;
+            match self.slots.get(node) {
+                Some(&old) if old != UNWATCHED => {
+                    let old = (old & !SKIPPABLE) as usize;
+                    let history = self.histories.get(old);
+                    let skip = history.len().saturating_sub(watch.window);
+                    for &sample in history.iter().skip(skip) {
+                        histories.push(index, sample);
+                    }
+                    names.push(Arc::clone(&self.names[old]));
+                }
+                _ => names.push(Arc::from(descriptors[node].name())),
+            }
+        }
+        self.slots = slots;
+        self.histories = histories;
+        self.names = names;
     }
 
     /// Drops `node`'s history: it was removed or disabled, and is not
     /// watched again until it is back in an installed plan.
     pub(crate) fn forget(&mut self, node: NodeIndex) {
-        if let Some(slot) = self.nodes.get_mut(node.index()) {
-            *slot = None;
+        if let Some(slot) = self.slots.get_mut(node.index())
+            && *slot != UNWATCHED
+        {
+            self.histories.clear((*slot & !SKIPPABLE) as usize);
+            *slot = UNWATCHED;
         }
     }
 
     /// The history of `node`, when it is watched.
     pub(crate) fn history(&self, node: NodeIndex) -> Option<SpikeHistory<'_>> {
-        let watched = self.nodes.get(node.index())?.as_ref()?;
-        Some(SpikeHistory {
-            history: &watched.history,
+        let slot = *self.slots.get(node.index())?;
+        (slot != UNWATCHED).then(|| SpikeHistory {
+            history: self.histories.get((slot & !SKIPPABLE) as usize),
         })
     }
 
@@ -366,58 +420,131 @@ impl SpikeState {
         self.total
     }
 
-    /// Judges and records one run of a plan's part: `timings` by vertex,
-    /// `vertex_nodes` mapping vertices to registration indices (`u32::MAX`
-    /// for a barrier), `failed` the vertices that failed, `skipped` whether
-    /// a node (by registration index) skipped its body in this run.
+    /// Judges and records one run of a plan's part: `times` by vertex, in
+    /// nanoseconds (`None` for a vertex that did not start), `vertex_nodes`
+    /// mapping vertices to registration indices (`u32::MAX` for a barrier),
+    /// `failed` the vertices that failed, `skipped` whether a node (by
+    /// registration index) skipped its body in this run, asked only of the
+    /// nodes that can.
     pub(crate) fn observe(
         &mut self,
-        timings: &[SystemTiming],
+        times: impl Iterator<Item = Option<u64>>,
         vertex_nodes: &[u32],
         failed: &[usize],
         iteration: u64,
         mut skipped: impl FnMut(u32) -> bool,
     ) {
         let Some(watch) = self.watch else { return };
-        let floor = nanos(watch.min);
-        for (vertex, (timing, &node)) in timings.iter().zip(vertex_nodes).enumerate() {
+        let judge = Judge::new(&watch, iteration);
+        for (vertex, (time, &node)) in times.zip(vertex_nodes).enumerate() {
             // A barrier's `u32::MAX` finds no slot.
-            let Some(Some(watched)) = self.nodes.get_mut(node as usize) else {
+            let (Some(&slot), Some(time)) = (self.slots.get(node as usize), time) else {
                 continue;
             };
-            if !timing.ran || (!failed.is_empty() && failed.contains(&vertex)) || skipped(node) {
+            if slot == UNWATCHED
+                || (slot & SKIPPABLE != 0 && skipped(node))
+                || (!failed.is_empty() && failed.contains(&vertex))
+            {
                 continue;
             }
-            let time = nanos(timing.duration);
-            judge(
-                watched,
-                time,
-                floor,
-                &watch,
-                NodeIndex(node),
-                iteration,
-                &mut self.recent,
-                &mut self.total,
-            );
+            judge.run(self, (slot & !SKIPPABLE) as usize, node, time);
         }
     }
 
     /// Judges and records one run of the whole-world system `node`.
     pub(crate) fn observe_one(&mut self, node: u32, time: Duration, iteration: u64) {
         let Some(watch) = self.watch else { return };
-        let Some(Some(watched)) = self.nodes.get_mut(node as usize) else {
+        let Some(&slot) = self.slots.get(node as usize) else {
             return;
         };
-        judge(
-            watched,
-            nanos(time),
-            nanos(watch.min),
-            &watch,
-            NodeIndex(node),
+        if slot != UNWATCHED {
+            let index = (slot & !SKIPPABLE) as usize;
+            Judge::new(&watch, iteration).run(self, index, node, nanos(time));
+        }
+    }
+}
+
+/// The rule of the module docs, for one run of a plan's part.
+struct Judge {
+    floor: u64,
+    ratio: f64,
+    keep: usize,
+    iteration: u64,
+}
+
+impl Judge {
+    fn new(watch: &SpikeWatch, iteration: u64) -> Self {
+        Self {
+            floor: nanos(watch.min),
+            ratio: watch.ratio,
+            keep: watch.keep,
             iteration,
-            &mut self.recent,
-            &mut self.total,
+        }
+    }
+
+    /// Judges one run of `node` (history `index`) taking `time`
+    /// nanoseconds, then the run joins the history. Inlined into the loop
+    /// over a part's nodes, which it is most of.
+    #[inline(always)]
+    fn run(&self, state: &mut SpikeState, index: usize, node: u32, time: u64) {
+        // The floor first: most runs of most nodes are below it, and then
+        // the history is only pushed to.
+        if time >= self.floor {
+            self.judge(state, index, node, time);
+        }
+        state.histories.push(index, time);
+    }
+
+    /// A run at or above the floor: compared with the full window's peak.
+    /// Out of line: only runs that long get here, and they dwarf it.
+    #[inline(never)]
+    fn judge(&self, state: &mut SpikeState, index: usize, node: u32, time: u64) {
+        let history = state.histories.get(index);
+        if history.is_full()
+            && let Some(peak) = history.max()
+            && time as f64 > peak as f64 * self.ratio
+        {
+            self.report(state, index, node, time, peak);
+        }
+    }
+
+    /// Logs and keeps one spike; cold, so the judging loop stays small.
+    #[cold]
+    #[inline(never)]
+    fn report(&self, state: &mut SpikeState, index: usize, node: u32, time: u64, peak: u64) {
+        let history = state.histories.get(index);
+        let iteration = self.iteration;
+        let spike = Spike {
+            node: NodeIndex(node),
+            name: Arc::clone(&state.names[index]),
+            iteration,
+            time: Duration::from_nanos(time),
+            peak: Duration::from_nanos(peak),
+            mean: mean(history).unwrap_or_default(),
+        };
+        tracing::warn!(
+            node = %spike.name,
+            iteration,
+            time_us = time / 1_000,
+            peak_us = peak / 1_000,
+            mean_us = nanos(spike.mean) / 1_000,
+            "spike: `{}` took {:?}, {:.1} times its peak {:?} of the last {} runs (mean {:?})",
+            spike.name,
+            spike.time,
+            time as f64 / peak as f64,
+            spike.peak,
+            history.len(),
+            spike.mean,
         );
+        state.total += 1;
+        if self.keep == 0 {
+            return;
+        }
+        // Room for `keep` was allocated when the watch was set: never grows.
+        if state.recent.len() >= self.keep {
+            state.recent.pop_front();
+        }
+        state.recent.push_back(spike);
     }
 }
 
@@ -445,79 +572,6 @@ fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// The rule of the module docs for one run taking `time` nanoseconds, then
-/// the run joins the history.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn judge(
-    watched: &mut Watched,
-    time: u64,
-    floor: u64,
-    watch: &SpikeWatch,
-    node: NodeIndex,
-    iteration: u64,
-    recent: &mut VecDeque<Spike>,
-    total: &mut u64,
-) {
-    if time >= floor
-        && watched.history.is_full()
-        && let Some(peak) = watched.history.max()
-        && time as f64 > peak as f64 * watch.ratio
-    {
-        report(
-            watched, time, peak, watch.keep, node, iteration, recent, total,
-        );
-    }
-    watched.history.push(time);
-}
-
-/// Logs and keeps one spike; cold, so the judging loop stays small.
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn report(
-    watched: &Watched,
-    time: u64,
-    peak: u64,
-    keep: usize,
-    node: NodeIndex,
-    iteration: u64,
-    recent: &mut VecDeque<Spike>,
-    total: &mut u64,
-) {
-    let spike = Spike {
-        node,
-        name: Arc::clone(&watched.name),
-        iteration,
-        time: Duration::from_nanos(time),
-        peak: Duration::from_nanos(peak),
-        mean: mean(&watched.history).unwrap_or_default(),
-    };
-    tracing::warn!(
-        node = %spike.name,
-        iteration,
-        time_us = time / 1_000,
-        peak_us = peak / 1_000,
-        mean_us = nanos(spike.mean) / 1_000,
-        "spike: `{}` took {:?}, {:.1} times its peak {:?} of the last {} runs (mean {:?})",
-        spike.name,
-        spike.time,
-        time as f64 / peak as f64,
-        spike.peak,
-        watched.history.len(),
-        spike.mean,
-    );
-    *total += 1;
-    if keep == 0 {
-        return;
-    }
-    // Room for `keep` was allocated when the watch was set: never grows.
-    if recent.len() >= keep {
-        recent.pop_front();
-    }
-    recent.push_back(spike);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,14 +583,9 @@ mod tests {
     fn state(watch: SpikeWatch, nodes: usize) -> SpikeState {
         SpikeState {
             watch: Some(watch),
-            nodes: (0..nodes)
-                .map(|i| {
-                    Some(Watched {
-                        history: RingHistory::new(watch.window),
-                        name: Arc::from(format!("n{i}")),
-                    })
-                })
-                .collect(),
+            slots: (0..nodes as u32).collect(),
+            histories: RingHistories::new(nodes, watch.window),
+            names: (0..nodes).map(|i| Arc::from(format!("n{i}"))).collect(),
             recent: VecDeque::with_capacity(watch.keep),
             total: 0,
         }
@@ -551,19 +600,11 @@ mod tests {
         }
     }
 
-    fn ran(nanos: u64) -> SystemTiming {
-        SystemTiming {
-            start: Duration::ZERO,
-            duration: Duration::from_nanos(nanos),
-            ran: true,
-        }
-    }
-
     /// Runs one iteration of nodes `0..times.len()` taking `times`.
     fn run(state: &mut SpikeState, times: &[u64], iteration: u64) {
-        let timings: Vec<SystemTiming> = times.iter().map(|&t| ran(t)).collect();
         let vertices: Vec<u32> = (0..times.len() as u32).collect();
-        state.observe(&timings, &vertices, &[], iteration, |_| false);
+        let times = times.iter().map(|&t| Some(t));
+        state.observe(times, &vertices, &[], iteration, |_| false);
     }
 
     #[test]
@@ -624,9 +665,9 @@ mod tests {
     #[test]
     fn failed_unstarted_and_barrier_vertices_record_nothing() {
         let mut state = state(watch(2, 1.0, 0), 2);
-        let timings = [ran(9 * MS), SystemTiming::default(), ran(9 * MS)];
+        let times = [Some(9 * MS), None, Some(9 * MS)];
         // Vertex 0 failed, vertex 1 never started, vertex 2 is a barrier.
-        state.observe(&timings, &[0, 1, u32::MAX], &[0], 0, |_| false);
+        state.observe(times.into_iter(), &[0, 1, u32::MAX], &[0], 0, |_| false);
         assert!(state.history(NodeIndex(0)).unwrap().is_empty());
         assert!(state.history(NodeIndex(1)).unwrap().is_empty());
         for i in 1..=2 {
@@ -634,7 +675,8 @@ mod tests {
         }
         // A failing node's slow run after a full window: neither reported
         // nor recorded.
-        state.observe(&[ran(100 * MS), ran(MS)], &[0, 1], &[0], 3, |_| false);
+        let times = [Some(100 * MS), Some(MS)].into_iter();
+        state.observe(times, &[0, 1], &[0], 3, |_| false);
         assert_eq!(state.total(), 0);
         let history = state.history(NodeIndex(0)).unwrap();
         assert_eq!(
@@ -681,6 +723,24 @@ mod tests {
         run(&mut state, &[100 * MS], 1);
         assert_eq!(state.total(), 0);
         assert!(state.history(NodeIndex(0)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn only_skippable_nodes_are_asked_whether_they_skipped() {
+        let mut state = state(watch(2, 1.0, 0), 3);
+        // Node 1 can skip its body; nodes 0 and 2 cannot.
+        state.slots[1] |= SKIPPABLE;
+        let mut asked = Vec::new();
+        let times = [Some(MS); 3].into_iter();
+        state.observe(times, &[0, 1, 2], &[], 0, |node| {
+            asked.push(node);
+            true
+        });
+        assert_eq!(asked, [1], "plain nodes are not asked");
+        let lens: Vec<usize> = (0..3)
+            .map(|i| state.history(NodeIndex(i)).unwrap().len())
+            .collect();
+        assert_eq!(lens, [1, 0, 1], "the skipped body recorded nothing");
     }
 
     #[test]
