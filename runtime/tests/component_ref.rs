@@ -142,7 +142,7 @@ fn followers_take_their_targets_position() {
 struct Name(String);
 
 /// The reproducer of issue 19: a reference of one world, read with another
-/// whose entity at the same slot and id holds a `String`, reads nothing
+/// whose entity at the same slot and generation holds a `String`, reads nothing
 /// (before the fix: the `String`'s capacity and pointer, as a `Pos`).
 #[test]
 fn a_reference_used_with_another_world_reads_nothing() {
@@ -222,7 +222,7 @@ fn a_reference_belongs_to_its_store() {
 
 /// `Target<Pos>` over references from another world, stored as components
 /// of this one: `None`, in a system and between iterations, whatever this
-/// world holds at the same slot and id.
+/// world holds at the same slot and generation.
 #[test]
 fn a_target_from_another_world_is_none() {
     let mut a = World::new();
