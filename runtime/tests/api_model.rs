@@ -756,6 +756,21 @@ fn check(condition: bool, what: impl FnOnce() -> String) -> Result<(), TestCaseE
     }
 }
 
+/// Each spawned entity's handle to its model index, checking that handles
+/// are never reused: every entity the run spawned has its own.
+fn handle_index(real: &Real) -> Result<std::collections::HashMap<Entity, usize>, TestCaseError> {
+    let index: std::collections::HashMap<Entity, usize> =
+        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    check(index.len() == real.ents.len(), || {
+        format!(
+            "{} handles for {} spawned entities",
+            index.len(),
+            real.ents.len()
+        )
+    })?;
+    Ok(index)
+}
+
 /// Compares every entity's observable state, and the references.
 fn compare_all(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
     let world = &real.world;
@@ -804,16 +819,7 @@ fn compare_all(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
         format!("a fresh query sees {changed} changed and {added} added of {with_p} rows with P")
     })?;
     // `Target` between iterations: every linked entity reads its target.
-    let index: std::collections::HashMap<Entity, usize> =
-        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
-    // Handles are never reused: every entity the run spawned has its own.
-    check(index.len() == real.ents.len(), || {
-        format!(
-            "{} handles for {} spawned entities",
-            index.len(),
-            real.ents.len()
-        )
-    })?;
+    let index = handle_index(real)?;
     for (entity, target) in real.world.query::<(Entity, Target<P>)>().iter() {
         let i = index[&entity];
         let link = model.ents[i]
@@ -1553,16 +1559,7 @@ fn compare_committed(real: &mut Real, model: &Model) -> Result<(), TestCaseError
 
 /// What the observers saw, this iteration, against the model.
 fn compare_observed(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
-    let index: std::collections::HashMap<Entity, usize> =
-        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
-    // Handles are never reused: every entity the run spawned has its own.
-    check(index.len() == real.ents.len(), || {
-        format!(
-            "{} handles for {} spawned entities",
-            index.len(),
-            real.ents.len()
-        )
-    })?;
+    let index = handle_index(real)?;
     let log = real.world.get::<ChangeLog>().expect("the change log");
     let seen: Vec<(usize, Vec<usize>)> = log
         .0
