@@ -7,7 +7,8 @@
 //! - entities: spawn, spawn_batch, despawn, insert, remove, freeze (a frozen
 //!   entity never gains or loses a component; an insert that only replaces
 //!   is refused too), `get_mut`, and that a despawned entity is gone for
-//!   good; a handle of another world never reads this world's memory;
+//!   good; no two spawns get one handle; a handle of another world reads
+//!   exactly the entity of this world it equals, or nothing;
 //! - `ComponentRef` on this world and on another (foreign: reads nothing),
 //!   and `Target` in queries;
 //! - systems of random signatures, registered and removed between
@@ -774,6 +775,21 @@ fn check(condition: bool, what: impl FnOnce() -> String) -> Result<(), TestCaseE
     }
 }
 
+/// Each spawned entity's handle to its model index, checking that handles
+/// are never reused: every entity the run spawned has its own.
+fn handle_index(real: &Real) -> Result<std::collections::HashMap<Entity, usize>, TestCaseError> {
+    let index: std::collections::HashMap<Entity, usize> =
+        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    check(index.len() == real.ents.len(), || {
+        format!(
+            "{} handles for {} spawned entities",
+            index.len(),
+            real.ents.len()
+        )
+    })?;
+    Ok(index)
+}
+
 /// Compares every entity's observable state, and the references.
 fn compare_all(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
     let world = &real.world;
@@ -822,8 +838,7 @@ fn compare_all(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
         format!("a fresh query sees {changed} changed and {added} added of {with_p} rows with P")
     })?;
     // `Target` between iterations: every linked entity reads its target.
-    let index: std::collections::HashMap<Entity, usize> =
-        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    let index = handle_index(real)?;
     for (entity, target) in real.world.query::<(Entity, Target<P>)>().iter() {
         let i = index[&entity];
         let link = model.ents[i]
@@ -1195,30 +1210,28 @@ fn apply(
             if model.other.is_empty() {
                 return Ok(());
             }
-            // Another world's entity in this world's accessors: it may name
-            // an entity of this world (ids are per world) or nothing, but
-            // what it reads is always a real `P` of this world.
+            // Another world's entity in this world's accessors: handles are
+            // per world, so it is, bit for bit, the handle of a live entity
+            // of this world, and reads exactly that entity, or it names
+            // nothing.
             let foreign = real.other_ents[at as usize % model.other.len()];
-            let values: Vec<i64> = model
+            let same = real
                 .ents
                 .iter()
-                .filter(|e| e.alive)
-                .filter_map(|e| e.p)
-                .collect();
-            if let Some(p) = real
+                .position(|&e| e == foreign)
+                .filter(|&i| model.ents[i].alive);
+            let expected = same.map(|i| model.ents[i].p);
+            let read = real
                 .world
                 .entity(foreign)
-                .and_then(|e| e.get::<P>().map(|p| p.0))
-            {
-                check(values.contains(&p), || {
-                    format!("a foreign entity read {p}, no entity holds it")
-                })?;
-            }
-            if let Some(p) = real.world.query::<&P>().get(foreign).ok().map(|p| p.0) {
-                check(values.contains(&p), || {
-                    format!("a foreign entity's query read {p}")
-                })?;
-            }
+                .map(|e| e.get::<P>().map(|p| p.0));
+            check(read == expected, || {
+                format!("a foreign entity read {read:?}, the model {expected:?}")
+            })?;
+            let queried = real.world.query::<&P>().get(foreign).ok().map(|p| p.0);
+            check(queried == expected.flatten(), || {
+                format!("a foreign entity's query read {queried:?}, the model {expected:?}")
+            })?;
         }
         Op::Chain(first, second) => snags::chain(real, model, serial, first, second),
         Op::AddSystem(system) => {
@@ -1566,8 +1579,7 @@ fn compare_committed(real: &mut Real, model: &Model) -> Result<(), TestCaseError
 
 /// What the observers saw, this iteration, against the model.
 fn compare_observed(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
-    let index: std::collections::HashMap<Entity, usize> =
-        real.ents.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    let index = handle_index(real)?;
     let log = real.world.get::<ChangeLog>().expect("the change log");
     let seen: Vec<(usize, Vec<usize>)> = log
         .0

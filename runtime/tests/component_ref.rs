@@ -142,7 +142,7 @@ fn followers_take_their_targets_position() {
 struct Name(String);
 
 /// The reproducer of issue 19: a reference of one world, read with another
-/// whose entity at the same slot and id holds a `String`, reads nothing
+/// whose entity at the same slot and generation holds a `String`, reads nothing
 /// (before the fix: the `String`'s capacity and pointer, as a `Pos`).
 #[test]
 fn a_reference_used_with_another_world_reads_nothing() {
@@ -222,7 +222,7 @@ fn a_reference_belongs_to_its_store() {
 
 /// `Target<Pos>` over references from another world, stored as components
 /// of this one: `None`, in a system and between iterations, whatever this
-/// world holds at the same slot and id.
+/// world holds at the same slot and generation.
 #[test]
 fn a_target_from_another_world_is_none() {
     let mut a = World::new();
@@ -386,29 +386,43 @@ fn contents(world: &World) -> Vec<(Entity, Option<Name>, bool, bool)> {
 }
 
 /// What an `Entity` of another world does in every accessor. A handle is
-/// only an id and a slot: one from another store names the live entity of
-/// this store with the same slot and id, if there is one (and is then, bit
-/// for bit, that entity's own handle), and otherwise nothing, exactly as a
-/// despawned handle of this store. It never reaches this store's memory as
-/// another type, and an accessor refusing it changes nothing.
+/// only a slot and a generation: one from another store names the live
+/// entity of this store with the same slot and generation, if there is one
+/// (and is then, bit for bit, that entity's own handle), and otherwise
+/// nothing, exactly as a despawned handle of this store: whether its
+/// generation is one this store's slot had, one it hands out next (the
+/// slot is free), one it has not reached, or its slot is one this store
+/// lacks. It never reaches this store's memory as another type, and an
+/// accessor refusing it changes nothing.
 #[test]
 fn an_entity_of_another_world_names_this_worlds_entity_or_nothing() {
     let mut a = World::new();
-    let handles: Vec<Entity> = (0..3).map(|i| a.spawn((Pos(i as f32, 0.0),))).collect();
+    let mut handles: Vec<Entity> = (0..4).map(|i| a.spawn((Pos(i as f32, 0.0),))).collect();
+    // Slot 1 on to generation 3, slot 2 to generation 2.
+    a.despawn(handles[1]).unwrap();
+    let again = a.spawn((Pos(1.0, 0.0),));
+    a.despawn(again).unwrap();
+    handles.push(a.spawn((Pos(1.0, 0.0),)));
+    a.despawn(handles[2]).unwrap();
+    handles.push(a.spawn((Pos(2.0, 0.0),)));
     let mut b = World::new();
     let resident = b.spawn((Name(String::from("resident")),));
     let churned = b.spawn((Name(String::from("churned")),));
     b.despawn(churned).unwrap();
     let reused = b.spawn((Name(String::from("reused")),));
-    // a's first handle is b's resident's; a's second names a slot b reused
-    // for another id; a's third has b's reused id, in a slot b lacks.
+    let spare = b.spawn((Name(String::from("spare")),));
+    b.despawn(spare).unwrap();
+    // a's first handle is b's resident's. The others name nothing in b:
+    // the generation b's slot 1 had before `reused`, the one b's free
+    // slot 2 had, a slot b lacks, a generation b's slot 1 has not reached,
+    // the generation b's free slot 2 hands out next.
     assert_eq!(handles[0], resident);
-    assert_eq!(
-        (handles[1].slot(), handles[1].id()),
-        (reused.slot(), churned.id())
-    );
-    assert_eq!(handles[2].id(), reused.id());
-    assert_ne!(handles[2].slot(), reused.slot());
+    let named = |e: Entity| (e.slot(), e.generation());
+    assert_eq!(named(handles[1]), named(churned));
+    assert_eq!(named(handles[2]), named(spare));
+    assert_eq!(named(handles[3]), (3, 1));
+    assert_eq!(named(handles[4]), (reused.slot(), reused.generation() + 1));
+    assert_eq!(named(handles[5]), (spare.slot(), spare.generation() + 1));
     let before = contents(&b);
     let probes: Vec<_> = reading_probes()
         .into_iter()

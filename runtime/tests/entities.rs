@@ -53,7 +53,13 @@ fn smoke() {
     );
     let c = world.spawn((Pos(9.0, 9.0),));
     assert_ne!(a, c);
-    assert!(c.id() > b.id(), "ids are never reused");
+    assert_eq!(c.slot(), a.slot(), "the freed slot is reused");
+    assert_eq!(
+        c.generation(),
+        a.generation() + 1,
+        "under its next generation"
+    );
+    assert!(![a.id(), b.id()].contains(&c.id()), "ids are never reused");
     assert!(
         world.entity(a).is_none(),
         "a stale handle never reads the new entity"
@@ -226,6 +232,7 @@ fn commands_land_the_same_for_every_thread_count() {
             .flat_map(|archetype| archetype.entities().to_vec())
             .map(|e| (e.id(), *world.entity(e).unwrap().get::<Tag>().unwrap()))
             .collect();
+        // Nothing is despawned, so slots, and so ids, come in spawn order.
         spawned.sort();
         spawned
     };

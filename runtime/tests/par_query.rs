@@ -285,6 +285,7 @@ fn par_for_each_commands_land_in_row_order() {
             .filter(|(_, pos)| pos.0 < 0.0 || pos.0.fract() != 0.0)
             .map(|(entity, pos)| (entity.id(), pos.0))
             .collect();
+        // Nothing is despawned, so slots, and so ids, come in spawn order.
         spawned.sort_by_key(|&(id, _)| id);
         spawned
             .into_iter()

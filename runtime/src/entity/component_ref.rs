@@ -67,7 +67,7 @@ impl<T: Component> ComponentRef<T> {
     /// A reference to `target`'s `T` in `world`'s entity store (`world` is
     /// a [`World`](crate::World) or its [`Entities`]). `target` is looked up
     /// in that store: a handle of another world names the entity of this one
-    /// with the same slot and id, if it is alive (see [`Entity`]).
+    /// with the same slot and generation, if it is alive (see [`Entity`]).
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`] when it is not alive,
@@ -126,7 +126,7 @@ impl<T: Component> ComponentRef<T> {
     #[inline]
     unsafe fn resolve<'e>(&self, entities: &'e Entities) -> Option<&'e T> {
         // The cached numbers mean `T`'s column only in the store they came
-        // from (another store's entity at the same slot and id lives in
+        // from (another store's entity at the same slot and generation lives in
         // an archetype of its own numbering).
         if entities.id() != self.store {
             return None;

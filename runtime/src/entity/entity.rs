@@ -1,36 +1,58 @@
 //! [`Entity`] handles and the slot table that says where each live entity
 //! is stored.
 
+use std::cmp::Ordering;
 use std::fmt;
-
-use slab::Slab;
+use std::hash::{Hash, Hasher};
+use std::num::NonZeroU32;
 
 use super::archetype::ArchetypeId;
 
-/// A handle to an entity.
+/// A handle to an entity: 8 bytes, and `Option<Entity>` too.
 ///
-/// `id` comes from a monotonic `u64` counter and is never reused; `slot` is
-/// the index of the entry in the store's slot table that records where the
-/// entity lives. Slots are reused after a despawn (so the table does not
-/// grow under churn), but a slot always records the id of the entity now in
-/// it, so a stale handle (despawned, or whose slot a later entity took)
-/// resolves to nothing, never to another entity's data.
+/// `slot` is the index of the entry in the store's slot table that records
+/// where the entity lives; `generation` tells apart the entities that slot
+/// held. Slots are reused after a despawn (so the table does not grow
+/// under churn); the despawn moves the slot on to its next generation, so
+/// a stale handle (despawned, or whose slot a later entity took) carries a
+/// generation the slot no longer holds and resolves to nothing, never to
+/// another entity's data.
 ///
-/// Equality, hashing and ordering follow `id` (two handles of one store
-/// with the same id are the same entity and have the same slot).
+/// # Never reused
+///
+/// A slot hands out generations 1, 2, ... in order, each once. A slot whose
+/// entity of generation `u32::MAX` is despawned is retired: it is never
+/// handed out again. So a (slot, generation) pair names at most one entity
+/// in a store's lifetime, exactly, however long it runs; the price is one
+/// dead table entry (16 bytes) per slot retired, which takes 2^32 - 1
+/// spawns and despawns of that one slot (at one every nanosecond, over four
+/// seconds per slot, and only slots that churn that much ever retire).
+///
+/// [`id`](Self::id) packs the pair into a `u64`, unique for the store's
+/// lifetime. Ids are not in spawn order: a reused slot's next entity has a
+/// larger generation, so a larger id than its slot's earlier entities, but
+/// possibly a smaller one than an entity spawned before it in a higher slot.
+/// A store that has never despawned hands out slots 0, 1, 2... in spawn
+/// order (all in generation 1), and the boundary lands commands in record
+/// order, so the handles a world's spawns get are the same for every
+/// thread count.
+///
+/// Equality and hashing follow the pair ([`id`](Self::id)); ordering
+/// follows `id` (by generation, then slot).
 ///
 /// # A handle of another store
 ///
 /// A handle is only these two numbers: it does not know its store, and
-/// every store counts ids and slots from 0, so one world's handle is often,
-/// bit for bit, a handle of another. Every accessor that takes a handle
-/// (`World::entity`/`entity_mut`/`despawn`/`freeze`, [`Entities`]'
-/// `get`/`get_mut`/`ticks`/`insert`/`remove`/`despawn`/`freeze`/`contains`,
-/// `Query::get`/`get_mut`, `Commands::entity`/`despawn`,
-/// `ComponentRef::new`) first looks it up in its own store's slot table,
-/// bounds-checked, and goes on only if that slot holds the handle's id. So
-/// a handle from another store either names the live entity of this store
-/// with the same slot and id (it then *is* that entity's handle), whose
+/// every store counts slots from 0 and generations from 1, so one world's
+/// handle is often, bit for bit, a handle of another. Every accessor that
+/// takes a handle (`World::entity`/`entity_mut`/`despawn`/`freeze`,
+/// [`Entities`]' `get`/`get_mut`/`ticks`/`insert`/`remove`/`despawn`/
+/// `freeze`/`contains`, `Query::get`/`get_mut`, `Commands::entity`/
+/// `despawn`, `ComponentRef::new`) first looks it up in its own store's
+/// slot table, bounds-checked, and goes on only if that slot is live with
+/// the handle's generation (a free or retired slot holds none). So a handle
+/// from another store either names the live entity of this store with the
+/// same slot and generation (it then *is* that entity's handle), whose
 /// components are found by this store's own type registry, or it names
 /// nothing and is refused as a despawned handle is
 /// ([`EntityError::NoSuchEntity`], `None`), changing nothing. It never
@@ -43,17 +65,21 @@ use super::archetype::ArchetypeId;
 /// [`ComponentRef`]: crate::ComponentRef
 /// [`Target`]: crate::Target
 /// [`StoreId`]: crate::StoreId
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Entity {
-    id: u64,
     slot: u32,
+    generation: NonZeroU32,
 }
 
+const _: () = assert!(size_of::<Entity>() == 8);
+const _: () = assert!(size_of::<Option<Entity>>() == 8);
+
 impl Entity {
-    /// The entity's id: unique for the store's lifetime, in spawn order.
+    /// The entity's id: unique for the store's lifetime (`generation << 32
+    /// | slot`), not in spawn order (see [`Entity`]).
     #[inline]
     pub fn id(self) -> u64 {
-        self.id
+        (u64::from(self.generation.get()) << 32) | u64::from(self.slot)
     }
 
     /// The index of the entity's slot in the store (reused after despawn).
@@ -61,11 +87,39 @@ impl Entity {
     pub fn slot(self) -> u32 {
         self.slot
     }
+
+    /// Which of its slot's entities this is: 1 for the slot's first, one
+    /// more for each later one.
+    #[inline]
+    pub fn generation(self) -> u32 {
+        self.generation.get()
+    }
+}
+
+impl Hash for Entity {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.id());
+    }
+}
+
+impl PartialOrd for Entity {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entity {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.id().cmp(&other.id())
+    }
 }
 
 impl fmt::Display for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Entity({})", self.id)
+        write!(f, "Entity({}v{})", self.slot, self.generation)
     }
 }
 
@@ -76,43 +130,68 @@ pub(crate) struct Location {
     pub(crate) row: u32,
 }
 
-/// One entry of the slot table: the entity `id` lives at `location`.
+/// One entry of the slot table.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slot {
-    id: u64,
+    /// The generation of the entity living here; 0 (no handle's) when the
+    /// slot is free or retired.
+    generation: u32,
     pub(crate) location: Location,
     pub(crate) frozen: bool,
 }
 
-/// Every live entity's slot, in a [`Slab`]: a despawned entity's slot is
-/// reused by a later one (no growth under churn), and each slot records the
-/// id living in it, so a stale handle (an id that no longer lives there)
-/// resolves to nothing.
+/// Every slot ever handed out. A despawned entity's slot is reused by a
+/// later one (no growth under churn) under the next generation; each live
+/// slot records the generation living in it, so a stale handle resolves
+/// to nothing.
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
-    /// Invariant: a slot's `id` is the id of the one entity living in it.
-    slots: Slab<Slot>,
-    /// The next entity id: ids are never reused.
-    next_id: u64,
+    /// Invariant: a live slot's `generation` is that of the one entity
+    /// living in it, and every generation below it was handed out before;
+    /// a free or retired slot's is 0.
+    slots: Vec<Slot>,
+    /// The free slots, each with the generation it hands out next (above
+    /// every one it handed out); the last freed is reused first.
+    free: Vec<(u32, NonZeroU32)>,
+    /// How many entities are alive.
+    live: usize,
+    /// How many slots ran out of generations and are never reused.
+    retired: usize,
 }
 
 impl Slots {
     /// A new entity living at `location`.
     pub(crate) fn alloc(&mut self, location: Location) -> Entity {
-        let id = self.next_id;
-        self.next_id = id.checked_add(1).expect("entity ids exhausted");
-        let slot = self.slots.insert(Slot {
-            id,
-            location,
-            frozen: false,
-        });
-        let slot = u32::try_from(slot).expect("fewer than 2^32 live entities");
-        Entity { id, slot }
+        let entity = match self.free.pop() {
+            Some((slot, generation)) => {
+                self.slots[slot as usize] = Slot {
+                    generation: generation.get(),
+                    location,
+                    frozen: false,
+                };
+                Entity { slot, generation }
+            }
+            None => {
+                let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 entity slots");
+                self.slots.push(Slot {
+                    generation: 1,
+                    location,
+                    frozen: false,
+                });
+                Entity {
+                    slot,
+                    generation: NonZeroU32::MIN,
+                }
+            }
+        };
+        self.live += 1;
+        entity
     }
 
     /// Room for `additional` more entities.
     pub(crate) fn reserve(&mut self, additional: usize) {
-        self.slots.reserve(additional);
+        self.slots
+            .reserve(additional.saturating_sub(self.free.len()));
     }
 
     /// `entity`'s slot, if it is alive.
@@ -120,7 +199,7 @@ impl Slots {
     pub(crate) fn get(&self, entity: Entity) -> Option<&Slot> {
         self.slots
             .get(entity.slot as usize)
-            .filter(|slot| slot.id == entity.id)
+            .filter(|slot| slot.generation == entity.generation.get())
     }
 
     /// `entity`'s slot, if it is alive.
@@ -128,7 +207,7 @@ impl Slots {
     pub(crate) fn get_mut(&mut self, entity: Entity) -> Option<&mut Slot> {
         self.slots
             .get_mut(entity.slot as usize)
-            .filter(|slot| slot.id == entity.id)
+            .filter(|slot| slot.generation == entity.generation.get())
     }
 
     /// Records that live `entity` moved to `row` of its archetype.
@@ -140,21 +219,46 @@ impl Slots {
     }
 
     /// Frees `entity`'s slot, returning where it lived; `None` when stale.
+    /// The slot is reused under the next generation, or retired when
+    /// `entity` had the last one.
     pub(crate) fn free(&mut self, entity: Entity) -> Option<Location> {
-        self.get(entity)?;
-        Some(self.slots.remove(entity.slot as usize).location)
+        let slot = self.get_mut(entity)?;
+        slot.generation = 0;
+        let location = slot.location;
+        self.live -= 1;
+        match entity.generation.checked_add(1) {
+            Some(next) => self.free.push((entity.slot, next)),
+            None => self.retired += 1,
+        }
+        Some(location)
     }
 
     /// How many entities are alive.
     #[inline]
     pub(crate) fn live(&self) -> usize {
-        self.slots.len()
+        self.live
     }
 
-    /// How many slots there is room for (the slab's capacity).
+    /// How many slots are retired (every generation handed out).
+    #[cfg(test)]
+    pub(crate) fn retired(&self) -> usize {
+        self.retired
+    }
+
+    /// How many slots there is room for (the table's capacity).
     #[cfg(test)]
     pub(crate) fn slot_count(&self) -> usize {
         self.slots.capacity()
+    }
+
+    /// Test hook: moves every free slot on to generation `generation` (or
+    /// leaves it where it is, if already past it), as if each had been
+    /// reused that many times, to reach the retirement without 2^32 spawns.
+    #[cfg(test)]
+    pub(crate) fn age_free_slots(&mut self, generation: NonZeroU32) {
+        for (_, next) in &mut self.free {
+            *next = (*next).max(generation);
+        }
     }
 }
 
@@ -177,11 +281,65 @@ mod tests {
         let b = slots.alloc(at(1));
         assert_eq!(a.slot(), b.slot(), "the slot is reused");
         assert_ne!(a, b);
-        assert!(a.id() < b.id());
+        assert_eq!((a.generation(), b.generation()), (1, 2));
+        assert_ne!(a.id(), b.id());
         assert!(slots.get(a).is_none());
         assert_eq!(slots.free(a), None);
         assert_eq!(slots.get(b).map(|s| s.location), Some(at(1)));
-        assert_eq!(b.to_string(), "Entity(1)");
+        assert_eq!(b.to_string(), "Entity(0v2)");
         assert_eq!(slots.live(), 1);
+    }
+
+    #[test]
+    fn a_free_slot_matches_no_handle() {
+        let mut slots = Slots::default();
+        let a = slots.alloc(at(0));
+        slots.free(a).unwrap();
+        // The handle the slot hands out next, made up before it is.
+        let next = Entity {
+            slot: a.slot(),
+            generation: NonZeroU32::new(2).unwrap(),
+        };
+        assert!(slots.get(next).is_none());
+        assert_eq!(slots.free(next), None);
+        assert_eq!(slots.live(), 0);
+        assert_eq!(slots.alloc(at(3)), next);
+    }
+
+    #[test]
+    fn a_slot_out_of_generations_is_retired() {
+        let mut slots = Slots::default();
+        let first = slots.alloc(at(0));
+        slots.free(first).unwrap();
+        slots.age_free_slots(NonZeroU32::new(u32::MAX - 1).unwrap());
+        let mut last_two = Vec::new();
+        for _ in 0..2 {
+            let e = slots.alloc(at(0));
+            assert_eq!(e.slot(), first.slot());
+            last_two.push(e);
+            slots.free(e).unwrap();
+        }
+        assert_eq!(
+            last_two.iter().map(|e| e.generation()).collect::<Vec<_>>(),
+            [u32::MAX - 1, u32::MAX]
+        );
+        assert_eq!(slots.retired(), 1);
+        let fresh = slots.alloc(at(0));
+        assert_eq!((fresh.slot(), fresh.generation()), (1, 1), "slot 0 retired");
+        for stale in [first, last_two[0], last_two[1]] {
+            assert!(slots.get(stale).is_none());
+        }
+    }
+
+    #[test]
+    fn ids_are_generation_then_slot() {
+        let mut slots = Slots::default();
+        let a = slots.alloc(at(0));
+        let b = slots.alloc(at(1));
+        slots.free(a).unwrap();
+        let c = slots.alloc(at(2));
+        assert_eq!([a.id(), b.id(), c.id()], [1 << 32, (1 << 32) | 1, 2 << 32]);
+        assert!(a < b && b < c);
+        assert_eq!(Some(c), Some(c).filter(|e| e.generation() == 2));
     }
 }

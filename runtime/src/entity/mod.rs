@@ -1,8 +1,10 @@
 //! The entity store: entities, their components in archetype tables, and
 //! change ticks (`shared/DESIGN.md`, "Entities").
 //!
-//! - [`Entity`]: a `Copy` handle; ids from a monotonic `u64` counter, never
-//!   reused; slots reused, so a stale handle resolves to nothing.
+//! - [`Entity`]: an 8-byte `Copy` handle, a slot and its generation; slots
+//!   are reused under the next generation (a slot out of generations is
+//!   retired), so no handle ever names two entities and a stale handle
+//!   resolves to nothing.
 //! - [`Components`]: the component type registry ([`ComponentId`],
 //!   [`ComponentInfo`]).
 //! - [`Archetype`]: every entity with one exact component set, one dense

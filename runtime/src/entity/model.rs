@@ -1,8 +1,10 @@
 //! A property test: random spawn, despawn, insert, remove and freeze
 //! against a plain model (entity id to component values), checking every
-//! live and stale handle after each step.
+//! live and stale handle after each step, and that no id is handed out
+//! twice, also when slots run out of generations and retire.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::num::NonZeroU32;
 
 use proptest::prelude::*;
 
@@ -23,6 +25,9 @@ enum Op {
     Insert(usize, u8, u32),
     Remove(usize, u8),
     Freeze(usize),
+    /// Moves every free slot on to `u32::MAX - n` (the store's test hook),
+    /// so the next reuses reach the last generation and retire the slot.
+    Age(u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -32,6 +37,7 @@ fn op() -> impl Strategy<Value = Op> {
         (any::<usize>(), 1u8..8, any::<u32>()).prop_map(|(e, m, v)| Op::Insert(e, m, v)),
         (any::<usize>(), 1u8..8).prop_map(|(e, m)| Op::Remove(e, m)),
         any::<usize>().prop_map(Op::Freeze),
+        (0u8..3).prop_map(Op::Age),
     ]
 }
 
@@ -94,13 +100,18 @@ fn run_model(ops: &[Op]) {
     let mut entities = Entities::new();
     let mut model = Model::new();
     let mut handles = Vec::new();
+    let mut ids = HashSet::new();
     for op in ops {
         match *op {
             Op::Spawn(mask, v) => {
                 let e = entities.spawn(());
+                assert!(ids.insert(e.id()), "{e} was handed out before");
                 insert_mask(&mut entities, e, mask, v).unwrap();
                 model.insert(e.id(), (false, model_values(mask, v)));
                 handles.push(e);
+            }
+            Op::Age(n) => {
+                entities.age_free_slots(NonZeroU32::new(u32::MAX - u32::from(n)).unwrap());
             }
             Op::Despawn(i) if !handles.is_empty() => {
                 let e = handles[i % handles.len()];

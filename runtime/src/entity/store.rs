@@ -760,6 +760,19 @@ impl Entities {
         (self.slots.slot_count(), columns)
     }
 
+    /// Test hook: moves every free slot on to `generation`, as if reused
+    /// that many times (see `Slots::age_free_slots`).
+    #[cfg(test)]
+    pub(crate) fn age_free_slots(&mut self, generation: std::num::NonZeroU32) {
+        self.slots.age_free_slots(generation);
+    }
+
+    /// How many slots ran out of generations and are never reused.
+    #[cfg(test)]
+    pub(crate) fn retired_slots(&self) -> usize {
+        self.slots.retired()
+    }
+
     /// Whether `from` has a cached insert edge for bundle `B`.
     #[cfg(test)]
     pub(crate) fn has_insert_edge<B: Bundle>(&mut self, from: ArchetypeId) -> bool {

@@ -74,7 +74,10 @@ fn smoke() {
     );
     let empty = entities.spawn(());
     assert_eq!(entities.archetype_of(empty), Some(ArchetypeId::EMPTY));
-    assert_eq!(a.to_string(), format!("Entity({})", a.id()));
+    assert_eq!(
+        a.to_string(),
+        format!("Entity({}v{})", a.slot(), a.generation())
+    );
 }
 
 #[test]
@@ -91,6 +94,7 @@ fn stale_entity() {
     entities.despawn(old).unwrap();
     let new = entities.spawn((Pos(2.0, 2.0), Name("new".into())));
     assert_eq!(old.slot(), new.slot(), "the slot is reused");
+    assert_eq!((old.generation(), new.generation()), (1, 2));
     assert_eq!(entities.get::<Pos>(old), None);
     assert_eq!(entities.get_mut::<Name>(old), None);
     assert!(!entities.contains(old));
@@ -128,7 +132,12 @@ fn churn_reuses_rows() {
         let e = entities.spawn((Pos(0.0, i as f32), Name("churn".into())));
         if let Some(previous) = last {
             assert_eq!(e.slot(), previous.slot(), "the freed slot is reused");
-            assert!(e.id() > previous.id(), "ids are never reused");
+            assert_eq!(
+                e.generation(),
+                previous.generation() + 1,
+                "a reused slot moves on to its next generation"
+            );
+            assert_ne!(e.id(), previous.id(), "ids are never reused");
         }
         if i % 3 == 0 {
             entities.insert(e, (Vel(1.0, 1.0),)).unwrap();
@@ -435,8 +444,10 @@ fn spawn_batch() {
         assert_eq!(entities.get::<Name>(*e), Some(&Name(i.to_string())));
     }
     assert!(
-        all.windows(2).all(|w| w[0].id() < w[1].id()),
-        "ids in spawn order"
+        all.iter()
+            .enumerate()
+            .all(|(i, e)| (e.slot() as usize, e.generation()) == (i, 1)),
+        "a store that never despawned hands out slots in spawn order"
     );
 }
 
@@ -472,4 +483,51 @@ fn old_ticks_are_clamped() {
         store.ticks::<Pos>(old).unwrap().changed,
         cursor
     ));
+}
+
+/// A slot reused until its generations run out is retired: its last
+/// entity's despawn frees nothing, the next spawn takes a fresh slot, and
+/// no handle the slot ever had reads anything (the hook jumps the slot to
+/// near `u32::MAX` instead of four billion spawns).
+#[test]
+fn a_slot_out_of_generations_is_retired() {
+    let mut entities = Entities::new();
+    let keep = entities.spawn((Pos(7.0, 7.0),));
+    let first = entities.spawn((Pos(0.0, 0.0), Name("first".into())));
+    entities.despawn(first).unwrap();
+    entities.age_free_slots(std::num::NonZeroU32::new(u32::MAX - 1).unwrap());
+    let mut stale = vec![first];
+    for generation in [u32::MAX - 1, u32::MAX] {
+        let e = entities.spawn((Pos(1.0, 1.0), Name(generation.to_string())));
+        assert_eq!((e.slot(), e.generation()), (first.slot(), generation));
+        for &old in &stale {
+            assert_eq!(entities.get::<Name>(old), None, "{old} is stale");
+        }
+        entities.despawn(e).unwrap();
+        stale.push(e);
+    }
+    assert_eq!(entities.retired_slots(), 1);
+    let fresh = entities.spawn((Pos(2.0, 2.0), Name("fresh".into())));
+    assert_eq!(
+        (fresh.slot(), fresh.generation()),
+        (2, 1),
+        "the retired slot is never handed out again"
+    );
+    for &old in &stale {
+        assert!(!entities.contains(old));
+        assert_eq!(entities.get::<Pos>(old), None);
+        assert_eq!(
+            entities.despawn(old),
+            Err(EntityError::NoSuchEntity { entity: old })
+        );
+    }
+    let ids: std::collections::HashSet<u64> = stale
+        .iter()
+        .chain([&keep, &fresh])
+        .map(|e| e.id())
+        .collect();
+    assert_eq!(ids.len(), stale.len() + 2, "every id is distinct");
+    assert_eq!(entities.get::<Pos>(keep), Some(&Pos(7.0, 7.0)));
+    assert_eq!(entities.get::<Name>(fresh), Some(&Name("fresh".into())));
+    assert_eq!(entities.len(), 2);
 }
