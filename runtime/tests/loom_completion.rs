@@ -8,9 +8,10 @@
 //!
 //! The real pool runs (the caller plus one worker thread), with loom's
 //! atomics, cells, threads and locks, and the deque and parker stand-ins of
-//! `src/sync.rs` (see there for what is assumed of crossbeam's). Under loom
-//! a local deque holds one job (the rest overflow into the ready ring, so
-//! visitors join the run) and idle threads park without spinning.
+//! `src/sync.rs` (see there for what is assumed of crossbeam's). The pool's
+//! local deques hold one job (`local_capacity(1)`: the rest overflow into
+//! the ready ring, so visitors join the run) and, under loom, idle threads
+//! park without spinning.
 
 #![cfg(loom)]
 
@@ -53,6 +54,7 @@ fn pool() -> sluice::ThreadPool {
     ThreadPoolBuilder::new()
         .num_threads(2)
         .max_concurrent_runs(1)
+        .local_capacity(1)
         .build()
         .unwrap()
 }

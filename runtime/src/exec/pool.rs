@@ -43,13 +43,10 @@ const SPIN_ROUNDS: u32 = 0;
 const DEQUE_CAPACITY: usize = 64;
 
 /// Ready nodes fill a local deque up to here; beyond it they go to the run's
-/// ready ring. The rest of the deque is kept for batch helpers.
-#[cfg(not(loom))]
+/// ready ring. The rest of the deque is kept for batch helpers. (Under loom
+/// the executor's own models lower it per pool, see
+/// [`ThreadPoolBuilder::local_capacity`].)
 const LOCAL_CAPACITY: usize = 48;
-/// Under loom one job fills the local deque, so small graphs reach the ready
-/// ring and the visitors that drain it.
-#[cfg(loom)]
-const LOCAL_CAPACITY: usize = 1;
 
 #[cfg(not(loom))]
 thread_local! {
@@ -95,6 +92,9 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     parks: AtomicU64,
     wakes: AtomicU64,
+    /// Under loom: ready nodes a local deque takes before the ring does.
+    #[cfg(loom)]
+    local_capacity: usize,
 }
 
 impl Registry {
@@ -121,7 +121,18 @@ impl Registry {
             terminate: AtomicBool::new(false),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
+            #[cfg(loom)]
+            local_capacity: LOCAL_CAPACITY,
         }
+    }
+
+    /// Ready nodes a local deque takes before they overflow into the ring.
+    #[inline]
+    fn local_capacity(&self) -> usize {
+        #[cfg(loom)]
+        return self.local_capacity;
+        #[cfg(not(loom))]
+        LOCAL_CAPACITY
     }
 
     /// Threads that can work on one run at a time: the caller plus the
@@ -296,7 +307,7 @@ impl WorkerThread {
     /// Pushes a job onto the local deque; `false` when the deque is at its
     /// allocation-free capacity (the caller then overflows elsewhere).
     pub(crate) fn push_local(&self, job: JobRef) -> bool {
-        if self.owned().deque.len() >= LOCAL_CAPACITY {
+        if self.owned().deque.len() >= self.registry.local_capacity() {
             return false;
         }
         self.owned().deque.push(job);
@@ -552,6 +563,8 @@ pub struct ThreadPoolBuilder {
     num_threads: Option<usize>,
     max_concurrent_runs: usize,
     thread_name_prefix: String,
+    #[cfg(loom)]
+    local_capacity: usize,
 }
 
 impl Default for ThreadPoolBuilder {
@@ -573,7 +586,22 @@ impl ThreadPoolBuilder {
             // unless told otherwise.
             max_concurrent_runs: if cfg!(loom) { 1 } else { 4 },
             thread_name_prefix: "sluice-worker".to_owned(),
+            #[cfg(loom)]
+            local_capacity: LOCAL_CAPACITY,
         }
+    }
+
+    /// Under loom only, for the executor's own models: a local deque takes
+    /// `jobs` ready nodes (at least 1; 48 otherwise, as natively) before the
+    /// rest overflow into the run's ready ring, so that small graphs reach
+    /// the ring and the visitors that drain it. A user's model keeps the
+    /// native capacity: the ring is the executor's to prove, and it
+    /// multiplies the interleavings of every model that reaches it.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn local_capacity(mut self, jobs: usize) -> Self {
+        self.local_capacity = jobs.max(1);
+        self
     }
 
     /// Threads working on a run, the caller included: `1` means the calling
@@ -612,7 +640,11 @@ impl ThreadPoolBuilder {
             .num_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
         let externals = self.max_concurrent_runs;
-        let registry = Arc::new(Registry::new(threads - 1, externals, false));
+        let registry = Arc::new(Registry {
+            #[cfg(loom)]
+            local_capacity: self.local_capacity,
+            ..Registry::new(threads - 1, externals, false)
+        });
         let mut inner = PoolInner {
             registry: Arc::clone(&registry),
             threads: Vec::new(),
