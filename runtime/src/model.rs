@@ -192,6 +192,7 @@ pub struct Builder {
     preemption_bound: usize,
     threads: usize,
     max_branches: usize,
+    explore_machinery: bool,
 }
 
 impl Default for Builder {
@@ -212,6 +213,7 @@ impl Builder {
             preemption_bound: env_number("LOOM_MAX_PREEMPTIONS", DEFAULT_PREEMPTION_BOUND),
             threads: DEFAULT_THREADS,
             max_branches: env_number("LOOM_MAX_BRANCHES", DEFAULT_MAX_BRANCHES),
+            explore_machinery: false,
         }
     }
 
@@ -237,6 +239,18 @@ impl Builder {
         self
     }
 
+    /// Also preempts threads inside sluice's own machinery (the executor's
+    /// queues, counts and sleep protocol, batch and slice claims), and
+    /// explores every value its atomic loads may read, as sluice's own
+    /// models of the executor do (see [What is explored](self#what-is-explored)).
+    /// It finds nothing more in your code that the default does not reach
+    /// by the wake-ups the executor guarantees, and costs one to three
+    /// orders of magnitude more executions.
+    pub fn explore_machinery(mut self, explore: bool) -> Self {
+        self.explore_machinery = explore;
+        self
+    }
+
     /// The preemption bound this builder explores at.
     pub fn bound(&self) -> usize {
         self.preemption_bound
@@ -252,17 +266,37 @@ impl Builder {
         F: Fn() -> R + Sync + Send + 'static,
         R: Outcome,
     {
+        self.explore(f);
+    }
+
+    /// Runs `f` as [`check`](Self::check) does and returns how many
+    /// executions were explored (1 without `--cfg loom`): the size of the
+    /// model, for a test that keeps it small.
+    ///
+    /// # Panics
+    /// As [`model`].
+    pub fn explore<F, R>(&self, f: F) -> usize
+    where
+        F: Fn() -> R + Sync + Send + 'static,
+        R: Outcome,
+    {
         #[cfg(loom)]
-        trace::check(
-            self.preemption_bound,
-            self.threads,
-            self.max_branches,
+        return trace::check(
+            &trace::Settings {
+                bound: self.preemption_bound,
+                threads: self.threads,
+                max_branches: self.max_branches,
+                explore_machinery: self.explore_machinery,
+            },
             move || {
                 f().check();
             },
         );
         #[cfg(not(loom))]
-        f().check();
+        {
+            f().check();
+            1
+        }
     }
 }
 
@@ -284,4 +318,4 @@ pub(crate) fn model_threads() -> Option<usize> {
 }
 
 #[cfg(loom)]
-pub(crate) use trace::Span;
+pub(crate) use trace::{Span, coarse_machinery, task_panicked};

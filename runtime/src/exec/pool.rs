@@ -21,7 +21,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{
-    self, Arc, AtomicBool, AtomicU64, AtomicUsize, Cell, Injector, JoinHandle, Mutex, Ordering,
+    self, Arc, AtomicBool, AtomicU64, AtomicUsize, Cell, Injector, JoinHandle, Lock, Ordering,
     Parker, PoisonError, Steal, Stealer, Unparker, Worker, fence,
 };
 
@@ -72,7 +72,7 @@ struct Seat {
     stealer: Stealer<JobRef>,
     unparker: Unparker,
     /// Taken by the occupant for as long as it sits here.
-    owned: Mutex<Option<SeatOwned>>,
+    owned: Lock<Option<SeatOwned>>,
     /// Set while the occupant is (about to be) parked waiting for work.
     sleeping: CachePadded<AtomicBool>,
     /// External seats only: whether a caller sits here.
@@ -106,7 +106,7 @@ impl Registry {
                 Seat {
                     stealer: deque.stealer(),
                     unparker: parker.unparker().clone(),
-                    owned: Mutex::new(Some(SeatOwned { deque, parker })),
+                    owned: Lock::new(Some(SeatOwned { deque, parker })),
                     sleeping: CachePadded::new(AtomicBool::new(false)),
                     occupied: AtomicBool::new(false),
                 }
@@ -626,6 +626,7 @@ impl ThreadPoolBuilder {
 
     /// Starts the worker threads.
     pub fn build(self) -> io::Result<ThreadPool> {
+        let _machinery = sync::coarse::machinery();
         // Under loom a pool is made of loom threads, which exist only
         // inside a model: refuse (not fail inside loom) outside one, and
         // default to the model's thread count.
@@ -680,12 +681,16 @@ struct PoolInner {
 
 impl Drop for PoolInner {
     fn drop(&mut self) {
+        let _machinery = sync::coarse::machinery();
         self.registry.terminate.store(true, Ordering::SeqCst);
         for seat in self.registry.seats.iter() {
             seat.unparker.unpark();
         }
         for handle in self.threads.drain(..) {
             // A worker thread never panics (jobs abort on escaping panics).
+            #[cfg(loom)]
+            let _ = sync::coarse::blocking(|| handle.join());
+            #[cfg(not(loom))]
             let _ = handle.join();
         }
     }
@@ -736,6 +741,7 @@ pub(crate) fn serial_registry(max_concurrent_runs: usize) -> Arc<Registry> {
 }
 
 fn worker_main(registry: Arc<Registry>, index: usize) {
+    let _machinery = sync::coarse::machinery();
     let owned = registry.seats[index]
         .owned
         .lock()

@@ -36,7 +36,7 @@ use crossbeam_utils::CachePadded;
 use super::job::JobRef;
 use super::pool::WorkerThread;
 use crate::recording::SliceRecording;
-use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering, PoisonError};
+use crate::sync::{self, AtomicBool, AtomicUsize, Lock, Ordering, PoisonError};
 
 /// The state one [`for_each_slice`] call shares with its helpers.
 ///
@@ -51,7 +51,7 @@ struct Scope<'a> {
     /// How many threads claim (for the guided claim size).
     claimers: usize,
     poisoned: AtomicBool,
-    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    panic: Lock<Option<Box<dyn Any + Send>>>,
     body: &'a (dyn Fn(Range<usize>) + Sync),
     /// The caller's recording, entered around each run of slices.
     recording: SliceRecording,
@@ -70,6 +70,7 @@ impl Scope<'_> {
     fn work(&self) {
         while let Some(claimed) = self.claim() {
             let _recording = self.recording.enter(claimed.start);
+            let _user = sync::coarse::user();
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (self.body)(claimed))) {
                 self.poisoned.store(true, Ordering::Relaxed);
                 let mut first = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
@@ -153,6 +154,7 @@ pub(crate) fn current_thread_count() -> usize {
 /// assert_eq!(sum.into_inner(), 45);
 /// ```
 pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
+    let _machinery = sync::coarse::machinery();
     let worker = WorkerThread::current();
     let threads = current_thread_count();
     let helpers = (threads - 1).min(slices.saturating_sub(1));
@@ -160,6 +162,7 @@ pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
     let (Some(worker), true) = (worker, helpers > 0) else {
         if slices > 0 {
             let _recording = recording.enter(0);
+            let _user = sync::coarse::user();
             body(0..slices);
         }
         return;
@@ -170,7 +173,7 @@ pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         slices,
         claimers: helpers + 1,
         poisoned: AtomicBool::new(false),
-        panic: Mutex::new(None),
+        panic: Lock::new(None),
         body,
         recording,
     };
