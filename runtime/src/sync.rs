@@ -21,9 +21,14 @@
 //! assert_eq!(cell.into_inner(), 2);
 //! ```
 //!
-//! Under loom these types exist only inside a model (loom panics when one
-//! is used outside), loom's `Arc` has no `Weak`, and a value of them cannot
-//! be made in a `static` (make it inside the model).
+//! Under loom these types exist only on the threads of a model: one used
+//! outside [`sluice::model`](crate::model()), or on an OS thread a model's
+//! code started with `std::thread::spawn`, panics with loom's "cannot
+//! access Loom execution state from outside a Loom model" (start a model's
+//! threads with [`thread::spawn`] from here). loom's `Arc` has no `Weak`,
+//! and a value of them cannot be made in a `static` (make it inside the
+//! model). Each operation of these types is a point where a model may
+//! switch threads.
 //! [`UnsafeCell`] has loom's closure API (`with`, `with_mut`) in both builds:
 //! each access is checked against every other under loom.
 //!
@@ -51,7 +56,9 @@ pub mod atomic {
 }
 
 /// Threads: `std::thread`, or `loom::thread` under `--cfg loom` (the threads
-/// a model explores; start your own model's threads with its `spawn`).
+/// a model explores; start your own model's threads with its `spawn`: an
+/// OS thread started with `std::thread::spawn` inside a model runs outside
+/// loom, unexplored, and panics on the first loom primitive it touches).
 #[cfg(loom)]
 pub use loom::thread;
 #[cfg(not(loom))]

@@ -362,10 +362,10 @@ fn a_loose_task_racing_a_system_is_caught() {
 
 // -- Cost ------------------------------------------------------------------
 
-/// A world of a handful of systems (two unordered pairs and a chain through
-/// a gate) and a batch node explores in well under a second at the default
-/// bound: a few hundred executions. The ceiling is a regression guard (with
-/// the machinery explored too it is over 100 times more).
+/// A world of a handful of systems (an unordered pair, a chain through a
+/// gate) and a batch node explores in well under a second at the default
+/// bound: 76 executions. The ceiling is a regression guard (exploring the
+/// machinery too takes hundreds of times more executions, see below).
 #[test]
 fn a_handful_of_systems_explores_in_seconds() {
     struct Armour(AtomicU32);
