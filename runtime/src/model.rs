@@ -134,8 +134,11 @@
 //!   execution state from outside a Loom model" (a `World` is refused
 //!   with the message below), which `join` hands back to the node. While
 //!   the node waits for it no model thread runs: an OS thread that waits
-//!   for a model thread in turn hangs the test. Start model threads with
-//!   [`sync::thread`](crate::sync::thread) instead. The check that a
+//!   for a model thread in turn would hang the test, so after
+//!   [`Builder::stall_warning`] (10 s) without a node, slice or task
+//!   starting or ending the model says on stderr, and in its failure
+//!   report, that a model thread seems blocked outside loom. Start model
+//!   threads with [`sync::thread`](crate::sync::thread) instead. The check that a
 //!   non-`Send` service stays on its thread compares OS threads, so under
 //!   loom it always passes.
 //! - **Time** is the OS clock; loom does not explore timeouts.
@@ -193,9 +196,12 @@
 //! [`model`], which also sets the thread count and the bound.)
 
 use std::fmt;
+use std::time::Duration;
 
 #[cfg(loom)]
 mod trace;
+#[cfg(loom)]
+mod watchdog;
 
 /// The preemption bound [`model`] explores at unless told otherwise.
 pub const DEFAULT_PREEMPTION_BOUND: usize = 2;
@@ -203,6 +209,11 @@ pub const DEFAULT_PREEMPTION_BOUND: usize = 2;
 /// Threads in a world's pool inside a model (the caller included) unless
 /// [`Builder::threads`] says otherwise.
 pub const DEFAULT_THREADS: usize = 2;
+
+/// How long an execution may go without a node, slice or task starting or
+/// ending before [`model`] says on stderr that a model thread seems blocked
+/// outside loom (see [`Builder::stall_warning`]).
+pub const DEFAULT_STALL_WARNING: Duration = Duration::from_secs(10);
 
 /// The most branches (scheduling choices and atomic loads) one execution
 /// may take before loom gives up on it; loom's own default (1 000) is too
@@ -261,6 +272,7 @@ pub struct Builder {
     threads: usize,
     max_branches: usize,
     explore_machinery: bool,
+    stall: Duration,
 }
 
 impl Default for Builder {
@@ -282,6 +294,7 @@ impl Builder {
             threads: DEFAULT_THREADS,
             max_branches: env_number("LOOM_MAX_BRANCHES", DEFAULT_MAX_BRANCHES),
             explore_machinery: false,
+            stall: DEFAULT_STALL_WARNING,
         }
     }
 
@@ -316,6 +329,17 @@ impl Builder {
     /// more executions (`false` by default).
     pub fn explore_machinery(mut self, explore: bool) -> Self {
         self.explore_machinery = explore;
+        self
+    }
+
+    /// Under loom, how long one execution may go without a node, slice or
+    /// task starting or ending before the model says on stderr (and in its
+    /// failure report) that a model thread seems blocked outside loom:
+    /// loom runs every model thread on one OS thread, so one blocked on an
+    /// OS thread, a std lock or a sleep stops them all
+    /// ([`DEFAULT_STALL_WARNING`] by default). Nothing without loom.
+    pub fn stall_warning(mut self, stall: Duration) -> Self {
+        self.stall = stall;
         self
     }
 
@@ -355,6 +379,7 @@ impl Builder {
                 threads: self.threads,
                 max_branches: self.max_branches,
                 explore_machinery: self.explore_machinery,
+                stall: self.stall,
             },
             move || {
                 f().check();

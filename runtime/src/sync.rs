@@ -95,6 +95,13 @@ pub(crate) use std::sync::{Arc as StdArc, Weak as StdWeak};
 /// orders nothing; it only hands out distinct numbers.
 pub(crate) use std::sync::atomic::AtomicU64 as StaticAtomicU64;
 
+/// std's primitives in every build, for what runs outside loom's view: the
+/// watchdog of a model (an OS thread watching the model's OS thread).
+pub(crate) mod os {
+    pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+    pub(crate) use std::sync::{Arc, Condvar, Mutex};
+}
+
 /// `Cell` is std's in every build: it is `!Sync`, so no other thread can
 /// see it and there is nothing for loom to check.
 pub(crate) use std::cell::Cell;

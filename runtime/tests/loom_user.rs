@@ -10,6 +10,7 @@
 #![cfg(loom)]
 
 use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
 
 use sluice::exec::{ClearBuffer, ThreadPoolBuilder};
 use sluice::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -533,4 +534,28 @@ fn a_node_starting_an_os_thread() {
         message.contains("cannot access Loom execution state from outside a Loom model"),
         "{message}"
     );
+}
+
+/// A node blocked outside loom (joining an OS thread that sleeps, here; one
+/// that waited for a model thread would never return) stops every model
+/// thread, since loom runs them all on one OS thread: the model says so on
+/// stderr and in its failure report instead of hanging without a word.
+#[test]
+fn a_stalled_model_says_so() {
+    let message = expect_caught(|| {
+        sluice::model::Builder::new()
+            .stall_warning(Duration::from_millis(50))
+            .check(|| {
+                let mut world = World::new();
+                world.add_system(NodeBuilder::new("block").system(|| {
+                    let sleeper =
+                        std::thread::spawn(|| std::thread::sleep(Duration::from_millis(400)));
+                    sleeper.join().unwrap();
+                    panic!("the report shows what the watchdog said");
+                }));
+                world.run_iteration()
+            });
+    });
+    assert!(message.contains("has not moved for"), "{message}");
+    assert!(message.contains("std::thread"), "{message}");
 }

@@ -9,6 +9,10 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
+
+use super::watchdog::{Progress, Watchdog};
+use crate::sync::os::Arc;
 
 /// The model running on this OS thread.
 struct Running {
@@ -24,6 +28,8 @@ struct Running {
     /// hands a task's panic to its `Task`, which a model may never await:
     /// loom's report of a race inside the task would be lost).
     task_panic: Option<String>,
+    /// What the watchdog watches.
+    progress: Arc<Progress>,
 }
 
 std::thread_local! {
@@ -37,13 +43,14 @@ struct Mark {
 }
 
 impl Mark {
-    fn enter(settings: &Settings) -> Self {
+    fn enter(settings: &Settings, progress: Arc<Progress>) -> Self {
         let running = Running {
             threads: settings.threads,
             coarse: !settings.explore_machinery,
             events: Vec::new(),
             executions: 0,
             task_panic: None,
+            progress,
         };
         Self {
             outer: RUNNING.with(|slot| slot.borrow_mut().replace(running)),
@@ -103,6 +110,7 @@ fn event(what: fmt::Arguments<'_>) {
             let thread = loom::thread::current();
             let name = thread.name().unwrap_or("main").to_owned();
             running.events.push(format!("{name:>16}: {what}"));
+            running.progress.tick();
         }
     });
 }
@@ -118,6 +126,7 @@ fn begin_execution() {
             running.executions += 1;
             running.events.clear();
             running.task_panic = None;
+            running.progress.execution();
         }
     });
 }
@@ -147,6 +156,7 @@ pub(super) struct Settings {
     pub(super) threads: usize,
     pub(super) max_branches: usize,
     pub(super) explore_machinery: bool,
+    pub(super) stall: Duration,
 }
 
 fn take_events() -> Vec<String> {
@@ -166,7 +176,9 @@ where
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(settings.bound);
     builder.max_branches = settings.max_branches;
-    let mark = Mark::enter(settings);
+    let progress = Arc::new(Progress::default());
+    let watchdog = Watchdog::start(Arc::clone(&progress), settings.stall);
+    let mark = Mark::enter(settings, progress);
     let execution = move || {
         begin_execution();
         f();
@@ -204,6 +216,10 @@ where
         }
         if events.is_empty() {
             report.push_str("  (no node ran)\n");
+        }
+        for warning in watchdog.warnings() {
+            report.push_str(&warning);
+            report.push('\n');
         }
         let message = crate::exec::panic_message(&*payload).unwrap_or("a panic");
         // A new panic (not `resume_unwind`), so the hook prints the report.

@@ -3,13 +3,14 @@
 //!
 //! The model knows what the documentation promises without `--cfg loom`:
 //! a model runs its closure once, on real threads, whatever the builder's
-//! bound, thread count and `explore_machinery` say; `Builder::explore`
+//! bound, thread count, `explore_machinery` and `stall_warning` say; `Builder::explore`
 //! returns 1; a world built inside the closure (here on the fuzzed
 //! world's shared pool) runs its iteration normally; a closure's `Err`
 //! comes out of `check` as a panic carrying the error's message. The
 //! fuzzed worlds are not touched.
 
 use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -31,6 +32,8 @@ pub(super) struct ModelOp {
     fail: bool,
     /// `check` (its panic caught) rather than `explore`.
     through_check: bool,
+    /// `stall_warning`, in milliseconds.
+    stall_ms: u64,
 }
 
 pub(super) fn op() -> impl Strategy<Value = Op> {
@@ -89,7 +92,8 @@ pub(super) fn apply(op: &ModelOp, pool: &ThreadPool) -> Result<(), TestCaseError
     let builder = Builder::new()
         .preemption_bound(op.bound)
         .threads(op.threads)
-        .explore_machinery(op.explore_machinery);
+        .explore_machinery(op.explore_machinery)
+        .stall_warning(Duration::from_millis(op.stall_ms));
     check(builder.bound() == op.bound, || {
         format!(
             "bound {} after preemption_bound({})",
