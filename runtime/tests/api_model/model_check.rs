@@ -37,26 +37,21 @@ pub(super) struct ModelOp {
 }
 
 pub(super) fn op() -> impl Strategy<Value = Op> {
-    (
-        0usize..4,
-        0usize..4,
-        any::<bool>(),
-        0u8..4,
-        any::<bool>(),
-        any::<bool>(),
+    let settings = (0usize..4, 0usize..4, any::<bool>(), 0u64..20_000);
+    let body = (0u8..4, any::<bool>(), any::<bool>());
+    (settings, body).prop_map(
+        |((bound, threads, explore_machinery, stall_ms), (systems, fail, through_check))| {
+            Op::ModelCheck(ModelOp {
+                bound,
+                threads,
+                explore_machinery,
+                systems,
+                fail,
+                through_check,
+                stall_ms,
+            })
+        },
     )
-        .prop_map(
-            |(bound, threads, explore_machinery, systems, fail, through_check)| {
-                Op::ModelCheck(ModelOp {
-                    bound,
-                    threads,
-                    explore_machinery,
-                    systems,
-                    fail,
-                    through_check,
-                })
-            },
-        )
 }
 
 /// The counter the model's systems add to.
