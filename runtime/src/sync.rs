@@ -21,9 +21,14 @@
 //! assert_eq!(cell.into_inner(), 2);
 //! ```
 //!
-//! Under loom these types exist only inside a model (loom panics when one
-//! is used outside), loom's `Arc` has no `Weak`, and a value of them cannot
-//! be made in a `static` (make it inside the model).
+//! Under loom these types exist only on the threads of a model: one used
+//! outside [`sluice::model`](crate::model()), or on an OS thread a model's
+//! code started with `std::thread::spawn`, panics with loom's "cannot
+//! access Loom execution state from outside a Loom model" (start a model's
+//! threads with [`thread::spawn`] from here). loom's `Arc` has no `Weak`,
+//! and a value of them cannot be made in a `static` (make it inside the
+//! model). Each operation of these types is a point where a model may
+//! switch threads.
 //! [`UnsafeCell`] has loom's closure API (`with`, `with_mut`) in both builds:
 //! each access is checked against every other under loom.
 //!
@@ -51,7 +56,9 @@ pub mod atomic {
 }
 
 /// Threads: `std::thread`, or `loom::thread` under `--cfg loom` (the threads
-/// a model explores; start your own model's threads with its `spawn`).
+/// a model explores; start your own model's threads with its `spawn`: an
+/// OS thread started with `std::thread::spawn` inside a model runs outside
+/// loom, unexplored, and panics on the first loom primitive it touches).
 #[cfg(loom)]
 pub use loom::thread;
 #[cfg(not(loom))]
@@ -67,7 +74,7 @@ pub(crate) use atomic::{
 };
 
 #[cfg(loom)]
-pub(crate) use loom::thread::{JoinHandle, yield_now};
+pub(crate) use loom::thread::JoinHandle;
 #[cfg(loom)]
 pub(crate) use model::{Injector, Parker, Steal, Stealer, Unparker, Worker};
 
@@ -87,6 +94,13 @@ pub(crate) use std::sync::{Arc as StdArc, Weak as StdWeak};
 /// loom's atomics live inside one model execution, not in statics. It
 /// orders nothing; it only hands out distinct numbers.
 pub(crate) use std::sync::atomic::AtomicU64 as StaticAtomicU64;
+
+/// std's primitives in every build, for what runs outside loom's view: the
+/// watchdog of a model (an OS thread watching the model's OS thread).
+pub(crate) mod os {
+    pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+    pub(crate) use std::sync::{Arc, Condvar, Mutex};
+}
 
 /// `Cell` is std's in every build: it is `!Sync`, so no other thread can
 /// see it and there is nothing for loom to check.
@@ -124,12 +138,20 @@ impl ExclusiveU32 for AtomicU32 {
     }
 }
 
+/// Lets another thread run (under loom, a switch point, explored even
+/// inside sluice's machinery).
+#[cfg(loom)]
+#[inline]
+pub(crate) fn yield_now() {
+    coarse::blocking(loom::thread::yield_now);
+}
+
 /// Tells the scheduler (or loom) that this thread is spinning on a value
 /// another thread will change.
 #[inline]
 pub(crate) fn spin_loop() {
     #[cfg(loom)]
-    loom::thread::yield_now();
+    yield_now();
     #[cfg(not(loom))]
     std::hint::spin_loop();
 }
@@ -141,7 +163,7 @@ pub(crate) fn pause(duration: std::time::Duration) {
     #[cfg(loom)]
     {
         let _ = duration;
-        loom::thread::yield_now();
+        yield_now();
     }
     #[cfg(not(loom))]
     std::thread::sleep(duration);
@@ -226,6 +248,154 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 }
 
+/// Under loom: where loom may preempt a thread. By default
+/// ([`sluice::model`](crate::model())) only outside sluice's machinery: the
+/// machinery's steps (queues, counts, the sleep protocol, slice claims) run
+/// without a preemption inside them and their atomic loads read one value
+/// loom allows, not each; loom switches threads at the user's own
+/// operations, where user code starts or ends (a body, a slice, a task:
+/// [`user`], [`machinery`]), and where a step blocks (parks, waits for a
+/// lock, yields, joins: [`blocking`]). A model that explores the machinery
+/// too (the executor's own models) preempts everywhere.
+///
+/// loom's switch ("exploring") is one flag for the whole execution; each
+/// loom thread keeps whether it is inside the machinery, and the flag
+/// follows the running thread: it is on at every switch (a blocking step
+/// turns it on before it blocks and off once it is back), so the thread
+/// that runs next finds it on and turns it off when it resumes inside the
+/// machinery. loom asserts the flag's state on every change: a blocking
+/// step missed here fails the model at that thread's next crossing.
+#[cfg(loom)]
+pub(crate) mod coarse {
+    use std::cell::Cell;
+
+    loom::thread_local! {
+        /// Whether this loom thread is inside sluice's machinery.
+        static INSIDE: Cell<bool> = Cell::new(false);
+    }
+
+    /// Inside the machinery (or outside it) until dropped.
+    #[must_use]
+    pub(crate) struct Section {
+        outer: bool,
+    }
+
+    /// Enters sluice's machinery: no preemption until the section ends or
+    /// enters user code.
+    pub(crate) fn machinery() -> Section {
+        enter(true)
+    }
+
+    /// Enters user code (a body, a slice, a task) from the machinery.
+    pub(crate) fn user() -> Section {
+        enter(false)
+    }
+
+    fn enter(inside: bool) -> Section {
+        if !crate::model::coarse_machinery() {
+            return Section { outer: inside };
+        }
+        let outer = INSIDE.with(|cell| cell.replace(inside));
+        if outer != inside {
+            cross(inside);
+        }
+        Section { outer }
+    }
+
+    impl Drop for Section {
+        fn drop(&mut self) {
+            if !crate::model::coarse_machinery() {
+                return;
+            }
+            let inside = INSIDE.with(|cell| cell.replace(self.outer));
+            if inside != self.outer {
+                cross(self.outer);
+            }
+        }
+    }
+
+    loom::lazy_static! {
+        /// Loaded (never stored) where user code and machinery meet: a
+        /// branch loom explores, on no data anybody else touches.
+        static ref BOUNDARY: loom::sync::atomic::AtomicBool =
+            loom::sync::atomic::AtomicBool::new(false);
+    }
+
+    /// Crosses between user code and the machinery (`into_machinery`
+    /// says which way), with loom free to switch threads right there.
+    fn cross(into_machinery: bool) {
+        if into_machinery {
+            BOUNDARY.load(loom::sync::atomic::Ordering::Relaxed);
+            loom::stop_exploring();
+        } else {
+            loom::explore();
+            BOUNDARY.load(loom::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Runs `f`, which may block or switch threads, as a switch point loom
+    /// explores, also inside the machinery.
+    pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
+        let inside = crate::model::coarse_machinery() && INSIDE.with(Cell::get);
+        if inside {
+            loom::explore();
+        }
+        let result = f();
+        if inside {
+            loom::stop_exploring();
+        }
+        result
+    }
+}
+
+/// The machinery's own lock: std's `Mutex`, or under loom loom's behind a
+/// `lock` that tries first, so that taking a free lock inside sluice's
+/// machinery is no switch point (see [`coarse`]); a lock another thread
+/// holds is waited for as a blocking step, which loom explores.
+#[cfg(not(loom))]
+pub(crate) use std::sync::Mutex as Lock;
+
+/// See the `not(loom)` version.
+#[cfg(loom)]
+#[derive(Debug, Default)]
+pub(crate) struct Lock<T>(loom::sync::Mutex<T>);
+
+#[cfg(loom)]
+impl<T> Lock<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(loom::sync::Mutex::new(value))
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::LockResult<loom::sync::MutexGuard<'_, T>> {
+        if !crate::model::coarse_machinery() {
+            return self.0.lock();
+        }
+        match self.0.try_lock() {
+            Ok(guard) => Ok(guard),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Err(poisoned),
+            Err(std::sync::TryLockError::WouldBlock) => coarse::blocking(|| self.0.lock()),
+        }
+    }
+}
+
+/// Without loom: nothing to switch (the sections are no-ops).
+#[cfg(not(loom))]
+pub(crate) mod coarse {
+    /// Nothing, without loom.
+    #[must_use]
+    pub(crate) struct Section;
+
+    #[inline(always)]
+    pub(crate) fn machinery() -> Section {
+        Section
+    }
+
+    #[inline(always)]
+    pub(crate) fn user() -> Section {
+        Section
+    }
+}
+
 /// Stand-ins for crossbeam's deque and parker under loom, which does not
 /// see inside crossbeam. What the executor assumes of the real ones, and
 /// what the stand-ins therefore provide:
@@ -250,7 +420,9 @@ pub(crate) mod model {
     use std::collections::VecDeque;
 
     use loom::sync::atomic::{AtomicUsize, Ordering};
-    use loom::sync::{Arc, Condvar, Mutex};
+    use loom::sync::{Arc, Condvar};
+
+    use super::Lock;
 
     /// crossbeam's `Steal`.
     #[derive(Debug)]
@@ -261,7 +433,7 @@ pub(crate) mod model {
     }
 
     struct Queue<T> {
-        items: Mutex<VecDeque<T>>,
+        items: Lock<VecDeque<T>>,
         /// The number of items, stored `Release` under the lock, read
         /// `Acquire` without it by `is_empty`.
         len: AtomicUsize,
@@ -270,7 +442,7 @@ pub(crate) mod model {
     impl<T> Queue<T> {
         fn new() -> Self {
             Self {
-                items: Mutex::new(VecDeque::new()),
+                items: Lock::new(VecDeque::new()),
                 len: AtomicUsize::new(0),
             }
         }
@@ -385,7 +557,7 @@ pub(crate) mod model {
     }
 
     struct Token {
-        set: Mutex<bool>,
+        set: Lock<bool>,
         cond: Condvar,
     }
 
@@ -399,7 +571,7 @@ pub(crate) mod model {
             Self {
                 unparker: Unparker {
                     token: Arc::new(Token {
-                        set: Mutex::new(false),
+                        set: Lock::new(false),
                         cond: Condvar::new(),
                     }),
                 },
@@ -413,11 +585,13 @@ pub(crate) mod model {
         /// Blocks until the token is set, and takes it.
         pub(crate) fn park(&self) {
             let token = &self.unparker.token;
-            let mut set = token.set.lock().unwrap();
-            while !*set {
-                set = token.cond.wait(set).unwrap();
-            }
-            *set = false;
+            super::coarse::blocking(|| {
+                let mut set = token.set.lock().unwrap();
+                while !*set {
+                    set = token.cond.wait(set).unwrap();
+                }
+                *set = false;
+            });
         }
     }
 

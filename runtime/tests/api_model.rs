@@ -35,11 +35,15 @@
 //!   parallel queries;
 //! - the main thread (issue 20, `api_model/pinned.rs`): pinned systems run
 //!   on the calling thread and touch a non-`Send` service as the model
-//!   says; an unpinned node naming it is refused whole (SL0011).
+//!   says; an unpinned node naming it is refused whole (SL0011);
 //! - per-thread state in parallel queries (issue 23,
 //!   `api_model/par_init.rs`): `par_for_each_init` changes the rows as a
 //!   plain bump, and makes no state without rows and at most one per
-//!   thread.
+//!   thread;
+//! - model checking outside loom (issue 22, `api_model/model_check.rs`):
+//!   `sluice::model::Builder`'s `check` and `explore` run the closure once,
+//!   whatever the bound, threads and `explore_machinery`, a world built in
+//!   it on the shared pool runs normally, and a closure's `Err` is a panic.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -154,6 +158,8 @@ struct Inst(usize, i64);
 struct InstanceLog(Vec<Vec<(usize, i64)>>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/model_check.rs"]
+mod model_check;
 #[path = "api_model/optional.rs"]
 mod optional;
 #[path = "api_model/par_init.rs"]
@@ -279,6 +285,8 @@ enum Op {
     Pinned(pinned::PinnedOp),
     /// Two systems in one `add_chain`, the second after the first.
     Chain(Sys, Sys),
+    /// Issue 22: a `sluice::model` run outside loom (`model_check.rs`).
+    ModelCheck(model_check::ModelOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -339,6 +347,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => optional::op().prop_map(Op::Optional),
         1 => pinned::op().prop_map(Op::Pinned),
         1 => snags::chain_op(),
+        // --- issue 22 ---
+        1 => model_check::op(),
     ]
 }
 
@@ -1438,6 +1448,7 @@ fn apply(
         }
         Op::Spike(ref op) => spikes::apply(op, real, model)?,
         Op::Pinned(ref op) => pinned::apply(op, real, model)?,
+        Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

@@ -4,6 +4,9 @@
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_batch`.
+//! Each model here explores inside sluice's machinery too
+//! ([`Builder::explore_machinery`](sluice::model::Builder::explore_machinery)):
+//! the machinery is what they check.
 //!
 //! The real pool runs (the caller plus one worker thread) with the stand-ins
 //! of `src/sync.rs`.
@@ -66,30 +69,32 @@ impl BatchProcessor for Doubler {
 /// once, after all of them, and the successor runs after `after_update`.
 #[test]
 fn slices_claimed_once_and_the_last_helper_finishes() {
-    sluice::model(|| {
-        let graph = CompiledGraph::from_edges(2, &[(0, 1)]).unwrap();
-        let mut state = ExecutionState::new(&graph);
-        let pool = loom_support::two_thread_pool();
-        let mut batch = BatchNode::new(Doubler {
-            results: (0..ITEMS).map(|_| UnsafeCell::new(0)).collect(),
-            summed: Vec::new(),
-        });
-        let mut buffer = BatchBuffer::new(vec![1, 2, 3]);
-        let result = pool.run(&graph, &mut state, |cx| {
-            if cx.node() == 0 {
-                return batch.schedule(cx, &buffer);
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let graph = CompiledGraph::from_edges(2, &[(0, 1)]).unwrap();
+            let mut state = ExecutionState::new(&graph);
+            let pool = loom_support::two_thread_pool();
+            let mut batch = BatchNode::new(Doubler {
+                results: (0..ITEMS).map(|_| UnsafeCell::new(0)).collect(),
+                summed: Vec::new(),
+            });
+            let mut buffer = BatchBuffer::new(vec![1, 2, 3]);
+            let result = pool.run(&graph, &mut state, |cx| {
+                if cx.node() == 0 {
+                    return batch.schedule(cx, &buffer);
+                }
+                NodeOutcome::Done
+            });
+            if let Err(failure) = result {
+                panic!("{failure}");
             }
-            NodeOutcome::Done
+            assert!(buffer.get_mut().is_empty(), "after_update ran");
+            assert_eq!(
+                batch.processor_mut().summed,
+                [12],
+                "every slice once, then after_update once"
+            );
+            drop(pool);
         });
-        if let Err(failure) = result {
-            panic!("{failure}");
-        }
-        assert!(buffer.get_mut().is_empty(), "after_update ran");
-        assert_eq!(
-            batch.processor_mut().summed,
-            [12],
-            "every slice once, then after_update once"
-        );
-        drop(pool);
-    });
 }

@@ -5,12 +5,16 @@
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_completion`.
+//! Each model here explores inside sluice's machinery too
+//! ([`Builder::explore_machinery`](sluice::model::Builder::explore_machinery)):
+//! the machinery is what they check.
 //!
 //! The real pool runs (the caller plus one worker thread), with loom's
 //! atomics, cells, threads and locks, and the deque and parker stand-ins of
-//! `src/sync.rs` (see there for what is assumed of crossbeam's). Under loom
-//! a local deque holds one job (the rest overflow into the ready ring, so
-//! visitors join the run) and idle threads park without spinning.
+//! `src/sync.rs` (see there for what is assumed of crossbeam's). The pool's
+//! local deques hold one job (`local_capacity(1)`: the rest overflow into
+//! the ready ring, so visitors join the run) and, under loom, idle threads
+//! park without spinning.
 
 #![cfg(loom)]
 
@@ -53,6 +57,7 @@ fn pool() -> sluice::ThreadPool {
     ThreadPoolBuilder::new()
         .num_threads(2)
         .max_concurrent_runs(1)
+        .local_capacity(1)
         .build()
         .unwrap()
 }
@@ -63,29 +68,31 @@ fn pool() -> sluice::ThreadPool {
 /// node runs once.
 #[test]
 fn diamond_releases_the_join_after_both_predecessors() {
-    sluice::model(|| {
-        let graph = CompiledGraph::from_edges(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]).unwrap();
-        let mut state = ExecutionState::new(&graph);
-        let pool = pool();
-        let cells = Cells::new(4);
-        let result = pool.run(&graph, &mut state, |cx| {
-            let node = cx.node();
-            for p in 0..4 {
-                if graph.successors(p).contains(&(node as u32)) {
-                    assert_eq!(cells.read(p), p as u32 + 1, "node {node} after {p}");
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let graph = CompiledGraph::from_edges(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]).unwrap();
+            let mut state = ExecutionState::new(&graph);
+            let pool = pool();
+            let cells = Cells::new(4);
+            let result = pool.run(&graph, &mut state, |cx| {
+                let node = cx.node();
+                for p in 0..4 {
+                    if graph.successors(p).contains(&(node as u32)) {
+                        assert_eq!(cells.read(p), p as u32 + 1, "node {node} after {p}");
+                    }
                 }
+                cells.write(node);
+                NodeOutcome::Done
+            });
+            if let Err(failure) = result {
+                panic!("{failure}");
             }
-            cells.write(node);
-            NodeOutcome::Done
+            for node in 0..4 {
+                assert_eq!(cells.read(node), node as u32 + 1, "node {node} ran");
+            }
+            drop(pool);
         });
-        if let Err(failure) = result {
-            panic!("{failure}");
-        }
-        for node in 0..4 {
-            assert_eq!(cells.read(node), node as u32 + 1, "node {node} ran");
-        }
-        drop(pool);
-    });
 }
 
 /// Node 1 of the chain 0 -> 1 -> 2 defers and hands its completion to a
@@ -94,41 +101,43 @@ fn diamond_releases_the_join_after_both_predecessors() {
 /// not return before it.
 #[test]
 fn deferred_completion_from_a_foreign_thread() {
-    sluice::model(|| {
-        let graph = CompiledGraph::from_edges(3, &[(0, 1), (1, 2)]).unwrap();
-        let mut state = ExecutionState::new(&graph);
-        let pool = pool();
-        let cells = Arc::new(Cells::new(3));
-        let completer: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
-        let result = pool.run(&graph, &mut state, |cx| {
-            let node = cx.node();
-            if node > 0 {
-                assert_eq!(
-                    cells.read(node - 1),
-                    node as u32,
-                    "node {node} after its predecessor"
-                );
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let graph = CompiledGraph::from_edges(3, &[(0, 1), (1, 2)]).unwrap();
+            let mut state = ExecutionState::new(&graph);
+            let pool = pool();
+            let cells = Arc::new(Cells::new(3));
+            let completer: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+            let result = pool.run(&graph, &mut state, |cx| {
+                let node = cx.node();
+                if node > 0 {
+                    assert_eq!(
+                        cells.read(node - 1),
+                        node as u32,
+                        "node {node} after its predecessor"
+                    );
+                }
+                if node == 1 {
+                    let completion = cx.defer();
+                    let cells = cells.clone();
+                    let handle = thread::spawn(move || {
+                        cells.write(1);
+                        completion.complete();
+                    });
+                    *completer.lock().unwrap() = Some(handle);
+                    return NodeOutcome::Deferred;
+                }
+                cells.write(node);
+                NodeOutcome::Done
+            });
+            if let Err(failure) = result {
+                panic!("{failure}");
             }
-            if node == 1 {
-                let completion = cx.defer();
-                let cells = cells.clone();
-                let handle = thread::spawn(move || {
-                    cells.write(1);
-                    completion.complete();
-                });
-                *completer.lock().unwrap() = Some(handle);
-                return NodeOutcome::Deferred;
+            for node in 0..3 {
+                assert_eq!(cells.read(node), node as u32 + 1, "node {node} ran");
             }
-            cells.write(node);
-            NodeOutcome::Done
+            completer.lock().unwrap().take().unwrap().join().unwrap();
+            drop(pool);
         });
-        if let Err(failure) = result {
-            panic!("{failure}");
-        }
-        for node in 0..3 {
-            assert_eq!(cells.read(node), node as u32 + 1, "node {node} ran");
-        }
-        completer.lock().unwrap().take().unwrap().join().unwrap();
-        drop(pool);
-    });
 }

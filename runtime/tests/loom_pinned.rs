@@ -7,6 +7,9 @@
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_pinned`.
+//! Each model here explores inside sluice's machinery too
+//! ([`Builder::explore_machinery`](sluice::model::Builder::explore_machinery)):
+//! the machinery is what they check.
 //!
 //! The real pool runs (the caller plus one worker thread) with the stand-ins
 //! of `src/sync.rs`. A lost pinned node is a caller parked forever (loom's
@@ -99,13 +102,15 @@ fn run_and_check(graph: &CompiledGraph, extra: impl Fn(&NodeContext<'_>) + Sync)
 /// continuation. Either way 2 runs once, on the caller, after 1.
 #[test]
 fn a_pinned_node_released_by_the_worker_runs_on_the_caller() {
-    sluice::model(|| {
-        let graph = CompiledGraph::from_edges(3, &[(1, 2)])
-            .unwrap()
-            .with_pinned([2])
-            .unwrap();
-        run_and_check(&graph, |_| {});
-    });
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let graph = CompiledGraph::from_edges(3, &[(1, 2)])
+                .unwrap()
+                .with_pinned([2])
+                .unwrap();
+            run_and_check(&graph, |_| {});
+        });
 }
 
 /// Root 0 releases pinned 1 and unpinned 2; 1's body waits until 2 has
@@ -115,20 +120,22 @@ fn a_pinned_node_released_by_the_worker_runs_on_the_caller() {
 /// 1 finish: loom reports the deadlock.
 #[test]
 fn the_worker_does_not_wait_for_a_pinned_node() {
-    sluice::model(|| {
-        let graph = CompiledGraph::from_edges(3, &[(0, 1), (0, 2)])
-            .unwrap()
-            .with_pinned([1])
-            .unwrap();
-        let two_ran = AtomicBool::new(false);
-        run_and_check(&graph, |cx| match cx.node() {
-            1 => {
-                while !two_ran.load(Ordering::Acquire) {
-                    thread::yield_now();
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let graph = CompiledGraph::from_edges(3, &[(0, 1), (0, 2)])
+                .unwrap()
+                .with_pinned([1])
+                .unwrap();
+            let two_ran = AtomicBool::new(false);
+            run_and_check(&graph, |cx| match cx.node() {
+                1 => {
+                    while !two_ran.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
                 }
-            }
-            2 => two_ran.store(true, Ordering::Release),
-            _ => {}
+                2 => two_ran.store(true, Ordering::Release),
+                _ => {}
+            });
         });
-    });
 }

@@ -3,6 +3,9 @@
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_sleep`.
+//! Each model here explores inside sluice's machinery too
+//! ([`Builder::explore_machinery`](sluice::model::Builder::explore_machinery)):
+//! the machinery is what they check.
 //!
 //! crossbeam's injector and parker are replaced by the stand-ins of
 //! `src/sync.rs` (see there for what is assumed): the injector's `is_empty`
@@ -22,14 +25,16 @@ use sluice::exec::loom_hooks::Sleepers;
 /// thread parked forever, which loom reports as a deadlock.
 #[test]
 fn a_published_job_is_never_slept_through() {
-    sluice::model(|| {
-        let sleepers = Arc::new(Sleepers::new(1));
-        let sleeper = {
-            let sleepers = sleepers.clone();
-            thread::spawn(move || sleepers.wait_for_job())
-        };
-        sleepers.publish();
-        sleeper.join().unwrap();
-        assert!(sleepers.job_ran());
-    });
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let sleepers = Arc::new(Sleepers::new(1));
+            let sleeper = {
+                let sleepers = sleepers.clone();
+                thread::spawn(move || sleepers.wait_for_job())
+            };
+            sleepers.publish();
+            sleeper.join().unwrap();
+            assert!(sleepers.job_ran());
+        });
 }

@@ -5,6 +5,9 @@
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_slices`.
+//! Each model here explores inside sluice's machinery too
+//! ([`Builder::explore_machinery`](sluice::model::Builder::explore_machinery)):
+//! the machinery is what they check.
 //!
 //! The real pool runs (the caller plus one worker thread) with the stand-ins
 //! of `src/sync.rs`.
@@ -51,32 +54,36 @@ fn run_on_two_threads(body: impl Fn() + Sync) -> Result<(), String> {
 
 #[test]
 fn every_slice_once_before_the_call_returns() {
-    sluice::model(|| {
-        let marks = Marks((0..SLICES).map(|_| UnsafeCell::new(0)).collect());
-        let result = run_on_two_threads(|| {
-            for_each_slice(SLICES, &|slices| slices.for_each(|slice| marks.mark(slice)));
-            for mark in &marks.0 {
-                // SAFETY: the call returned: every write happened before.
-                assert_eq!(mark.with(|mark| unsafe { *mark }), 1, "once each");
-            }
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let marks = Marks((0..SLICES).map(|_| UnsafeCell::new(0)).collect());
+            let result = run_on_two_threads(|| {
+                for_each_slice(SLICES, &|slices| slices.for_each(|slice| marks.mark(slice)));
+                for mark in &marks.0 {
+                    // SAFETY: the call returned: every write happened before.
+                    assert_eq!(mark.with(|mark| unsafe { *mark }), 1, "once each");
+                }
+            });
+            result.unwrap_or_else(|failure| panic!("{failure}"));
         });
-        result.unwrap_or_else(|failure| panic!("{failure}"));
-    });
 }
 
 /// A slice that panics on the helper's thread is resumed on the caller
 /// (failing its node) only after the helper has left the scope.
 #[test]
 fn a_panicking_slice_reaches_the_caller() {
-    sluice::model(|| {
-        let result = run_on_two_threads(|| {
-            for_each_slice(2, &|slices| {
-                if slices.contains(&1) {
-                    panic!("slice 1");
-                }
+    sluice::model::Builder::new()
+        .explore_machinery(true)
+        .check(|| {
+            let result = run_on_two_threads(|| {
+                for_each_slice(2, &|slices| {
+                    if slices.contains(&1) {
+                        panic!("slice 1");
+                    }
+                });
             });
+            let failure = result.expect_err("slice 1 panicked");
+            assert!(failure.contains("slice 1"), "{failure}");
         });
-        let failure = result.expect_err("slice 1 panicked");
-        assert!(failure.contains("slice 1"), "{failure}");
-    });
 }

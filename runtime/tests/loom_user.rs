@@ -3,16 +3,19 @@
 //! loom and each fixed version passing, plus the bad inputs.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_user`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p sluice --release --test loom_user`
+//! (add `-- --nocapture` to see each failure's interleaving and each
+//! model's size).
 
 #![cfg(loom)]
 
 use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
 
 use sluice::exec::{ClearBuffer, ThreadPoolBuilder};
 use sluice::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use sluice::sync::{Arc, UnsafeCell, thread};
-use sluice::{BatchProcessor, IterationError, NodeBuilder, World};
+use sluice::{BatchProcessor, IterationError, NodeBuilder, Query, World};
 use sluice_collections::{AppendArena, mpsc};
 
 /// Runs `model`, which must fail, and returns what it failed with (loom's
@@ -166,16 +169,10 @@ fn overlapping_slice_writes_are_caught() {
     assert!(message.contains("start slice 0..1") && message.contains("start slice 1..2"));
 }
 
-/// The fix passes. A batch node's full exploration (its slices' claims, the
-/// last helper's `after_update`, the plan factories beside it) takes over
-/// five minutes at bound 2, so this explores every interleaving with one
-/// preemption;
-/// the bug above is caught at the default bound.
+/// The fix passes, at the default bound.
 #[test]
 fn own_slot_per_slice_passes() {
-    sluice::model::Builder::new()
-        .preemption_bound(1)
-        .check(|| doubled(false));
+    sluice::model(|| doubled(false));
 }
 
 // -- Parallel-query slices ------------------------------------------------
@@ -210,6 +207,223 @@ fn par_query_slices_overlap() {
         });
     });
     assert!(message.contains("Causality violation"), "{message}");
+}
+
+// -- What else the default exploration catches ----------------------------
+//
+// The default preempts at the user's operations and where sluice's machinery
+// blocks, not inside the machinery (`sluice::model`, "What is explored").
+// Each bug below needs the executor to hand work to a second (or third)
+// thread at the right moment; each must stay caught.
+
+/// A cell every writer takes `&` of: a race however it is written.
+struct Shared(UnsafeCell<u32>);
+
+// SAFETY:
+// - None: the writers below race on purpose, in models only, where loom
+//   stops the first unordered pair of accesses before any harm.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn add(&self) {
+        // SAFETY: none (see `impl Sync`): loom reports the overlap.
+        self.0.with_mut(|value| unsafe { *value += 1 });
+    }
+}
+
+/// Three systems on three threads lose an update.
+#[test]
+fn lost_update_among_three_threads_is_caught() {
+    let message = expect_caught(|| {
+        sluice::model::Builder::new().threads(3).check(|| {
+            let mut world = World::new();
+            world.insert(Counter(AtomicU32::new(0)));
+            for name in ["sword", "arrow", "spell"] {
+                world.add_system(NodeBuilder::new(name).system(add_hit));
+            }
+            world.run_iteration()?;
+            let hits = world.get::<Counter>().unwrap().0.load(Ordering::SeqCst);
+            assert_eq!(hits, 3, "lost update");
+            Ok::<(), IterationError>(())
+        });
+    });
+    assert!(message.contains("lost update"), "{message}");
+}
+
+/// A system and a slice of an unordered batch node write one cell.
+#[test]
+fn a_system_racing_a_batch_slice_is_caught() {
+    /// Slice 0 writes the shared cell.
+    struct Touch(Arc<Shared>);
+    impl BatchProcessor for Touch {
+        type Buffer = Damage;
+        type Item = u32;
+        const BATCH_SIZE: usize = 1;
+        fn items(buffer: &Damage) -> &[u32] {
+            &buffer.hits
+        }
+        fn process_batch(&self, start: usize, _: &[u32]) {
+            if start == 0 {
+                self.0.add();
+            }
+        }
+    }
+    let message = expect_caught(|| {
+        sluice::model(|| {
+            let shared = Arc::new(Shared(UnsafeCell::new(0)));
+            let mut world = World::new();
+            world.insert(Damage {
+                hits: vec![1, 2],
+                total: 0,
+            });
+            world.add_batch_processor(NodeBuilder::new("touch"), Touch(shared.clone()));
+            world.add_system(NodeBuilder::new("poke").system(move || shared.add()));
+            world.run_iteration()
+        });
+    });
+    assert!(message.contains("Causality violation"), "{message}");
+}
+
+/// `Query::par_for_each` inside a system: its slices race on one cell.
+#[test]
+fn par_for_each_slices_overlap() {
+    let message = expect_caught(|| {
+        sluice::model(|| {
+            let shared = Arc::new(Shared(UnsafeCell::new(0)));
+            let mut world = World::new();
+            world.spawn((Pos(1),));
+            world.spawn((Pos(2),));
+            world.add_system(
+                NodeBuilder::new("walk").system(move |mut query: Query<&Pos>| {
+                    query.par_for_each_sliced(1, |_| shared.add());
+                }),
+            );
+            world.run_iteration()
+        });
+    });
+    assert!(message.contains("Causality violation"), "{message}");
+}
+
+/// A flag stored `Relaxed` publishes nothing: the reader's read of the data
+/// races with the writer's write (loom explores the loads' values too).
+#[test]
+fn relaxed_publication_is_caught() {
+    struct Mailbox {
+        letter: UnsafeCell<u32>,
+        sent: AtomicBool,
+    }
+    // SAFETY:
+    // - None: the letter is published with a `Relaxed` flag, the bug this
+    //   model exists to catch (loom stops the racing read).
+    unsafe impl Sync for Mailbox {}
+    let message = expect_caught(|| {
+        sluice::model(|| {
+            let mut world = World::new();
+            world.insert(Mailbox {
+                letter: UnsafeCell::new(0),
+                sent: AtomicBool::new(false),
+            });
+            world.add_system(NodeBuilder::new("send").system(|mailbox: &Mailbox| {
+                // SAFETY: none (see `impl Sync`).
+                mailbox.letter.with_mut(|letter| unsafe { *letter = 7 });
+                mailbox.sent.store(true, Ordering::Relaxed);
+            }));
+            world.add_system(NodeBuilder::new("read").system(|mailbox: &Mailbox| {
+                if mailbox.sent.load(Ordering::Relaxed) {
+                    // SAFETY: none (see `impl Sync`).
+                    let letter = mailbox.letter.with(|letter| unsafe { *letter });
+                    assert_eq!(letter, 7);
+                }
+            }));
+            world.run_iteration()
+        });
+    });
+    assert!(message.contains("Causality violation"), "{message}");
+}
+
+/// A loose task racing a system: loom's report comes out of the task, which
+/// async-task would hand to a `Task` nobody awaits; the model fails anyway.
+#[test]
+fn a_loose_task_racing_a_system_is_caught() {
+    let message = expect_caught(|| {
+        sluice::model(|| {
+            let shared = Arc::new(Shared(UnsafeCell::new(0)));
+            let mut world = World::new();
+            let in_task = shared.clone();
+            let _task = world.spawn_prioritized_task(async move { in_task.add() });
+            world.add_system(NodeBuilder::new("poke").system(move || shared.add()));
+            // A second node: the run wakes the worker for it, which then
+            // polls the task beside "poke".
+            world.add_system(NodeBuilder::new("idle").system(|| {}));
+            world.run_iteration()
+        });
+    });
+    assert!(message.contains("Causality violation"), "{message}");
+}
+
+// -- Cost ------------------------------------------------------------------
+
+/// A world of a handful of systems (an unordered pair, a chain through a
+/// gate) and a batch node explores in well under a second at the default
+/// bound: 76 executions. The ceiling is a regression guard (exploring the
+/// machinery too takes hundreds of times more executions, see below).
+#[test]
+fn a_handful_of_systems_explores_in_seconds() {
+    struct Armour(AtomicU32);
+    let started = std::time::Instant::now();
+    let executions = sluice::model::Builder::new().explore(|| {
+        let mut world = World::new();
+        world.insert(Counter(AtomicU32::new(0)));
+        world.insert(Armour(AtomicU32::new(0)));
+        world.insert(Damage {
+            hits: vec![1, 2],
+            total: 0,
+        });
+        world.add_system(NodeBuilder::new("sword").system(add_hit_fixed));
+        world.add_system(NodeBuilder::new("arrow").system(add_hit_fixed));
+        world.add_system(NodeBuilder::new("wear").system(|armour: &Armour| {
+            armour.0.fetch_add(1, Ordering::SeqCst);
+        }));
+        world.add_system(NodeBuilder::new("mend").system(|armour: &mut Armour| {
+            armour.0.store(0, Ordering::SeqCst);
+        }));
+        let slots = (0..2).map(|_| UnsafeCell::new(0)).collect();
+        world.add_batch_processor(
+            NodeBuilder::new("double"),
+            Doubler {
+                slots,
+                shared_slot: false,
+            },
+        );
+        world.run_iteration()?;
+        assert_eq!(world.get::<Counter>().unwrap().0.load(Ordering::SeqCst), 2);
+        assert_eq!(world.get::<Damage>().unwrap().total, 6);
+        Ok::<(), IterationError>(())
+    });
+    println!(
+        "a handful of systems: {executions} executions in {:?}",
+        started.elapsed()
+    );
+    assert!(executions < 5_000, "{executions} executions");
+}
+
+/// `explore_machinery(true)` preempts inside sluice too: the same two
+/// systems explore many times more executions, and the lost update is
+/// still caught.
+#[test]
+fn exploring_the_machinery_costs_more() {
+    let coarse = sluice::model::Builder::new().explore(|| two_hits(add_hit_fixed));
+    let fine = sluice::model::Builder::new()
+        .explore_machinery(true)
+        .explore(|| two_hits(add_hit_fixed));
+    println!("two systems: {coarse} executions, {fine} with the machinery explored");
+    assert!(fine > 10 * coarse, "{fine} vs {coarse}");
+    let message = expect_caught(|| {
+        sluice::model::Builder::new()
+            .explore_machinery(true)
+            .check(|| two_hits(add_hit))
+    });
+    assert!(message.contains("lost update"), "{message}");
 }
 
 // -- The collections in a user's own model --------------------------------
@@ -283,4 +497,65 @@ fn a_model_that_never_finishes_is_stopped() {
         });
     });
     assert!(message.contains("maximum number of branches"), "{message}");
+}
+
+/// A node that starts an OS thread (`std::thread`, not
+/// `sluice::sync::thread`): the thread runs for real, outside loom, which
+/// neither explores it nor sees its accesses. Plain work on it is fine;
+/// a loom primitive used on it panics there with loom's message, which the
+/// node's `join` hands on, so the model fails saying so.
+#[test]
+fn a_node_starting_an_os_thread() {
+    sluice::model(|| {
+        let mut world = World::new();
+        world.insert(Counter(AtomicU32::new(0)));
+        world.add_system(NodeBuilder::new("offload").system(|counter: &Counter| {
+            let sum = std::thread::spawn(|| (1..=4).sum::<u32>()).join().unwrap();
+            counter.0.store(sum, Ordering::SeqCst);
+        }));
+        world.run_iteration()?;
+        assert_eq!(world.get::<Counter>().unwrap().0.load(Ordering::SeqCst), 10);
+        Ok::<(), IterationError>(())
+    });
+    let message = expect_caught(|| {
+        sluice::model(|| {
+            let mut world = World::new();
+            world.add_system(NodeBuilder::new("offload").system(|| {
+                let os_thread = std::thread::spawn(|| AtomicU32::new(0).load(Ordering::SeqCst));
+                if let Err(payload) = os_thread.join() {
+                    panic::resume_unwind(payload);
+                }
+            }));
+            world.run_iteration()
+        });
+    });
+    assert!(message.contains("offload"), "{message}");
+    assert!(
+        message.contains("cannot access Loom execution state from outside a Loom model"),
+        "{message}"
+    );
+}
+
+/// A node blocked outside loom (joining an OS thread that sleeps, here; one
+/// that waited for a model thread would never return) stops every model
+/// thread, since loom runs them all on one OS thread: the model says so on
+/// stderr and in its failure report instead of hanging without a word.
+#[test]
+fn a_stalled_model_says_so() {
+    let message = expect_caught(|| {
+        sluice::model::Builder::new()
+            .stall_warning(Duration::from_millis(50))
+            .check(|| {
+                let mut world = World::new();
+                world.add_system(NodeBuilder::new("block").system(|| {
+                    let sleeper =
+                        std::thread::spawn(|| std::thread::sleep(Duration::from_millis(400)));
+                    sleeper.join().unwrap();
+                    panic!("the report shows what the watchdog said");
+                }));
+                world.run_iteration()
+            });
+    });
+    assert!(message.contains("has not moved for"), "{message}");
+    assert!(message.contains("std::thread"), "{message}");
 }

@@ -245,6 +245,7 @@ impl<P: BatchProcessor> BatchNode<P> {
         buffer: NonNull<P::Buffer>,
         buffer_busy: Option<&'scope AtomicBool>,
     ) -> NodeOutcome {
+        let _machinery = crate::sync::coarse::machinery();
         if self.busy.swap(true, Ordering::Acquire) {
             if let Some(flag) = buffer_busy {
                 flag.store(false, Ordering::Release);
@@ -273,6 +274,7 @@ impl<P: BatchProcessor> BatchNode<P> {
             // - The buffer is reserved for this batch (the caller's
             //   contract), and no helper exists yet.
             let items_buffer = unsafe { &mut *buffer.as_ptr() };
+            let _user = crate::sync::coarse::user();
             processor.before_update(items_buffer);
             let len = P::items(items_buffer).len();
             let slices = len.div_ceil(P::BATCH_SIZE);
@@ -370,6 +372,7 @@ impl<P: BatchProcessor> BatchNode<P> {
                         //   finished: no `&mut` to the processor or the
                         //   buffer exists until this helper leaves.
                         let (processor, items) = unsafe { (&*processor, P::items(&*buffer)) };
+                        let _user = crate::sync::coarse::user();
                         panic::catch_unwind(AssertUnwindSafe(|| {
                             processor.process_batch(start, &items[start..end]);
                         }))
@@ -413,6 +416,7 @@ impl<P: BatchProcessor> BatchNode<P> {
                 //   so these are the only borrows of the processor and the
                 //   buffer.
                 let (processor, buffer) = unsafe { (&mut *processor, &mut *buffer) };
+                let _user = crate::sync::coarse::user();
                 panic::catch_unwind(AssertUnwindSafe(|| processor.after_update(buffer)))
             });
             if let Err(payload) = result {

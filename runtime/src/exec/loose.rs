@@ -94,7 +94,11 @@ impl LooseShared {
     /// handed to whoever awaits its [`Task`]; it never reaches the pool.
     pub(crate) fn run_task(runnable: Runnable) {
         let _span = tracing::trace_span!("task").entered();
+        // A model's printed interleaving shows each poll.
+        #[cfg(loom)]
+        let _traced = crate::model::Span::enter("task");
         // `propagate_panic(true)` already catches; this is belt and braces.
+        let _user = crate::sync::coarse::user();
         let _ = panic::catch_unwind(AssertUnwindSafe(|| runnable.run()));
     }
 }
@@ -212,6 +216,11 @@ impl LooseTasks {
                 queue(&shared).push(runnable);
             }
         };
+        // Under loom a panic in the task (loom's report of a race in it
+        // included) also fails the model, whether or not the `Task` is
+        // awaited.
+        #[cfg(loom)]
+        let future = ReportPanic(Box::pin(future));
         let (runnable, task) = Builder::new()
             .propagate_panic(true)
             .spawn(|_| future, schedule);
@@ -251,5 +260,30 @@ impl fmt::Debug for LooseTasks {
             .field("prioritized_budget", &self.prioritized_budget())
             .field("prioritized_overruns", &self.prioritized_overruns())
             .finish()
+    }
+}
+
+/// Under loom: a task's future that tells the model when it panics, then
+/// lets the panic go on to the task's [`Task`].
+#[cfg(loom)]
+struct ReportPanic<F>(std::pin::Pin<Box<F>>);
+
+#[cfg(loom)]
+impl<F: Future> Future for ReportPanic<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let inner = self.0.as_mut();
+        match panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(poll) => poll,
+            Err(payload) => {
+                let message = super::run::panic_message(&*payload).unwrap_or("a panic");
+                crate::model::task_panicked(message);
+                panic::resume_unwind(payload)
+            }
+        }
     }
 }

@@ -66,6 +66,7 @@ fn run_parallel<'scope, F>(
 where
     F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
 {
+    let _machinery = crate::sync::coarse::machinery();
     state.prepare(graph);
     let timed = state.timings.begin_run(false);
     let failure = Registry::with_external_seat(registry, |worker| {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{
-    self, Arc, AtomicBool, AtomicU64, AtomicUsize, Cell, Injector, JoinHandle, Mutex, Ordering,
+    self, Arc, AtomicBool, AtomicU64, AtomicUsize, Cell, Injector, JoinHandle, Lock, Ordering,
     Parker, PoisonError, Steal, Stealer, Unparker, Worker, fence,
 };
 
@@ -43,13 +43,10 @@ const SPIN_ROUNDS: u32 = 0;
 const DEQUE_CAPACITY: usize = 64;
 
 /// Ready nodes fill a local deque up to here; beyond it they go to the run's
-/// ready ring. The rest of the deque is kept for batch helpers.
-#[cfg(not(loom))]
+/// ready ring. The rest of the deque is kept for batch helpers. (Under loom
+/// the executor's own models lower it per pool, see
+/// [`ThreadPoolBuilder::local_capacity`].)
 const LOCAL_CAPACITY: usize = 48;
-/// Under loom one job fills the local deque, so small graphs reach the ready
-/// ring and the visitors that drain it.
-#[cfg(loom)]
-const LOCAL_CAPACITY: usize = 1;
 
 #[cfg(not(loom))]
 thread_local! {
@@ -75,7 +72,7 @@ struct Seat {
     stealer: Stealer<JobRef>,
     unparker: Unparker,
     /// Taken by the occupant for as long as it sits here.
-    owned: Mutex<Option<SeatOwned>>,
+    owned: Lock<Option<SeatOwned>>,
     /// Set while the occupant is (about to be) parked waiting for work.
     sleeping: CachePadded<AtomicBool>,
     /// External seats only: whether a caller sits here.
@@ -95,6 +92,9 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     parks: AtomicU64,
     wakes: AtomicU64,
+    /// Under loom: ready nodes a local deque takes before the ring does.
+    #[cfg(loom)]
+    local_capacity: usize,
 }
 
 impl Registry {
@@ -106,7 +106,7 @@ impl Registry {
                 Seat {
                     stealer: deque.stealer(),
                     unparker: parker.unparker().clone(),
-                    owned: Mutex::new(Some(SeatOwned { deque, parker })),
+                    owned: Lock::new(Some(SeatOwned { deque, parker })),
                     sleeping: CachePadded::new(AtomicBool::new(false)),
                     occupied: AtomicBool::new(false),
                 }
@@ -121,7 +121,18 @@ impl Registry {
             terminate: AtomicBool::new(false),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
+            #[cfg(loom)]
+            local_capacity: LOCAL_CAPACITY,
         }
+    }
+
+    /// Ready nodes a local deque takes before they overflow into the ring.
+    #[inline]
+    fn local_capacity(&self) -> usize {
+        #[cfg(loom)]
+        return self.local_capacity;
+        #[cfg(not(loom))]
+        LOCAL_CAPACITY
     }
 
     /// Threads that can work on one run at a time: the caller plus the
@@ -296,7 +307,7 @@ impl WorkerThread {
     /// Pushes a job onto the local deque; `false` when the deque is at its
     /// allocation-free capacity (the caller then overflows elsewhere).
     pub(crate) fn push_local(&self, job: JobRef) -> bool {
-        if self.owned().deque.len() >= LOCAL_CAPACITY {
+        if self.owned().deque.len() >= self.registry.local_capacity() {
             return false;
         }
         self.owned().deque.push(job);
@@ -552,6 +563,8 @@ pub struct ThreadPoolBuilder {
     num_threads: Option<usize>,
     max_concurrent_runs: usize,
     thread_name_prefix: String,
+    #[cfg(loom)]
+    local_capacity: usize,
 }
 
 impl Default for ThreadPoolBuilder {
@@ -573,7 +586,22 @@ impl ThreadPoolBuilder {
             // unless told otherwise.
             max_concurrent_runs: if cfg!(loom) { 1 } else { 4 },
             thread_name_prefix: "sluice-worker".to_owned(),
+            #[cfg(loom)]
+            local_capacity: LOCAL_CAPACITY,
         }
+    }
+
+    /// Under loom only, for the executor's own models: a local deque takes
+    /// `jobs` ready nodes (at least 1; 48 otherwise, as natively) before the
+    /// rest overflow into the run's ready ring, so that small graphs reach
+    /// the ring and the visitors that drain it. A user's model keeps the
+    /// native capacity: the ring is the executor's to prove, and it
+    /// multiplies the interleavings of every model that reaches it.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn local_capacity(mut self, jobs: usize) -> Self {
+        self.local_capacity = jobs.max(1);
+        self
     }
 
     /// Threads working on a run, the caller included: `1` means the calling
@@ -598,6 +626,7 @@ impl ThreadPoolBuilder {
 
     /// Starts the worker threads.
     pub fn build(self) -> io::Result<ThreadPool> {
+        let _machinery = sync::coarse::machinery();
         // Under loom a pool is made of loom threads, which exist only
         // inside a model: refuse (not fail inside loom) outside one, and
         // default to the model's thread count.
@@ -612,7 +641,11 @@ impl ThreadPoolBuilder {
             .num_threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get));
         let externals = self.max_concurrent_runs;
-        let registry = Arc::new(Registry::new(threads - 1, externals, false));
+        let registry = Arc::new(Registry {
+            #[cfg(loom)]
+            local_capacity: self.local_capacity,
+            ..Registry::new(threads - 1, externals, false)
+        });
         let mut inner = PoolInner {
             registry: Arc::clone(&registry),
             threads: Vec::new(),
@@ -648,12 +681,16 @@ struct PoolInner {
 
 impl Drop for PoolInner {
     fn drop(&mut self) {
+        let _machinery = sync::coarse::machinery();
         self.registry.terminate.store(true, Ordering::SeqCst);
         for seat in self.registry.seats.iter() {
             seat.unparker.unpark();
         }
         for handle in self.threads.drain(..) {
             // A worker thread never panics (jobs abort on escaping panics).
+            #[cfg(loom)]
+            let _ = sync::coarse::blocking(|| handle.join());
+            #[cfg(not(loom))]
             let _ = handle.join();
         }
     }
@@ -704,6 +741,7 @@ pub(crate) fn serial_registry(max_concurrent_runs: usize) -> Arc<Registry> {
 }
 
 fn worker_main(registry: Arc<Registry>, index: usize) {
+    let _machinery = sync::coarse::machinery();
     let owned = registry.seats[index]
         .owned
         .lock()

@@ -23,7 +23,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 use crate::sync::{
-    Arc, AtomicBool, AtomicU32, AtomicU64, Cell, Mutex, Ordering, PoisonError, UnsafeCell,
+    Arc, AtomicBool, AtomicU32, AtomicU64, Cell, Lock, Ordering, PoisonError, UnsafeCell,
 };
 
 use crossbeam_utils::CachePadded;
@@ -205,7 +205,7 @@ pub(crate) struct RunSlot {
     state: CachePadded<AtomicU64>,
     seat: usize,
     aborted: AtomicBool,
-    failure: Mutex<Option<NodeFailure>>,
+    failure: Lock<Option<NodeFailure>>,
     /// End of the regular loose-task window, in nanoseconds since the loose
     /// queues' epoch; 0 until the first regular task of the run starts.
     deadline: AtomicU64,
@@ -240,7 +240,7 @@ impl RunSlot {
             state: CachePadded::new(AtomicU64::new(0)),
             seat,
             aborted: AtomicBool::new(false),
-            failure: Mutex::new(None),
+            failure: Lock::new(None),
             deadline: AtomicU64::new(0),
             prioritized_polls: AtomicU64::new(0),
             pinned_queued: CachePadded::new(AtomicU32::new(0)),
@@ -618,6 +618,7 @@ impl RunSlot {
             let graph = unsafe { &*params.graph };
             let span = tracing::info_span!("node", name = graph.name(node as usize), index = node);
             let _entered = span.enter();
+            let _user = crate::sync::coarse::user();
             // SAFETY:
             // - `params.body` and `params.call` were erased together from the
             //   run's body, which outlives the run; `cx` belongs to this run.
@@ -1088,6 +1089,7 @@ impl Completion {
 
 impl Drop for Completion {
     fn drop(&mut self) {
+        let _machinery = crate::sync::coarse::machinery();
         let worker = WorkerThread::current_of(&self.registry);
         // SAFETY:
         // - The slot lives in the registry this handle keeps alive.

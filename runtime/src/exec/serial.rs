@@ -82,6 +82,7 @@ fn run_serial<'scope, F>(
 where
     F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
 {
+    let _machinery = crate::sync::coarse::machinery();
     state.prepare_serial(graph);
     let timed = state.timings.begin_run(true);
     let failure = Registry::with_external_seat(registry, |worker| {

@@ -41,7 +41,7 @@ use crossbeam_utils::CachePadded;
 use super::job::JobRef;
 use super::pool::WorkerThread;
 use crate::recording::{Recording, SliceRecording};
-use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering, PoisonError};
+use crate::sync::{self, AtomicBool, AtomicUsize, Lock, Ordering, PoisonError};
 
 /// The state one [`for_each_slice`] call shares with its helpers.
 ///
@@ -56,7 +56,7 @@ struct Scope<'a> {
     /// How many threads claim (for the guided claim size).
     claimers: usize,
     poisoned: AtomicBool,
-    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    panic: Lock<Option<Box<dyn Any + Send>>>,
     runner: &'a (dyn Fn(&mut SliceRuns<'_>) + Sync),
     /// The caller's recording, entered around each run of slices.
     recording: SliceRecording,
@@ -114,8 +114,9 @@ impl Scope<'_> {
 pub(crate) struct SliceRuns<'s> {
     claims: Claims<'s>,
     recording: SliceRecording,
-    /// The place of the run being worked on.
-    entered: Option<Recording>,
+    /// The place of the run being worked on, and (under a model) the user
+    /// code it runs, which loom may preempt.
+    entered: Option<(Recording, sync::coarse::Section)>,
 }
 
 /// Where a runner's runs come from.
@@ -136,7 +137,7 @@ impl Iterator for SliceRuns<'_> {
             Claims::All(all) => all.take(),
             Claims::Shared(scope) => scope.claim(),
         }?;
-        self.entered = Some(self.recording.enter(claimed.start));
+        self.entered = Some((self.recording.enter(claimed.start), sync::coarse::user()));
         Some(claimed)
     }
 }
@@ -205,6 +206,7 @@ pub fn for_each_slice(slices: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
 /// Without helpers (outside a pool, one thread, one slice) the one runner
 /// gets `0..slices` in one run; with none, no runner is called.
 pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns<'_>) + Sync)) {
+    let _machinery = sync::coarse::machinery();
     let worker = WorkerThread::current();
     let threads = current_thread_count();
     let helpers = (threads - 1).min(slices.saturating_sub(1));
@@ -225,7 +227,7 @@ pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns
         slices,
         claimers: helpers + 1,
         poisoned: AtomicBool::new(false),
-        panic: Mutex::new(None),
+        panic: Lock::new(None),
         runner,
         recording,
     };

@@ -9,13 +9,27 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
+
+use super::watchdog::{Progress, Watchdog};
+use crate::sync::os::Arc;
 
 /// The model running on this OS thread.
 struct Running {
     /// Threads for pools built without a count.
     threads: usize,
+    /// Whether sluice's machinery runs without preemptions inside it.
+    coarse: bool,
     /// The current execution's events, in the order loom ran them.
     events: Vec<String>,
+    /// Executions started so far.
+    executions: usize,
+    /// The first panic of a loose task in the current execution (async-task
+    /// hands a task's panic to its `Task`, which a model may never await:
+    /// loom's report of a race inside the task would be lost).
+    task_panic: Option<String>,
+    /// What the watchdog watches.
+    progress: Arc<Progress>,
 }
 
 std::thread_local! {
@@ -29,10 +43,14 @@ struct Mark {
 }
 
 impl Mark {
-    fn enter(threads: usize) -> Self {
+    fn enter(settings: &Settings, progress: Arc<Progress>) -> Self {
         let running = Running {
-            threads,
+            threads: settings.threads,
+            coarse: !settings.explore_machinery,
             events: Vec::new(),
+            executions: 0,
+            task_panic: None,
+            progress,
         };
         Self {
             outer: RUNNING.with(|slot| slot.borrow_mut().replace(running)),
@@ -45,6 +63,13 @@ impl Drop for Mark {
         let outer = self.outer.take();
         RUNNING.with(|slot| *slot.borrow_mut() = outer);
     }
+}
+
+/// Whether sluice's machinery runs without preemptions inside it: inside a
+/// [`model`](super::model) that does not explore it (see
+/// `sync::coarse`); `false` outside a model.
+pub(crate) fn coarse_machinery() -> bool {
+    RUNNING.with(|slot| slot.borrow().as_ref().is_some_and(|running| running.coarse))
 }
 
 pub(super) fn model_threads() -> Option<usize> {
@@ -85,6 +110,7 @@ fn event(what: fmt::Arguments<'_>) {
             let thread = loom::thread::current();
             let name = thread.name().unwrap_or("main").to_owned();
             running.events.push(format!("{name:>16}: {what}"));
+            running.progress.tick();
         }
     });
 }
@@ -93,12 +119,44 @@ pub(super) fn note(what: &dyn fmt::Display) {
     event(format_args!("note: {what}"));
 }
 
-fn clear_events() {
+/// A new execution: counted, with an empty log.
+fn begin_execution() {
     RUNNING.with(|slot| {
         if let Some(running) = slot.borrow_mut().as_mut() {
+            running.executions += 1;
             running.events.clear();
+            running.task_panic = None;
+            running.progress.execution();
         }
     });
+}
+
+/// Keeps the first panic of a loose task in this execution (nothing
+/// outside a model).
+pub(crate) fn task_panicked(message: &str) {
+    event(format_args!("task panicked: {message}"));
+    RUNNING.with(|slot| {
+        if let Some(running) = slot.borrow_mut().as_mut() {
+            running.task_panic.get_or_insert_with(|| message.to_owned());
+        }
+    });
+}
+
+fn take_task_panic() -> Option<String> {
+    RUNNING.with(|slot| {
+        slot.borrow_mut()
+            .as_mut()
+            .and_then(|running| running.task_panic.take())
+    })
+}
+
+/// What [`check`] explores with.
+pub(super) struct Settings {
+    pub(super) bound: usize,
+    pub(super) threads: usize,
+    pub(super) max_branches: usize,
+    pub(super) explore_machinery: bool,
+    pub(super) stall: Duration,
 }
 
 fn take_events() -> Vec<String> {
@@ -110,17 +168,23 @@ fn take_events() -> Vec<String> {
     })
 }
 
-pub(super) fn check<F>(bound: usize, threads: usize, max_branches: usize, f: F)
+/// Explores `f`; returns the number of executions.
+pub(super) fn check<F>(settings: &Settings, f: F) -> usize
 where
     F: Fn() + Sync + Send + 'static,
 {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.max_branches = max_branches;
-    let mark = Mark::enter(threads);
+    builder.preemption_bound = Some(settings.bound);
+    builder.max_branches = settings.max_branches;
+    let progress = Arc::new(Progress::default());
+    let watchdog = Watchdog::start(Arc::clone(&progress), settings.stall);
+    let mark = Mark::enter(settings, progress);
     let execution = move || {
-        clear_events();
+        begin_execution();
         f();
+        if let Some(message) = take_task_panic() {
+            panic!("a loose task panicked: {message}");
+        }
     };
     // loom's own log (`LOOM_LOG`), as `loom::model` sets it up.
     let subscriber = tracing_subscriber::fmt::Subscriber::builder()
@@ -135,8 +199,15 @@ where
         let events = take_events();
         drop(mark);
         let mut report = format!(
-            "sluice::model: an execution failed (preemption bound {bound}, {threads} threads \
-             per pool); what sluice saw of it, in the order loom ran it:\n"
+            "sluice::model: an execution failed (preemption bound {}, {} threads per pool, {}); \
+             what sluice saw of it, in the order loom ran it:\n",
+            settings.bound,
+            settings.threads,
+            if settings.explore_machinery {
+                "preempting inside sluice's machinery too"
+            } else {
+                "preempting at your operations and where sluice's machinery blocks"
+            },
         );
         for event in &events {
             report.push_str("  ");
@@ -146,8 +217,15 @@ where
         if events.is_empty() {
             report.push_str("  (no node ran)\n");
         }
+        for warning in watchdog.warnings() {
+            report.push_str(&warning);
+            report.push('\n');
+        }
         let message = crate::exec::panic_message(&*payload).unwrap_or("a panic");
         // A new panic (not `resume_unwind`), so the hook prints the report.
         panic!("{message}\n{report}");
     }
+    let executions = RUNNING.with(|slot| slot.borrow().as_ref().map_or(0, |r| r.executions));
+    drop(mark);
+    executions
 }

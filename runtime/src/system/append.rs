@@ -28,7 +28,7 @@ use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;
 use crate::recording::{Place, next_order};
 use crate::registry::Registry;
-use crate::sync::{Mutex, PoisonError};
+use crate::sync::{Lock, PoisonError};
 use crate::system::output::BoundaryNodes;
 use crate::system::{BoundaryHooks, Param, ServiceCells};
 
@@ -71,7 +71,7 @@ const DEFAULT_CAPACITY: usize = 256;
 pub struct AppendBuffer<T> {
     arena: AppendArena<(Place, T)>,
     /// Pushes that found the arena full (rare: the next drain grows it).
-    overflow: Mutex<Vec<(Place, T)>>,
+    overflow: Lock<Vec<(Place, T)>>,
     /// Reused by each drain, so a steady drain allocates nothing.
     scratch: Vec<(Place, T)>,
 }
@@ -97,7 +97,7 @@ impl<T> AppendBuffer<T> {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             arena: AppendArena::with_capacity(capacity.max(1)),
-            overflow: Mutex::new(Vec::new()),
+            overflow: Lock::new(Vec::new()),
             scratch: Vec::new(),
         }
     }

@@ -355,6 +355,8 @@ impl World {
             }
             self.borrows.reset();
         }
+        #[cfg(loom)]
+        let own = self.executions.0[index].is_own(part);
         let Part::Nodes(execution) = &mut self.executions.0[index].parts[part] else {
             return Ok(());
         };
@@ -378,6 +380,14 @@ impl World {
             #[cfg(not(loom))]
             ExecutorKind::Adaptive => execution.adaptive.choose(),
         };
+        // A model runs the world's own factories on this thread, before the
+        // user's nodes, and leaves the loose tasks to the user's part.
+        #[cfg(loom)]
+        if own {
+            return self
+                .serial
+                .run(&execution.graph, &mut execution.state, body);
+        }
         let started = timed.then(Instant::now);
         let result = match choice {
             Choice::Pool => {

@@ -47,6 +47,9 @@ pub(crate) struct Execution {
     pub(crate) vertex_nodes: Box<[u32]>,
     pub(crate) state: ExecutionState,
     pub(crate) adaptive: Adaptive,
+    /// Under loom: the world's own factories, run serially on the caller.
+    #[cfg(loom)]
+    pub(crate) own: bool,
 }
 
 impl Execution {
@@ -144,6 +147,8 @@ impl Execution {
             vertex_nodes,
             state,
             adaptive: Adaptive::default(),
+            #[cfg(loom)]
+            own: false,
         }
     }
 }
@@ -173,17 +178,18 @@ impl PlanRun {
             let node = compiled.vertex_nodes[v as usize];
             node != u32::MAX && graph.nodes()[node as usize].needs_world()
         };
-        if !compiled.order.iter().any(|&v| whole_world(v)) {
+        let mut parts = Vec::new();
+        #[cfg(loom)]
+        let order = &own_part_first(plan, &mut parts);
+        #[cfg(not(loom))]
+        let order = &compiled.order;
+        if parts.is_empty() && !order.iter().any(|&v| whole_world(v)) {
             return Self {
-                parts: vec![Part::Nodes(Box::new(Execution::compile(
-                    plan,
-                    &compiled.order,
-                )))],
+                parts: vec![Part::Nodes(Box::new(Execution::compile(plan, order)))],
             };
         }
-        let mut parts = Vec::new();
         let mut current = Vec::new();
-        for &v in &compiled.order {
+        for &v in order {
             if whole_world(v) {
                 if !current.is_empty() {
                     parts.push(Part::Nodes(Box::new(Execution::compile(plan, &current))));
@@ -200,6 +206,13 @@ impl PlanRun {
         Self { parts }
     }
 
+    /// Whether part `part` is the world's own factories, which a model runs
+    /// on the caller (see [`own_part_first`]).
+    #[cfg(loom)]
+    pub(crate) fn is_own(&self, part: usize) -> bool {
+        matches!(&self.parts[part], Part::Nodes(execution) if execution.own)
+    }
+
     /// The compiled parts.
     pub(crate) fn executions(&mut self) -> impl Iterator<Item = &mut Execution> {
         self.parts.iter_mut().filter_map(|part| match part {
@@ -207,6 +220,35 @@ impl PlanRun {
             Part::Whole(_) => None,
         })
     }
+}
+
+/// Under loom: when no other vertex precedes the world's own factories
+/// (`sluice::plan`, `sluice::execution`), as in every plan without an
+/// exclusive node ordered before them, pushes them to `parts` as a part of
+/// their own, run first, serially on the caller, and returns the rest of the
+/// plan order (all of it, pushing nothing, otherwise).
+///
+/// A model then explores the user's nodes without the factories' vertices
+/// beside them: they touch only the world's private services, so no user
+/// node overlaps them, and running them first is one of the orders the plan
+/// permits; their interleavings with the user's nodes are the executor's to
+/// prove (its own models), and multiplied a user's model several times.
+#[cfg(loom)]
+fn own_part_first(plan: &Plan, parts: &mut Vec<Part>) -> Vec<u32> {
+    use crate::world::BUILTIN_NODES;
+    let compiled = plan.compiled();
+    let own = |v: u32| (compiled.vertex_nodes[v as usize] as usize) < BUILTIN_NODES;
+    let (first, rest): (Vec<u32>, Vec<u32>) = compiled.order.iter().partition(|&&v| own(v));
+    let closed = rest
+        .iter()
+        .all(|&v| !compiled.successors(v).iter().any(|&to| own(to)));
+    if first.is_empty() || !closed {
+        return compiled.order.clone();
+    }
+    let mut execution = Execution::compile(plan, &first);
+    execution.own = true;
+    parts.push(Part::Nodes(Box::new(execution)));
+    rest
 }
 
 /// Every plan of a world compiled, in the order of [`Plans::iter`].
