@@ -85,13 +85,15 @@ fn watch(progress: &Progress, stall: Duration) {
         return;
     };
     loop {
+        // Checked under the lock before each wait: a stop set before this
+        // thread first waits is not missed.
+        if *stop {
+            return;
+        }
         stop = match progress.wake.wait_timeout(stop, look) {
             Ok((stop, _)) => stop,
             Err(_) => return,
         };
-        if *stop {
-            return;
-        }
         let ticks = progress.ticks.load(Ordering::Relaxed);
         if ticks != seen {
             (seen, since, warned) = (ticks, Instant::now(), false);
