@@ -23,6 +23,7 @@ use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule};
 use bevy_ecs::world::World as BevyWorld;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sluice::{Append, AppendBuffer, ExecutorKind, IntoSystem, NodeBuilder, ThreadPool, World};
+use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
 const RECORDERS: u64 = 8;
 const PER_RECORDER: u64 = 2_000;
@@ -34,12 +35,8 @@ struct Total(u64);
 #[derive(Debug, Default, Resource)]
 struct Instances(Mutex<Vec<u64>>);
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
-}
-
 fn sluice_append() -> World {
-    let mut world = World::with_pool(ThreadPool::new(cores()).expect("pool"));
+    let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(ExecutorKind::Parallel);
     world.insert(Total::default());
     world.insert(AppendBuffer::<u64>::with_capacity(
@@ -66,7 +63,7 @@ fn sluice_append() -> World {
 }
 
 fn sluice_mutex_vec() -> World {
-    let mut world = World::with_pool(ThreadPool::new(cores()).expect("pool"));
+    let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(ExecutorKind::Parallel);
     world.insert(Total::default());
     world.insert(Instances::default());
@@ -96,6 +93,7 @@ fn bevy_mutex_vec() -> (BevyWorld, Schedule) {
     world.insert_resource(Total::default());
     world.insert_resource(Instances::default());
     let mut schedule = Schedule::default();
+    init_bevy_pool(bench_threads());
     schedule.set_executor(MultiThreadedExecutor::new());
     for r in 0..RECORDERS {
         schedule.add_systems(
