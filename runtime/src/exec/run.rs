@@ -591,6 +591,23 @@ impl RunSlot {
         kept
     }
 
+    /// Records the end of `node` in the run's timings, when it is timed.
+    ///
+    /// # Safety
+    ///
+    /// - The calling thread holds a count on the open run.
+    #[inline]
+    unsafe fn end_timing(&self, node: u32) {
+        // SAFETY:
+        // - A count is held (the caller's contract), so the run is open.
+        let params = unsafe { self.params() };
+        if params.timed {
+            // SAFETY:
+            // - `params.state` is valid while the run is open.
+            unsafe { &*params.state }.timings.end(node);
+        }
+    }
+
     /// Runs the body of `node` on `worker`.
     ///
     /// # Safety
@@ -911,12 +928,7 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
             BodyEnd::Failed => {
                 // SAFETY:
                 // - The node's count is still held.
-                let params = unsafe { slot.params() };
-                if params.timed {
-                    // SAFETY:
-                    // - `params.state` is valid while the run is open.
-                    unsafe { &*params.state }.timings.end(node);
-                }
+                unsafe { slot.end_timing(node) };
                 slot.release(held, registry, Some(worker.index));
                 return;
             }
@@ -942,12 +954,7 @@ pub(crate) unsafe fn execute_serial_node(slot: &RunSlot, node: u32, worker: &Wor
         BodyEnd::Complete | BodyEnd::Failed => {
             // SAFETY:
             // - The hold is held, so the run is open.
-            let params = unsafe { slot.params() };
-            if params.timed {
-                // SAFETY:
-                // - `params.state` is valid while the run is open.
-                unsafe { &*params.state }.timings.end(node);
-            }
+            unsafe { slot.end_timing(node) };
             false
         }
     }
