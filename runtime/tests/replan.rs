@@ -164,6 +164,33 @@ fn timings_follow_plans_grown_by_commands_on(executor: ExecutorKind) {
     assert!(world.timings()[late_c.index()].ran);
 }
 
+/// An inline frame leaves the two scheduling factories out unless the
+/// registrations moved at the boundary before it (then they plan and
+/// compile the next plan): their timings say they ran only in the frames
+/// after `spawner`'s registrations landed, and those frames grew the plan.
+#[test]
+fn inline_frames_run_the_scheduling_factories_only_after_registrations() {
+    let mut world = growing_world(ExecutorKind::Serial);
+    // `spawner` registers in iterations 0 and 2; each lands at that
+    // iteration's boundary, and the next iteration plans it.
+    let factories_ran = [false, true, false, true, false, false];
+    for (iteration, &expected) in factories_ran.iter().enumerate() {
+        world.run_iteration().unwrap();
+        for (builtin, timing) in world.timings()[..BUILTIN].iter().enumerate() {
+            assert_eq!(
+                timing.ran, expected,
+                "iteration {iteration}: scheduling factory {builtin}"
+            );
+        }
+    }
+    let plan = world.plan().unwrap();
+    assert!(
+        index_of(&plan, "late_c").is_some(),
+        "every registration was planned"
+    );
+    assert!(world.timings()[index_of(&plan, "late_c").unwrap().index()].ran);
+}
+
 /// `add_system` between iterations replans before the next one (here through
 /// `plan()`, twice): `timings()` follows, keeping the last iteration's values.
 #[test]

@@ -19,6 +19,7 @@ use std::ptr;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
+use sync_wrapper::SyncWrapper;
 
 use crate::sync::{
     self, Arc, AtomicBool, AtomicU64, AtomicUsize, Cell, Injector, JoinHandle, Lock, Ordering,
@@ -229,12 +230,42 @@ impl Registry {
     /// (seat 0 when free); waits for a seat when all are taken.
     /// (An associated function: loom's `Arc` cannot be a receiver.)
     pub(crate) fn with_external_seat<R>(this: &Arc<Self>, f: impl FnOnce(&WorkerThread) -> R) -> R {
+        this.refuse_nested_run();
+        let worker = Self::occupy_external_seat(this);
+        let _current = CurrentGuard::set(&worker);
+        f(&worker)
+    }
+
+    /// Runs `f` on the calling thread as the occupant of `held`, a seat of
+    /// this registry claimed beforehand and kept between runs.
+    pub(crate) fn with_held_seat<R>(held: &mut HeldSeat, f: impl FnOnce(&WorkerThread) -> R) -> R {
+        let worker = held.worker.get_mut();
+        worker.registry.refuse_nested_run();
+        let _current = CurrentGuard::set(worker);
+        f(worker)
+    }
+
+    /// Claims a free external seat for good (see [`HeldSeat`]).
+    pub(crate) fn hold_external_seat(this: &Arc<Self>) -> HeldSeat {
+        HeldSeat {
+            worker: SyncWrapper::new(Self::occupy_external_seat(this)),
+        }
+    }
+
+    /// A run started from inside one of this pool's own nodes or tasks would
+    /// wait for the thread it runs on.
+    fn refuse_nested_run(&self) {
         if let Some(current) = WorkerThread::current() {
             assert!(
-                !ptr::eq(&*current.registry, &**this),
+                !ptr::eq(&*current.registry, self),
                 "a run on this pool was started from inside one of its own nodes or tasks"
             );
         }
+    }
+
+    /// Claims a free external seat (waiting for one when all are taken) and
+    /// takes its deque: the seat's occupant, until it drops.
+    fn occupy_external_seat(this: &Arc<Self>) -> WorkerThread {
         let index = this.claim_external_seat();
         let owned = this.seats[index]
             .owned
@@ -242,14 +273,12 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner)
             .take()
             .expect("a free seat has its deque");
-        let worker = WorkerThread {
+        WorkerThread {
             registry: Arc::clone(this),
             index,
             owned: Some(owned),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
-        };
-        let _current = CurrentGuard::set(&worker);
-        f(&worker)
+        }
     }
 
     fn claim_external_seat(&self) -> usize {
@@ -267,6 +296,21 @@ impl Registry {
             // More concurrent runs than seats: rare, wait politely.
             sync::pause(Duration::from_micros(50));
         }
+    }
+}
+
+/// An external seat kept by one owner between its runs (a world's serial
+/// executor, which runs every iteration of that world): each run skips
+/// claiming the seat, handing its deque over and giving both back. The
+/// seat is freed when this drops. Only reached through `&mut`, so the
+/// wrapper makes it `Sync` without a lock (the occupant is not).
+pub(crate) struct HeldSeat {
+    worker: SyncWrapper<WorkerThread>,
+}
+
+impl fmt::Debug for HeldSeat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeldSeat").finish_non_exhaustive()
     }
 }
 

@@ -263,11 +263,16 @@ impl RunSlot {
             //   none can join: nobody reads `params` now.
             unsafe { *slot = Some(params) };
         });
-        self.aborted.store(false, Ordering::Relaxed);
+        // Only a failed run leaves a failure (`fail` marks the run aborted
+        // first), and only when its caller did not take it: a run that did
+        // not abort costs no lock here.
+        if self.aborted.load(Ordering::Relaxed) {
+            self.aborted.store(false, Ordering::Relaxed);
+            *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
         self.deadline.store(0, Ordering::Relaxed);
         self.prioritized_polls.store(0, Ordering::Relaxed);
         self.pinned_queued.store(0, Ordering::Relaxed);
-        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = None;
         let generation = (self.state.load(Ordering::Relaxed) >> 32).wrapping_add(1) & ACTIVE_MASK;
         self.state.store(
             generation << 32 | u64::from(1 + initial_jobs),
@@ -404,6 +409,11 @@ impl RunSlot {
 
     /// Takes the run's failure; call after closing, before leaving the seat.
     pub(crate) fn take_failure(&self) -> Option<NodeFailure> {
+        // `fail` marks the run aborted before it records, and the close
+        // synchronized with every thread that did: not aborted, no failure.
+        if !self.is_aborted() {
+            return None;
+        }
         self.failure
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -618,6 +628,32 @@ impl RunSlot {
         // - The node's count is held (the caller's contract).
         let params = unsafe { self.params() };
         // SAFETY:
+        // - The node's count is held (the caller's contract).
+        // - `params.body` and `params.call` were erased together from the
+        //   run's body, which outlives the run; `cx` belongs to this run.
+        unsafe { self.run_body_with(node, worker, |cx| (params.call)(params.body, cx)) }
+    }
+
+    /// [`run_body`](Self::run_body) with the run's body called through
+    /// `call`: the erased call, or the body itself where the caller knows
+    /// its type (the serial loop, which then calls it without indirection).
+    ///
+    /// # Safety
+    ///
+    /// - `worker` holds the node's count on the open run.
+    /// - `call` runs the run's body for the context it is given (the
+    ///   context belongs to this run).
+    #[inline(always)]
+    unsafe fn run_body_with(
+        &self,
+        node: u32,
+        worker: &WorkerThread,
+        call: impl FnOnce(&RawContext) -> NodeOutcome,
+    ) -> BodyEnd {
+        // SAFETY:
+        // - The node's count is held (the caller's contract).
+        let params = unsafe { self.params() };
+        // SAFETY:
         // - `params.state` is valid while the run is open.
         let state = unsafe { &*params.state };
         if params.timed {
@@ -636,10 +672,7 @@ impl RunSlot {
             let span = tracing::info_span!("node", name = graph.name(node as usize), index = node);
             let _entered = span.enter();
             let _user = crate::sync::coarse::user();
-            // SAFETY:
-            // - `params.body` and `params.call` were erased together from the
-            //   run's body, which outlives the run; `cx` belongs to this run.
-            unsafe { (params.call)(params.body, &cx) }
+            call(&cx)
         }));
         let deferred = cx.deferred.get();
         let payload: Option<Box<dyn Any + Send>> = match (&result, deferred) {
@@ -945,11 +978,28 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
 ///
 /// - `slot` is a serial run, open, of `worker`'s registry; `worker` is its
 ///   caller and holds the hold.
+/// - `body` is the body the run was opened with (called here directly,
+///   not through the run's erased call).
 #[inline]
-pub(crate) unsafe fn execute_serial_node(slot: &RunSlot, node: u32, worker: &WorkerThread) -> bool {
+pub(crate) unsafe fn execute_serial_node<'scope, F>(
+    slot: &RunSlot,
+    node: u32,
+    worker: &WorkerThread,
+    body: &F,
+) -> bool
+where
+    F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
+{
     // SAFETY:
     // - The caller's hold stands in for the node's count.
-    match unsafe { slot.run_body(node, worker) } {
+    // - `body` is the run's body (the caller's contract), so the context
+    //   handed to it belongs to the run whose scope is `'scope`.
+    let end = unsafe {
+        slot.run_body_with(node, worker, |cx| {
+            call_body::<F>(std::ptr::from_ref(body).cast(), cx)
+        })
+    };
+    match end {
         BodyEnd::Handed => true,
         BodyEnd::Complete | BodyEnd::Failed => {
             // SAFETY:

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::graph::CompiledGraph;
 use super::loose::LooseTasks;
-use super::pool::{Registry, serial_registry};
+use super::pool::{HeldSeat, Registry, WorkerThread, serial_registry};
 use super::run::{NodeContext, NodeFailure, NodeOutcome, RunParams, execute_serial_node};
 use super::state::ExecutionState;
 use crate::sync::Arc;
@@ -17,9 +17,21 @@ use crate::sync::Arc;
 /// waited for before the next node starts; batch slices run on the calling
 /// thread meanwhile. Loose tasks are drained after the last node, by the
 /// same rules as the parallel run.
-#[derive(Clone)]
 pub struct SerialExecutor {
     registry: Arc<Registry>,
+    /// The seat the crate's own runs keep between runs (claimed at the
+    /// first); runs through the public methods claim a seat per run.
+    held: Option<HeldSeat>,
+}
+
+impl Clone for SerialExecutor {
+    /// Another handle on the same registry, holding no seat.
+    fn clone(&self) -> Self {
+        Self {
+            registry: Arc::clone(&self.registry),
+            held: None,
+        }
+    }
 }
 
 impl Default for SerialExecutor {
@@ -33,6 +45,7 @@ impl SerialExecutor {
     pub fn new() -> Self {
         Self {
             registry: serial_registry(4),
+            held: None,
         }
     }
 
@@ -47,7 +60,7 @@ impl SerialExecutor {
     where
         F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
     {
-        run_serial(&self.registry, graph, state, None, &body)
+        run_serial(Seat::PerRun(&self.registry), graph, state, None, &[], &body)
     }
 
     /// [`run`](Self::run), then the loose tasks, like
@@ -62,7 +75,37 @@ impl SerialExecutor {
     where
         F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
     {
-        run_serial(&self.registry, graph, state, Some(loose), &body)
+        run_serial(
+            Seat::PerRun(&self.registry),
+            graph,
+            state,
+            Some(loose),
+            &[],
+            &body,
+        )
+    }
+
+    /// [`run_with_loose`](Self::run_with_loose), leaving out the nodes at
+    /// positions `skip` of [`CompiledGraph::order`] (ascending): nodes whose
+    /// run is known beforehand to do nothing (the world's own factories in
+    /// a steady frame). No node may depend on a skipped one doing anything.
+    ///
+    /// Keeps this executor's seat between such runs.
+    pub(crate) fn run_with_loose_skipping<'scope, F>(
+        &mut self,
+        graph: &CompiledGraph,
+        state: &mut ExecutionState,
+        loose: &LooseTasks,
+        skip: &[u32],
+        body: F,
+    ) -> Result<(), NodeFailure>
+    where
+        F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
+    {
+        let held = self
+            .held
+            .get_or_insert_with(|| Registry::hold_external_seat(&self.registry));
+        run_serial(Seat::Held(held), graph, state, Some(loose), skip, &body)
     }
 }
 
@@ -72,11 +115,29 @@ impl fmt::Debug for SerialExecutor {
     }
 }
 
+/// Where a serial run sits.
+enum Seat<'a> {
+    /// A seat claimed for this run only.
+    PerRun(&'a Arc<Registry>),
+    /// The executor's own seat, kept between runs.
+    Held(&'a mut HeldSeat),
+}
+
+impl Seat<'_> {
+    fn occupy<R>(self, f: impl FnOnce(&WorkerThread) -> R) -> R {
+        match self {
+            Seat::PerRun(registry) => Registry::with_external_seat(registry, f),
+            Seat::Held(held) => Registry::with_held_seat(held, f),
+        }
+    }
+}
+
 fn run_serial<'scope, F>(
-    registry: &Arc<Registry>,
+    seat: Seat<'_>,
     graph: &CompiledGraph,
     state: &mut ExecutionState,
     loose: Option<&LooseTasks>,
+    skip: &[u32],
     body: &F,
 ) -> Result<(), NodeFailure>
 where
@@ -85,8 +146,8 @@ where
     let _machinery = crate::sync::coarse::machinery();
     state.prepare_serial(graph);
     let timed = state.timings.begin_run(true);
-    let failure = Registry::with_external_seat(registry, |worker| {
-        let slot = registry.run_slot(worker.index);
+    let failure = seat.occupy(|worker| {
+        let slot = worker.registry.run_slot(worker.index);
         let params = RunParams::new(graph, state, timed, body, loose, true);
         // SAFETY:
         // - This thread occupies the seat and the slot is closed.
@@ -94,19 +155,28 @@ where
         //   returns, after the run is closed below.
         unsafe { slot.open(params, 0) };
         let only_hold_left = || slot.active() == 1;
-        for &node in graph.order() {
-            if slot.is_aborted() {
-                break;
+        let order = graph.order();
+        // The order in stretches between the skipped positions: no test
+        // per node.
+        let ends = skip.iter().map(|&at| at as usize).chain([order.len()]);
+        let mut from = 0;
+        'stretches: for end in ends {
+            for &node in order.get(from..end).unwrap_or_default() {
+                if slot.is_aborted() {
+                    break 'stretches;
+                }
+                // SAFETY:
+                // - `slot` is this seat's serial run, open, and this thread
+                //   is its caller holding the hold.
+                // - `body` is the body it was opened with (`params`).
+                let deferred = unsafe { execute_serial_node(slot, node, worker, body) };
+                if deferred {
+                    // Run its batch slices (or wait for its completion)
+                    // before the next node starts.
+                    worker.wait_until(Some(slot), false, only_hold_left, only_hold_left);
+                }
             }
-            // SAFETY:
-            // - `slot` is this seat's serial run, open, and this thread is
-            //   its caller holding the hold.
-            let deferred = unsafe { execute_serial_node(slot, node, worker) };
-            if deferred {
-                // Run its batch slices (or wait for its completion) before
-                // the next node starts.
-                worker.wait_until(Some(slot), false, only_hold_left, only_hold_left);
-            }
+            from = end + 1;
         }
         // Nothing queued is the common end: close at once, without the
         // work loop's first look at the queues.

@@ -41,8 +41,10 @@ pub struct SystemTiming {
     /// node completes when its handle does, a batch node when its last slice
     /// and `after_update` are done).
     pub duration: Duration,
-    /// Whether the node ran in that run (false when timing is off, or when
-    /// a failure stopped the run before the node started).
+    /// Whether the node ran in that run (false when timing is off, when
+    /// a failure stopped the run before the node started, or when an inline
+    /// run left the node out: the world's own scheduling factories, in a
+    /// frame whose registrations did not move).
     pub ran: bool,
 }
 

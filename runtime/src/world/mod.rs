@@ -113,6 +113,8 @@ struct BuiltinIds {
     next_execution: ServiceId,
     /// The entity store.
     entities: ServiceId,
+    /// The queue of recorded commands, looked at by every boundary.
+    commands: ServiceId,
 }
 
 /// A read-only handle on a world's current plan, for other threads (an
@@ -261,8 +263,8 @@ impl World {
             next_plan: registry.resolve_private::<NextValue<PlanOutcome>>(),
             next_execution: registry.resolve_private::<NextValue<Executions>>(),
             entities: registry.resolve_private::<crate::entity::Entities>(),
+            commands: registry.resolve_private::<CommandQueue>(),
         };
-        registry.resolve_private::<CommandQueue>();
         // The entity store (`builtin.entities`): queries read it shared
         // while systems run; only the world changes it (between iterations,
         // at the boundary).

@@ -169,13 +169,34 @@ impl NodeCell {
     /// one of them moves.
     pub(crate) fn mark_current(&mut self, registry: &Registry) {
         if self.is_factory {
-            let versions = self
-                .inputs
-                .iter()
-                .map(|&id| registry.version(id))
-                .fold(0u64, u64::wrapping_add);
+            let versions = self.registry_versions(registry);
             self.state.get_mut().seen = Some(versions);
         }
+    }
+
+    /// The sum of the inputs' versions, read between runs.
+    fn registry_versions(&self, registry: &Registry) -> u64 {
+        self.inputs
+            .iter()
+            .map(|&id| registry.version(id))
+            .fold(0u64, u64::wrapping_add)
+    }
+
+    /// Whether a run now would skip the body because the factory's inputs
+    /// have not moved since its last run (always false for a system, or a
+    /// node with run conditions, which must be evaluated); when so, records
+    /// the run as skipped, so the executor may leave the node out.
+    pub(crate) fn skip_unchanged(&mut self, registry: &Registry) -> bool {
+        if !self.is_factory {
+            return false;
+        }
+        let versions = self.registry_versions(registry);
+        let state = self.state.get_mut();
+        let unchanged = state.conditions.is_empty() && state.seen == Some(versions);
+        if unchanged {
+            state.skipped = true;
+        }
+        unchanged
     }
 
     /// # Safety

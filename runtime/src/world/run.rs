@@ -360,16 +360,6 @@ impl World {
         let Part::Nodes(execution) = &mut self.executions.0[index].parts[part] else {
             return Ok(());
         };
-        let (graph, slots) = self.graph.parts_mut();
-        let body = node_runner(
-            self.id,
-            &self.nodes,
-            &execution.vertex_nodes,
-            ServiceCells::new(slots),
-            graph,
-            #[cfg(any(debug_assertions, feature = "checked"))]
-            &self.borrows,
-        );
         let (choice, timed) = match self.executor {
             ExecutorKind::Parallel => (Choice::Pool, false),
             ExecutorKind::Serial => (Choice::Inline, false),
@@ -380,6 +370,27 @@ impl World {
             #[cfg(not(loom))]
             ExecutorKind::Adaptive => execution.adaptive.choose(),
         };
+        // An inline run of a steady frame leaves out the world's own
+        // factories: nothing moved their inputs, so they would only be
+        // visited to skip their bodies.
+        let skip: &[u32] = if matches!(choice, Choice::Inline)
+            && !execution.own_positions.is_empty()
+            && own_factories_unchanged(&mut self.nodes, self.graph.registry())
+        {
+            &execution.own_positions
+        } else {
+            &[]
+        };
+        let (graph, slots) = self.graph.parts_mut();
+        let body = node_runner(
+            self.id,
+            &self.nodes,
+            &execution.vertex_nodes,
+            ServiceCells::new(slots),
+            graph,
+            #[cfg(any(debug_assertions, feature = "checked"))]
+            &self.borrows,
+        );
         // A model runs the world's own factories on this thread, before the
         // user's nodes, and leaves the loose tasks to the user's part.
         #[cfg(loom)]
@@ -394,10 +405,11 @@ impl World {
                 self.pool
                     .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
             }
-            Choice::Inline => self.serial.run_with_loose(
+            Choice::Inline => self.serial.run_with_loose_skipping(
                 &execution.graph,
                 &mut execution.state,
                 &self.loose,
+                skip,
                 body,
             ),
         };
@@ -533,10 +545,17 @@ impl World {
     /// those of failed nodes, which are dropped. Nodes they register are
     /// planned by the plan factory during the next iteration.
     fn apply_commands(&mut self, failures: &mut Vec<BoundaryFailure>) {
+        // By id, and without moving its version: nothing plans on it, and
+        // most boundaries find it empty.
         let queue = self
             .graph
             .registry_mut()
-            .get_mut::<crate::world::CommandQueue>()
+            .slot_mut(self.builtin.commands)
+            .and_then(|slot| {
+                slot.value
+                    .as_deref_mut()?
+                    .downcast_mut::<crate::world::CommandQueue>()
+            })
             .expect("every world holds its CommandQueue");
         if queue.is_empty() {
             return;
@@ -646,6 +665,16 @@ fn report_warnings(plan: &Plan) {
 
 /// The body the executor calls for every node of one iteration; `'s` is the
 /// run's scope, for which the world's nodes and cells are borrowed.
+/// Whether the world's own factories would skip their bodies this
+/// iteration (their inputs have not moved since their last run); when so,
+/// each is recorded as skipped.
+fn own_factories_unchanged(nodes: &mut [WorldNode], registry: &crate::registry::Registry) -> bool {
+    nodes[..BUILTIN_NODES].iter_mut().all(|node| match node {
+        WorldNode::Body(cell) => cell.skip_unchanged(registry),
+        _ => false,
+    })
+}
+
 fn node_runner<'s>(
     world: u64,
     nodes: &'s [WorldNode],

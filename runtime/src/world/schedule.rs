@@ -20,6 +20,7 @@ use crate::access::ServiceId;
 use crate::exec::{CompiledGraph, ExecutionState};
 use crate::plan::{GraphView, NodeIndex, Plan, PlanErrors, PlanOptions, Plans};
 use crate::system::{NextValue, NodeBody, NodeEnv};
+use crate::world::BUILTIN_NODES;
 use crate::world::adaptive::Adaptive;
 
 /// The world's registrations as a service: its version moves when commands
@@ -47,6 +48,11 @@ pub(crate) struct Execution {
     pub(crate) vertex_nodes: Box<[u32]>,
     pub(crate) state: ExecutionState,
     pub(crate) adaptive: Adaptive,
+    /// Where the world's own factories (`sluice::plan`, `sluice::execution`)
+    /// stand in the serial order, ascending: an inline run leaves them out
+    /// when their inputs have not moved (every steady frame), rather than
+    /// visiting them to skip their bodies.
+    pub(crate) own_positions: Box<[u32]>,
     /// Under loom: the world's own factories, run serially on the caller.
     #[cfg(loom)]
     pub(crate) own: bool,
@@ -142,11 +148,19 @@ impl Execution {
         #[cfg(loom)]
         let mut state = ExecutionState::default();
         state.reset_for(&graph);
+        let own_positions = graph
+            .order()
+            .iter()
+            .enumerate()
+            .filter(|&(_, &v)| (vertex_nodes[v as usize] as usize) < BUILTIN_NODES)
+            .map(|(at, _)| at as u32)
+            .collect();
         Self {
             graph,
             vertex_nodes,
             state,
             adaptive: Adaptive::default(),
+            own_positions,
             #[cfg(loom)]
             own: false,
         }
@@ -235,7 +249,6 @@ impl PlanRun {
 /// prove (its own models), and multiplied a user's model several times.
 #[cfg(loom)]
 fn own_part_first(plan: &Plan, parts: &mut Vec<Part>) -> Vec<u32> {
-    use crate::world::BUILTIN_NODES;
     let compiled = plan.compiled();
     let own = |v: u32| (compiled.vertex_nodes[v as usize] as usize) < BUILTIN_NODES;
     let (first, rest): (Vec<u32>, Vec<u32>) = compiled.order.iter().partition(|&&v| own(v));
