@@ -53,6 +53,7 @@ mod non_send;
 pub mod organise;
 mod recording;
 pub mod registry;
+mod running;
 pub mod script;
 pub mod sync;
 pub mod system;

@@ -14,7 +14,8 @@
 //! thread runs the slice. The executor passes the place along without
 //! knowing what it means.
 
-use crate::sync::{Cell, Ordering, StaticAtomicU64};
+use crate::running;
+use crate::sync::{Ordering, StaticAtomicU64};
 
 /// Where a record was made, in the order records land: by recording node
 /// (registration index; `u32::MAX` off a node), then the node's count of
@@ -52,28 +53,29 @@ impl Place {
 /// A thread's recording: the world whose node runs (0: none) and the place
 /// of its next record.
 #[derive(Clone, Copy, Debug)]
-struct Recorder {
+pub(crate) struct Recorder {
     world: u64,
     place: Place,
 }
 
 impl Recorder {
-    const NONE: Recorder = Recorder {
+    pub(crate) const NONE: Recorder = Recorder {
         world: 0,
         place: Place::OFF_NODE,
     };
-}
 
-#[cfg(not(loom))]
-std::thread_local! {
-    /// Where the next record made on this thread lands.
-    static RECORDING: Cell<Recorder> = const { Cell::new(Recorder::NONE) };
-}
+    /// The registration index of the recording node (`u32::MAX` off a node).
+    pub(crate) fn node(self) -> u32 {
+        self.place.node
+    }
 
-#[cfg(loom)]
-loom::thread_local! {
-    /// Where the next record made on this (loom) thread lands.
-    static RECORDING: Cell<Recorder> = Cell::new(Recorder::NONE);
+    /// The recording of node `node` of world `world`, before its first record.
+    pub(crate) const fn of_node(world: u64, node: u32) -> Self {
+        Self {
+            world,
+            place: Place::of_node(node),
+        }
+    }
 }
 
 /// A fresh world identity for recordings (never 0).
@@ -94,22 +96,20 @@ pub(crate) struct Recording {
 impl Recording {
     /// Records made on this thread belong to node `node` of world `world`.
     pub(crate) fn enter(world: u64, node: u32) -> Self {
-        Self::at(Recorder {
-            world,
-            place: Place::of_node(node),
-        })
+        Self::at(Recorder::of_node(world, node))
     }
 
     fn at(recorder: Recorder) -> Self {
         Self {
-            previous: RECORDING.with(|recording| recording.replace(recorder)),
+            previous: running::update(|running| std::mem::replace(&mut running.recorder, recorder)),
         }
     }
 }
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        RECORDING.with(|recording| recording.set(self.previous));
+        let previous = self.previous;
+        running::update(|running| running.recorder = previous);
     }
 }
 
@@ -125,7 +125,7 @@ impl SliceRecording {
     /// Takes the current thread's place for the slices about to run; the
     /// caller's later records land after theirs.
     pub(crate) fn take() -> Self {
-        let world = RECORDING.with(|recording| recording.get().world);
+        let world = running::get().recorder.world;
         Self {
             at: Recorder {
                 world,
@@ -152,37 +152,31 @@ impl SliceRecording {
 /// The registration index of the node recording on this thread, in
 /// whichever world (`u32::MAX` off a node).
 pub(crate) fn recording_node() -> u32 {
-    RECORDING.with(|recording| recording.get().place.node)
+    running::get().recorder.place.node
 }
 
 /// The registration index of the node of world `world` recording on this
 /// thread (`u32::MAX` off a node, or when the node is another world's).
 pub(crate) fn recording_node_of(world: u64) -> u32 {
-    RECORDING.with(|recording| {
-        let recorder = recording.get();
-        if recorder.world == world {
-            recorder.place.node
-        } else {
-            u32::MAX
-        }
-    })
+    let recorder = running::get().recorder;
+    if recorder.world == world {
+        recorder.place.node
+    } else {
+        u32::MAX
+    }
 }
 
 /// The place of the next record made on this thread.
 pub(crate) fn next_order() -> Place {
-    RECORDING.with(|recording| {
-        let recorder = recording.get();
-        let place = recorder.place;
+    running::update(|running| {
+        let place = running.recorder.place;
         let mut next = place;
         if place.slice == 0 {
             next.count = place.count.wrapping_add(1);
         } else {
             next.in_slice = place.in_slice.wrapping_add(1);
         }
-        recording.set(Recorder {
-            place: next,
-            ..recorder
-        });
+        running.recorder.place = next;
         place
     })
 }

@@ -6,26 +6,10 @@ use std::iter::FusedIterator;
 use super::{Cursor, Log, Messages, Pending, ReaderKey};
 use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;
-use crate::recording::{next_order, recording_node};
+use crate::recording::next_order;
 use crate::registry::Registry;
-use crate::sync::Cell;
+use crate::running;
 use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
-
-// Per loom thread under loom: its threads share one OS thread, and a
-// node on one must not see another's value.
-#[cfg(not(loom))]
-std::thread_local! {
-    /// The part of the running node (0: its body, `i + 1`: run condition
-    /// `i`), so each part has its own cursors.
-    static READER_PART: Cell<u32> = const { Cell::new(0) };
-}
-
-#[cfg(loom)]
-loom::thread_local! {
-    /// The part of the running node (0: its body, `i + 1`: run condition
-    /// `i`), so each part has its own cursors.
-    static READER_PART: Cell<u32> = Cell::new(0);
-}
 
 /// While alive, readers on this thread are part `part` of the running node.
 #[derive(Debug)]
@@ -36,20 +20,22 @@ pub(crate) struct ReaderPart {
 impl ReaderPart {
     pub(crate) fn enter(part: u32) -> Self {
         Self {
-            previous: READER_PART.with(|current| current.replace(part)),
+            previous: running::update(|running| std::mem::replace(&mut running.reader_part, part)),
         }
     }
 }
 
 impl Drop for ReaderPart {
     fn drop(&mut self) {
-        READER_PART.with(|current| current.set(self.previous));
+        let previous = self.previous;
+        running::update(|running| running.reader_part = previous);
     }
 }
 
 /// The running reader's key.
 fn reader_key() -> ReaderKey {
-    (recording_node(), READER_PART.with(Cell::get))
+    let running = running::get();
+    (running.recorder.node(), running.reader_part)
 }
 
 /// Makes sure the world holds `Messages<T>`, and that its boundary runs.

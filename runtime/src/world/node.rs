@@ -72,15 +72,28 @@ impl WorldNode {
     /// - The executor runs this node on one thread at a time, as a node of the
     ///   world's current plan, with `env` its environment for this run.
     /// - `env`'s cells live for the whole run (`'s`).
-    pub(crate) unsafe fn run<'s>(&'s self, env: &NodeEnv<'s>, cx: &RunContext<'s>) -> NodeOutcome {
+    ///
+    /// It runs as node `node` (registration index) of world `world`: what
+    /// it records lands at that node's place.
+    #[inline]
+    pub(crate) unsafe fn run<'s>(
+        &'s self,
+        env: &NodeEnv<'s>,
+        cx: &RunContext<'s>,
+        world: u64,
+        node: u32,
+    ) -> NodeOutcome {
         match self {
             WorldNode::Body(cell) => {
                 // SAFETY: forwarded from the caller.
-                unsafe { cell.run(env) };
+                unsafe { cell.run(env, world, node) };
                 NodeOutcome::Done
             }
-            // SAFETY: forwarded from the caller.
-            WorldNode::Batch(batch) => unsafe { batch.run(env, cx) },
+            WorldNode::Batch(batch) => {
+                let _recording = crate::recording::Recording::enter(world, node);
+                // SAFETY: forwarded from the caller.
+                unsafe { batch.run(env, cx) }
+            }
             // Plans leave removed nodes out, and run whole-world systems
             // between their parts, never as jobs.
             WorldNode::Removed | WorldNode::Whole(_) => NodeOutcome::Done,

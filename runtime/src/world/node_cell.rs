@@ -3,9 +3,8 @@
 use crate::sync::UnsafeCell;
 
 use crate::access::ServiceId;
-use crate::entity::query::ChangeRun;
-use crate::message::ReaderPart;
 use crate::registry::Registry;
+use crate::running::BodyScope;
 use crate::system::{NodeBody, NodeEnv};
 use crate::world::conditions::RunConditions;
 
@@ -101,9 +100,12 @@ impl NodeCell {
     ///   one thread at a time).
     /// - `env` is the world's environment for this node, and the node runs as
     ///   a node of the world's current plan ([`NodeBody::run`]'s contract).
-    pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>) -> Ran {
+    ///
+    /// It runs as node `node` (registration index) of world `world`: what
+    /// it records lands at that node's place.
+    pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>, world: u64, node: u32) -> Ran {
         // SAFETY: forwarded from the caller.
-        let ran = unsafe { self.run_once(env) };
+        let ran = unsafe { self.run_once(env, world, node) };
         if self.skippable {
             // SAFETY: as in `run_once`, which has returned: the only borrow.
             let state = self.state.with_mut(|state| unsafe { &mut *state });
@@ -127,21 +129,22 @@ impl NodeCell {
     ///
     /// # Safety
     /// As for [`run`](Self::run).
-    unsafe fn run_once(&self, env: &NodeEnv<'_>) -> Ran {
+    unsafe fn run_once(&self, env: &NodeEnv<'_>, world: u64, node: u32) -> Ran {
         // SAFETY: only this thread is inside the cell (caller's guarantee),
         // so this is the only borrow of its state while the node runs.
         let state = self.state.with_mut(|state| unsafe { &mut *state });
+        // The node's recording, reader part and change cursor at once; the
+        // conditions enter their own part and cursor inside it.
+        let scope = BodyScope::enter(world, node, state.last_run);
         // SAFETY: the conditions' reads are part of this node's declared
         // access, and the node runs under the plan (caller's guarantee).
         if !unsafe { state.conditions.hold(env) } {
             return Ran::ConditionFalse;
         }
-        let _part = ReaderPart::enter(0);
         if !self.is_factory {
-            let run = ChangeRun::enter(state.last_run);
             // SAFETY: the body's contract is the caller's guarantee.
             unsafe { state.body.run(env) };
-            if let Some(tick) = run.finish() {
+            if let Some(tick) = scope.finish() {
                 state.last_run = Some(tick);
             }
             return Ran::Body;
@@ -152,10 +155,9 @@ impl NodeCell {
         if state.seen == Some(before) {
             return Ran::Unchanged;
         }
-        let run = ChangeRun::enter(state.last_run);
         // SAFETY: the body's contract is the caller's guarantee.
         unsafe { state.body.run(env) };
-        if let Some(tick) = run.finish() {
+        if let Some(tick) = scope.finish() {
             state.last_run = Some(tick);
         }
         // The factory's own gates moved some inputs: remember the state it

@@ -689,8 +689,8 @@ fn node_runner<'s>(
             return NodeOutcome::Done;
         };
         // What it records lands in registration order, then its own, and
-        // not at all if it fails.
-        let _recording = crate::recording::Recording::enter(world, index);
+        // not at all if it fails: the node enters its recording itself.
+        let node = index;
         let index = index as usize;
         let env = NodeEnv {
             cells,
@@ -717,6 +717,6 @@ fn node_runner<'s>(
         //   (checked at run time in checked mode), so the node's declared
         //   accesses overlap with no running node's;
         // - `cells` borrow the world's slots exclusively for the run `'s`.
-        unsafe { nodes[index].run(&env, cx) }
+        unsafe { nodes[index].run(&env, cx, world, node) }
     }
 }

@@ -12,25 +12,8 @@
 //! every row as older once the store's tick is 2^31 past it).
 
 use crate::entity::Entities;
-use crate::sync::Cell;
 
-/// A body's cursor (`None`: it never ran with a query) and this run's tick
-/// once a query asked.
-type Run = (Option<u32>, Option<u32>);
-
-// Per loom thread under loom: its threads share one OS thread, and a
-// node on one must not see another's value.
-#[cfg(not(loom))]
-std::thread_local! {
-    /// The running body's cursor, and this run's tick once a query asked.
-    static CURSOR: Cell<Run> = const { Cell::new((None, None)) };
-}
-
-#[cfg(loom)]
-loom::thread_local! {
-    /// The running body's cursor, and this run's tick once a query asked.
-    static CURSOR: Cell<Run> = Cell::new((None, None));
-}
+use crate::running::{self, CursorRun as Run};
 
 /// While alive, queries created on this thread belong to one run of a body
 /// whose cursor is `last_run`.
@@ -44,7 +27,9 @@ impl ChangeRun {
     /// ran with a query).
     pub(crate) fn enter(last_run: Option<u32>) -> Self {
         Self {
-            previous: Some(CURSOR.with(|cursor| cursor.replace((last_run, None)))),
+            previous: Some(running::update(|running| {
+                std::mem::replace(&mut running.cursor, (last_run, None))
+            })),
         }
     }
 
@@ -52,7 +37,7 @@ impl ChangeRun {
     /// new cursor).
     pub(crate) fn finish(mut self) -> Option<u32> {
         let previous = self.previous.take().expect("finished once");
-        CURSOR.with(|cursor| cursor.replace(previous)).1
+        running::update(|running| std::mem::replace(&mut running.cursor, previous)).1
     }
 }
 
@@ -60,7 +45,7 @@ impl Drop for ChangeRun {
     fn drop(&mut self) {
         // Unwinding out of a body: restore the outer run's cursor.
         if let Some(previous) = self.previous.take() {
-            CURSOR.with(|cursor| cursor.set(previous));
+            running::update(|running| running.cursor = previous);
         }
     }
 }
@@ -68,10 +53,10 @@ impl Drop for ChangeRun {
 /// The running body's cursor (resolved for a body that never ran) and this
 /// run's tick, taking the tick from `fresh` the first time a run asks.
 pub(crate) fn current(fresh: impl FnOnce() -> u32) -> (u32, u32) {
-    CURSOR.with(|cursor| {
-        let (last_run, this_run) = cursor.get();
+    running::update(|running| {
+        let (last_run, this_run) = running.cursor;
         let this_run = this_run.unwrap_or_else(fresh);
-        cursor.set((last_run, Some(this_run)));
+        running.cursor = (last_run, Some(this_run));
         (Entities::cursor_for(last_run, this_run), this_run)
     })
 }
