@@ -5,6 +5,11 @@
 //! dynamic `FilteredResourcesMut` systems with empty bodies) in a `Schedule`
 //! with its multi-threaded and single-threaded executors.
 //!
+//! `touching_systems`: the same systems, each touching its first service
+//! through a typed parameter (`&R<N>` or `&mut R<N>` bumping it; bevy: `Res`
+//! or `ResMut`), on sluice's default and serial executors beside bevy's
+//! single-threaded one.
+//!
 //! Both parallel executors use one thread per core (sluice: the caller plus
 //! workers; bevy: its `ComputeTaskPool`). After criterion's figures, a
 //! summary measures every peer again, interleaved, and prints ns per node and
@@ -21,7 +26,8 @@ use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, World};
 use sluice_benches::plan_workload::{SystemSpec, systems_with};
 use sluice_benches::services::{
-    bevy_system, ignore_ambiguities, insert_sluice, register_bevy, with_accesses,
+    bevy_system, ignore_ambiguities, insert_sluice, register_bevy, touching_bevy, touching_sluice,
+    with_accesses,
 };
 use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
@@ -34,15 +40,34 @@ fn specs(nodes: usize) -> Vec<SystemSpec> {
     systems_with(nodes, SERVICES, MAX_ACCESSES, false, SEED)
 }
 
+/// What each system does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    /// Nothing, with the accesses of its spec declared (the executor's
+    /// own cost).
+    Empty,
+    /// Reads or bumps (when gated) the first service of its spec, through
+    /// a typed parameter (`&R<N>` / `&mut R<N>`; bevy: `Res` / `ResMut`).
+    Touching,
+}
+
 /// A sluice world holding the systems of `specs`, planned (one iteration run).
-fn sluice_world(specs: &[SystemSpec], executor: ExecutorKind) -> World {
+fn sluice_world(specs: &[SystemSpec], executor: ExecutorKind, body: Body) -> World {
     let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(executor);
     insert_sluice(&mut world, SERVICES);
     ignore_ambiguities(&mut world);
     for (i, spec) in specs.iter().enumerate() {
-        let node = with_accesses(NodeBuilder::new(format!("system_{i}")), &spec.accesses);
-        world.add_system(node.run(|_cx| {}));
+        let node = NodeBuilder::new(format!("system_{i}"));
+        match body {
+            Body::Empty => {
+                world.add_system(with_accesses(node, &spec.accesses).run(|_cx| {}));
+            }
+            Body::Touching => {
+                let (service, gated) = spec.accesses[0];
+                touching_sluice(&mut world, node, service, gated);
+            }
+        }
     }
     world.run_iteration().expect("plans and runs");
     world
@@ -55,7 +80,7 @@ enum BevyExecutor {
 }
 
 /// A bevy world and schedule with the same systems, initialized (one run).
-fn bevy_world(specs: &[SystemSpec], executor: BevyExecutor) -> (BevyWorld, Schedule) {
+fn bevy_world(specs: &[SystemSpec], executor: BevyExecutor, body: Body) -> (BevyWorld, Schedule) {
     let mut world = BevyWorld::new();
     let ids = register_bevy(&mut world, SERVICES);
     let mut schedule = Schedule::default();
@@ -67,7 +92,15 @@ fn bevy_world(specs: &[SystemSpec], executor: BevyExecutor) -> (BevyWorld, Sched
         BevyExecutor::SingleThreaded => schedule.set_executor(SingleThreadedExecutor::new()),
     };
     for spec in specs {
-        schedule.add_systems(bevy_system(&mut world, &ids, &spec.accesses, || {}));
+        match body {
+            Body::Empty => {
+                schedule.add_systems(bevy_system(&mut world, &ids, &spec.accesses, || {}));
+            }
+            Body::Touching => {
+                let (service, gated) = spec.accesses[0];
+                touching_bevy(&mut schedule, service, gated);
+            }
+        }
     }
     schedule.run(&mut world);
     (world, schedule)
@@ -88,23 +121,15 @@ impl Peer {
         "bevy_single_threaded",
     ];
 
-    fn new(name: &str, specs: &[SystemSpec]) -> Self {
+    fn new(name: &str, specs: &[SystemSpec], body: Body) -> Self {
+        let sluice = |executor| Peer::Sluice(Box::new(sluice_world(specs, executor, body)));
+        let bevy = |executor| Peer::Bevy(Box::new(bevy_world(specs, executor, body)));
         match name {
-            "sluice_adaptive" => {
-                Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Adaptive)))
-            }
-            "sluice_parallel" => {
-                Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Parallel)))
-            }
-            "sluice_serial" => Peer::Sluice(Box::new(sluice_world(specs, ExecutorKind::Serial))),
-            "bevy_multi_threaded" => {
-                let (world, schedule) = bevy_world(specs, BevyExecutor::MultiThreaded);
-                Peer::Bevy(Box::new((world, schedule)))
-            }
-            "bevy_single_threaded" => {
-                let (world, schedule) = bevy_world(specs, BevyExecutor::SingleThreaded);
-                Peer::Bevy(Box::new((world, schedule)))
-            }
+            "sluice_adaptive" => sluice(ExecutorKind::Adaptive),
+            "sluice_parallel" => sluice(ExecutorKind::Parallel),
+            "sluice_serial" => sluice(ExecutorKind::Serial),
+            "bevy_multi_threaded" => bevy(BevyExecutor::MultiThreaded),
+            "bevy_single_threaded" => bevy(BevyExecutor::SingleThreaded),
             _ => unreachable!("unknown peer {name}"),
         }
     }
@@ -121,8 +146,21 @@ impl Peer {
     }
 }
 
+/// The peers of the `touching_systems` group: the default executor and
+/// the serial one beside bevy's single-threaded executor, the fastest of
+/// bevy's on these frames.
+const TOUCHING_PEERS: [&str; 3] = ["sluice_adaptive", "sluice_serial", "bevy_single_threaded"];
+
 fn empty_systems(c: &mut Criterion) {
-    let mut group = c.benchmark_group("empty_systems");
+    group(c, "empty_systems", &Peer::NAMES, Body::Empty);
+}
+
+fn touching_systems(c: &mut Criterion) {
+    group(c, "touching_systems", &TOUCHING_PEERS, Body::Touching);
+}
+
+fn group(c: &mut Criterion, name: &str, peers: &[&str], body: Body) {
+    let mut group = c.benchmark_group(name);
     group
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
@@ -130,8 +168,8 @@ fn empty_systems(c: &mut Criterion) {
     for nodes in SIZES {
         let specs = specs(nodes);
         group.throughput(Throughput::Elements(nodes as u64));
-        for name in Peer::NAMES {
-            let mut peer = Peer::new(name, &specs);
+        for &name in peers {
+            let mut peer = Peer::new(name, &specs, body);
             group.bench_function(BenchmarkId::new(name, nodes), |b| b.iter(|| peer.iterate()));
         }
     }
@@ -153,6 +191,24 @@ fn mean_ns(peer: &mut Peer, budget: Duration) -> f64 {
 
 /// Every peer again, interleaved in rounds (the median round counts), so
 /// the ratios compare figures taken side by side.
+/// Median ns per iteration of each of `names`, over rounds interleaved.
+fn medians(names: &[&str], specs: &[SystemSpec], body: Body, rounds: usize) -> Vec<f64> {
+    let mut peers: Vec<Peer> = names.iter().map(|n| Peer::new(n, specs, body)).collect();
+    let mut samples = vec![Vec::with_capacity(rounds); peers.len()];
+    for _ in 0..rounds {
+        for (peer, samples) in peers.iter_mut().zip(&mut samples) {
+            samples.push(mean_ns(peer, Duration::from_millis(100)));
+        }
+    }
+    samples
+        .iter_mut()
+        .map(|s| {
+            s.sort_by(f64::total_cmp);
+            s[rounds / 2]
+        })
+        .collect()
+}
+
 fn summary() {
     const ROUNDS: usize = 7;
     println!("\nempty_systems summary (median of {ROUNDS} interleaved rounds of 100 ms):");
@@ -162,20 +218,7 @@ fn summary() {
     );
     for nodes in SIZES {
         let specs = specs(nodes);
-        let mut peers: Vec<Peer> = Peer::NAMES.iter().map(|n| Peer::new(n, &specs)).collect();
-        let mut samples = vec![Vec::with_capacity(ROUNDS); peers.len()];
-        for _ in 0..ROUNDS {
-            for (peer, samples) in peers.iter_mut().zip(&mut samples) {
-                samples.push(mean_ns(peer, Duration::from_millis(100)));
-            }
-        }
-        let medians: Vec<f64> = samples
-            .iter_mut()
-            .map(|s| {
-                s.sort_by(f64::total_cmp);
-                s[ROUNDS / 2]
-            })
-            .collect();
+        let medians = medians(&Peer::NAMES, &specs, Body::Empty, ROUNDS);
         for (name, &ns) in Peer::NAMES.iter().zip(&medians) {
             println!(
                 "{nodes:>6} {name:>22} {:>9.2} us {:>10.1}",
@@ -203,12 +246,34 @@ fn summary() {
     }
 }
 
-criterion_group!(benches, empty_systems);
+/// The touching systems, interleaved likewise.
+fn touching_summary() {
+    const ROUNDS: usize = 7;
+    println!("\ntouching_systems summary (median of {ROUNDS} interleaved rounds of 100 ms):");
+    for nodes in SIZES {
+        let medians = medians(&TOUCHING_PEERS, &specs(nodes), Body::Touching, ROUNDS);
+        for (name, &ns) in TOUCHING_PEERS.iter().zip(&medians) {
+            println!(
+                "{nodes:>6} {name:>22} {:>9.2} us {:>10.1}",
+                ns / 1e3,
+                ns / nodes as f64
+            );
+        }
+        println!(
+            "{nodes:>6}   sluice_adaptive / bevy_st = {:.2}x, sluice_serial / bevy_st = {:.2}x",
+            medians[0] / medians[2],
+            medians[1] / medians[2],
+        );
+    }
+}
+
+criterion_group!(benches, empty_systems, touching_systems);
 
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
     if !std::env::args().any(|a| a == "--list" || a == "--test") {
         summary();
+        touching_summary();
     }
 }

@@ -7,14 +7,15 @@
 //! ```
 //!
 //! Arguments: systems (1,000), iterations (200), executor (`serial`,
-//! `parallel` or `adaptive`, the default). The systems are
+//! `parallel` or `adaptive`, the default), and `touching` for the systems
+//! of `empty_systems`' `touching_systems` group. The systems are
 //! `empty_systems`' (mixed access over 16 services, seeded); the iterations
 //! counted are after the first, which plans.
 
 use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, World};
 use sluice_benches::plan_workload::systems_with;
-use sluice_benches::services::{ignore_ambiguities, insert_sluice, with_accesses};
+use sluice_benches::services::{ignore_ambiguities, insert_sluice, touching_sluice, with_accesses};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -30,12 +31,18 @@ fn main() {
     world.set_executor(executor);
     insert_sluice(&mut world, 16);
     ignore_ambiguities(&mut world);
+    let touching = args.next().as_deref() == Some("touching");
     for (i, spec) in systems_with(nodes, 16, 3, false, 0x5EED_E4E7)
         .iter()
         .enumerate()
     {
-        let node = with_accesses(NodeBuilder::new(format!("system_{i}")), &spec.accesses);
-        world.add_system(node.run(|_cx| {}));
+        let node = NodeBuilder::new(format!("system_{i}"));
+        if touching {
+            let (service, gated) = spec.accesses[0];
+            touching_sluice(&mut world, node, service, gated);
+        } else {
+            world.add_system(with_accesses(node, &spec.accesses).run(|_cx| {}));
+        }
     }
     world.run_iteration().expect("plans and runs");
     for _ in 0..iterations {

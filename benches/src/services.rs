@@ -5,7 +5,10 @@
 #![allow(deprecated)] // bevy's `FilteredResourcesMut`, the dynamic access it has
 
 use bevy_ecs::component::ComponentId;
-use bevy_ecs::prelude::Resource;
+use std::hint::black_box;
+
+use bevy_ecs::prelude::{Res, ResMut, Resource};
+use bevy_ecs::schedule::Schedule;
 use bevy_ecs::system::{FilteredResourcesMutParamBuilder, System, SystemParamBuilder};
 use bevy_ecs::world::{FilteredResourcesMut, World as BevyWorld};
 use sluice::plan::{AmbiguityLevel, PlanOptions};
@@ -21,9 +24,29 @@ pub struct R<const N: usize>(pub u64);
 type Access = fn(NodeBuilder, bool) -> NodeBuilder;
 type InsertSluice = fn(&mut World);
 type RegisterBevy = fn(&mut BevyWorld) -> ComponentId;
+type TouchSluice = fn(&mut World, NodeBuilder, bool);
+type TouchBevy = fn(&mut Schedule, bool);
 
 macro_rules! per_service {
     ($($n:literal)*) => {
+        const TOUCH_SLUICE: [TouchSluice; SERVICES] = [$(|world, node, gated| {
+            if gated {
+                world.add_system(node.system(|r: &mut R<$n>| r.0 += 1));
+            } else {
+                world.add_system(node.system(|r: &R<$n>| {
+                    black_box(r.0);
+                }));
+            }
+        }),*];
+        const TOUCH_BEVY: [TouchBevy; SERVICES] = [$(|schedule, gated| {
+            if gated {
+                schedule.add_systems(|mut r: ResMut<R<$n>>| r.0 += 1);
+            } else {
+                schedule.add_systems(|r: Res<R<$n>>| {
+                    black_box(r.0);
+                });
+            }
+        }),*];
         const ACCESS: [Access; SERVICES] = [$(|node, gated| {
             if gated { node.gates::<R<$n>>() } else { node.reads::<R<$n>>() }
         }),*];
@@ -37,6 +60,24 @@ macro_rules! per_service {
 per_service!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
     30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59
     60 61 62 63);
+
+/// Adds to `world` a system `node` that touches `service`: bumps it when
+/// `gated`, reads it otherwise (typed parameters, as a user writes them).
+///
+/// # Panics
+/// When `service >= SERVICES`.
+pub fn touching_sluice(world: &mut World, node: NodeBuilder, service: usize, gated: bool) {
+    TOUCH_SLUICE[service](world, node, gated);
+}
+
+/// Adds to `schedule` the bevy system [`touching_sluice`] adds: `ResMut`
+/// bumping `service` when `gated`, `Res` reading it otherwise.
+///
+/// # Panics
+/// When `service >= SERVICES`.
+pub fn touching_bevy(schedule: &mut Schedule, service: usize, gated: bool) {
+    TOUCH_BEVY[service](schedule, gated);
+}
 
 /// Declares access to `service` on `node`: gated, or shared.
 ///
