@@ -27,7 +27,11 @@ impl World {
     /// Plans now when registrations changed between iterations (or on the
     /// first run); reports the plan factory's last failure once.
     pub(super) fn ensure_plan(&mut self) -> Result<(), IterationError> {
-        if let Some(error) = self.plan_error.take() {
+        // Looked at before it is taken: taking moves the whole error, which
+        // every iteration would pay for.
+        if self.plan_error.is_some()
+            && let Some(error) = self.plan_error.take()
+        {
             return Err(error);
         }
         // A whole-world system's registrations are planned after the
@@ -490,15 +494,17 @@ impl World {
         self.messages_boundary(&mut failures);
         // What the next iteration writes is newer than anything so far;
         // removal records of the last two iterations are kept.
-        let now = self.entities_mut().advance_tick();
+        let (oldest, previous) = self.removal_ticks;
+        let entities = self.entities_mut();
+        let now = entities.advance_tick();
         // However long the game runs, ticks stay comparable.
-        if let Some(now) = self.entities_mut().check_ticks() {
+        let clamped = entities.check_ticks();
+        entities.trim_removals(oldest);
+        if let Some(now) = clamped {
             for node in &mut self.nodes {
                 node.clamp_cursors(now);
             }
         }
-        let (oldest, previous) = self.removal_ticks;
-        self.entities_mut().trim_removals(oldest);
         self.removal_ticks = (previous, now);
         failures
     }
