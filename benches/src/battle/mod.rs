@@ -31,7 +31,7 @@ pub use sluice_game::math::{Vec2, in_disk, mix};
 /// How far a gun reaches; also the grid's cell size.
 pub const RANGE: f32 = 8.0;
 /// How far a unit sees enemies to chase.
-pub const SENSE: f32 = 12.0;
+pub const SENSE: f32 = RANGE;
 /// How close a friend may come before a unit steers away from it.
 pub const PERSONAL: f32 = 3.0;
 /// Steps between two shots of one gun.
@@ -43,8 +43,9 @@ pub const UNIT_SPEED: f32 = 90.0;
 /// The physics step: one per frame, at 60 Hz.
 pub const STEP: f32 = 1.0 / 60.0;
 /// Frames after which the armies are in contact (they start 200 world
-/// units apart, closing at twice [`UNIT_SPEED`]).
-pub const WARM_UP_FRAMES: u64 = 120;
+/// units apart, closing at up to twice [`UNIT_SPEED`], slower while they
+/// accelerate and keep clear of each other).
+pub const WARM_UP_FRAMES: u64 = 150;
 
 /// Where things are for a battle of `units`: the arena grows with the
 /// square root of the head count, so the density in the fight, and so the
@@ -322,7 +323,8 @@ pub struct Decision<E> {
 }
 
 /// Steering by neighbours: the unit at `pos` chases the nearest enemy
-/// within [`SENSE`] (or heads for its formation slot when it sees none),
+/// within [`SENSE`] to half a gun's reach (or heads for its formation slot
+/// when it sees none),
 /// keeps clear of the nearest friend within [`PERSONAL`], and eases into
 /// the new velocity.
 #[allow(clippy::too_many_arguments)]
@@ -337,9 +339,12 @@ pub fn decide<E: Copy>(
 ) -> Decision<E> {
     let enemy = enemies.nearest(layout, pos.0, SENSE, serial);
     let friend = friends.nearest(layout, pos.0, PERSONAL, serial);
-    let goal = enemy.map_or(layout.centre() + slot.0, |enemy| enemy.member.at);
+    // An enemy is closed in on to half a gun's reach, a slot all the way.
+    let (goal, reach) = enemy.map_or((layout.centre() + slot.0, 0.0), |enemy| {
+        (enemy.member.at, RANGE * 0.5)
+    });
     let toward = goal - pos.0;
-    let urgency = (toward.length() / 32.0).min(1.0);
+    let urgency = ((toward.length() - reach) / 32.0).clamp(0.0, 1.0);
     let away = friend.map_or(Vec2::ZERO, |friend| {
         (pos.0 - friend.member.at).normalized_or_zero() * 0.5
     });

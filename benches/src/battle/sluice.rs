@@ -1,6 +1,6 @@
 //! The battle on sluice, written as the game is: plain functions whose
-//! signatures say what they touch, registered in frame order (the plan
-//! follows from registration order and access), `Query::par_for_each` for
+//! signatures say what they touch, in stages that declare the frame's
+//! order (the plan follows from the stages and the access), `Query::par_for_each` for
 //! the per-unit work, `Publish`/`Subscribe` for damage, `Commands` for
 //! deaths and respawns.
 
@@ -126,14 +126,22 @@ impl SluiceBattle {
         world.insert(TeamGrid::<0>(Grid::new(&layout)));
         world.insert(TeamGrid::<1>(Grid::new(&layout)));
         world.spawn_batch((0..units as u64).map(|serial| unit::<Entity>(serial, &layout)));
-        world.add_system(NodeBuilder::new("move_units").system(move_units));
-        world.add_system(NodeBuilder::new("reload_guns").system(reload_guns));
-        world.add_system(NodeBuilder::new("build_grid#red").system(build_grid::<0>));
-        world.add_system(NodeBuilder::new("build_grid#blue").system(build_grid::<1>));
-        world.add_system(NodeBuilder::new("steer").system(steer));
-        world.add_system(NodeBuilder::new("fire").system(fire));
-        world.add_system(NodeBuilder::new("apply_damage").system(apply_damage));
-        world.add_system(NodeBuilder::new("reap").system(reap));
+        // The frame's order, declared: each stage after the one before.
+        for (order, stage) in ["Move", "Sense", "Think", "Fight", "Resolve"]
+            .into_iter()
+            .enumerate()
+        {
+            world.add_stage(stage, order as i64);
+        }
+        let node = |name, stage| NodeBuilder::new(name).in_stage(stage);
+        world.add_system(node("move_units", "Move").system(move_units));
+        world.add_system(node("reload_guns", "Move").system(reload_guns));
+        world.add_system(node("build_grid#red", "Sense").system(build_grid::<0>));
+        world.add_system(node("build_grid#blue", "Sense").system(build_grid::<1>));
+        world.add_system(node("steer", "Think").system(steer));
+        world.add_system(node("fire", "Fight").system(fire));
+        world.add_system(node("apply_damage", "Resolve").system(apply_damage));
+        world.add_system(node("reap", "Resolve").after("apply_damage").system(reap));
         Self { world }
     }
 
