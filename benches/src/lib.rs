@@ -1,5 +1,6 @@
 //! Shared workload generators for the sluice benchmarks.
 
+pub mod battle;
 pub mod plan_workload;
 pub mod rounds;
 pub mod services;

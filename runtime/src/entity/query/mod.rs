@@ -265,6 +265,7 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
 impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
     type Item = D::Item<'q>;
 
+    #[inline]
     fn next(&mut self) -> Option<D::Item<'q>> {
         let (ids, filter) = self.ids?;
         loop {
