@@ -122,13 +122,18 @@ pub(crate) struct Bundles {
 
 impl Bundles {
     /// `B`'s id, registering `B` (and its components) if it is new.
+    #[inline]
     pub(crate) fn register<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
         let type_id = TypeId::of::<B>();
-        if let Some((last, id)) = self.last
-            && last == type_id
-        {
-            return id;
+        match self.last {
+            Some((last, id)) if last == type_id => id,
+            _ => self.look_up::<B>(type_id, components),
         }
+    }
+
+    /// [`register`](Self::register) of another type than the last one.
+    #[cold]
+    fn look_up<B: Bundle>(&mut self, type_id: TypeId, components: &mut Components) -> BundleId {
         if let Some(&id) = self.by_type.get(&type_id) {
             self.last = Some((type_id, id));
             return id;

@@ -180,19 +180,21 @@ impl Column {
         unsafe { self.slot(row) }
     }
 
-    /// Appends a value, moving it in from `src`, with its ticks.
+    /// Appends a value, moving it in from `src`, with its ticks (the
+    /// tests' way in; the store writes through the spare slot).
     ///
     /// # Safety
     ///
     /// `src` points to a valid, initialised value of this column's type,
     /// which the caller gives up (it must not be used or dropped again).
+    #[cfg(test)]
     pub(crate) unsafe fn push(&mut self, src: *const u8, added: u32, changed: u32) {
         debug_assert!(!self.pending, "a pending drop would be overwritten");
         self.reserve(1);
         // SAFETY: `reserve` left `len < capacity`; `src` is a valid value
         // of this type (caller) and cannot overlap the spare slot, which
         // holds no live value.
-        unsafe { std::ptr::copy_nonoverlapping(src, self.slot(self.len), self.item.size()) };
+        unsafe { copy_value(src, self.slot(self.len), self.item.size()) };
         self.len += 1;
         self.added.push(added);
         self.changed.push(UnsafeCell::new(changed));
@@ -245,7 +247,7 @@ impl Column {
         // pending), so nothing is overwritten.
         let slot = unsafe {
             let slot = self.slot(row);
-            std::ptr::copy_nonoverlapping(slot, self.slot(self.len), self.item.size());
+            copy_value(slot, self.slot(self.len), self.item.size());
             slot
         };
         self.pending = true;
@@ -288,9 +290,7 @@ impl Column {
         if row != last {
             // SAFETY: `row` and `last` are distinct rows below `len`, so
             // both slots are in bounds and do not overlap.
-            unsafe {
-                std::ptr::swap_nonoverlapping(self.slot(row), self.slot(last), self.item.size())
-            };
+            unsafe { swap_values(self.slot(row), self.slot(last), self.item.size()) };
         }
         self.len = last;
         self.added.swap_remove(row);
@@ -358,24 +358,49 @@ impl Column {
         self.data.as_ptr()
     }
 
-    /// Moves the value in `row` to the end of `to` (same component type),
-    /// with its ticks, and swap-removes it here.
+    /// Moves the value in `row` to the end of `to`, with its ticks, and
+    /// swap-removes it here: the last row is copied into `row` (one copy
+    /// per value, no swap, no drop).
+    ///
+    /// # Safety
+    ///
+    /// `to` holds the same component type as this column, has room for one
+    /// more row ([`reserve`](Self::reserve)) and no drop pending.
     ///
     /// # Panics
     ///
     /// If `row >= len` (before anything moves).
-    pub(crate) fn move_row_to(&mut self, row: usize, to: &mut Column) {
+    #[inline]
+    pub(crate) unsafe fn move_row_to(&mut self, row: usize, to: &mut Column) {
         debug_assert_eq!(self.item, to.item);
+        debug_assert!(to.len < to.capacity && !to.pending);
         assert!(
             row < self.len,
             "row {row} out of bounds ({} rows)",
             self.len
         );
-        // SAFETY: `row < len` holds an initialised value of `to`'s type;
-        // `swap_remove_forget` below gives up this column's ownership of it,
-        // so it is owned by `to` alone.
-        unsafe { to.push(self.slot(row), self.added[row], self.changed_tick(row)) };
-        self.swap_remove_forget(row);
+        let last = self.len - 1;
+        let size = self.item.size();
+        // SAFETY:
+        // - `row < len <= capacity` and `last < len`: both source slots are
+        //   in bounds, and distinct when `row != last`;
+        // - `to.len < to.capacity` (caller): `to`'s spare slot is in
+        //   bounds, in another allocation, and holds no live value (no drop
+        //   pending), so nothing is overwritten;
+        // - the two columns hold one type (caller), so the bytes of `row`
+        //   are a valid value for `to`, which owns it from here; this
+        //   column stops owning it as `len` drops to `last`, and `row` then
+        //   holds the last row's value (its old slot `last` is spare).
+        unsafe {
+            copy_value(self.slot(row), to.slot(to.len), size);
+            if row != last {
+                copy_value(self.slot(last), self.slot(row), size);
+            }
+        }
+        self.len = last;
+        to.len += 1;
+        to.added.push(self.added.swap_remove(row));
+        to.changed.push(self.changed.swap_remove(row));
     }
 }
 
@@ -436,6 +461,74 @@ pub(crate) fn each_even_if_one_panics(count: usize, f: impl FnMut(usize)) {
         let i = rest.next;
         rest.next += 1;
         (rest.f)(i);
+    }
+}
+
+/// Copies one value of `size` bytes from `src` to `dst`: the sizes most
+/// components have (4 to 32 bytes) as two fixed-size, possibly overlapping
+/// moves inlined here, the rest through `copy_nonoverlapping`. A move per
+/// column per row is the hot path of every archetype move; a `memcpy` call
+/// of a run-time size costs more than the copy.
+///
+/// # Safety
+///
+/// `src` is valid for reads and `dst` for writes of `size` bytes, and the
+/// two ranges do not overlap.
+#[inline(always)]
+unsafe fn copy_value(src: *const u8, dst: *mut u8, size: usize) {
+    use std::ptr::copy_nonoverlapping as copy;
+    /// The head and tail `N` bytes (they overlap when `size < 2 * N`),
+    /// which together cover `N <= size <= 2 * N` bytes.
+    ///
+    /// # Safety
+    ///
+    /// As `copy_value`, and `N <= size`.
+    #[inline(always)]
+    unsafe fn head_tail<const N: usize>(src: *const u8, dst: *mut u8, size: usize) {
+        // SAFETY: `N <= size`, so `[0, N)` and `[size - N, size)` lie in
+        // both ranges (caller), which do not overlap; byte copies carry
+        // uninitialised padding and pointer provenance as they are.
+        unsafe {
+            copy(src, dst, N);
+            copy(src.add(size - N), dst.add(size - N), N);
+        }
+    }
+    // SAFETY: each arm copies within `size` bytes of both ranges (caller),
+    // its own bound on `size` meeting `head_tail`'s `N <= size`.
+    unsafe {
+        match size {
+            0 => {}
+            4..=7 => head_tail::<4>(src, dst, size),
+            8..=16 => head_tail::<8>(src, dst, size),
+            17..=32 => head_tail::<16>(src, dst, size),
+            _ => copy(src, dst, size),
+        }
+    }
+}
+
+/// Swaps two values of `size` bytes: through a stack buffer with
+/// [`copy_value`] up to 32 bytes, `swap_nonoverlapping` beyond.
+///
+/// # Safety
+///
+/// `a` and `b` are each valid for reads and writes of `size` bytes, and the
+/// two ranges do not overlap.
+#[inline(always)]
+unsafe fn swap_values(a: *mut u8, b: *mut u8, size: usize) {
+    if size > 32 {
+        // SAFETY: the caller's contract is `swap_nonoverlapping`'s.
+        unsafe { std::ptr::swap_nonoverlapping(a, b, size) };
+        return;
+    }
+    let mut buffer = std::mem::MaybeUninit::<[u8; 32]>::uninit();
+    let tmp = buffer.as_mut_ptr().cast::<u8>();
+    // SAFETY: `size <= 32`, so `tmp` is valid for `size` bytes and is in
+    // neither range; `a` and `b` are valid and disjoint (caller). The three
+    // copies leave `a`'s bytes in `b` and `b`'s in `a`.
+    unsafe {
+        copy_value(a, tmp, size);
+        copy_value(b, a, size);
+        copy_value(tmp, b, size);
     }
 }
 
