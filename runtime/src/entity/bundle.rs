@@ -54,12 +54,14 @@ macro_rules! tuple_bundle {
                 $(ids.push(components.register::<$name>());)*
             }
 
+            #[inline]
             unsafe fn write(self, mut dest: impl FnMut(usize) -> *mut u8) {
                 // SAFETY: the caller's contract: `dest(i)` is valid and
                 // aligned for a write of field `i`'s type.
                 unsafe { $(dest($index).cast::<$name>().write(self.$index);)* }
             }
 
+            #[inline]
             unsafe fn take(mut read: impl FnMut(usize) -> *mut u8) -> Self {
                 // SAFETY: the caller's contract: `read(i)` points to a
                 // valid, aligned value of field `i`'s type that we now own.

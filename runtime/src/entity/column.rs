@@ -104,12 +104,15 @@ impl Column {
         self.capacity
     }
 
-    /// Makes room for `additional` more rows plus the spare slot (and
-    /// their ticks).
+    /// Makes room for `additional` more rows plus the spare slot, and for
+    /// their ticks (`move_row_to` writes those unchecked).
     #[inline]
     pub(crate) fn reserve(&mut self, additional: usize) {
         let room = self.capacity - self.len;
-        if room > additional && self.added.capacity() - self.len >= additional {
+        if room > additional
+            && self.added.capacity() - self.len >= additional
+            && self.changed.capacity() - self.len >= additional
+        {
             return;
         }
         self.grow(additional);
@@ -399,8 +402,12 @@ impl Column {
         }
         self.len = last;
         to.len += 1;
-        to.added.push(self.added.swap_remove(row));
-        to.changed.push(self.changed.swap_remove(row));
+        // SAFETY: `row < len`, the ticks' length (invariant, asserted
+        // above), and `to` has room for a row's ticks (caller).
+        unsafe {
+            move_tick(&mut self.added, row, &mut to.added);
+            move_tick(&mut self.changed, row, &mut to.changed);
+        }
     }
 }
 
@@ -503,6 +510,36 @@ unsafe fn copy_value(src: *const u8, dst: *mut u8, size: usize) {
             17..=32 => head_tail::<16>(src, dst, size),
             _ => copy(src, dst, size),
         }
+    }
+}
+
+/// Swap-removes `row` of `from` and appends it to `to`, as
+/// `to.push(from.swap_remove(row))` does, without the bound and capacity
+/// checks (the column checked both once for all its parts).
+///
+/// # Safety
+///
+/// `row < from.len()` and `to.len() < to.capacity()`.
+#[inline(always)]
+unsafe fn move_tick<T>(from: &mut Vec<T>, row: usize, to: &mut Vec<T>) {
+    debug_assert!(row < from.len() && to.len() < to.capacity());
+    let last = from.len() - 1;
+    let to_len = to.len();
+    // SAFETY:
+    // - `row <= last < from.len()`: both are initialised elements of
+    //   `from`; `row`'s is read out, then `last`'s is copied over it
+    //   (`copy` allows `row == last`) and the length drops to `last`, so
+    //   each value is owned once;
+    // - `to_len < to.capacity()` (caller): the slot is allocated and
+    //   uninitialised, and `to` owns it once its length grows past it;
+    // - `from` and `to` are distinct `&mut`s, so the writes do not alias.
+    unsafe {
+        let base = from.as_mut_ptr();
+        let value = base.add(row).read();
+        std::ptr::copy(base.add(last), base.add(row), 1);
+        from.set_len(last);
+        to.as_mut_ptr().add(to_len).write(value);
+        to.set_len(to_len + 1);
     }
 }
 
@@ -620,6 +657,95 @@ mod tests {
             assert_eq!(ptr.addr() % 64, 0);
             assert_eq!(read::<Wide>(&column, row).0, row as u8);
         }
+    }
+
+    /// A value of `N` bytes, each different, so a byte copied to the wrong
+    /// place or not at all shows.
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    struct Bytes<const N: usize>([u8; N]);
+
+    fn bytes<const N: usize>(seed: u8) -> Bytes<N> {
+        Bytes(std::array::from_fn(|i| {
+            seed.wrapping_mul(37).wrapping_add(i as u8)
+        }))
+    }
+
+    fn push_with_ticks<T: Send + Sync + 'static>(column: &mut Column, value: T, tick: u32) {
+        let value = std::mem::ManuallyDrop::new(value);
+        // SAFETY: a valid `T` that the ManuallyDrop gives up.
+        unsafe { column.push((&raw const *value).cast(), tick, tick + 100) }
+    }
+
+    /// Rows moved to another column, swap-removed and parked keep every
+    /// byte and their ticks, for a type of `size_of::<T>()` bytes.
+    fn moves_keep_every_byte<T: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static>(
+        value: impl Fn(u8) -> T,
+    ) {
+        let info = ComponentInfo::of::<T>();
+        let (mut from, mut to) = (Column::new(&info), Column::new(&info));
+        for i in 0..6 {
+            push_with_ticks(&mut from, value(i), u32::from(i));
+        }
+        let rows = |column: &Column| -> Vec<(T, u32, u32)> {
+            (0..column.len())
+                .map(|row| {
+                    let ticks = (column.added_tick(row), column.changed_tick(row));
+                    (*read::<T>(column, row), ticks.0, ticks.1)
+                })
+                .collect()
+        };
+        let expect = |seeds: &[u8]| -> Vec<(T, u32, u32)> {
+            seeds
+                .iter()
+                .map(|&i| (value(i), u32::from(i), u32::from(i) + 100))
+                .collect()
+        };
+        // A middle row (the last fills it), then the last row itself.
+        for row in [1, 4] {
+            to.reserve(1);
+            // SAFETY: one type, room reserved, no drop pending.
+            unsafe { from.move_row_to(row, &mut to) };
+        }
+        assert_eq!(rows(&from), expect(&[0, 5, 2, 3]));
+        assert_eq!(rows(&to), expect(&[1, 4]));
+        from.swap_remove_forget(0);
+        assert_eq!(rows(&from), expect(&[3, 5, 2]));
+        // SAFETY: `swap_remove_forget` left row 0's value in the spare slot.
+        assert_eq!(unsafe { *from.spare_ptr().cast::<T>() }, value(0));
+        from.reserve(1);
+        // SAFETY: row 1 < len, room reserved, no drop pending; the slot is
+        // filled at once.
+        unsafe { from.park_row(1, 7).cast::<T>().write(value(9)) };
+        from.drop_pending();
+        assert_eq!(rows(&from)[1], (value(9), 5, 7));
+    }
+
+    #[test]
+    fn moves_keep_every_byte_of_every_size() {
+        /// Padding between and after the fields: copied as it is.
+        #[derive(Clone, Copy, PartialEq, Debug)]
+        #[repr(C)]
+        struct Padded(u8, u32, u8, u64, u16);
+        moves_keep_every_byte(|_| ());
+        moves_keep_every_byte(bytes::<1>);
+        moves_keep_every_byte(bytes::<2>);
+        moves_keep_every_byte(bytes::<3>);
+        moves_keep_every_byte(bytes::<4>);
+        moves_keep_every_byte(bytes::<5>);
+        moves_keep_every_byte(bytes::<7>);
+        moves_keep_every_byte(bytes::<8>);
+        moves_keep_every_byte(bytes::<9>);
+        moves_keep_every_byte(bytes::<12>);
+        moves_keep_every_byte(bytes::<15>);
+        moves_keep_every_byte(bytes::<16>);
+        moves_keep_every_byte(bytes::<17>);
+        moves_keep_every_byte(bytes::<24>);
+        moves_keep_every_byte(bytes::<31>);
+        moves_keep_every_byte(bytes::<32>);
+        moves_keep_every_byte(bytes::<33>);
+        moves_keep_every_byte(bytes::<64>);
+        moves_keep_every_byte(|i| Padded(i, u32::from(i) << 8, !i, u64::from(i) << 40, 7));
+        moves_keep_every_byte(|i| u64::from(i) << 32 | 0xABCD);
     }
 
     #[test]

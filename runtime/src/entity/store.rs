@@ -181,6 +181,7 @@ pub struct Entities {
 }
 
 /// Records that `entity` lost each of `components` at `tick`.
+#[inline]
 fn record_removals(
     removed: &mut Vec<Vec<(Entity, u32)>>,
     components: &[ComponentId],
@@ -551,6 +552,7 @@ impl Entities {
     }
 
     /// The live, unfrozen location of `entity`.
+    #[inline]
     fn movable(&self, entity: Entity) -> Result<Location, EntityError> {
         let slot = self
             .slots
@@ -593,10 +595,7 @@ impl Entities {
             archetype: edge.to,
             row: new_row,
         };
-        self.slots
-            .get_mut(entity)
-            .expect("moved entity is alive")
-            .location = new;
+        self.slots.set_location(entity, new);
         new
     }
 
