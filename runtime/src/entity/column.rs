@@ -283,6 +283,7 @@ impl Column {
 
     /// Swaps `row` with the last row and shortens the column by one, so the
     /// removed value's bytes sit in the spare slot (with the ticks removed).
+    #[inline]
     fn swap_remove_to_spare(&mut self, row: usize) {
         assert!(
             row < self.len,
@@ -296,8 +297,12 @@ impl Column {
             unsafe { swap_values(self.slot(row), self.slot(last), self.item.size()) };
         }
         self.len = last;
-        self.added.swap_remove(row);
-        self.changed.swap_remove(row);
+        // SAFETY: `row < len`, the ticks' length (invariant, asserted
+        // above).
+        unsafe {
+            remove_tick(&mut self.added, row);
+            remove_tick(&mut self.changed, row);
+        }
     }
 
     /// Drops the value parked in the spare slot, if any. The flag is
@@ -540,6 +545,26 @@ unsafe fn move_tick<T>(from: &mut Vec<T>, row: usize, to: &mut Vec<T>) {
         from.set_len(last);
         to.as_mut_ptr().add(to_len).write(value);
         to.set_len(to_len + 1);
+    }
+}
+
+/// `from.swap_remove(row)`, dropping the tick, without the bound check.
+///
+/// # Safety
+///
+/// `row < from.len()`.
+#[inline(always)]
+unsafe fn remove_tick<T>(from: &mut Vec<T>, row: usize) {
+    debug_assert!(row < from.len());
+    let last = from.len() - 1;
+    // SAFETY: `row <= last < from.len()`: `row`'s element is read out and
+    // dropped, `last`'s copied over it (`copy` allows `row == last`) and
+    // the length drops to `last`, so each value is owned once.
+    unsafe {
+        let base = from.as_mut_ptr();
+        drop(base.add(row).read());
+        std::ptr::copy(base.add(last), base.add(row), 1);
+        from.set_len(last);
     }
 }
 
