@@ -37,7 +37,8 @@ impl ArchetypeId {
 /// `entities[r]`, whose slot records this archetype and row `r`. The edge
 /// caches map a bundle (by id) to the `Edge` an insert or remove of it
 /// follows, `NO_EDGE` when not yet known (they only ever memoise
-/// `Archetypes::edge`).
+/// `Archetypes::edge`); a remove edge is cached only for a bundle whose
+/// every field this archetype has, so a cached one needs no check.
 #[derive(Debug)]
 pub struct Archetype {
     id: ArchetypeId,
@@ -72,12 +73,16 @@ pub(crate) const DROPPED: u32 = u32::MAX;
 /// component, or [`DROPPED`] when `to` lacks it; for an insert,
 /// `fields[i]` is the index in `to` of bundle field `i`'s column and
 /// whether the source already had it; for a removal, `fields[i].column` is
-/// field `i`'s column in the source (every field is present there).
+/// field `i`'s column in the source (every field is present there);
+/// `overwrites` is whether any field's `existed` is set.
 #[derive(Debug)]
 pub(crate) struct Edge {
     pub(crate) to: ArchetypeId,
     pub(crate) moves: Box<[u32]>,
     pub(crate) fields: Box<[FieldColumn]>,
+    /// An insert along it replaces a value in place (whose drop it then
+    /// runs); without one nothing is left pending.
+    pub(crate) overwrites: bool,
 }
 
 /// Where one bundle field goes (see [`Edge`]).
@@ -268,6 +273,18 @@ impl Archetypes {
         }
     }
 
+    /// The edge `change` of `bundle` follows from `from`, if cached (a
+    /// cached removal's fields are all in `from`).
+    #[inline]
+    pub(crate) fn cached_edge(
+        &self,
+        from: ArchetypeId,
+        change: Change,
+        bundle: BundleId,
+    ) -> Option<EdgeId> {
+        self.list[from.index()].edge(change, bundle)
+    }
+
     /// [`edge`](Self::edge)'s first use: works the move out and caches it.
     #[cold]
     fn new_edge(
@@ -302,7 +319,7 @@ impl Archetypes {
             .iter()
             .map(|&c| target.column_of(c).unwrap_or(DROPPED))
             .collect();
-        let fields = info
+        let fields: Box<[FieldColumn]> = info
             .fields
             .iter()
             .map(|&c| match change {
@@ -317,7 +334,13 @@ impl Archetypes {
             })
             .collect();
         let edge = EdgeId(u32::try_from(self.edges.len()).expect("fewer than 2^32 edges"));
-        self.edges.push(Edge { to, moves, fields });
+        let overwrites = change == Change::Insert && fields.iter().any(|field| field.existed);
+        self.edges.push(Edge {
+            to,
+            moves,
+            fields,
+            overwrites,
+        });
         self.list[from.index()].set_edge(change, bundle, edge);
         edge
     }
@@ -380,11 +403,5 @@ impl Archetypes {
     /// Every archetype, by id, mutably.
     pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Archetype> {
         self.list.iter_mut()
-    }
-
-    /// Whether `from` has a cached edge for `bundle`.
-    #[cfg(test)]
-    pub(crate) fn has_edge(&self, from: ArchetypeId, change: Change, bundle: BundleId) -> bool {
-        self.list[from.index()].edge(change, bundle).is_some()
     }
 }

@@ -54,12 +54,14 @@ macro_rules! tuple_bundle {
                 $(ids.push(components.register::<$name>());)*
             }
 
+            #[inline]
             unsafe fn write(self, mut dest: impl FnMut(usize) -> *mut u8) {
                 // SAFETY: the caller's contract: `dest(i)` is valid and
                 // aligned for a write of field `i`'s type.
                 unsafe { $(dest($index).cast::<$name>().write(self.$index);)* }
             }
 
+            #[inline]
             unsafe fn take(mut read: impl FnMut(usize) -> *mut u8) -> Self {
                 // SAFETY: the caller's contract: `read(i)` points to a
                 // valid, aligned value of field `i`'s type that we now own.
@@ -122,13 +124,18 @@ pub(crate) struct Bundles {
 
 impl Bundles {
     /// `B`'s id, registering `B` (and its components) if it is new.
+    #[inline]
     pub(crate) fn register<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
         let type_id = TypeId::of::<B>();
-        if let Some((last, id)) = self.last
-            && last == type_id
-        {
-            return id;
+        match self.last {
+            Some((last, id)) if last == type_id => id,
+            _ => self.look_up::<B>(type_id, components),
         }
+    }
+
+    /// [`register`](Self::register) of another type than the last one.
+    #[cold]
+    fn look_up<B: Bundle>(&mut self, type_id: TypeId, components: &mut Components) -> BundleId {
         if let Some(&id) = self.by_type.get(&type_id) {
             self.last = Some((type_id, id));
             return id;

@@ -104,12 +104,15 @@ impl Column {
         self.capacity
     }
 
-    /// Makes room for `additional` more rows plus the spare slot (and
-    /// their ticks).
+    /// Makes room for `additional` more rows plus the spare slot, and for
+    /// their ticks (`move_row_to` writes those unchecked).
     #[inline]
     pub(crate) fn reserve(&mut self, additional: usize) {
         let room = self.capacity - self.len;
-        if room > additional && self.added.capacity() - self.len >= additional {
+        if room > additional
+            && self.added.capacity() - self.len >= additional
+            && self.changed.capacity() - self.len >= additional
+        {
             return;
         }
         self.grow(additional);
@@ -180,19 +183,21 @@ impl Column {
         unsafe { self.slot(row) }
     }
 
-    /// Appends a value, moving it in from `src`, with its ticks.
+    /// Appends a value, moving it in from `src`, with its ticks (the
+    /// tests' way in; the store writes through the spare slot).
     ///
     /// # Safety
     ///
     /// `src` points to a valid, initialised value of this column's type,
     /// which the caller gives up (it must not be used or dropped again).
+    #[cfg(test)]
     pub(crate) unsafe fn push(&mut self, src: *const u8, added: u32, changed: u32) {
         debug_assert!(!self.pending, "a pending drop would be overwritten");
         self.reserve(1);
         // SAFETY: `reserve` left `len < capacity`; `src` is a valid value
         // of this type (caller) and cannot overlap the spare slot, which
         // holds no live value.
-        unsafe { std::ptr::copy_nonoverlapping(src, self.slot(self.len), self.item.size()) };
+        unsafe { copy_value(src, self.slot(self.len), self.item.size()) };
         self.len += 1;
         self.added.push(added);
         self.changed.push(UnsafeCell::new(changed));
@@ -245,7 +250,7 @@ impl Column {
         // pending), so nothing is overwritten.
         let slot = unsafe {
             let slot = self.slot(row);
-            std::ptr::copy_nonoverlapping(slot, self.slot(self.len), self.item.size());
+            copy_value(slot, self.slot(self.len), self.item.size());
             slot
         };
         self.pending = true;
@@ -278,6 +283,7 @@ impl Column {
 
     /// Swaps `row` with the last row and shortens the column by one, so the
     /// removed value's bytes sit in the spare slot (with the ticks removed).
+    #[inline]
     fn swap_remove_to_spare(&mut self, row: usize) {
         assert!(
             row < self.len,
@@ -288,13 +294,15 @@ impl Column {
         if row != last {
             // SAFETY: `row` and `last` are distinct rows below `len`, so
             // both slots are in bounds and do not overlap.
-            unsafe {
-                std::ptr::swap_nonoverlapping(self.slot(row), self.slot(last), self.item.size())
-            };
+            unsafe { swap_values(self.slot(row), self.slot(last), self.item.size()) };
         }
         self.len = last;
-        self.added.swap_remove(row);
-        self.changed.swap_remove(row);
+        // SAFETY: `row < len`, the ticks' length (invariant, asserted
+        // above).
+        unsafe {
+            remove_tick(&mut self.added, row);
+            remove_tick(&mut self.changed, row);
+        }
     }
 
     /// Drops the value parked in the spare slot, if any. The flag is
@@ -358,24 +366,53 @@ impl Column {
         self.data.as_ptr()
     }
 
-    /// Moves the value in `row` to the end of `to` (same component type),
-    /// with its ticks, and swap-removes it here.
+    /// Moves the value in `row` to the end of `to`, with its ticks, and
+    /// swap-removes it here: the last row is copied into `row` (one copy
+    /// per value, no swap, no drop).
+    ///
+    /// # Safety
+    ///
+    /// `to` holds the same component type as this column, has room for one
+    /// more row ([`reserve`](Self::reserve)) and no drop pending.
     ///
     /// # Panics
     ///
     /// If `row >= len` (before anything moves).
-    pub(crate) fn move_row_to(&mut self, row: usize, to: &mut Column) {
+    #[inline]
+    pub(crate) unsafe fn move_row_to(&mut self, row: usize, to: &mut Column) {
         debug_assert_eq!(self.item, to.item);
+        debug_assert!(to.len < to.capacity && !to.pending);
         assert!(
             row < self.len,
             "row {row} out of bounds ({} rows)",
             self.len
         );
-        // SAFETY: `row < len` holds an initialised value of `to`'s type;
-        // `swap_remove_forget` below gives up this column's ownership of it,
-        // so it is owned by `to` alone.
-        unsafe { to.push(self.slot(row), self.added[row], self.changed_tick(row)) };
-        self.swap_remove_forget(row);
+        let last = self.len - 1;
+        let size = self.item.size();
+        // SAFETY:
+        // - `row < len <= capacity` and `last < len`: both source slots are
+        //   in bounds, and distinct when `row != last`;
+        // - `to.len < to.capacity` (caller): `to`'s spare slot is in
+        //   bounds, in another allocation, and holds no live value (no drop
+        //   pending), so nothing is overwritten;
+        // - the two columns hold one type (caller), so the bytes of `row`
+        //   are a valid value for `to`, which owns it from here; this
+        //   column stops owning it as `len` drops to `last`, and `row` then
+        //   holds the last row's value (its old slot `last` is spare).
+        unsafe {
+            copy_value(self.slot(row), to.slot(to.len), size);
+            if row != last {
+                copy_value(self.slot(last), self.slot(row), size);
+            }
+        }
+        self.len = last;
+        to.len += 1;
+        // SAFETY: `row < len`, the ticks' length (invariant, asserted
+        // above), and `to` has room for a row's ticks (caller).
+        unsafe {
+            move_tick(&mut self.added, row, &mut to.added);
+            move_tick(&mut self.changed, row, &mut to.changed);
+        }
     }
 }
 
@@ -436,6 +473,124 @@ pub(crate) fn each_even_if_one_panics(count: usize, f: impl FnMut(usize)) {
         let i = rest.next;
         rest.next += 1;
         (rest.f)(i);
+    }
+}
+
+/// Copies one value of `size` bytes from `src` to `dst`: the sizes most
+/// components have (4 to 32 bytes) as two fixed-size, possibly overlapping
+/// moves inlined here, the rest through `copy_nonoverlapping`. A move per
+/// column per row is the hot path of every archetype move; a `memcpy` call
+/// of a run-time size costs more than the copy.
+///
+/// # Safety
+///
+/// `src` is valid for reads and `dst` for writes of `size` bytes, and the
+/// two ranges do not overlap.
+#[inline(always)]
+unsafe fn copy_value(src: *const u8, dst: *mut u8, size: usize) {
+    use std::ptr::copy_nonoverlapping as copy;
+    /// The head and tail `N` bytes (they overlap when `size < 2 * N`),
+    /// which together cover `N <= size <= 2 * N` bytes.
+    ///
+    /// # Safety
+    ///
+    /// As `copy_value`, and `N <= size`.
+    #[inline(always)]
+    unsafe fn head_tail<const N: usize>(src: *const u8, dst: *mut u8, size: usize) {
+        // SAFETY: `N <= size`, so `[0, N)` and `[size - N, size)` lie in
+        // both ranges (caller), which do not overlap; byte copies carry
+        // uninitialised padding and pointer provenance as they are.
+        unsafe {
+            copy(src, dst, N);
+            copy(src.add(size - N), dst.add(size - N), N);
+        }
+    }
+    // SAFETY: each arm copies within `size` bytes of both ranges (caller),
+    // its own bound on `size` meeting `head_tail`'s `N <= size`.
+    unsafe {
+        match size {
+            0 => {}
+            4..=7 => head_tail::<4>(src, dst, size),
+            8..=16 => head_tail::<8>(src, dst, size),
+            17..=32 => head_tail::<16>(src, dst, size),
+            _ => copy(src, dst, size),
+        }
+    }
+}
+
+/// Swap-removes `row` of `from` and appends it to `to`, as
+/// `to.push(from.swap_remove(row))` does, without the bound and capacity
+/// checks (the column checked both once for all its parts).
+///
+/// # Safety
+///
+/// `row < from.len()` and `to.len() < to.capacity()`.
+#[inline(always)]
+unsafe fn move_tick<T>(from: &mut Vec<T>, row: usize, to: &mut Vec<T>) {
+    debug_assert!(row < from.len() && to.len() < to.capacity());
+    let last = from.len() - 1;
+    let to_len = to.len();
+    // SAFETY:
+    // - `row <= last < from.len()`: both are initialised elements of
+    //   `from`; `row`'s is read out, then `last`'s is copied over it
+    //   (`copy` allows `row == last`) and the length drops to `last`, so
+    //   each value is owned once;
+    // - `to_len < to.capacity()` (caller): the slot is allocated and
+    //   uninitialised, and `to` owns it once its length grows past it;
+    // - `from` and `to` are distinct `&mut`s, so the writes do not alias.
+    unsafe {
+        let base = from.as_mut_ptr();
+        let value = base.add(row).read();
+        std::ptr::copy(base.add(last), base.add(row), 1);
+        from.set_len(last);
+        to.as_mut_ptr().add(to_len).write(value);
+        to.set_len(to_len + 1);
+    }
+}
+
+/// `from.swap_remove(row)`, dropping the tick, without the bound check.
+///
+/// # Safety
+///
+/// `row < from.len()`.
+#[inline(always)]
+unsafe fn remove_tick<T>(from: &mut Vec<T>, row: usize) {
+    debug_assert!(row < from.len());
+    let last = from.len() - 1;
+    // SAFETY: `row <= last < from.len()`: `row`'s element is read out and
+    // dropped, `last`'s copied over it (`copy` allows `row == last`) and
+    // the length drops to `last`, so each value is owned once.
+    unsafe {
+        let base = from.as_mut_ptr();
+        drop(base.add(row).read());
+        std::ptr::copy(base.add(last), base.add(row), 1);
+        from.set_len(last);
+    }
+}
+
+/// Swaps two values of `size` bytes: through a stack buffer with
+/// [`copy_value`] up to 32 bytes, `swap_nonoverlapping` beyond.
+///
+/// # Safety
+///
+/// `a` and `b` are each valid for reads and writes of `size` bytes, and the
+/// two ranges do not overlap.
+#[inline(always)]
+unsafe fn swap_values(a: *mut u8, b: *mut u8, size: usize) {
+    if size > 32 {
+        // SAFETY: the caller's contract is `swap_nonoverlapping`'s.
+        unsafe { std::ptr::swap_nonoverlapping(a, b, size) };
+        return;
+    }
+    let mut buffer = std::mem::MaybeUninit::<[u8; 32]>::uninit();
+    let tmp = buffer.as_mut_ptr().cast::<u8>();
+    // SAFETY: `size <= 32`, so `tmp` is valid for `size` bytes and is in
+    // neither range; `a` and `b` are valid and disjoint (caller). The three
+    // copies leave `a`'s bytes in `b` and `b`'s in `a`.
+    unsafe {
+        copy_value(a, tmp, size);
+        copy_value(b, a, size);
+        copy_value(tmp, b, size);
     }
 }
 
@@ -527,6 +682,95 @@ mod tests {
             assert_eq!(ptr.addr() % 64, 0);
             assert_eq!(read::<Wide>(&column, row).0, row as u8);
         }
+    }
+
+    /// A value of `N` bytes, each different, so a byte copied to the wrong
+    /// place or not at all shows.
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    struct Bytes<const N: usize>([u8; N]);
+
+    fn bytes<const N: usize>(seed: u8) -> Bytes<N> {
+        Bytes(std::array::from_fn(|i| {
+            seed.wrapping_mul(37).wrapping_add(i as u8)
+        }))
+    }
+
+    fn push_with_ticks<T: Send + Sync + 'static>(column: &mut Column, value: T, tick: u32) {
+        let value = std::mem::ManuallyDrop::new(value);
+        // SAFETY: a valid `T` that the ManuallyDrop gives up.
+        unsafe { column.push((&raw const *value).cast(), tick, tick + 100) }
+    }
+
+    /// Rows moved to another column, swap-removed and parked keep every
+    /// byte and their ticks, for a type of `size_of::<T>()` bytes.
+    fn moves_keep_every_byte<T: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static>(
+        value: impl Fn(u8) -> T,
+    ) {
+        let info = ComponentInfo::of::<T>();
+        let (mut from, mut to) = (Column::new(&info), Column::new(&info));
+        for i in 0..6 {
+            push_with_ticks(&mut from, value(i), u32::from(i));
+        }
+        let rows = |column: &Column| -> Vec<(T, u32, u32)> {
+            (0..column.len())
+                .map(|row| {
+                    let ticks = (column.added_tick(row), column.changed_tick(row));
+                    (*read::<T>(column, row), ticks.0, ticks.1)
+                })
+                .collect()
+        };
+        let expect = |seeds: &[u8]| -> Vec<(T, u32, u32)> {
+            seeds
+                .iter()
+                .map(|&i| (value(i), u32::from(i), u32::from(i) + 100))
+                .collect()
+        };
+        // A middle row (the last fills it), then the last row itself.
+        for row in [1, 4] {
+            to.reserve(1);
+            // SAFETY: one type, room reserved, no drop pending.
+            unsafe { from.move_row_to(row, &mut to) };
+        }
+        assert_eq!(rows(&from), expect(&[0, 5, 2, 3]));
+        assert_eq!(rows(&to), expect(&[1, 4]));
+        from.swap_remove_forget(0);
+        assert_eq!(rows(&from), expect(&[3, 5, 2]));
+        // SAFETY: `swap_remove_forget` left row 0's value in the spare slot.
+        assert_eq!(unsafe { *from.spare_ptr().cast::<T>() }, value(0));
+        from.reserve(1);
+        // SAFETY: row 1 < len, room reserved, no drop pending; the slot is
+        // filled at once.
+        unsafe { from.park_row(1, 7).cast::<T>().write(value(9)) };
+        from.drop_pending();
+        assert_eq!(rows(&from)[1], (value(9), 5, 7));
+    }
+
+    #[test]
+    fn moves_keep_every_byte_of_every_size() {
+        /// Padding between and after the fields: copied as it is.
+        #[derive(Clone, Copy, PartialEq, Debug)]
+        #[repr(C)]
+        struct Padded(u8, u32, u8, u64, u16);
+        moves_keep_every_byte(|_| ());
+        moves_keep_every_byte(bytes::<1>);
+        moves_keep_every_byte(bytes::<2>);
+        moves_keep_every_byte(bytes::<3>);
+        moves_keep_every_byte(bytes::<4>);
+        moves_keep_every_byte(bytes::<5>);
+        moves_keep_every_byte(bytes::<7>);
+        moves_keep_every_byte(bytes::<8>);
+        moves_keep_every_byte(bytes::<9>);
+        moves_keep_every_byte(bytes::<12>);
+        moves_keep_every_byte(bytes::<15>);
+        moves_keep_every_byte(bytes::<16>);
+        moves_keep_every_byte(bytes::<17>);
+        moves_keep_every_byte(bytes::<24>);
+        moves_keep_every_byte(bytes::<31>);
+        moves_keep_every_byte(bytes::<32>);
+        moves_keep_every_byte(bytes::<33>);
+        moves_keep_every_byte(bytes::<64>);
+        moves_keep_every_byte(|i| Padded(i, u32::from(i) << 8, !i, u64::from(i) << 40, 7));
+        moves_keep_every_byte(|i| u64::from(i) << 32 | 0xABCD);
     }
 
     #[test]

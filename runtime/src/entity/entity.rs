@@ -210,12 +210,31 @@ impl Slots {
             .filter(|slot| slot.generation == entity.generation.get())
     }
 
-    /// Records that live `entity` moved to `row` of its archetype.
+    /// Records that `entity`, stored in an archetype (so alive), moved to
+    /// `row` of its archetype.
+    #[inline]
     pub(crate) fn set_row(&mut self, entity: Entity, row: u32) {
-        self.get_mut(entity)
-            .expect("a stored entity is alive")
-            .location
-            .row = row;
+        self.live_slot(entity).location.row = row;
+    }
+
+    /// Records that `entity`, stored in an archetype (so alive), moved to
+    /// `location`.
+    #[inline]
+    pub(crate) fn set_location(&mut self, entity: Entity, location: Location) {
+        self.live_slot(entity).location = location;
+    }
+
+    /// The slot of `entity`, which an archetype stores (every stored
+    /// entity is alive: the store's invariant), found by index alone.
+    #[inline]
+    fn live_slot(&mut self, entity: Entity) -> &mut Slot {
+        let slot = &mut self.slots[entity.slot as usize];
+        debug_assert_eq!(
+            slot.generation,
+            entity.generation.get(),
+            "a stored entity is alive"
+        );
+        slot
     }
 
     /// Frees `entity`'s slot, returning where it lived; `None` when stale.

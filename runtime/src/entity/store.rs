@@ -181,6 +181,7 @@ pub struct Entities {
 }
 
 /// Records that `entity` lost each of `components` at `tick`.
+#[inline]
 fn record_removals(
     removed: &mut Vec<Vec<(Entity, u32)>>,
     components: &[ComponentId],
@@ -551,6 +552,7 @@ impl Entities {
     }
 
     /// The live, unfrozen location of `entity`.
+    #[inline]
     fn movable(&self, entity: Entity) -> Result<Location, EntityError> {
         let slot = self
             .slots
@@ -576,7 +578,13 @@ impl Entities {
         for (column, &to) in source.columns.iter_mut().zip(&edge.moves) {
             match to {
                 DROPPED => column.swap_remove_forget(row),
-                to => column.move_row_to(row, &mut target.columns[to as usize]),
+                // SAFETY:
+                // - `to` is the target column of this source column's
+                //   component (`Edge`'s invariant), so of its type;
+                // - every target column has room for a row (`reserve(1)`
+                //   above) and no drop pending (every operation finishes
+                //   its drops before it returns).
+                to => unsafe { column.move_row_to(row, &mut target.columns[to as usize]) },
             }
         }
         target.entities.push(entity);
@@ -587,10 +595,7 @@ impl Entities {
             archetype: edge.to,
             row: new_row,
         };
-        self.slots
-            .get_mut(entity)
-            .expect("moved entity is alive")
-            .location = new;
+        self.slots.set_location(entity, new);
         new
     }
 
@@ -643,7 +648,10 @@ impl Entities {
             // SAFETY: `write` moved the field's value into the spare slot.
             unsafe { table.columns[field.column as usize].commit_spare(tick, tick) };
         }
-        table.drop_pending();
+        // Only a replaced value is pending (`park_row`); the move left none.
+        if edge.overwrites {
+            table.drop_pending();
+        }
         Ok(())
     }
 
@@ -653,26 +661,35 @@ impl Entities {
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         let location = self.movable(entity)?;
         let id = self.bundle::<B>()?;
-        let source = self
+        let edge = match self
             .archetypes
-            .get(location.archetype)
-            .expect("live archetype");
-        let info = self.bundles.info(id);
-        if let Some(&missing) = info.sorted.iter().find(|&&c| !source.contains(c)) {
-            let component = self.components.info(missing).name();
-            return Err(EntityError::MissingComponent { entity, component });
-        }
-        if info.sorted.is_empty() {
-            // SAFETY: no fields: `take` reads nothing.
-            return Ok(unsafe { B::take(|_| unreachable!("a bundle without fields")) });
-        }
-        let edge = self.archetypes.edge(
-            location.archetype,
-            Change::Remove,
-            (id, info),
-            &self.components,
-            &mut self.scratch,
-        );
+            .cached_edge(location.archetype, Change::Remove, id)
+        {
+            // A cached removal's fields are all in the source.
+            Some(edge) => edge,
+            None => {
+                let source = self
+                    .archetypes
+                    .get(location.archetype)
+                    .expect("live archetype");
+                let info = self.bundles.info(id);
+                if let Some(&missing) = info.sorted.iter().find(|&&c| !source.contains(c)) {
+                    let component = self.components.info(missing).name();
+                    return Err(EntityError::MissingComponent { entity, component });
+                }
+                if info.sorted.is_empty() {
+                    // SAFETY: no fields: `take` reads nothing.
+                    return Ok(unsafe { B::take(|_| unreachable!("a bundle without fields")) });
+                }
+                self.archetypes.edge(
+                    location.archetype,
+                    Change::Remove,
+                    (id, info),
+                    &self.components,
+                    &mut self.scratch,
+                )
+            }
+        };
         let tick = fresh_tick(&mut self.tick);
         record_removals(
             &mut self.removed,
@@ -777,6 +794,8 @@ impl Entities {
     #[cfg(test)]
     pub(crate) fn has_insert_edge<B: Bundle>(&mut self, from: ArchetypeId) -> bool {
         let id = self.bundles.register::<B>(&mut self.components);
-        self.archetypes.has_edge(from, Change::Insert, id)
+        self.archetypes
+            .cached_edge(from, Change::Insert, id)
+            .is_some()
     }
 }

@@ -56,6 +56,7 @@ impl World {
     }
 
     /// A changing view of `entity`, or `None` when it is not alive.
+    #[inline]
     pub fn entity_mut(&mut self, entity: Entity) -> Option<EntityMut<'_>> {
         let entities = self.entities_mut();
         entities
@@ -111,6 +112,7 @@ impl World {
     /// world's change cursors and removal records count in the old store's
     /// ticks, so `Changed`, `Added` and `Removed` mean nothing for the new
     /// store's rows until its systems are registered again.
+    #[inline]
     pub fn entities_mut(&mut self) -> &mut Entities {
         let slot = self
             .graph
