@@ -14,9 +14,11 @@
 //! Each world has its own pool of one thread per core (the caller plus
 //! workers). The target: adaptive within 10% of the faster of the other two
 //! in every row. After criterion's figures, a summary measures the three
-//! again, interleaved in rounds, and prints the medians and the ratio of
-//! adaptive to the faster fixed choice. A command-line filter (criterion's)
-//! also selects the summary's rows (`workload/nodes`).
+//! again, interleaved in short rounds, and prints the medians and the
+//! median per-round ratio of adaptive to the faster fixed choice
+//! (`--summary-only` skips criterion; `--control` adds a copy of each fixed
+//! choice, whose ratio shows the method's own spread). A command-line
+//! filter (criterion's) also selects the summary's rows (`workload/nodes`).
 
 #![allow(missing_docs)]
 
