@@ -58,7 +58,8 @@
 //! error (a few preempted frames among many measure nothing). A side whose
 //! tail is unknown counts as having none, with the preferred side's error,
 //! and once preferred runs a short stretch first ([`EXPLORE_SAMPLES`]
-//! steady samples), after which a probe compares the two measured tails:
+//! steady samples, or a quarter of the budget's stretch if longer), after
+//! which a probe compares the two measured tails:
 //! a side is never left on a long stretch before its tail is known. A tail
 //! is forgotten after [`TAIL_MEMORY`] probes, so a side left for its tail
 //! is explored again now and then (the machine may have calmed down).
@@ -371,8 +372,11 @@ impl Adaptive {
             .clamp(1.0, f64::from(SAMPLE_EVERY_MAX)) as u32;
         self.countdown = self.stretch();
         if exploring {
+            // No sooner than a new plan brings a probe: a world whose plan
+            // changes every frame measures no tail, and must not probe more
+            // for it.
             let explore = EXPLORE_SAMPLES.saturating_mul(self.sample_every) + 1;
-            self.countdown = self.countdown.min(explore.max(MIN_INTERVAL));
+            self.countdown = self.countdown.min(explore.max(self.soon()));
         }
         self.since_probe = 0;
         self.last_sample_ns = 0.0;
@@ -822,7 +826,7 @@ mod tests {
         let mut adaptive = Adaptive::default();
         // The first probe, the short stretch that measures inline's tail,
         // and the probe after it.
-        drive(&mut adaptive, &mut Machine::new(3.1, 3.0).cold(), 3_000);
+        drive(&mut adaptive, &mut Machine::new(3.1, 3.0).cold(), 30_000);
         assert!(adaptive.probe.is_none(), "the second probe is over");
         assert!(adaptive.tails[Choice::Inline.index()].is_some());
         let stretch = adaptive.stretch();
