@@ -14,9 +14,11 @@
 //! Each world has its own pool of one thread per core (the caller plus
 //! workers). The target: adaptive within 10% of the faster of the other two
 //! in every row. After criterion's figures, a summary measures the three
-//! again, interleaved in rounds, and prints the medians and the ratio of
-//! adaptive to the faster fixed choice. A command-line filter (criterion's)
-//! also selects the summary's rows (`workload/nodes`).
+//! again, interleaved in short rounds, and prints the medians and the
+//! median per-round ratio of adaptive to the faster fixed choice
+//! (`--summary-only` skips criterion; `--control` adds a copy of each fixed
+//! choice, whose ratio shows the method's own spread). A command-line
+//! filter (criterion's) also selects the summary's rows (`workload/nodes`).
 
 #![allow(missing_docs)]
 
@@ -160,13 +162,28 @@ fn mean_ns(world: &mut World, budget: Duration) -> f64 {
     start.elapsed().as_nanos() as f64 / iterations as f64
 }
 
-/// The three executors again, interleaved in rounds after a warm-up of each
-/// (the median round counts), so the ratios compare figures taken side by
-/// side.
+/// The median of `values` (sorted in place).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The three executors again, interleaved in short rounds after a warm-up
+/// of each, so the ratios compare figures taken side by side: each round
+/// measures every world once, in an order rotated from round to round (no
+/// world always follows the same one), and the ratio is the median of the
+/// rounds' adaptive / faster-fixed-choice, that choice being the one with
+/// the lower median. On this shared 2-core machine the load moves within a
+/// second: rounds of 150 ms, each world's median taken apart, left pinned
+/// inline 20% away from itself in one run (adaptive, inline as well, at
+/// 0.78x inline). With `--control`, two more worlds, a second pinned pool
+/// and a second inline, give the same ratio for a copy of the faster fixed
+/// choice: what the method itself spreads.
 fn summary() {
-    const ROUNDS: usize = 7;
-    const ROUND: Duration = Duration::from_millis(150);
+    const ROUNDS: usize = 31;
+    const ROUND: Duration = Duration::from_millis(35);
     let filter = filter();
+    let control = std::env::args().any(|arg| arg == "--control");
     println!(
         "\nadaptive summary (median of {ROUNDS} interleaved rounds of {} ms, load {}):",
         ROUND.as_millis(),
@@ -175,9 +192,25 @@ fn summary() {
             .trim()
     );
     println!(
-        "{:>9} {:>6} {:>12} {:>12} {:>12} {:>16}",
-        "workload", "nodes", "adaptive", "pool", "inline", "adaptive/faster"
+        "{:>9} {:>6} {:>12} {:>12} {:>12} {:>16}{}",
+        "workload",
+        "nodes",
+        "adaptive",
+        "pool",
+        "inline",
+        "adaptive/faster",
+        if control { "  control/faster" } else { "" }
     );
+    let executors: Vec<ExecutorKind> = EXECUTORS
+        .iter()
+        .map(|&(_, executor)| executor)
+        .chain(
+            control
+                .then_some([ExecutorKind::Parallel, ExecutorKind::Serial])
+                .into_iter()
+                .flatten(),
+        )
+        .collect();
     let mut worst: f64 = 0.0;
     for workload in Workload::ALL {
         for nodes in SIZES {
@@ -185,33 +218,43 @@ fn summary() {
             if filter.as_ref().is_some_and(|f| !row.contains(f.as_str())) {
                 continue;
             }
-            let mut worlds: Vec<World> = EXECUTORS
+            let mut worlds: Vec<World> = executors
                 .iter()
-                .map(|&(_, executor)| world(workload, nodes, executor))
+                .map(|&executor| world(workload, nodes, executor))
                 .collect();
             for world in &mut worlds {
                 mean_ns(world, Duration::from_millis(300));
             }
             let mut samples = vec![Vec::with_capacity(ROUNDS); worlds.len()];
-            for _ in 0..ROUNDS {
-                for (world, samples) in worlds.iter_mut().zip(&mut samples) {
-                    samples.push(mean_ns(world, ROUND));
+            for round in 0..ROUNDS {
+                for i in 0..worlds.len() {
+                    let i = (i + round) % worlds.len();
+                    samples[i].push(mean_ns(&mut worlds[i], ROUND));
                 }
             }
-            let [adaptive, pool, inline] = [0, 1, 2].map(|i| {
-                samples[i].sort_by(f64::total_cmp);
-                samples[i][ROUNDS / 2]
-            });
-            let ratio = adaptive / pool.min(inline);
+            let medians: Vec<f64> = samples.iter().map(|s| median(&mut s.clone())).collect();
+            let (adaptive, pool, inline) = (medians[0], medians[1], medians[2]);
+            let faster = if pool <= inline { 1 } else { 2 };
+            let ratio_to_faster = |world: usize| {
+                let mut ratios: Vec<f64> = samples[world]
+                    .iter()
+                    .zip(&samples[faster])
+                    .map(|(ours, theirs)| ours / theirs)
+                    .collect();
+                median(&mut ratios)
+            };
+            let ratio = ratio_to_faster(0);
+            let control_ratio = control.then(|| ratio_to_faster(faster + 2));
             worst = worst.max(ratio);
             let us = |ns: f64| format!("{:.2} us", ns / 1e3);
             println!(
-                "{:>9} {nodes:>6} {:>12} {:>12} {:>12} {:>15.3}x",
+                "{:>9} {nodes:>6} {:>12} {:>12} {:>12} {:>15.3}x{}",
                 workload.name(),
                 us(adaptive),
                 us(pool),
                 us(inline),
-                ratio
+                ratio,
+                control_ratio.map_or(String::new(), |r| format!(" {r:>15.3}x"))
             );
         }
     }

@@ -42,6 +42,28 @@
 //! [`DRIFT`] from what the last probe measured (the workload or the machine
 //! changed), the next probe is brought forward. The other iterations cost a
 //! counter.
+//!
+//! # Tails
+//!
+//! A probe's fastest samples are a side's cost in frames nothing preempts;
+//! what a side costs frame after frame also has its slow frames. Those hit
+//! both sides alike when another process takes this thread's core, but not
+//! when it takes a worker's: a pool frame then waits for the node the
+//! preempted worker holds, so on a busy machine the pool's mean can be well
+//! above its fastest frames while inline's is not. The plain mean of the
+//! steady samples over a stretch, less the preferred side's cost measured
+//! by the probe that ends it, is that side's *tail*, with the mean's
+//! standard error. A verdict adds to the preferred side's cost its tail
+//! beyond the other side's, counting only what exceeds their combined
+//! error (a few preempted frames among many measure nothing). A side whose
+//! tail is unknown counts as having none, with the preferred side's error
+//! (unless its fastest frames are [`EXPLORE_RANGE`] slower), and once
+//! preferred runs a short stretch first ([`EXPLORE_SAMPLES`]
+//! steady samples, or a quarter of the budget's stretch if longer), after
+//! which a probe compares the two measured tails:
+//! a side is never left on a long stretch before its tail is known. A tail
+//! is forgotten after [`TAIL_MEMORY`] probes, so a side left for its tail
+//! is explored again now and then (the machine may have calmed down).
 
 use std::time::Duration;
 
@@ -91,6 +113,17 @@ const CLAMP: f64 = 1.5;
 /// How far the running estimate may move from the last probe's before the
 /// next probe is brought forward.
 const DRIFT: f64 = 0.25;
+/// Steady samples a stretch needs before its mean measures a tail.
+const TAIL_SAMPLES: u32 = 16;
+/// Steady samples in an exploration's stretch.
+const EXPLORE_SAMPLES: u32 = 128;
+/// A side whose tail is unknown is explored for it only when its fastest
+/// frames are within this factor of the preferred side's: under heavy load
+/// every side's mean is far above its fastest frames, and exploring a side
+/// twice as slow for that costs more than it can find.
+const EXPLORE_RANGE: f64 = 1.5;
+/// Probes a measured tail is remembered for.
+const TAIL_MEMORY: u32 = 16;
 
 /// Which executor one iteration runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +135,14 @@ pub(crate) enum Choice {
 }
 
 impl Choice {
+    /// The side's slot in per-side arrays.
+    fn index(self) -> usize {
+        match self {
+            Choice::Pool => 0,
+            Choice::Inline => 1,
+        }
+    }
+
     fn other(self) -> Self {
         match self {
             Choice::Pool => Choice::Inline,
@@ -198,6 +239,24 @@ pub(crate) struct Adaptive {
     sample_every: u32,
     /// The last steady sample, in ns.
     last_sample_ns: f64,
+    /// The steady samples since the last probe, unclamped: their sum and
+    /// sum of squares (ns, ns²), and count.
+    steady_sum_ns: f64,
+    steady_squares: f64,
+    steady_count: u32,
+    /// Each side's tail (see the module docs), by [`Choice::index`].
+    tails: [Option<Tail>; 2],
+}
+
+/// A side's tail, as the steady samples of a stretch measured it.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    /// Their mean less the side's probed cost, in ns (at least 0).
+    ns: f64,
+    /// The mean's standard error, in ns.
+    error_ns: f64,
+    /// Probes since.
+    age: u32,
 }
 
 impl Default for Adaptive {
@@ -215,6 +274,10 @@ impl Default for Adaptive {
             since_probe: 0,
             sample_every: SAMPLE_EVERY_MAX,
             last_sample_ns: 0.0,
+            steady_sum_ns: 0.0,
+            steady_squares: 0.0,
+            steady_count: 0,
+            tails: [None; 2],
         }
     }
 }
@@ -226,6 +289,14 @@ impl Adaptive {
     /// point.
     pub(crate) fn reset(&mut self) {
         self.countdown = self.countdown.min(self.soon());
+        // The stretch's frames so far ran the old plan: they measure no tail.
+        self.clear_steady();
+    }
+
+    fn clear_steady(&mut self) {
+        self.steady_sum_ns = 0.0;
+        self.steady_squares = 0.0;
+        self.steady_count = 0;
     }
 
     /// The executor for the next iteration, and whether to time it (and
@@ -282,8 +353,20 @@ impl Adaptive {
         self.probe_excess_ns = half.excess(other_ns, best)
             + self.first_half_samples as f64 * (preferred_ns - best)
             + PROBE_AFTERMATH.as_nanos() as f64;
-        if other_ns < preferred_ns * (1.0 - HYSTERESIS) {
+        self.measure_tail(preferred_ns);
+        if other_ns < (preferred_ns + self.tail_shift(preferred_ns, other_ns)) * (1.0 - HYSTERESIS)
+        {
             self.preferred = half.side;
+        }
+        // A side whose tail is unknown runs a short stretch first.
+        let exploring = self.tails[self.preferred.index()].is_none();
+        for tail in &mut self.tails {
+            if tail.is_some_and(|tail| tail.age >= TAIL_MEMORY) {
+                *tail = None;
+            }
+            if let Some(tail) = tail {
+                tail.age += 1;
+            }
         }
         let cost = if self.preferred == half.side {
             other_ns
@@ -295,8 +378,52 @@ impl Adaptive {
         self.sample_every = (SAMPLE_SPAN.as_nanos() as f64 / cost.max(1.0))
             .clamp(1.0, f64::from(SAMPLE_EVERY_MAX)) as u32;
         self.countdown = self.stretch();
+        if exploring {
+            // No sooner than a new plan brings a probe: a world whose plan
+            // changes every frame measures no tail, and must not probe more
+            // for it.
+            let explore = EXPLORE_SAMPLES.saturating_mul(self.sample_every) + 1;
+            self.countdown = self.countdown.min(explore.max(self.soon()));
+        }
         self.since_probe = 0;
         self.last_sample_ns = 0.0;
+    }
+
+    /// The preferred side's tail from the stretch just run (if it took
+    /// enough steady samples), against `preferred_ns`, its cost as measured
+    /// by the probe that ends the stretch.
+    fn measure_tail(&mut self, preferred_ns: f64) {
+        let count = f64::from(self.steady_count);
+        if self.steady_count >= TAIL_SAMPLES {
+            let mean = self.steady_sum_ns / count;
+            let variance =
+                (self.steady_squares / count - mean * mean).max(0.0) * count / (count - 1.0);
+            self.tails[self.preferred.index()] = Some(Tail {
+                ns: (mean - preferred_ns).max(0.0),
+                error_ns: (variance / count).sqrt(),
+                age: 0,
+            });
+        }
+        self.clear_steady();
+    }
+
+    /// The preferred side's tail beyond the other side's, in ns, past their
+    /// combined error (negative where the other's is the longer), the probe
+    /// having measured the two sides at `preferred_ns` and `other_ns`; an
+    /// unknown tail is none, with the known one's error, unless that side's
+    /// fastest frames are [`EXPLORE_RANGE`] slower (not worth exploring).
+    fn tail_shift(&self, preferred_ns: f64, other_ns: f64) -> f64 {
+        let Some(ours) = self.tails[self.preferred.index()] else {
+            return 0.0;
+        };
+        let theirs = match self.tails[self.preferred.other().index()] {
+            Some(theirs) => theirs,
+            None if other_ns > EXPLORE_RANGE * preferred_ns => return 0.0,
+            None => Tail { ns: 0.0, ..ours },
+        };
+        let difference = ours.ns - theirs.ns;
+        let margin = ours.error_ns.hypot(theirs.error_ns);
+        difference.signum() * (difference.abs() - margin).max(0.0)
     }
 
     /// Iterations to the next probe: what spreads the last probe's extra
@@ -324,6 +451,9 @@ impl Adaptive {
         };
         let ceiling = CLAMP * estimate.max(self.last_sample_ns);
         self.last_sample_ns = ns;
+        self.steady_sum_ns += ns;
+        self.steady_squares += ns * ns;
+        self.steady_count = self.steady_count.saturating_add(1);
         *estimate += WEIGHT * (ns.min(ceiling) - *estimate);
         let next = if (*estimate / self.probed_ns.max(1.0) - 1.0).abs() > DRIFT {
             self.soon()
@@ -357,6 +487,11 @@ mod tests {
         /// Every `preempt_every`-th iteration is preempted for `preempt` ns.
         preempt_every: u64,
         preempt: f64,
+        /// Every `stall_every`-th pool iteration waits `stall` ns for a
+        /// preempted worker.
+        stall_every: u64,
+        stall: f64,
+        pool_iterations: u64,
         // State.
         last: Option<Choice>,
         since_pool_ns: f64,
@@ -375,6 +510,9 @@ mod tests {
                 first_pool: 0.0,
                 preempt_every: 0,
                 preempt: 0.0,
+                stall_every: 0,
+                stall: 0.0,
+                pool_iterations: 0,
                 last: None,
                 since_pool_ns: f64::INFINITY,
                 pool_ran: false,
@@ -400,6 +538,14 @@ mod tests {
             self
         }
 
+        /// Another process on the machine takes a worker's core now and
+        /// then: every `every`-th pool iteration waits `us` more.
+        fn stalled(mut self, every: u64, us: f64) -> Self {
+            self.stall_every = every;
+            self.stall = us * 1e3;
+            self
+        }
+
         /// Runs one iteration on `choice`; what it cost, in ns.
         fn run(&mut self, choice: Choice) -> f64 {
             self.iteration += 1;
@@ -414,6 +560,11 @@ mod tests {
                         ns += self.wake;
                     }
                     self.since_pool_ns = 0.0;
+                    self.pool_iterations += 1;
+                    if self.stall_every > 0 && self.pool_iterations.is_multiple_of(self.stall_every)
+                    {
+                        ns += self.stall;
+                    }
                     ns
                 }
                 Choice::Inline => {
@@ -603,8 +754,51 @@ mod tests {
         let mut adaptive = Adaptive::default();
         let run = drive(&mut adaptive, &mut machine.clone(), 20_000);
         assert!(run.on_pool < 600, "{run:?}");
+        // Inline's mean is far above its fastest frames, but the pool's
+        // fastest are twice as slow: not explored for its tail.
         assert_eq!(run.switches, 0, "{run:?}");
         assert_eq!(adaptive.preferred, Choice::Inline);
+    }
+
+    /// The issue-21 case: 16 systems, 19 µs a frame on the pool and 25
+    /// inline in frames nothing preempts, but with another busy process one
+    /// pool frame in 8 waits 160 µs for a preempted worker: the pool's mean
+    /// is 39 µs, and its fastest samples hide it.
+    #[test]
+    fn a_pool_slowed_by_preempted_workers_is_left_for_inline() {
+        let machine = Machine::new(19.0, 25.0).cold().stalled(8, 160.0);
+        let (run, ratio) = against_best(&machine, 50_000);
+        assert!(ratio < 1.03, "{ratio:.3}x pinned inline: {run:?}");
+        assert!(run.on_pool < 50_000 / 20, "{run:?}");
+    }
+
+    /// The stalls pass: the pool, tried again now and then, wins again.
+    #[test]
+    fn a_side_left_for_its_tail_is_tried_again() {
+        let mut adaptive = Adaptive::default();
+        let stalled = Machine::new(19.0, 25.0).cold().stalled(8, 160.0);
+        drive(&mut adaptive, &mut stalled.clone(), 20_000);
+        assert_eq!(adaptive.preferred, Choice::Inline);
+        let calm = Machine::new(19.0, 25.0).cold();
+        // The pool's tail is forgotten within `TAIL_MEMORY` probes...
+        drive(&mut adaptive, &mut calm.clone(), 30_000);
+        assert_eq!(adaptive.preferred, Choice::Pool, "{adaptive:?}");
+        // ...and, measured again, keeps it there.
+        let run = drive(&mut adaptive, &mut calm.clone(), 20_000);
+        assert!(run.on_pool > 19_500, "{run:?}");
+    }
+
+    /// Preempted frames on both sides alike, the sides close: the pool is
+    /// explored for its tail (unknown), found alike, and left.
+    #[test]
+    fn a_side_with_an_unknown_tail_is_explored_and_left_when_alike() {
+        let machine = Machine::new(36.0, 30.0).cold().preempted(7, 5_000.0);
+        let mut adaptive = Adaptive::default();
+        let run = drive(&mut adaptive, &mut machine.clone(), 20_000);
+        assert!(run.on_pool < 1_000, "{run:?}");
+        assert!(run.switches <= 2, "{run:?}");
+        assert_eq!(adaptive.preferred, Choice::Inline);
+        assert!(adaptive.tails.iter().all(Option::is_some), "{adaptive:?}");
     }
 
     #[test]
@@ -655,8 +849,11 @@ mod tests {
     #[test]
     fn a_new_plan_probes_again_soon() {
         let mut adaptive = Adaptive::default();
-        drive(&mut adaptive, &mut Machine::new(3.1, 3.0).cold(), 100);
-        assert!(adaptive.probe.is_none(), "the first probe is over");
+        // The first probe, the short stretch that measures inline's tail,
+        // and the probe after it.
+        drive(&mut adaptive, &mut Machine::new(3.1, 3.0).cold(), 30_000);
+        assert!(adaptive.probe.is_none(), "the second probe is over");
+        assert!(adaptive.tails[Choice::Inline.index()].is_some());
         let stretch = adaptive.stretch();
         assert!(adaptive.countdown > stretch / 2, "{adaptive:?}");
         adaptive.reset();
