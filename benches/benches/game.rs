@@ -13,14 +13,24 @@
 //! window and the iteration boundary):
 //! `1 - sum(node time) / (update time * threads)`. The fixed plan's nodes count as
 //! their last step's time times the frame's steps (the runtime keeps only
-//! the last step's timings). `--summary-only` skips criterion.
+//! the last step's timings). Then, from `World::run_stats` (issue 21), for
+//! the runs the executor made on the pool: how many per frame and their
+//! time, the threads' idle time in them (summed over threads) and the part
+//! parked, the time `par_for_each` callers waited for stolen helpers' last
+//! slices, parks and wake-ups per frame (counts, which do not depend on the
+//! machine's load), the helpers another thread took of those pushed, their
+//! wake-up latency (push to start; mean, and max over the frames), and the
+//! runs' own efficiency, `1 - idle / (run time * threads)`. Above one
+//! thread each count runs twice: on the adaptive executor (the game's) and
+//! on the pool alone (`ExecutorKind::Parallel`). `--summary-only` skips
+//! criterion.
 
 #![allow(missing_docs)]
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
-use sluice::{FixedTime, RunStats};
+use sluice::{ExecutorKind, FixedTime, RunStats};
 use sluice_benches::threads::thread_counts;
 use sluice_game::{Config, Game};
 
@@ -65,7 +75,9 @@ struct Figures {
     update: Duration,
     /// Share of the threads' time in node bodies.
     in_nodes: f64,
-    /// The executor's runs (variable plan plus fixed steps), summed.
+    /// The executor's measured runs (variable plan plus fixed steps, on the
+    /// pool), their count and their time, summed.
+    runs: f64,
     wall: Duration,
     idle: Duration,
     parked: Duration,
@@ -84,6 +96,7 @@ fn add_run(figures: &mut Figures, stats: &RunStats, times: u32) {
         return;
     }
     let n = u64::from(times) as f64;
+    figures.runs += f64::from(times);
     figures.wall += stats.wall * times;
     figures.idle += stats.idle * times;
     figures.parked += stats.parked * times;
@@ -99,8 +112,9 @@ fn add_run(figures: &mut Figures, stats: &RunStats, times: u32) {
 /// Per-frame means over `frames` frames: update time, the share of it in
 /// node bodies, and the executor's idle and wake-up figures
 /// (`World::run_stats`).
-fn measure(entities: usize, threads: usize, frames: u64) -> Figures {
+fn measure(entities: usize, threads: usize, frames: u64, executor: ExecutorKind) -> Figures {
     let mut game = game(entities, threads, true);
+    game.world_mut().set_executor(executor);
     let mut nodes = Vec::new();
     let mut sum = Figures::default();
     let mut in_nodes = Duration::ZERO;
@@ -118,6 +132,7 @@ fn measure(entities: usize, threads: usize, frames: u64) -> Figures {
     Figures {
         update: per(sum.update),
         in_nodes: in_nodes.as_secs_f64() / sum.update.as_secs_f64(),
+        runs: sum.runs / frames as f64,
         wall: per(sum.wall),
         idle: per(sum.idle),
         parked: per(sum.parked),
@@ -147,13 +162,15 @@ fn summary() {
          helpers' last slices"
     );
     println!(
-        "{:>9} | {:>7} | {:>12} | {:>8} | {:>10} | {:>13} | {:>9} | {:>9} | {:>10} | {:>11} | {:>15} | {:>18} | {:>10}",
+        "{:>9} | {:>7} | {:>8} | {:>12} | {:>8} | {:>10} | {:>13} | {:>16} | {:>9} | {:>9} | {:>10} | {:>11} | {:>15} | {:>18} | {:>10}",
         "units",
         "threads",
+        "executor",
         "update",
         "speed-up",
         "efficiency",
         "outside nodes",
+        "pool runs",
         "idle",
         "parked",
         "slice wait",
@@ -166,32 +183,44 @@ fn summary() {
         let frames = if entities > 50_000 { 60 } else { 300 };
         let mut one = None;
         for &threads in &counts {
-            let f = measure(entities, threads, frames);
-            // The speed-up is against 1 thread when 1 is among the counts.
-            let base = *one.get_or_insert((threads, f.update));
-            let speed_up = base.1.as_secs_f64() / f.update.as_secs_f64() * base.0 as f64;
-            let us = |d: Duration| d.as_secs_f64() * 1e6;
-            let run_efficiency = if f.wall.is_zero() {
-                1.0
+            // One thread: the adaptive executor runs inline. More: the
+            // adaptive executor (what the game uses) and the pool alone.
+            let executors: &[ExecutorKind] = if threads == 1 {
+                &[ExecutorKind::Adaptive]
             } else {
-                1.0 - f.idle.as_secs_f64() / (f.wall.as_secs_f64() * threads as f64)
+                &[ExecutorKind::Adaptive, ExecutorKind::Parallel]
             };
-            println!(
-                "{entities:>9} | {threads:>7} | {:>9.3} ms | {speed_up:>7.2}x | {:>9.1}% | {:>12.1}% | {:>6.0} us | {:>6.0} us | {:>7.0} us | {:>5.1}/{:<5.1} | {:>6.1} of {:>5.1} | {:>6.1}/{:>6.0} us | {:>9.1}%",
-                f.update.as_secs_f64() * 1e3,
-                100.0 * speed_up / threads as f64,
-                100.0 * (1.0 - f.in_nodes / threads as f64),
-                us(f.idle),
-                us(f.parked),
-                us(f.slice_wait),
-                f.parks,
-                f.wakes,
-                f.helpers_taken,
-                f.helpers_pushed,
-                us(f.wake_latency),
-                us(f.wake_latency_max),
-                100.0 * run_efficiency,
-            );
+            for &executor in executors {
+                let f = measure(entities, threads, frames, executor);
+                // The speed-up is against 1 thread when 1 is among the counts.
+                let base = *one.get_or_insert((threads, f.update));
+                let speed_up = base.1.as_secs_f64() / f.update.as_secs_f64() * base.0 as f64;
+                let us = |d: Duration| d.as_secs_f64() * 1e6;
+                let run_efficiency = if f.wall.is_zero() {
+                    1.0
+                } else {
+                    1.0 - f.idle.as_secs_f64() / (f.wall.as_secs_f64() * threads as f64)
+                };
+                println!(
+                    "{entities:>9} | {threads:>7} | {:>8} | {:>9.3} ms | {speed_up:>7.2}x | {:>9.1}% | {:>12.1}% | {:>4.1} in {:>6.0} us | {:>6.0} us | {:>6.0} us | {:>7.0} us | {:>5.1}/{:<5.1} | {:>6.1} of {:>5.1} | {:>6.1}/{:>6.0} us | {:>9.1}%",
+                    format!("{executor:?}").to_lowercase(),
+                    f.update.as_secs_f64() * 1e3,
+                    100.0 * speed_up / threads as f64,
+                    100.0 * (1.0 - f.in_nodes / threads as f64),
+                    f.runs,
+                    us(f.wall),
+                    us(f.idle),
+                    us(f.parked),
+                    us(f.slice_wait),
+                    f.parks,
+                    f.wakes,
+                    f.helpers_taken,
+                    f.helpers_pushed,
+                    us(f.wake_latency),
+                    us(f.wake_latency_max),
+                    100.0 * run_efficiency,
+                );
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ use std::thread;
 use std::time::Duration;
 
 use sluice::exec::{CompiledGraph, ExecutionState, NodeOutcome, RunStats, ThreadPool};
-use sluice::{NodeBuilder, Query, World};
+use sluice::{ExecutorKind, NodeBuilder, Query, World};
 
 /// How long the waiting node holds the run: long against the executor's
 /// own nanoseconds, short enough for a test (Miri runs it slowly anyway).
@@ -88,6 +88,8 @@ struct Slow(u32);
 fn a_taken_helper_reports_its_wake_up_latency() {
     let rows = if cfg!(miri) { 16 } else { 512 };
     let mut world = World::with_pool(ThreadPool::new(2).unwrap());
+    // On the pool: inline, the one runner would wait at the barrier alone.
+    world.set_executor(ExecutorKind::Parallel);
     world.spawn_batch((0..rows).map(|i| (Slow(i),)));
     let barrier = std::sync::Arc::new(Barrier::new(2));
     world.add_system(
