@@ -163,12 +163,12 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 
 #[path = "api_model/model_check.rs"]
 mod model_check;
-#[path = "api_model/run_stats.rs"]
-mod run_stats;
 #[path = "api_model/optional.rs"]
 mod optional;
 #[path = "api_model/par_init.rs"]
 mod par_init;
+#[path = "api_model/run_stats.rs"]
+mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
 
@@ -293,7 +293,9 @@ enum Op {
     /// Issue 22: a `sluice::model` run outside loom (`model_check.rs`).
     ModelCheck(model_check::ModelOp),
     /// Issue 21: timing on or off, an iteration, its `run_stats` (`run_stats.rs`).
-    RunStats { timing: bool },
+    RunStats {
+        timing: bool,
+    },
 }
 
 fn sys() -> impl Strategy<Value = Sys> {

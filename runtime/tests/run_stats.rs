@@ -19,7 +19,10 @@ fn check_bounds(stats: &RunStats) {
     assert!(stats.measured);
     let threads = stats.threads();
     for (i, thread) in threads.iter().enumerate() {
-        assert!(thread.idle <= stats.wall, "thread {i}: {thread:?} in {stats:?}");
+        assert!(
+            thread.idle <= stats.wall,
+            "thread {i}: {thread:?} in {stats:?}"
+        );
         assert!(thread.parked <= thread.idle, "thread {i}: {thread:?}");
     }
     assert_eq!(stats.idle, threads.iter().map(|t| t.idle).sum());

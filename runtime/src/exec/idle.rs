@@ -17,14 +17,16 @@
 //! pool at once, each sees the whole pool's idle time during it. A thread
 //! ending an idle period just as a run closes may leave a few hundred
 //! nanoseconds on the wrong side of the close (statistics, not a protocol:
-//! every counter is `Relaxed`).
+//! every counter is `Relaxed`, and std's in every build, `sync::stats`: no
+//! decision of the executor reads them, so loom's models need not explore
+//! them).
 
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
 use super::clock::{Clock, Ticks};
-use crate::sync::{AtomicU64, AtomicUsize, OnceLock, Ordering};
+use crate::sync::stats::{AtomicU64, AtomicUsize, OnceLock, Ordering};
 
 /// The mark of an idle period that started while nothing was measured: a
 /// reading before any run's start, so it counts from the start of the run

@@ -72,9 +72,8 @@ pub(super) fn apply(
             format!("a parallel iteration on {threads} threads: {stats:?}")
         }),
         // The adaptive executor may run a part either way.
-        _ => check(
-            !stats.measured || stats.threads().len() == threads,
-            || format!("an adaptive iteration on {threads} threads: {stats:?}"),
-        ),
+        _ => check(!stats.measured || stats.threads().len() == threads, || {
+            format!("an adaptive iteration on {threads} threads: {stats:?}")
+        }),
     }
 }
