@@ -48,7 +48,7 @@ pub(super) fn apply(
     timing: bool,
     real: &mut Real,
     model: &mut Model,
-    serial: bool,
+    serial: &mut usize,
 ) -> Result<(), TestCaseError> {
     real.world.enable_timing(timing);
     check(!real.world.run_stats().measured, || {
