@@ -13,13 +13,24 @@
 //! window and the iteration boundary):
 //! `1 - sum(node time) / (update time * threads)`. The fixed plan's nodes count as
 //! their last step's time times the frame's steps (the runtime keeps only
-//! the last step's timings). `--summary-only` skips criterion.
+//! the last step's timings). Then, from `World::run_stats` (issue 21), for
+//! the runs the executor made on the pool: how many per frame and their
+//! time, the threads' idle time in them (summed over threads) and the part
+//! parked, the time `par_for_each` callers waited for stolen helpers' last
+//! slices, parks and wake-ups per frame (counts, which do not depend on the
+//! machine's load), the helpers another thread took of those pushed, their
+//! wake-up latency (push to start; mean, and max over the frames), and the
+//! runs' own efficiency, `1 - idle / (run time * threads)`. Above one
+//! thread each count runs twice: on the adaptive executor (the game's) and
+//! on the pool alone (`ExecutorKind::Parallel`). `--summary-only` skips
+//! criterion.
 
 #![allow(missing_docs)]
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
+use sluice::{ExecutorKind, FixedTime, RunStats};
 use sluice_benches::threads::thread_counts;
 use sluice_game::{Config, Game};
 
@@ -58,47 +69,158 @@ fn frame(c: &mut Criterion) {
     group.finish();
 }
 
-/// Mean update time and the share of it spent in node bodies, over
-/// `frames` frames.
-fn measure(entities: usize, threads: usize, frames: u64) -> (Duration, f64) {
+/// What the summary reports of one game, per frame.
+#[derive(Default)]
+struct Figures {
+    update: Duration,
+    /// Share of the threads' time in node bodies.
+    in_nodes: f64,
+    /// The executor's measured runs (variable plan plus fixed steps, on the
+    /// pool), their count and their time, summed.
+    runs: f64,
+    wall: Duration,
+    idle: Duration,
+    parked: Duration,
+    parks: f64,
+    wakes: f64,
+    helpers_pushed: f64,
+    helpers_taken: f64,
+    wake_latency: Duration,
+    wake_latency_max: Duration,
+    slice_wait: Duration,
+}
+
+/// Adds `stats`, `times` times (a fixed step stands for the frame's steps).
+fn add_run(figures: &mut Figures, stats: &RunStats, times: u32) {
+    if !stats.measured || times == 0 {
+        return;
+    }
+    let n = u64::from(times) as f64;
+    figures.runs += f64::from(times);
+    figures.wall += stats.wall * times;
+    figures.idle += stats.idle * times;
+    figures.parked += stats.parked * times;
+    figures.parks += stats.parks as f64 * n;
+    figures.wakes += stats.wakes as f64 * n;
+    figures.helpers_pushed += stats.helpers_pushed as f64 * n;
+    figures.helpers_taken += stats.helpers_taken as f64 * n;
+    figures.wake_latency += stats.wake_latency * times;
+    figures.wake_latency_max = figures.wake_latency_max.max(stats.wake_latency_max);
+    figures.slice_wait += stats.slice_wait * times;
+}
+
+/// Per-frame means over `frames` frames: update time, the share of it in
+/// node bodies, and the executor's idle and wake-up figures
+/// (`World::run_stats`).
+fn measure(entities: usize, threads: usize, frames: u64, executor: ExecutorKind) -> Figures {
     let mut game = game(entities, threads, true);
+    game.world_mut().set_executor(executor);
     let mut nodes = Vec::new();
-    let mut update = Duration::ZERO;
+    let mut sum = Figures::default();
     let mut in_nodes = Duration::ZERO;
     for _ in 0..frames {
-        update += game.frame().expect("the frame runs");
+        sum.update += game.frame().expect("the frame runs");
         game.node_times(&mut nodes);
         in_nodes += nodes.iter().sum::<Duration>();
+        let world = game.world();
+        let steps = world.get::<FixedTime>().map_or(0, |fixed| fixed.steps);
+        add_run(&mut sum, world.run_stats(), 1);
+        add_run(&mut sum, world.fixed_run_stats(), steps);
     }
-    (
-        update / frames as u32,
-        in_nodes.as_secs_f64() / update.as_secs_f64(),
-    )
+    let n = frames as u32;
+    let per = |d: Duration| d / n;
+    Figures {
+        update: per(sum.update),
+        in_nodes: in_nodes.as_secs_f64() / sum.update.as_secs_f64(),
+        runs: sum.runs / frames as f64,
+        wall: per(sum.wall),
+        idle: per(sum.idle),
+        parked: per(sum.parked),
+        parks: sum.parks / frames as f64,
+        wakes: sum.wakes / frames as f64,
+        helpers_pushed: sum.helpers_pushed / frames as f64,
+        helpers_taken: sum.helpers_taken / frames as f64,
+        wake_latency: if sum.helpers_taken > 0.0 {
+            sum.wake_latency.div_f64(sum.helpers_taken)
+        } else {
+            Duration::ZERO
+        },
+        wake_latency_max: sum.wake_latency_max,
+        slice_wait: per(sum.slice_wait),
+    }
 }
 
 fn summary() {
     let counts = thread_counts();
     println!(
-        "\ngame summary (mean update time after {WARM_UP_FRAMES} warm-up frames, per-node timing on)"
+        "\ngame summary (per frame, mean after {WARM_UP_FRAMES} warm-up frames, per-node timing on)"
     );
     println!(
-        "{:>9} | {:>7} | {:>12} | {:>8} | {:>10} | {:>14}",
-        "units", "threads", "update", "speed-up", "efficiency", "outside nodes"
+        "  idle: the threads' time in the executor's runs not spent in a job (summed over \
+         threads), parked: the part of it asleep; wake-up: push of a par_for_each helper to a \
+         thread taking it (mean, max over the frames); slice wait: callers waiting for stolen \
+         helpers' last slices"
+    );
+    println!(
+        "{:>9} | {:>7} | {:>8} | {:>12} | {:>8} | {:>10} | {:>13} | {:>16} | {:>9} | {:>9} | {:>10} | {:>11} | {:>15} | {:>18} | {:>10}",
+        "units",
+        "threads",
+        "executor",
+        "update",
+        "speed-up",
+        "efficiency",
+        "outside nodes",
+        "pool runs",
+        "idle",
+        "parked",
+        "slice wait",
+        "parks/wakes",
+        "helpers taken",
+        "wake-up mean/max",
+        "run effic."
     );
     for entities in SIZES {
         let frames = if entities > 50_000 { 60 } else { 300 };
         let mut one = None;
         for &threads in &counts {
-            let (update, in_nodes) = measure(entities, threads, frames);
-            // The speed-up is against 1 thread when 1 is among the counts.
-            let base = *one.get_or_insert((threads, update));
-            let speed_up = base.1.as_secs_f64() / update.as_secs_f64() * base.0 as f64;
-            println!(
-                "{entities:>9} | {threads:>7} | {:>9.3} ms | {speed_up:>7.2}x | {:>9.1}% | {:>13.1}%",
-                update.as_secs_f64() * 1e3,
-                100.0 * speed_up / threads as f64,
-                100.0 * (1.0 - in_nodes / threads as f64),
-            );
+            // One thread: the adaptive executor runs inline. More: the
+            // adaptive executor (what the game uses) and the pool alone.
+            let executors: &[ExecutorKind] = if threads == 1 {
+                &[ExecutorKind::Adaptive]
+            } else {
+                &[ExecutorKind::Adaptive, ExecutorKind::Parallel]
+            };
+            for &executor in executors {
+                let f = measure(entities, threads, frames, executor);
+                // The speed-up is against 1 thread when 1 is among the counts.
+                let base = *one.get_or_insert((threads, f.update));
+                let speed_up = base.1.as_secs_f64() / f.update.as_secs_f64() * base.0 as f64;
+                let us = |d: Duration| d.as_secs_f64() * 1e6;
+                let run_efficiency = if f.wall.is_zero() {
+                    1.0
+                } else {
+                    1.0 - f.idle.as_secs_f64() / (f.wall.as_secs_f64() * threads as f64)
+                };
+                println!(
+                    "{entities:>9} | {threads:>7} | {:>8} | {:>9.3} ms | {speed_up:>7.2}x | {:>9.1}% | {:>12.1}% | {:>4.1} in {:>6.0} us | {:>6.0} us | {:>6.0} us | {:>7.0} us | {:>5.1}/{:<5.1} | {:>6.1} of {:>5.1} | {:>6.1}/{:>6.0} us | {:>9.1}%",
+                    format!("{executor:?}").to_lowercase(),
+                    f.update.as_secs_f64() * 1e3,
+                    100.0 * speed_up / threads as f64,
+                    100.0 * (1.0 - f.in_nodes / threads as f64),
+                    f.runs,
+                    us(f.wall),
+                    us(f.idle),
+                    us(f.parked),
+                    us(f.slice_wait),
+                    f.parks,
+                    f.wakes,
+                    f.helpers_taken,
+                    f.helpers_pushed,
+                    us(f.wake_latency),
+                    us(f.wake_latency_max),
+                    100.0 * run_efficiency,
+                );
+            }
         }
     }
 }

@@ -80,8 +80,8 @@ pub use registry::{Registry, ServiceSlot};
 pub use sluice_macros::{factory, run_condition, system};
 pub mod plan;
 pub use exec::{
-    BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, SerialExecutor,
-    SystemTiming, ThreadPool, ThreadPoolBuilder,
+    BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, RunStats, SerialExecutor,
+    SystemTiming, ThreadIdle, ThreadPool, ThreadPoolBuilder,
 };
 pub use plan::{
     AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, GroupIndex, Hierarchy,

@@ -95,6 +95,16 @@ pub(crate) use std::sync::{Arc as StdArc, Weak as StdWeak};
 /// orders nothing; it only hands out distinct numbers.
 pub(crate) use std::sync::atomic::AtomicU64 as StaticAtomicU64;
 
+/// std's atomics and `OnceLock` in every build, for statistics only: the
+/// executor's idle clocks (`exec/idle.rs`), which order nothing and which
+/// no decision of the executor reads, so a model need not explore them (as
+/// loom's, each idle thread's stores would multiply every model's
+/// interleavings for nothing).
+pub(crate) mod stats {
+    pub(crate) use std::sync::OnceLock;
+    pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+}
+
 /// std's primitives in every build, for what runs outside loom's view: the
 /// watchdog of a model (an OS thread watching the model's OS thread).
 pub(crate) mod os {

@@ -43,7 +43,10 @@
 //! - model checking outside loom (issue 22, `api_model/model_check.rs`):
 //!   `sluice::model::Builder`'s `check` and `explore` run the closure once,
 //!   whatever the bound, threads and `explore_machinery`, a world built in
-//!   it on the shared pool runs normally, and a closure's `Err` is a panic.
+//!   it on the shared pool runs normally, and a closure's `Err` is a panic;
+//! - idle and wake-up time (issue 21, `api_model/run_stats.rs`):
+//!   `World::run_stats` is zeros with timing off, measured and within its
+//!   bounds on the pool with timing on, unmeasured on the serial executor.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -164,6 +167,8 @@ mod model_check;
 mod optional;
 #[path = "api_model/par_init.rs"]
 mod par_init;
+#[path = "api_model/run_stats.rs"]
+mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
 
@@ -287,6 +292,10 @@ enum Op {
     Chain(Sys, Sys),
     /// Issue 22: a `sluice::model` run outside loom (`model_check.rs`).
     ModelCheck(model_check::ModelOp),
+    /// Issue 21: timing on or off, an iteration, its `run_stats` (`run_stats.rs`).
+    RunStats {
+        timing: bool,
+    },
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -349,6 +358,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => snags::chain_op(),
         // --- issue 22 ---
         1 => model_check::op(),
+        // --- issue 21 ---
+        1 => run_stats::op(),
     ]
 }
 
@@ -1449,6 +1460,7 @@ fn apply(
         Op::Spike(ref op) => spikes::apply(op, real, model)?,
         Op::Pinned(ref op) => pinned::apply(op, real, model)?,
         Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
+        Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

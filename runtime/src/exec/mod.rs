@@ -13,7 +13,8 @@
 //!   over the pool, completing when its last slice does.
 //! - [`for_each_slice`]: a running body fans slices out over its pool and
 //!   waits for them (parallel queries).
-//! - [`SystemTiming`]: opt-in per-node timing.
+//! - [`SystemTiming`]: opt-in per-node timing; [`RunStats`]: with it, the
+//!   threads' idle and wake-up time in a run.
 //!
 //! ```
 //! use sluice::exec::{CompiledGraph, ExecutionState, NodeOutcome, ThreadPool};
@@ -37,6 +38,7 @@
 mod batch;
 mod clock;
 mod graph;
+mod idle;
 mod job;
 #[cfg(loom)]
 #[doc(hidden)]
@@ -53,6 +55,8 @@ mod timing;
 pub use async_task::Task;
 pub use batch::{BatchBuffer, BatchNode, BatchProcessor, ClearBuffer};
 pub use graph::{CompiledGraph, GraphError};
+pub(crate) use idle::NO_RUN;
+pub use idle::{RunStats, ThreadIdle};
 pub use loose::{DEFAULT_PRIORITIZED_BUDGET, DEFAULT_REGULAR_WINDOW, LooseTasks};
 pub use pool::{PoolStats, ThreadPool, ThreadPoolBuilder};
 pub(crate) use run::panic_message;

@@ -69,7 +69,18 @@ where
     let _machinery = crate::sync::coarse::machinery();
     state.prepare(graph);
     let timed = state.timings.begin_run(false);
-    let failure = Registry::with_external_seat(registry, |worker| {
+    let idle_timed = match state.timings.snapshot_clock() {
+        Some(clock) => {
+            let clock = clock.clone();
+            let (parks, wakes) = registry.parks_and_wakes();
+            registry
+                .idle
+                .begin(&clock, &mut state.timings.probe, parks, wakes);
+            true
+        }
+        None => false,
+    };
+    let (failure, seat) = Registry::with_external_seat(registry, |worker| {
         let slot = registry.run_slot(worker.index);
         let params = RunParams::new(graph, state, timed, body, loose, false);
         let roots = graph.roots();
@@ -89,8 +100,15 @@ where
         registry.notify(roots.len().saturating_sub(1));
         worker.wait_until(Some(slot), true, || slot.try_close(), || slot.active() == 1);
         // Closed: take the failure before another caller can take the seat.
-        slot.take_failure()
+        (slot.take_failure(), worker.index)
     });
+    if idle_timed {
+        let (parks, wakes) = registry.parks_and_wakes();
+        let workers = registry.worker_seats();
+        registry
+            .idle
+            .end(&mut state.timings.probe, seat, workers, parks, wakes);
+    }
     state.timings.finish_run();
     failure.map_or(Ok(()), Err)
 }

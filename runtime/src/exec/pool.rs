@@ -26,6 +26,7 @@ use crate::sync::{
     Parker, PoisonError, Steal, Stealer, Unparker, Worker, fence,
 };
 
+use super::idle::IdleClocks;
 use super::job::JobRef;
 use super::run::RunSlot;
 
@@ -93,6 +94,8 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     parks: AtomicU64,
     wakes: AtomicU64,
+    /// Idle and wake-up time, measured while a timed run is open.
+    pub(crate) idle: IdleClocks,
     /// Under loom: ready nodes a local deque takes before the ring does.
     #[cfg(loom)]
     local_capacity: usize,
@@ -122,9 +125,23 @@ impl Registry {
             terminate: AtomicBool::new(false),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
+            idle: IdleClocks::new(external_seats + worker_threads),
             #[cfg(loom)]
             local_capacity: LOCAL_CAPACITY,
         }
+    }
+
+    /// The seats of the worker threads.
+    pub(crate) fn worker_seats(&self) -> std::ops::Range<usize> {
+        self.runs.len()..self.seats.len()
+    }
+
+    /// Parks and wake-ups so far (see [`PoolStats`]).
+    pub(crate) fn parks_and_wakes(&self) -> (u64, u64) {
+        (
+            self.parks.load(Ordering::Relaxed),
+            self.wakes.load(Ordering::Relaxed),
+        )
     }
 
     /// Ready nodes a local deque takes before they overflow into the ring.
@@ -194,7 +211,9 @@ impl Registry {
         fence(Ordering::SeqCst);
         if still_idle() {
             self.parks.fetch_add(1, Ordering::Relaxed);
+            self.idle.park_begins(worker.index);
             worker.owned().parker.park();
+            self.idle.park_ends(worker.index);
         } else {
             // Work in sight that the last round could not take (a ring slot
             // claimed and not yet written): let its pusher finish. A spin
@@ -278,6 +297,7 @@ impl Registry {
             index,
             owned: Some(owned),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
+            idle: Cell::new(false),
         }
     }
 
@@ -322,9 +342,29 @@ pub(crate) struct WorkerThread {
     /// The seat's deque and parker; `None` only while being given back.
     owned: Option<SeatOwned>,
     rng: Cell<u64>,
+    /// Whether this participant is in an idle period (`IdleClocks`).
+    idle: Cell<bool>,
 }
 
 impl WorkerThread {
+    /// Ends this participant's idle period, if it is in one: it is about to
+    /// work.
+    #[inline]
+    fn resume(&self) {
+        if self.idle.get() {
+            self.idle.set(false);
+            self.registry.idle.idle_ends(self.index);
+        }
+    }
+
+    /// Starts an idle period, unless one is running.
+    fn go_idle(&self) {
+        if !self.idle.get() {
+            self.idle.set(true);
+            self.registry.idle.idle_begins(self.index);
+        }
+    }
+
     fn owned(&self) -> &SeatOwned {
         self.owned
             .as_ref()
@@ -439,14 +479,20 @@ impl WorkerThread {
     /// its ready ring, then its loose queues when `own_loose`),
     /// stealing, then the other runs on the pool.
     fn work_once(&self, own: Option<&RunSlot>, own_loose: bool) -> bool {
+        // Idle time ends before any work (a visit may run some; when it
+        // finds none, `wait_until` starts a new idle period).
         // Pinned nodes only this thread may run come before everything.
         if let Some(own) = own
             && self.pinned_waiting()
-            && own.visit(self, true, false, true)
+            && {
+                self.resume();
+                own.visit(self, true, false, true)
+            }
         {
             return true;
         }
         if let Some(job) = self.owned().deque.pop() {
+            self.resume();
             // SAFETY:
             // - The job was just popped from the local deque: this is its
             //   only execution.
@@ -454,7 +500,10 @@ impl WorkerThread {
             return true;
         }
         if let Some(own) = own
-            && own.visit(self, true, own_loose, true)
+            && {
+                self.resume();
+                own.visit(self, true, own_loose, true)
+            }
         {
             return true;
         }
@@ -462,6 +511,7 @@ impl WorkerThread {
             return false;
         }
         if let Some(job) = self.steal() {
+            self.resume();
             // SAFETY:
             // - The job was just stolen (removed from its queue): this is its
             //   only execution.
@@ -469,7 +519,10 @@ impl WorkerThread {
             return true;
         }
         self.registry.runs.iter().any(|run| {
-            !own.is_some_and(|own| ptr::eq(own, run)) && run.visit(self, false, true, true)
+            !own.is_some_and(|own| ptr::eq(own, run)) && {
+                self.resume();
+                run.visit(self, false, true, true)
+            }
         })
     }
 
@@ -509,7 +562,10 @@ impl WorkerThread {
                 rounds = 0;
                 continue;
             }
+            self.go_idle();
             if done() {
+                // A caller's wait ends with its run: so does its idle time.
+                self.resume();
                 return;
             }
             if rounds < SPIN_ROUNDS {
@@ -797,6 +853,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
         index,
         owned: Some(owned),
         rng: Cell::new(0x2545_F491_4F6C_DD1D ^ (index as u64 + 1)),
+        idle: Cell::new(false),
     };
     let _current = CurrentGuard::set(&worker);
     worker.wait_until(

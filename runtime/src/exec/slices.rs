@@ -38,6 +38,7 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
+use super::clock::Ticks;
 use super::job::JobRef;
 use super::pool::WorkerThread;
 use crate::recording::{Recording, SliceRecording};
@@ -60,6 +61,9 @@ struct Scope<'a> {
     runner: &'a (dyn Fn(&mut SliceRuns<'_>) + Sync),
     /// The caller's recording, entered around each run of slices.
     recording: SliceRecording,
+    /// When the helpers were pushed, while the pool measures idle time
+    /// (0 otherwise): a helper's wait to be taken is its wake-up latency.
+    pushed_at: Ticks,
 }
 
 impl Scope<'_> {
@@ -92,11 +96,18 @@ impl Scope<'_> {
     ///
     /// - `data` is a `Scope` whose caller waits until `outstanding` is 0,
     ///   and this job holds one of its counts.
-    unsafe fn helper(data: *const (), _: u32, _: &WorkerThread) {
+    unsafe fn helper(data: *const (), _: u32, worker: &WorkerThread) {
         // SAFETY:
         // - The caller keeps the scope alive until this job's decrement
         //   below (it waits for `outstanding` to reach 0).
         let this = unsafe { &*data.cast::<Self>() };
+        if this.pushed_at != 0 {
+            let idle = &worker.registry.idle;
+            idle.helper_starts(this.pushed_at);
+            if this.next.load(Ordering::Relaxed) >= this.slices {
+                idle.helper_found_nothing(this.pushed_at);
+            }
+        }
         this.work();
         this.outstanding.fetch_sub(1, Ordering::Release);
     }
@@ -230,6 +241,7 @@ pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns
         panic: Lock::new(None),
         runner,
         recording,
+        pushed_at: worker.registry.idle.stamp(),
     };
     let mut pushed = 0;
     for _ in 0..helpers {
@@ -247,6 +259,9 @@ pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns
         }
         pushed += 1;
     }
+    if scope.pushed_at != 0 {
+        worker.registry.idle.helpers_pushed(pushed);
+    }
     worker.registry.notify(pushed);
     scope.work();
     // Take back the helpers nobody stole: they are on top of the deque.
@@ -261,14 +276,21 @@ pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns
         scope.outstanding.fetch_sub(1, Ordering::Relaxed);
     }
     // The rest were stolen and are running: they finish their claims.
-    let mut rounds = 0u32;
-    while scope.outstanding.load(Ordering::Acquire) != 0 {
-        rounds += 1;
-        if rounds < 64 {
-            sync::spin_loop();
-        } else {
-            sync::yield_now();
+    if scope.outstanding.load(Ordering::Acquire) != 0 {
+        let waiting_since = worker.registry.idle.stamp();
+        let mut rounds = 0u32;
+        while scope.outstanding.load(Ordering::Acquire) != 0 {
+            rounds += 1;
+            if rounds < 64 {
+                sync::spin_loop();
+            } else {
+                sync::yield_now();
+            }
         }
+        worker
+            .registry
+            .idle
+            .slice_waited(worker.index, waiting_since);
     }
     let payload = scope
         .panic

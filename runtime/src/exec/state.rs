@@ -119,6 +119,12 @@ impl ExecutionState {
         self.timings.node_nanos()
     }
 
+    /// The threads' idle and wake-up time in the most recent timed parallel
+    /// run (see [`RunStats`](super::RunStats)); zeros while timing is off.
+    pub fn run_stats(&self) -> &super::RunStats {
+        self.timings.probe.stats()
+    }
+
     /// The measurements of the most recent run, in node-index order (also
     /// after a failed run).
     pub fn timings(&self) -> &[SystemTiming] {

@@ -24,6 +24,7 @@
 //! when the run ends.
 
 use super::clock::{Clock, Ticks};
+use super::idle::RunProbe;
 use crate::sync::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -80,6 +81,9 @@ pub(crate) struct Timings {
     clock: Option<Clock>,
     /// The reading at the start of the current (or last) run.
     epoch: Ticks,
+    /// The threads' idle time in the last parallel run (measured while the
+    /// snapshot is on).
+    pub(crate) probe: RunProbe,
 }
 
 impl Timings {
@@ -94,6 +98,7 @@ impl Timings {
             last_end: AtomicU64::new(0),
             clock: None,
             epoch: 0,
+            probe: RunProbe::default(),
         }
     }
 
@@ -121,6 +126,7 @@ impl Timings {
         self.enabled = enabled;
         self.snapshot_on = enabled && snapshot;
         self.snapshot.fill(SystemTiming::default());
+        self.probe.clear();
         if enabled && self.clock.is_none() {
             self.clock = Some(Clock::new());
         }
@@ -162,6 +168,12 @@ impl Timings {
         self.epoch = clock.now();
         self.last_end.store(self.epoch, Ordering::Relaxed);
         true
+    }
+
+    /// The clock, when a run's end copies the measurements (the threads'
+    /// idle time is measured then too).
+    pub(crate) fn snapshot_clock(&self) -> Option<&Clock> {
+        self.clock.as_ref().filter(|_| self.snapshot_on)
     }
 
     /// The clocks the run writes into (empty when timing is off).

@@ -37,7 +37,9 @@ use std::time::Duration;
 use arc_swap::ArcSwapOption;
 
 use crate::access::ServiceId;
-use crate::exec::{BatchProcessor, LooseTasks, SerialExecutor, SystemTiming, Task, ThreadPool};
+use crate::exec::{
+    BatchProcessor, LooseTasks, RunStats, SerialExecutor, SystemTiming, Task, ThreadPool,
+};
 use crate::node::{Marker, NodeBuilder};
 use crate::organise::{Group, Schedule};
 use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
@@ -159,6 +161,9 @@ pub struct World {
     /// Per plan, in the same order: the most recent run's timings by
     /// registration index (kept across replans).
     timings: Vec<Vec<SystemTiming>>,
+    /// Per plan, in the same order: the threads' idle time in its most
+    /// recent run, all parts summed (timing on, parallel parts only).
+    run_stats: Vec<RunStats>,
     /// The fixed cadence's accumulator.
     fixed: cadence::FixedClock,
     /// The last update's frame clock (`None` before the first update): the
@@ -287,6 +292,7 @@ impl World {
             plans: None,
             executions: Executions::default(),
             timings: Vec::new(),
+            run_stats: Vec::new(),
             fixed,
             frame_time: None,
             started: false,
@@ -332,6 +338,11 @@ impl World {
     /// The pool this world runs on (clone it to share it with another world).
     pub fn pool(&self) -> &ThreadPool {
         &self.pool
+    }
+
+    /// The executor iterations run on ([`set_executor`](World::set_executor)).
+    pub fn executor(&self) -> ExecutorKind {
+        self.executor
     }
 
     /// Chooses the executor. All follow the same plan with the same results.
@@ -644,6 +655,7 @@ impl World {
         for timings in &mut self.timings {
             timings.fill(SystemTiming::default());
         }
+        self.run_stats.iter_mut().for_each(RunStats::clear);
         for run in &mut self.executions.0 {
             for execution in run.executions() {
                 // The spike watch reads the same clocks.
@@ -759,6 +771,34 @@ impl World {
     /// first plan.
     pub fn timings(&self) -> &[SystemTiming] {
         self.timings.first().map_or(&[], Vec::as_slice)
+    }
+
+    /// Where the threads' time went in the most recent iteration of the
+    /// variable plan while timing is on ([`enable_timing`](World::enable_timing)):
+    /// idle and parked time per thread, parks and wake-ups, and how long
+    /// `par_for_each`'s helper jobs waited for a thread (see [`RunStats`]).
+    /// The parts of a plan between whole-world systems add up; a part run
+    /// serially adds nothing. Zeros while timing is off.
+    ///
+    /// ```
+    /// use sluice::{NodeBuilder, World};
+    ///
+    /// let mut world = World::with_pool(sluice::ThreadPool::new(2).unwrap());
+    /// world.add_system(NodeBuilder::new("tick").system(|| {}));
+    /// world.enable_timing(true);
+    /// world.run_iteration().unwrap();
+    /// let stats = world.run_stats();
+    /// assert!(stats.measured);
+    /// assert_eq!(stats.threads().len(), 2);
+    /// assert!(stats.idle <= stats.wall * 2);
+    /// ```
+    pub fn run_stats(&self) -> &RunStats {
+        self.run_stats.first().unwrap_or(&crate::exec::NO_RUN)
+    }
+
+    /// The most recent fixed step's [`run_stats`](World::run_stats).
+    pub fn fixed_run_stats(&self) -> &RunStats {
+        self.run_stats.get(1).unwrap_or(&crate::exec::NO_RUN)
     }
 
     /// The most recent fixed step's per-node timings, as for

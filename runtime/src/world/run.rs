@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use sluice_collections::Pooled;
 
 use crate::ServiceId;
-use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, SystemTiming};
+use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, RunStats, SystemTiming};
 use crate::organise::Schedule;
 use crate::plan::{GraphView, Level, Plan, Plans};
 use crate::system::{BoundaryNodes, NextValue, NodeEnv, ServiceCells};
@@ -151,6 +151,8 @@ impl World {
             }
         }
         self.timings = self.carried_timings(&plans);
+        self.run_stats
+            .resize_with(plans.iter().count(), RunStats::default);
         let nodes = &self.nodes;
         self.spikes.fit(Some(&plans), self.graph.view(), |node| {
             nodes.get(node).is_some_and(WorldNode::skippable)
@@ -245,6 +247,9 @@ impl World {
         let parts = self.executions.0[index].parts.len();
         let mut failure = None;
         debug_assert!(self.failed_nodes.is_empty(), "cleared by every boundary");
+        if let Some(stats) = self.run_stats.get_mut(index).filter(|_| self.timing) {
+            stats.clear();
+        }
         for part in 0..parts {
             let result = match &self.executions.0[index].parts[part] {
                 Part::Nodes(_) => self.execute(index, part).inspect_err(|failure| {
@@ -434,6 +439,10 @@ impl World {
             );
         }
         if self.timing {
+            // A serial part's state keeps an earlier parallel run's figures.
+            if let (Some(stats), Choice::Pool) = (self.run_stats.get_mut(index), choice) {
+                stats.absorb(execution.state.run_stats());
+            }
             // Vertex order to registration order; barriers have no entry.
             let timings = &mut self.timings[index];
             for (vertex, timing) in execution.state.timings().iter().enumerate() {
