@@ -781,9 +781,12 @@ impl World {
     /// serially adds nothing. Zeros while timing is off.
     ///
     /// ```
-    /// use sluice::{NodeBuilder, World};
+    /// use sluice::{ExecutorKind, NodeBuilder, World};
     ///
     /// let mut world = World::with_pool(sluice::ThreadPool::new(2).unwrap());
+    /// // On the pool: an iteration the adaptive executor runs inline
+    /// // measures nothing here.
+    /// world.set_executor(ExecutorKind::Parallel);
     /// world.add_system(NodeBuilder::new("tick").system(|| {}));
     /// world.enable_timing(true);
     /// world.run_iteration().unwrap();
