@@ -17,7 +17,7 @@
 
 #![allow(missing_docs)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule, SingleThreadedExecutor};
 use bevy_ecs::world::World as BevyWorld;
@@ -25,6 +25,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use sluice::exec::ThreadPool;
 use sluice::{ExecutorKind, NodeBuilder, World};
 use sluice_benches::plan_workload::{SystemSpec, systems_with};
+use sluice_benches::rounds::interleaved_medians;
 use sluice_benches::services::{
     bevy_system, ignore_ambiguities, insert_sluice, register_bevy, touching_bevy, touching_sluice,
     with_accesses,
@@ -176,37 +177,17 @@ fn group(c: &mut Criterion, name: &str, peers: &[&str], body: Body) {
     group.finish();
 }
 
-/// Mean time of one iteration over about `budget`, in nanoseconds.
-fn mean_ns(peer: &mut Peer, budget: Duration) -> f64 {
-    let mut iterations = 0u64;
-    let start = Instant::now();
-    while start.elapsed() < budget {
-        for _ in 0..16 {
-            peer.iterate();
-        }
-        iterations += 16;
-    }
-    start.elapsed().as_nanos() as f64 / iterations as f64
-}
-
-/// Every peer again, interleaved in rounds (the median round counts), so
-/// the ratios compare figures taken side by side.
-/// Median ns per iteration of each of `names`, over rounds interleaved.
+/// Median ns per iteration of each of `names`, over rounds of 100 ms
+/// interleaved (`sluice_benches::rounds`), so the ratios compare figures
+/// taken side by side.
 fn medians(names: &[&str], specs: &[SystemSpec], body: Body, rounds: usize) -> Vec<f64> {
     let mut peers: Vec<Peer> = names.iter().map(|n| Peer::new(n, specs, body)).collect();
-    let mut samples = vec![Vec::with_capacity(rounds); peers.len()];
-    for _ in 0..rounds {
-        for (peer, samples) in peers.iter_mut().zip(&mut samples) {
-            samples.push(mean_ns(peer, Duration::from_millis(100)));
-        }
-    }
-    samples
-        .iter_mut()
-        .map(|s| {
-            s.sort_by(f64::total_cmp);
-            s[rounds / 2]
-        })
-        .collect()
+    interleaved_medians(
+        &mut peers,
+        rounds,
+        Duration::from_millis(100),
+        Peer::iterate,
+    )
 }
 
 fn summary() {
