@@ -65,7 +65,8 @@ pub struct RunStats {
     pub idle: Duration,
     /// Every thread's parked time, summed (part of `idle`).
     pub parked: Duration,
-    /// Parks in the run, every thread.
+    /// Parks in the run by the run's threads (the sum of `threads()`'
+    /// parks: the pool's own park counter also counts seats of other runs).
     pub parks: u64,
     /// Wake-ups sent in the run (each to a parked thread, for published
     /// work).
@@ -203,7 +204,6 @@ pub(crate) struct IdleClocks {
 /// The pool-wide counters a run snapshots, in ticks or counts.
 #[derive(Clone, Copy, Debug, Default)]
 struct Totals {
-    parks: u64,
     wakes: u64,
     helpers_pushed: u64,
     helpers_taken: u64,
@@ -355,9 +355,8 @@ impl IdleClocks {
         }
     }
 
-    fn totals(&self, parks: u64, wakes: u64) -> Totals {
+    fn totals(&self, wakes: u64) -> Totals {
         Totals {
-            parks,
             wakes,
             helpers_pushed: self.helpers_pushed.load(Ordering::Relaxed),
             helpers_taken: self.helpers_taken.load(Ordering::Relaxed),
@@ -376,10 +375,10 @@ impl IdleClocks {
     }
 
     /// A timed run opens (`clock`: its state's): measuring starts, and
-    /// `probe` keeps the counters as they are. `parks` and `wakes` are the
-    /// pool's counters. Allocates only when `probe` was sized for another
-    /// pool (its first timed run).
-    pub(crate) fn begin(&self, clock: &Clock, probe: &mut RunProbe, parks: u64, wakes: u64) {
+    /// `probe` keeps the counters as they are. `wakes` is the pool's
+    /// counter. Allocates only when `probe` was sized for another pool (its
+    /// first timed run).
+    pub(crate) fn begin(&self, clock: &Clock, probe: &mut RunProbe, wakes: u64) {
         let clock = self.clock.get_or_init(|| clock.clone());
         if probe.seats.len() != self.seats.len() {
             probe.seats = vec![SeatTotals::default(); self.seats.len()].into();
@@ -388,7 +387,7 @@ impl IdleClocks {
             *kept = Self::seat_totals(seat);
         }
         self.wake_latency_max.store(0, Ordering::Relaxed);
-        probe.totals = self.totals(parks, wakes);
+        probe.totals = self.totals(wakes);
         probe.epoch = clock.now();
         self.epoch.store(probe.epoch, Ordering::Relaxed);
         self.measuring.fetch_add(1, Ordering::Relaxed);
@@ -402,7 +401,6 @@ impl IdleClocks {
         probe: &mut RunProbe,
         caller: usize,
         workers: std::ops::Range<usize>,
-        parks: u64,
         wakes: u64,
     ) {
         let Some(clock) = self.clock.get() else {
@@ -425,6 +423,7 @@ impl IdleClocks {
         }
         let mut idle = Duration::ZERO;
         let mut parked = Duration::ZERO;
+        let mut parks = 0;
         let seats = std::iter::once(caller).chain(workers);
         for (thread, seat) in probe.stats.per_thread.iter_mut().zip(seats) {
             let live = &self.seats[seat];
@@ -434,23 +433,27 @@ impl IdleClocks {
                 + open_for(live.idle_since.load(Ordering::Relaxed));
             let parked_ticks = now.parked.wrapping_sub(then.parked)
                 + open_for(live.parked_since.load(Ordering::Relaxed));
+            // A thread waking as the run closes may have ended its park
+            // but not yet its idle period: parked time is idle time.
+            let idle_ticks = idle_ticks.min(wall);
             *thread = ThreadIdle {
-                idle: nanos(idle_ticks.min(wall)),
-                parked: nanos(parked_ticks.min(wall)),
+                idle: nanos(idle_ticks),
+                parked: nanos(parked_ticks.min(idle_ticks)),
                 parks: now.parks.wrapping_sub(then.parks),
             };
             idle += thread.idle;
             parked += thread.parked;
+            parks += thread.parks;
         }
-        let now = self.totals(parks, wakes);
+        let now = self.totals(wakes);
         let then = probe.totals;
         let per_thread = std::mem::take(&mut probe.stats.per_thread);
         probe.stats = RunStats {
             measured: true,
-            wall: Duration::from_nanos(clock.nanos_between(epoch, close)),
+            wall: nanos(wall),
             idle,
             parked,
-            parks: now.parks.wrapping_sub(then.parks),
+            parks,
             wakes: now.wakes.wrapping_sub(then.wakes),
             helpers_pushed: now.helpers_pushed.wrapping_sub(then.helpers_pushed),
             helpers_taken: now.helpers_taken.wrapping_sub(then.helpers_taken),

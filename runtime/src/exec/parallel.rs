@@ -72,10 +72,8 @@ where
     let idle_timed = match state.timings.snapshot_clock() {
         Some(clock) => {
             let clock = clock.clone();
-            let (parks, wakes) = registry.parks_and_wakes();
-            registry
-                .idle
-                .begin(&clock, &mut state.timings.probe, parks, wakes);
+            let wakes = registry.wakes();
+            registry.idle.begin(&clock, &mut state.timings.probe, wakes);
             true
         }
         None => false,
@@ -103,11 +101,11 @@ where
         (slot.take_failure(), worker.index)
     });
     if idle_timed {
-        let (parks, wakes) = registry.parks_and_wakes();
+        let wakes = registry.wakes();
         let workers = registry.worker_seats();
         registry
             .idle
-            .end(&mut state.timings.probe, seat, workers, parks, wakes);
+            .end(&mut state.timings.probe, seat, workers, wakes);
     }
     state.timings.finish_run();
     failure.map_or(Ok(()), Err)

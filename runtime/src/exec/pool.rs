@@ -136,12 +136,9 @@ impl Registry {
         self.runs.len()..self.seats.len()
     }
 
-    /// Parks and wake-ups so far (see [`PoolStats`]).
-    pub(crate) fn parks_and_wakes(&self) -> (u64, u64) {
-        (
-            self.parks.load(Ordering::Relaxed),
-            self.wakes.load(Ordering::Relaxed),
-        )
+    /// Wake-ups sent so far (see [`PoolStats`]).
+    pub(crate) fn wakes(&self) -> u64 {
+        self.wakes.load(Ordering::Relaxed)
     }
 
     /// Ready nodes a local deque takes before they overflow into the ring.
