@@ -66,7 +66,7 @@ use sluice::script::{
 use sluice::{
     Append, AppendBuffer, ClockSnapshot, Commands, ComponentRef, Entity, ExecutorKind, FrameTime,
     IterationError, MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError,
-    Subscribe, Target, ThreadPool, World,
+    Subscribe, Target, ThreadPool, ThreadPoolBuilder, World,
 };
 
 #[path = "api_model/pinned.rs"]
@@ -1672,10 +1672,28 @@ fn the_public_api_matches_its_model() {
     };
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    let pool = ThreadPool::new(2).expect("a pool");
+    // Two pools, each case on one: idle threads that park at once, and
+    // ones that look for work for milliseconds first (the pool's spin
+    // settings change when threads take work, never what a run does).
+    // Under Miri, where spinning is interpretation time, both park at once.
+    let spin = |d: Duration| if cfg!(miri) { Duration::ZERO } else { d };
+    let pools = [
+        ThreadPoolBuilder::new()
+            .num_threads(2)
+            .spin_while_running(Duration::ZERO)
+            .spin_between_runs(Duration::ZERO)
+            .build(),
+        ThreadPoolBuilder::new()
+            .num_threads(2)
+            .spin_while_running(spin(Duration::from_millis(5)))
+            .spin_between_runs(spin(Duration::from_millis(1)))
+            .build(),
+    ]
+    .map(|pool| pool.expect("a pool"));
     quiet_planned_panics();
-    let result = runner.run(&proptest::collection::vec(op(), 1..length), |ops| {
-        run_case(&pool, &ops)
+    let case = (any::<bool>(), proptest::collection::vec(op(), 1..length));
+    let result = runner.run(&case, |(spinning, ops)| {
+        run_case(&pools[usize::from(spinning)], &ops)
     });
     if let Err(error) = result {
         panic!(

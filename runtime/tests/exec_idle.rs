@@ -1,12 +1,13 @@
-//! Between iterations nobody burns a core: the pool's worker threads use
-//! no CPU time while no run is in flight (Linux: per-thread times from
-//! `/proc/self/task/*/stat`).
+//! Between iterations nobody burns a core for longer than the pool's spin:
+//! the pool's worker threads use no CPU time once parked, and look for work
+//! as long as they were told to before parking (Linux: per-thread times
+//! from `/proc/self/task/*/stat`).
 
 #![cfg(target_os = "linux")]
 
 use std::fs;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sluice::exec::{CompiledGraph, ExecutionState, NodeOutcome, ThreadPoolBuilder};
 
@@ -15,6 +16,11 @@ const PREFIX: &str = "idle-probe";
 /// User + system CPU time, in clock ticks, of every thread named `PREFIX-*`,
 /// and how many there are.
 fn worker_cpu_ticks() -> (u64, usize) {
+    cpu_ticks_of(PREFIX)
+}
+
+/// The same for threads named `prefix-*`.
+fn cpu_ticks_of(prefix: &str) -> (u64, usize) {
     let mut total = 0;
     let mut threads = 0;
     for task in fs::read_dir("/proc/self/task").unwrap() {
@@ -22,7 +28,7 @@ fn worker_cpu_ticks() -> (u64, usize) {
         let Ok(comm) = fs::read_to_string(path.join("comm")) else {
             continue;
         };
-        if !comm.starts_with(PREFIX) {
+        if !comm.starts_with(prefix) {
             continue;
         }
         let Ok(stat) = fs::read_to_string(path.join("stat")) else {
@@ -79,4 +85,46 @@ fn idle_workers_use_no_cpu_between_iterations() {
     assert_eq!(pool.stats().sleeping_workers, 3);
     // And they wake up for the next run.
     pool.run(&graph, &mut state, |_| NodeOutcome::Done).unwrap();
+}
+
+#[test]
+fn idle_workers_look_for_work_as_long_as_told() {
+    const SPINNER: &str = "spin-probe";
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .thread_name_prefix(SPINNER)
+        .spin_between_runs(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let graph = CompiledGraph::from_edges(2, &[]).unwrap();
+    let mut state = ExecutionState::new(&graph);
+    pool.run(&graph, &mut state, |_| NodeOutcome::Done).unwrap();
+    // The worker names itself when it starts, which may be after the run.
+    let started = Instant::now();
+    let before = loop {
+        match cpu_ticks_of(SPINNER) {
+            (ticks, 1) => break ticks,
+            (_, threads) => assert!(
+                threads == 0 && started.elapsed() < Duration::from_secs(10),
+                "{threads} worker threads named {SPINNER}, not 1"
+            ),
+        }
+        thread::sleep(Duration::from_millis(1));
+    };
+    thread::sleep(Duration::from_millis(300));
+    let (after, _) = cpu_ticks_of(SPINNER);
+    // Within its minute of looking, the worker neither parks nor stops
+    // using the CPU (300 ms of yielding is tens of ticks; one at least on
+    // the busiest machine).
+    assert_eq!(pool.stats().sleeping_workers, 0, "{:?}", pool.stats());
+    assert!(after > before, "the spinning worker used no CPU");
+    // It still looks at the pool's end while spinning: the drop joins it
+    // at once, not after the minute.
+    let dropped = Instant::now();
+    drop(pool);
+    assert!(
+        dropped.elapsed() < Duration::from_secs(10),
+        "dropping a spinning pool took {:?}",
+        dropped.elapsed()
+    );
 }

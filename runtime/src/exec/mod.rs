@@ -58,7 +58,9 @@ pub use graph::{CompiledGraph, GraphError};
 pub(crate) use idle::NO_RUN;
 pub use idle::{RunStats, ThreadIdle};
 pub use loose::{DEFAULT_PRIORITIZED_BUDGET, DEFAULT_REGULAR_WINDOW, LooseTasks};
-pub use pool::{PoolStats, ThreadPool, ThreadPoolBuilder};
+pub use pool::{
+    DEFAULT_SPIN_BETWEEN_RUNS, DEFAULT_SPIN_WHILE_RUNNING, PoolStats, ThreadPool, ThreadPoolBuilder,
+};
 pub(crate) use run::panic_message;
 pub use run::{Completion, NodeContext, NodeFailure, NodeOutcome};
 pub use serial::SerialExecutor;

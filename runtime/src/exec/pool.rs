@@ -39,6 +39,43 @@ const SPIN_ROUNDS: u32 = 32;
 #[cfg(loom)]
 const SPIN_ROUNDS: u32 = 0;
 
+/// How long an idle thread keeps looking for work (yielding between looks)
+/// after its spin rounds, before it parks, while a run is open on the pool:
+/// a frame's next ready node or `par_for_each` helper is usually tens of
+/// microseconds away, and waking a parked thread takes about as long again
+/// ([`ThreadPoolBuilder::spin_while_running`]). Zero under Miri, where
+/// spinning only burns interpretation time.
+pub const DEFAULT_SPIN_WHILE_RUNNING: Duration = if cfg!(miri) {
+    Duration::ZERO
+} else {
+    Duration::from_millis(1)
+};
+
+/// The same with no run open on the pool: the gaps between a frame's
+/// parts, its fixed steps and the next frame
+/// ([`ThreadPoolBuilder::spin_between_runs`]).
+pub const DEFAULT_SPIN_BETWEEN_RUNS: Duration = if cfg!(miri) {
+    Duration::ZERO
+} else {
+    Duration::from_micros(200)
+};
+
+/// How long idle threads look for work before parking (see
+/// [`DEFAULT_SPIN_WHILE_RUNNING`]). Not used under loom, where an idle
+/// thread parks at once.
+#[derive(Clone, Copy, Debug)]
+struct IdleSpin {
+    while_running: Duration,
+    between_runs: Duration,
+}
+
+impl IdleSpin {
+    const DEFAULT: IdleSpin = IdleSpin {
+        while_running: DEFAULT_SPIN_WHILE_RUNNING,
+        between_runs: DEFAULT_SPIN_BETWEEN_RUNS,
+    };
+}
+
 /// crossbeam's deque starts with (and never shrinks below) 64 slots, and
 /// reallocates when it grows past them (and again when it shrinks back):
 /// a local deque never holds more, which keeps a run allocation-free.
@@ -96,6 +133,10 @@ pub(crate) struct Registry {
     wakes: AtomicU64,
     /// Idle and wake-up time, measured while a timed run is open.
     pub(crate) idle: IdleClocks,
+    /// How long idle threads look for work before parking (not under
+    /// loom).
+    #[cfg_attr(loom, allow(dead_code))]
+    spin: IdleSpin,
     /// Under loom: ready nodes a local deque takes before the ring does.
     #[cfg(loom)]
     local_capacity: usize,
@@ -126,6 +167,7 @@ impl Registry {
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
             idle: IdleClocks::new(external_seats + worker_threads),
+            spin: IdleSpin::DEFAULT,
             #[cfg(loom)]
             local_capacity: LOCAL_CAPACITY,
         }
@@ -541,6 +583,28 @@ impl WorkerThread {
         std::mem::forget(abort);
     }
 
+    /// Whether an idle thread whose spin rounds ended at `since` (set now
+    /// when `None`) should look for work again rather than park: for up to
+    /// the pool's spin while any run is open on it, or between runs.
+    fn keep_looking(&self, since: &mut Option<std::time::Instant>) -> bool {
+        #[cfg(loom)]
+        {
+            let _ = since;
+            false
+        }
+        #[cfg(not(loom))]
+        {
+            let spin = self.registry.spin;
+            let running = self.registry.runs.iter().any(|run| run.active() > 0);
+            let limit = if running {
+                spin.while_running
+            } else {
+                spin.between_runs
+            };
+            !limit.is_zero() && since.get_or_insert_with(std::time::Instant::now).elapsed() < limit
+        }
+    }
+
     /// Works until `done` returns true, sleeping when there is nothing to do.
     ///
     /// `done` is called after each failed search for work (it may act, e.g.
@@ -554,9 +618,13 @@ impl WorkerThread {
         finished: impl Fn() -> bool,
     ) {
         let mut rounds = 0;
+        // When this idle period's spin rounds ended (the timed look that
+        // follows them starts then).
+        let mut looking_since = None;
         loop {
             if self.work_once(own, own_loose) {
                 rounds = 0;
+                looking_since = None;
                 continue;
             }
             self.go_idle();
@@ -576,7 +644,12 @@ impl WorkerThread {
                 }
                 continue;
             }
+            if self.keep_looking(&mut looking_since) {
+                sync::yield_now();
+                continue;
+            }
             rounds = 0;
+            looking_since = None;
             // Work seen but not yet takeable makes `sleep` spin (a yield
             // under loom, which needs it to see this loop make progress).
             self.registry.sleep(self, || {
@@ -660,6 +733,7 @@ pub struct ThreadPoolBuilder {
     num_threads: Option<usize>,
     max_concurrent_runs: usize,
     thread_name_prefix: String,
+    spin: IdleSpin,
     #[cfg(loom)]
     local_capacity: usize,
 }
@@ -683,6 +757,7 @@ impl ThreadPoolBuilder {
             // unless told otherwise.
             max_concurrent_runs: if cfg!(loom) { 1 } else { 4 },
             thread_name_prefix: "sluice-worker".to_owned(),
+            spin: IdleSpin::DEFAULT,
             #[cfg(loom)]
             local_capacity: LOCAL_CAPACITY,
         }
@@ -721,6 +796,26 @@ impl ThreadPoolBuilder {
         self
     }
 
+    /// How long an idle thread keeps looking for work, yielding between
+    /// looks, before it parks while a run is open on the pool
+    /// ([`DEFAULT_SPIN_WHILE_RUNNING`], 1 ms). Longer trades a core's idle
+    /// time for less wake-up latency inside a frame; zero parks after a few
+    /// microseconds of spinning, which suits a pool shared with other busy
+    /// processes. Ignored under loom, where an idle thread parks at once.
+    pub fn spin_while_running(mut self, spin: Duration) -> Self {
+        self.spin.while_running = spin;
+        self
+    }
+
+    /// The same while no run is open on the pool
+    /// ([`DEFAULT_SPIN_BETWEEN_RUNS`], 200 µs): a game's next part or fixed
+    /// step usually starts within it, a frame's end or a pause parks the
+    /// threads soon after.
+    pub fn spin_between_runs(mut self, spin: Duration) -> Self {
+        self.spin.between_runs = spin;
+        self
+    }
+
     /// Starts the worker threads.
     pub fn build(self) -> io::Result<ThreadPool> {
         let _machinery = sync::coarse::machinery();
@@ -741,6 +836,7 @@ impl ThreadPoolBuilder {
         let registry = Arc::new(Registry {
             #[cfg(loom)]
             local_capacity: self.local_capacity,
+            spin: self.spin,
             ..Registry::new(threads - 1, externals, false)
         });
         let mut inner = PoolInner {
