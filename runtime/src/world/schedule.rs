@@ -122,7 +122,7 @@ impl Execution {
             .position(|&n| n == u32::MAX)
             .unwrap_or(0) as u32;
         let barrier_id = |v: u32| registered + v - first_barrier;
-        let names = vertices.iter().map(|&v| {
+        let name = |v: u32| {
             let node = compiled.vertex_nodes[v as usize];
             let id = if node == u32::MAX {
                 barrier_id(v)
@@ -130,7 +130,16 @@ impl Execution {
                 node
             };
             plan.node_name(NodeIndex(id)).to_owned()
-        });
+        };
+        // In the execution graph's vertex order: the plan's own when it is
+        // compiled whole (`vertices` is then its serial order, in which a
+        // kept barrier comes before the nodes after it, not last), the
+        // order of `vertices` otherwise.
+        let names: Vec<String> = if whole {
+            (0..all as u32).map(name).collect()
+        } else {
+            vertices.iter().map(|&v| name(v)).collect()
+        };
         let pinned = vertex_nodes
             .iter()
             .enumerate()
