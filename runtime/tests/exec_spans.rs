@@ -3,11 +3,15 @@
 //! same span on its worker threads while this test's scoped subscriber is
 //! registered can cache "never" for it (a flake seen in CI).
 
+#[path = "support/span_name.rs"]
+mod span_name;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use sluice::exec::NodeOutcome;
 use sluice::{CompiledGraph, ExecutionState, SerialExecutor};
+use span_name::span_name;
 
 /// A subscriber that records the `name` field of every span.
 struct SpanNames(Mutex<Vec<String>>);
@@ -17,17 +21,7 @@ impl tracing::Subscriber for SpanNames {
         true
     }
     fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        struct Visit<'a>(&'a mut Option<String>);
-        impl tracing::field::Visit for Visit<'_> {
-            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-                if field.name() == "name" {
-                    *self.0 = Some(value.to_owned());
-                }
-            }
-            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
-        }
-        let mut name = None;
-        span.record(&mut Visit(&mut name));
+        let name = span_name(span);
         let mut names = self.0.lock().unwrap();
         if span.metadata().name() == "node" {
             names.push(name.unwrap_or_default());

@@ -2,7 +2,12 @@
 //! executor: in a test binary of its own, whose subscriber is the global
 //! default (so that the pool's worker threads record too).
 
+#[path = "support/span_name.rs"]
+mod span_name;
+
 use std::sync::{Arc, Mutex};
+
+use span_name::span_name;
 
 /// The `name` of the `node` span a thread is in, by span id (the
 /// subscriber below hands ids out in creation order).
@@ -23,17 +28,7 @@ impl tracing::Subscriber for &'static WorldSpans {
         true
     }
     fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        struct Visit<'a>(&'a mut Option<String>);
-        impl tracing::field::Visit for Visit<'_> {
-            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-                if field.name() == "name" {
-                    *self.0 = Some(value.to_owned());
-                }
-            }
-            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
-        }
-        let mut name = None;
-        span.record(&mut Visit(&mut name));
+        let name = span_name(span);
         let mut names = self.names.lock().unwrap();
         names.push(name.unwrap_or_else(|| span.metadata().name().to_owned()));
         tracing::span::Id::from_u64(names.len() as u64)
@@ -98,13 +93,13 @@ fn a_worlds_nodes_run_in_spans_named_after_them() {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 20 * 3, "{executor:?}: every node ran thrice");
         for (node, span) in seen.iter() {
-            let span_name = span
+            let ran_in = span
                 .checked_sub(1)
                 .and_then(|at| names.get(at as usize))
                 .map_or("(no span)", String::as_str);
             assert_eq!(
-                span_name, node,
-                "{executor:?}: `{node}` ran in the span of {span_name:?}"
+                ran_in, node,
+                "{executor:?}: `{node}` ran in the span of {ran_in:?}"
             );
         }
     }
