@@ -13,7 +13,7 @@
 //! Both parallel executors use one thread per core (sluice: the caller plus
 //! workers; bevy: its `ComputeTaskPool`). After criterion's figures, a
 //! summary measures every peer again, interleaved, and prints ns per node and
-//! the ratios.
+//! the ratios (`--summary-only` skips criterion).
 
 #![allow(missing_docs)]
 
@@ -251,9 +251,13 @@ fn touching_summary() {
 criterion_group!(benches, empty_systems, touching_systems);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
-    if !std::env::args().any(|a| a == "--list" || a == "--test") {
+    let args: Vec<String> = std::env::args().collect();
+    // `--summary-only` skips criterion, as the other benches' summaries do.
+    if !args.iter().any(|a| a == "--summary-only") {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+    }
+    if !args.iter().any(|a| a == "--list" || a == "--test") {
         summary();
         touching_summary();
     }
