@@ -610,12 +610,7 @@ impl RunSlot {
     unsafe fn end_timing(&self, node: u32) {
         // SAFETY:
         // - A count is held (the caller's contract), so the run is open.
-        let params = unsafe { self.params() };
-        if params.timed {
-            // SAFETY:
-            // - `params.state` is valid while the run is open.
-            unsafe { &*params.state }.timings.end(node);
-        }
+        unsafe { end_timing_with(self.params(), node) }
     }
 
     /// Runs the body of `node` on `worker`.
@@ -631,7 +626,7 @@ impl RunSlot {
         // - The node's count is held (the caller's contract).
         // - `params.body` and `params.call` were erased together from the
         //   run's body, which outlives the run; `cx` belongs to this run.
-        unsafe { self.run_body_with(node, worker, |cx| (params.call)(params.body, cx)) }
+        unsafe { self.run_body_with(params, node, worker, |cx| (params.call)(params.body, cx)) }
     }
 
     /// [`run_body`](Self::run_body) with the run's body called through
@@ -641,18 +636,17 @@ impl RunSlot {
     /// # Safety
     ///
     /// - `worker` holds the node's count on the open run.
+    /// - `params` are this run's ([`params`](Self::params)).
     /// - `call` runs the run's body for the context it is given (the
     ///   context belongs to this run).
     #[inline(always)]
     unsafe fn run_body_with(
         &self,
+        params: &RunParams,
         node: u32,
         worker: &WorkerThread,
         call: impl FnOnce(&RawContext) -> NodeOutcome,
     ) -> BodyEnd {
-        // SAFETY:
-        // - The node's count is held (the caller's contract).
-        let params = unsafe { self.params() };
         // SAFETY:
         // - `params.state` is valid while the run is open.
         let state = unsafe { &*params.state };
@@ -980,9 +974,12 @@ pub(crate) unsafe fn execute_node(data: *const (), node: u32, worker: &WorkerThr
 ///   caller and holds the hold.
 /// - `body` is the body the run was opened with (called here directly,
 ///   not through the run's erased call).
+/// - `params` are the run's ([`RunSlot::params`], read once by the serial
+///   loop: the hold keeps them in place for the whole run).
 #[inline]
 pub(crate) unsafe fn execute_serial_node<'scope, F>(
     slot: &RunSlot,
+    params: &RunParams,
     node: u32,
     worker: &WorkerThread,
     body: &F,
@@ -995,7 +992,7 @@ where
     // - `body` is the run's body (the caller's contract), so the context
     //   handed to it belongs to the run whose scope is `'scope`.
     let end = unsafe {
-        slot.run_body_with(node, worker, |cx| {
+        slot.run_body_with(params, node, worker, |cx| {
             call_body::<F>(std::ptr::from_ref(body).cast(), cx)
         })
     };
@@ -1003,10 +1000,26 @@ where
         BodyEnd::Handed => true,
         BodyEnd::Complete | BodyEnd::Failed => {
             // SAFETY:
-            // - The hold is held, so the run is open.
-            unsafe { slot.end_timing(node) };
+            // - The hold is held, so the run is open and `params` its own.
+            unsafe { end_timing_with(params, node) };
             false
         }
+    }
+}
+
+/// Records the end of `node` in the run's timings, when it is timed.
+///
+/// # Safety
+///
+/// - `params` are those of an open run on which the calling thread holds a
+///   count.
+#[inline]
+unsafe fn end_timing_with(params: &RunParams, node: u32) {
+    if params.timed {
+        // SAFETY:
+        // - `params.state` is valid while the run is open (the caller's
+        //   contract).
+        unsafe { &*params.state }.timings.end(node);
     }
 }
 

@@ -154,6 +154,10 @@ where
         // - Everything `params` points at is borrowed until this function
         //   returns, after the run is closed below.
         unsafe { slot.open(params, 0) };
+        // SAFETY:
+        // - This thread holds the hold of the run it just opened: the
+        //   parameters stay in place until it closes the run below.
+        let params = unsafe { slot.params() };
         let only_hold_left = || slot.active() == 1;
         let order = graph.order();
         // The order in stretches between the skipped positions: no test
@@ -168,8 +172,9 @@ where
                 // SAFETY:
                 // - `slot` is this seat's serial run, open, and this thread
                 //   is its caller holding the hold.
-                // - `body` is the body it was opened with (`params`).
-                let deferred = unsafe { execute_serial_node(slot, node, worker, body) };
+                // - `body` is the body it was opened with, and `params` the
+                //   run's, read after the open.
+                let deferred = unsafe { execute_serial_node(slot, params, node, worker, body) };
                 if deferred {
                     // Run its batch slices (or wait for its completion)
                     // before the next node starts.

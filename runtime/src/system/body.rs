@@ -10,8 +10,10 @@ use crate::system::cells::ServiceCells;
 pub struct NodeEnv<'w> {
     /// The world's services.
     pub cells: ServiceCells<'w>,
-    /// The registrations: read-only for the whole iteration.
-    pub graph: GraphView<'w>,
+    /// The registrations: read-only for the whole iteration. Borrowed, so
+    /// that the executor builds each node's environment from three words,
+    /// not eight.
+    pub graph: &'w GraphView<'w>,
     /// The running node's declaration.
     pub descriptor: &'w NodeDescriptor,
 }

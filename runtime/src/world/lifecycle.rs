@@ -217,7 +217,7 @@ impl World {
         let (graph, slots) = self.graph.parts_mut();
         let env = crate::system::NodeEnv {
             cells: crate::system::ServiceCells::new(slots),
-            graph,
+            graph: &graph,
             descriptor: &graph.nodes()[node.index()],
         };
         // SAFETY: the world is borrowed exclusively (`&mut self`) and no

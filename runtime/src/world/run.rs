@@ -310,7 +310,7 @@ impl World {
         let (graph, slots) = self.graph.parts_mut();
         let env = NodeEnv {
             cells: ServiceCells::new(slots),
-            graph,
+            graph: &graph,
             descriptor: &graph.nodes()[node as usize],
         };
         // SAFETY: the world is borrowed exclusively (`&mut self`) and no
@@ -396,7 +396,7 @@ impl World {
             &self.nodes,
             &execution.vertex_nodes,
             ServiceCells::new(slots),
-            graph,
+            &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
             &self.borrows,
         );
@@ -695,7 +695,7 @@ fn node_runner<'s>(
     nodes: &'s [WorldNode],
     vertex_nodes: &'s [u32],
     cells: ServiceCells<'s>,
-    graph: GraphView<'s>,
+    graph: &'s GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
 ) -> impl Fn(&RunContext<'s>) -> NodeOutcome + Sync + 's {
     move |cx| {
@@ -722,7 +722,7 @@ fn node_runner<'s>(
         let _traced = crate::model::Span::enter(env.descriptor.name());
         #[cfg(any(debug_assertions, feature = "checked"))]
         let _borrows = {
-            let taken = borrows.enter(graph, index);
+            let taken = borrows.enter(*graph, index);
             (!matches!(nodes[index], WorldNode::Batch(_))).then_some(taken)
         };
         // SAFETY:

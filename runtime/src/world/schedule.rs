@@ -321,7 +321,7 @@ impl NodeBody for ExecutionFactory {
         let Some(PlanOutcome(Ok(plans))) = next.and_then(NextValue::get) else {
             return;
         };
-        let executions = Executions::compile(plans, &env.graph);
+        let executions = Executions::compile(plans, env.graph);
         // SAFETY: the node declares that it produces `NextValue<Executions>`.
         unsafe {
             env.cells
