@@ -583,25 +583,34 @@ impl WorkerThread {
         std::mem::forget(abort);
     }
 
-    /// Whether an idle thread whose spin rounds ended at `since` (set now
-    /// when `None`) should look for work again rather than park: for up to
-    /// the pool's spin while any run is open on it, or between runs.
-    fn keep_looking(&self, since: &mut Option<std::time::Instant>) -> bool {
+    /// Whether an idle thread should look for work again rather than park:
+    /// until `deadline`, which the look's first call sets from the pool's
+    /// spin, while any run is open on it or between runs (read once a
+    /// look, not every round: the runs' count words are their hottest
+    /// lines).
+    fn keep_looking(&self, deadline: &mut Option<std::time::Instant>) -> bool {
         #[cfg(loom)]
         {
-            let _ = since;
+            let _ = deadline;
             false
         }
         #[cfg(not(loom))]
         {
-            let spin = self.registry.spin;
-            let running = self.registry.runs.iter().any(|run| run.active() > 0);
-            let limit = if running {
-                spin.while_running
-            } else {
-                spin.between_runs
-            };
-            !limit.is_zero() && since.get_or_insert_with(std::time::Instant::now).elapsed() < limit
+            let now = std::time::Instant::now();
+            let deadline = *deadline.get_or_insert_with(|| {
+                let spin = self.registry.spin;
+                let running = self.registry.runs.iter().any(|run| run.active() > 0);
+                let spin = if running {
+                    spin.while_running
+                } else {
+                    spin.between_runs
+                };
+                // A spin past the clock's range (`Duration::MAX`) looks
+                // for a day at a time.
+                now.checked_add(spin)
+                    .unwrap_or_else(|| now + Duration::from_secs(86_400))
+            });
+            now < deadline
         }
     }
 
@@ -618,13 +627,13 @@ impl WorkerThread {
         finished: impl Fn() -> bool,
     ) {
         let mut rounds = 0;
-        // When this idle period's spin rounds ended (the timed look that
-        // follows them starts then).
-        let mut looking_since = None;
+        // Until when this idle period's timed look (after its spin rounds)
+        // goes on.
+        let mut look_until = None;
         loop {
             if self.work_once(own, own_loose) {
                 rounds = 0;
-                looking_since = None;
+                look_until = None;
                 continue;
             }
             self.go_idle();
@@ -644,12 +653,12 @@ impl WorkerThread {
                 }
                 continue;
             }
-            if self.keep_looking(&mut looking_since) {
+            if self.keep_looking(&mut look_until) {
                 sync::yield_now();
                 continue;
             }
             rounds = 0;
-            looking_since = None;
+            look_until = None;
             // Work seen but not yet takeable makes `sleep` spin (a yield
             // under loom, which needs it to see this loop make progress).
             self.registry.sleep(self, || {

@@ -131,15 +131,12 @@ impl Execution {
             };
             plan.node_name(NodeIndex(id)).to_owned()
         };
-        // In the execution graph's vertex order: the plan's own when it is
-        // compiled whole (`vertices` is then its serial order, in which a
-        // kept barrier comes before the nodes after it, not last), the
-        // order of `vertices` otherwise.
-        let names: Vec<String> = if whole {
-            (0..all as u32).map(name).collect()
-        } else {
-            vertices.iter().map(|&v| name(v)).collect()
-        };
+        // In the execution graph's vertex order. Compiled whole, execution
+        // vertex `at` is the plan's vertex `at` (`vertices` is then the
+        // serial order, where a kept barrier comes before the nodes after
+        // it); compiled in part, it is `vertices[at]`.
+        let source = |at: usize| if whole { at as u32 } else { vertices[at] };
+        let names = (0..vertices.len()).map(|at| name(source(at)));
         let pinned = vertex_nodes
             .iter()
             .enumerate()
