@@ -76,6 +76,35 @@ impl Recorder {
             place: Place::of_node(node),
         }
     }
+
+    /// The recorder as three words, each stored and loaded whole by the
+    /// thread's running state (see `running.rs`).
+    pub(crate) const fn to_words(self) -> [u64; 3] {
+        let Place {
+            node,
+            count,
+            slice,
+            in_slice,
+        } = self.place;
+        [
+            self.world,
+            node as u64 | (count as u64) << 32,
+            slice as u64 | (in_slice as u64) << 32,
+        ]
+    }
+
+    /// The recorder of [`to_words`](Self::to_words).
+    pub(crate) const fn from_words([world, first, second]: [u64; 3]) -> Self {
+        Self {
+            world,
+            place: Place {
+                node: first as u32,
+                count: (first >> 32) as u32,
+                slice: second as u32,
+                in_slice: (second >> 32) as u32,
+            },
+        }
+    }
 }
 
 /// A fresh world identity for recordings (never 0).
@@ -101,7 +130,7 @@ impl Recording {
 
     fn at(recorder: Recorder) -> Self {
         Self {
-            previous: running::update(|running| std::mem::replace(&mut running.recorder, recorder)),
+            previous: running::replace_recorder(recorder),
         }
     }
 }
@@ -109,7 +138,7 @@ impl Recording {
 impl Drop for Recording {
     fn drop(&mut self) {
         let previous = self.previous;
-        running::update(|running| running.recorder = previous);
+        running::replace_recorder(previous);
     }
 }
 
@@ -125,7 +154,7 @@ impl SliceRecording {
     /// Takes the current thread's place for the slices about to run; the
     /// caller's later records land after theirs.
     pub(crate) fn take() -> Self {
-        let world = running::get().recorder.world;
+        let world = running::recorder().world;
         Self {
             at: Recorder {
                 world,
@@ -152,13 +181,13 @@ impl SliceRecording {
 /// The registration index of the node recording on this thread, in
 /// whichever world (`u32::MAX` off a node).
 pub(crate) fn recording_node() -> u32 {
-    running::get().recorder.place.node
+    running::recorder().place.node
 }
 
 /// The registration index of the node of world `world` recording on this
 /// thread (`u32::MAX` off a node, or when the node is another world's).
 pub(crate) fn recording_node_of(world: u64) -> u32 {
-    let recorder = running::get().recorder;
+    let recorder = running::recorder();
     if recorder.world == world {
         recorder.place.node
     } else {
@@ -168,15 +197,37 @@ pub(crate) fn recording_node_of(world: u64) -> u32 {
 
 /// The place of the next record made on this thread.
 pub(crate) fn next_order() -> Place {
-    running::update(|running| {
-        let place = running.recorder.place;
+    running::update_recorder(|recorder| {
+        let place = recorder.place;
         let mut next = place;
         if place.slice == 0 {
             next.count = place.count.wrapping_add(1);
         } else {
             next.in_slice = place.in_slice.wrapping_add(1);
         }
-        running.recorder.place = next;
+        recorder.place = next;
         place
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorders_keep_every_field_as_words() {
+        let every_field = Recorder {
+            world: u64::MAX - 3,
+            place: Place {
+                node: 7,
+                count: u32::MAX,
+                slice: 1 << 31,
+                in_slice: 12,
+            },
+        };
+        for recorder in [Recorder::NONE, Recorder::of_node(1, 0), every_field] {
+            let back = Recorder::from_words(recorder.to_words());
+            assert_eq!((back.world, back.place), (recorder.world, recorder.place));
+        }
+    }
 }

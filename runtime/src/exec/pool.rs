@@ -287,18 +287,37 @@ impl Registry {
     /// Runs `f` on the calling thread as the occupant of a free external seat
     /// (seat 0 when free); waits for a seat when all are taken.
     /// (An associated function: loom's `Arc` cannot be a receiver.)
+    #[inline(always)]
     pub(crate) fn with_external_seat<R>(this: &Arc<Self>, f: impl FnOnce(&WorkerThread) -> R) -> R {
-        this.refuse_nested_run();
-        let worker = Self::occupy_external_seat(this);
-        let _current = CurrentGuard::set(&worker);
-        f(&worker)
+        Self::with_seat(this, None, f)
     }
 
-    /// Runs `f` on the calling thread as the occupant of `held`, a seat of
-    /// this registry claimed beforehand and kept between runs.
-    pub(crate) fn with_held_seat<R>(held: &mut HeldSeat, f: impl FnOnce(&WorkerThread) -> R) -> R {
-        let worker = held.worker.get_mut();
-        worker.registry.refuse_nested_run();
+    /// Runs `f` on the calling thread as the occupant of `held` (a seat of
+    /// this registry claimed beforehand and kept between runs) or, without
+    /// one, of a free external seat, as [`with_external_seat`](Self::with_external_seat).
+    ///
+    /// `f` is called in one place, so a caller choosing between the two
+    /// gets its closure inlined here rather than called through its
+    /// captures in memory.
+    #[inline(always)]
+    pub(crate) fn with_seat<R>(
+        this: &Arc<Self>,
+        held: Option<&mut HeldSeat>,
+        f: impl FnOnce(&WorkerThread) -> R,
+    ) -> R {
+        this.refuse_nested_run();
+        let claimed;
+        let worker = match held {
+            Some(held) => {
+                let worker = held.worker.get_mut();
+                debug_assert!(ptr::eq(&*worker.registry, &**this), "held on this registry");
+                &*worker
+            }
+            None => {
+                claimed = Self::occupy_external_seat(this);
+                &claimed
+            }
+        };
         let _current = CurrentGuard::set(worker);
         f(worker)
     }

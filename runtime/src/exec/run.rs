@@ -50,7 +50,13 @@ pub enum NodeOutcome {
 ///
 /// The run that returns it started nothing new after the failure, let the
 /// work already running finish, and left the pool ready for the next run.
-pub struct NodeFailure {
+///
+/// One pointer: a run's `Result<(), NodeFailure>` comes back in a register,
+/// where the failure's 40 bytes went through the stack on every run.
+pub struct NodeFailure(Box<Failed>);
+
+/// What a [`NodeFailure`] holds.
+struct Failed {
     payload: Box<dyn Any + Send>,
     /// Every node that failed in the run, each once, the first one first
     /// (never empty).
@@ -59,15 +65,15 @@ pub struct NodeFailure {
 
 impl NodeFailure {
     pub(crate) fn new(node: usize, payload: Box<dyn Any + Send>) -> Self {
-        Self {
+        Self(Box::new(Failed {
             payload,
             nodes: vec![node],
-        }
+        }))
     }
 
     /// The index of the node that failed (the first one, when several did).
     pub fn node(&self) -> usize {
-        self.nodes[0]
+        self.0.nodes[0]
     }
 
     /// Every node that failed in the run, each once, in the order their
@@ -75,22 +81,22 @@ impl NodeFailure {
     /// were already running and failed too (only the first one's payload
     /// is kept).
     pub fn nodes(&self) -> &[usize] {
-        &self.nodes
+        &self.0.nodes
     }
 
     /// The panic payload.
     pub fn payload(&self) -> &(dyn Any + Send) {
-        &*self.payload
+        &*self.0.payload
     }
 
     /// The panic payload, to resume the panic with `std::panic::resume_unwind`.
     pub fn into_payload(self) -> Box<dyn Any + Send> {
-        self.payload
+        self.0.payload
     }
 
     /// The panic message, when the payload is a string.
     pub fn message(&self) -> Option<&str> {
-        panic_message(&*self.payload)
+        panic_message(&*self.0.payload)
     }
 }
 
@@ -255,6 +261,7 @@ impl RunSlot {
     /// - The calling thread occupies this slot's seat and the slot is closed.
     /// - Everything `params` points at stays valid until [`try_close`](Self::try_close)
     ///   succeeds.
+    #[inline(always)]
     pub(crate) unsafe fn open(&self, params: RunParams, initial_jobs: u32) {
         debug_assert_eq!(active_of(self.state.load(Ordering::Relaxed)), 0);
         self.params.with_mut(|slot| {
@@ -391,8 +398,8 @@ impl RunSlot {
         match &mut *failure {
             None => *failure = Some(NodeFailure::new(node as usize, payload)),
             Some(first) => {
-                if !first.nodes.contains(&(node as usize)) {
-                    first.nodes.push(node as usize);
+                if !first.0.nodes.contains(&(node as usize)) {
+                    first.0.nodes.push(node as usize);
                 }
                 // A later payload is dropped outside the lock: its `Drop`
                 // may panic, and nothing inside a job may.

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::graph::CompiledGraph;
 use super::loose::LooseTasks;
-use super::pool::{HeldSeat, Registry, WorkerThread, serial_registry};
+use super::pool::{HeldSeat, Registry, serial_registry};
 use super::run::{NodeContext, NodeFailure, NodeOutcome, RunParams, execute_serial_node};
 use super::state::ExecutionState;
 use crate::sync::Arc;
@@ -60,7 +60,7 @@ impl SerialExecutor {
     where
         F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
     {
-        run_serial(Seat::PerRun(&self.registry), graph, state, None, &[], &body)
+        run_serial(&self.registry, None, graph, state, None, &[], &body)
     }
 
     /// [`run`](Self::run), then the loose tasks, like
@@ -75,14 +75,7 @@ impl SerialExecutor {
     where
         F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
     {
-        run_serial(
-            Seat::PerRun(&self.registry),
-            graph,
-            state,
-            Some(loose),
-            &[],
-            &body,
-        )
+        run_serial(&self.registry, None, graph, state, Some(loose), &[], &body)
     }
 
     /// [`run_with_loose`](Self::run_with_loose), leaving out the nodes at
@@ -105,7 +98,15 @@ impl SerialExecutor {
         let held = self
             .held
             .get_or_insert_with(|| Registry::hold_external_seat(&self.registry));
-        run_serial(Seat::Held(held), graph, state, Some(loose), skip, &body)
+        run_serial(
+            &self.registry,
+            Some(held),
+            graph,
+            state,
+            Some(loose),
+            skip,
+            &body,
+        )
     }
 }
 
@@ -115,25 +116,10 @@ impl fmt::Debug for SerialExecutor {
     }
 }
 
-/// Where a serial run sits.
-enum Seat<'a> {
-    /// A seat claimed for this run only.
-    PerRun(&'a Arc<Registry>),
-    /// The executor's own seat, kept between runs.
-    Held(&'a mut HeldSeat),
-}
-
-impl Seat<'_> {
-    fn occupy<R>(self, f: impl FnOnce(&WorkerThread) -> R) -> R {
-        match self {
-            Seat::PerRun(registry) => Registry::with_external_seat(registry, f),
-            Seat::Held(held) => Registry::with_held_seat(held, f),
-        }
-    }
-}
-
+/// A serial run, in `held` (or a seat claimed for the run) of `registry`.
 fn run_serial<'scope, F>(
-    seat: Seat<'_>,
+    registry: &Arc<Registry>,
+    held: Option<&mut HeldSeat>,
     graph: &CompiledGraph,
     state: &mut ExecutionState,
     loose: Option<&LooseTasks>,
@@ -146,7 +132,7 @@ where
     let _machinery = crate::sync::coarse::machinery();
     state.prepare_serial(graph);
     let timed = state.timings.begin_run(true);
-    let failure = seat.occupy(|worker| {
+    let failure = Registry::with_seat(registry, held, |worker| {
         let slot = worker.registry.run_slot(worker.index);
         let params = RunParams::new(graph, state, timed, body, loose, true);
         // SAFETY:

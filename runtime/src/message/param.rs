@@ -20,7 +20,7 @@ pub(crate) struct ReaderPart {
 impl ReaderPart {
     pub(crate) fn enter(part: u32) -> Self {
         Self {
-            previous: running::update(|running| std::mem::replace(&mut running.reader_part, part)),
+            previous: running::replace_reader_part(part),
         }
     }
 }
@@ -28,14 +28,13 @@ impl ReaderPart {
 impl Drop for ReaderPart {
     fn drop(&mut self) {
         let previous = self.previous;
-        running::update(|running| running.reader_part = previous);
+        running::replace_reader_part(previous);
     }
 }
 
 /// The running reader's key.
 fn reader_key() -> ReaderKey {
-    let running = running::get();
-    (running.recorder.node(), running.reader_part)
+    (running::recorder().node(), running::reader_part())
 }
 
 /// Makes sure the world holds `Messages<T>`, and that its boundary runs.

@@ -27,9 +27,7 @@ impl ChangeRun {
     /// ran with a query).
     pub(crate) fn enter(last_run: Option<u32>) -> Self {
         Self {
-            previous: Some(running::update(|running| {
-                std::mem::replace(&mut running.cursor, (last_run, None))
-            })),
+            previous: Some(running::replace_cursor((last_run, None))),
         }
     }
 
@@ -37,7 +35,7 @@ impl ChangeRun {
     /// new cursor).
     pub(crate) fn finish(mut self) -> Option<u32> {
         let previous = self.previous.take().expect("finished once");
-        running::update(|running| std::mem::replace(&mut running.cursor, previous)).1
+        running::replace_cursor(previous).1
     }
 }
 
@@ -45,7 +43,7 @@ impl Drop for ChangeRun {
     fn drop(&mut self) {
         // Unwinding out of a body: restore the outer run's cursor.
         if let Some(previous) = self.previous.take() {
-            running::update(|running| running.cursor = previous);
+            running::replace_cursor(previous);
         }
     }
 }
@@ -53,10 +51,6 @@ impl Drop for ChangeRun {
 /// The running body's cursor (resolved for a body that never ran) and this
 /// run's tick, taking the tick from `fresh` the first time a run asks.
 pub(crate) fn current(fresh: impl FnOnce() -> u32) -> (u32, u32) {
-    running::update(|running| {
-        let (last_run, this_run) = running.cursor;
-        let this_run = this_run.unwrap_or_else(fresh);
-        running.cursor = (last_run, Some(this_run));
-        (Entities::cursor_for(last_run, this_run), this_run)
-    })
+    let (last_run, this_run) = running::cursor_taking_tick(fresh);
+    (Entities::cursor_for(last_run, this_run), this_run)
 }
