@@ -26,7 +26,7 @@ pub use lock_on_resize_array::{
     Appender as LockOnResizeArrayAppender, Drain as LockOnResizeArrayDrain,
     Iter as LockOnResizeArrayIter, IterMut as LockOnResizeArrayIterMut, LockOnResizeArray,
 };
-pub use mpsc::{Consumer, Producer};
+pub use mpsc::{Consumer, Drain as ConsumerDrain, Producer};
 pub use pool::{Pool, Pooled, Taken};
 pub use pooled_list::PooledList;
 pub use ring_histories::{

@@ -318,21 +318,44 @@ impl<T> Consumer<T> {
     /// that a consumer polling faster than the producers write does not keep
     /// stealing the cache line they are filling.
     pub fn pop(&mut self) -> Option<T> {
-        let inner = &*self.inner;
-        let pos = self.head;
-        let slot = &inner.buffer[pos & inner.mask];
         if self.missed {
             for _ in 0..POLL_BACKOFF {
                 spin_loop();
             }
         }
+        let value = self.take_head();
+        self.missed = value.is_none();
+        value
+    }
+
+    /// Takes every value published now, oldest first, without the backoff
+    /// of [`pop`](Self::pop): for a consumer that empties the queue now and
+    /// then (once a frame) rather than polling it, which would otherwise
+    /// spin before its first look every time (its last look found the
+    /// queue empty). Stops at the first position not yet published, as
+    /// `pop` does; a value published meanwhile may or may not be taken.
+    ///
+    /// ```
+    /// let (tx, mut rx) = sluice_collections::mpsc::bounded(4);
+    /// tx.push(1).unwrap();
+    /// tx.push(2).unwrap();
+    /// assert_eq!(rx.drain().collect::<Vec<_>>(), [1, 2]);
+    /// assert_eq!(rx.pop(), None);
+    /// ```
+    pub fn drain(&mut self) -> Drain<'_, T> {
+        Drain { consumer: self }
+    }
+
+    /// The value at the head, if published: the queue's one consumer step.
+    fn take_head(&mut self) -> Option<T> {
+        let inner = &*self.inner;
+        let pos = self.head;
+        let slot = &inner.buffer[pos & inner.mask];
         // Acquire: pairs with the producer's Release store of the stamp, so
         // its write of the value happens-before our read.
         if slot.stamp.load(Ordering::Acquire) != full_stamp(pos) {
-            self.missed = true;
             return None;
         }
-        self.missed = false;
         let value = slot.value.with(|cell| {
             // SAFETY:
             // - the stamp is `full_stamp(pos)`, so the producer of `pos`
@@ -380,6 +403,23 @@ impl<T> Drop for Consumer<T> {
     }
 }
 
+/// The values [`Consumer::drain`] takes, oldest first.
+#[derive(Debug)]
+pub struct Drain<'a, T> {
+    consumer: &'a mut Consumer<T>,
+}
+
+impl<T> Iterator for Drain<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        let value = self.consumer.take_head();
+        // A drain is not a poll: the next `pop` does not back off for it.
+        self.consumer.missed = false;
+        value
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -397,6 +437,35 @@ mod tests {
         assert_eq!(rx.pop(), Some(7));
         assert_eq!(rx.pop(), None);
         assert!(rx.is_empty());
+    }
+
+    #[test]
+    fn drain() {
+        let (tx, mut rx) = bounded(4);
+        assert_eq!(rx.drain().next(), None);
+        for lap in 0..3 {
+            for i in 0..3 {
+                tx.push(lap * 10 + i).unwrap();
+            }
+            assert_eq!(
+                rx.drain().collect::<Vec<_>>(),
+                [lap * 10, lap * 10 + 1, lap * 10 + 2]
+            );
+            assert!(rx.is_empty());
+        }
+        // Neither a drain nor an empty one leaves a backoff behind.
+        assert!(!rx.missed);
+        assert_eq!(rx.pop(), None);
+        assert!(rx.missed, "an empty pop backs off the next one");
+        assert_eq!(rx.drain().count(), 0);
+        assert!(!rx.missed);
+        // Taken by a drain, stopped early: the rest stay in order.
+        for i in 0..4 {
+            tx.push(i).unwrap();
+        }
+        assert_eq!(rx.drain().next(), Some(0));
+        assert_eq!(rx.pop(), Some(1));
+        assert_eq!(rx.drain().collect::<Vec<_>>(), [2, 3]);
     }
 
     #[test]

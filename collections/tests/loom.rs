@@ -300,6 +300,31 @@ mod mpsc {
         two_producers(1);
     }
 
+    /// A drain while two producers push: it takes each value once, each
+    /// producer's in order, and what it leaves the next drain takes.
+    #[test]
+    fn drain_while_pushing() {
+        loom::model(|| {
+            let (tx, mut rx) = bounded::<(usize, usize)>(2);
+            let handles: Vec<_> = (0..2)
+                .map(|p| {
+                    let tx = tx.clone();
+                    thread::spawn(move || (0..2).filter(|&i| tx.push((p, i)).is_ok()).count())
+                })
+                .collect();
+            drop(tx);
+            let mut got: Vec<_> = rx.drain().collect();
+            let sent: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+            got.extend(rx.drain());
+            assert_eq!(got.len(), sent);
+            for p in 0..2 {
+                let mine: Vec<_> = got.iter().filter(|v| v.0 == p).map(|v| v.1).collect();
+                assert!(mine.windows(2).all(|w| w[0] < w[1]));
+            }
+            assert_eq!(rx.pop(), None);
+        });
+    }
+
     #[test]
     fn two_producers_capacity_2() {
         two_producers(2);
