@@ -4,6 +4,8 @@
 //! at their base through `Commands`, and each death is a `Died` message for
 //! the particles.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use sluice::{Commands, Entity, Publish, Query, Subscribe, run_condition, system};
 
 use crate::feed::InputState;
@@ -112,14 +114,35 @@ impl<const TEAM: u8> Grid<TEAM> {
 
     /// The nearest unit within [`RANGE`] of `at`, ties broken by the lower
     /// entity id.
+    ///
+    /// Plain loops rather than `around(..).min_by(..)`: the iterator chain
+    /// kept its state in memory and read it back wider than it wrote it,
+    /// which stalls the load until the stores reach the cache (see
+    /// `benches/tools/store_forwarding.py`), a few times per gun.
     fn nearest(&self, at: Vec2) -> Option<Entity> {
-        self.around(at, RANGE)
-            .min_by(|a, b| {
-                let da = (a.at - at).length_squared();
-                let db = (b.at - at).length_squared();
-                da.total_cmp(&db).then(a.entity.cmp(&b.entity))
-            })
-            .map(|cell| cell.entity)
+        let (x0, y0) = grid_cell(at - Vec2::new(RANGE, RANGE));
+        let (x1, y1) = grid_cell(at + Vec2::new(RANGE, RANGE));
+        let mut nearest: Option<(f32, Entity)> = None;
+        for y in y0..=y1 {
+            let row = y * GRID_DIM;
+            let cells = self.starts[row + x0] as usize..self.starts[row + x1 + 1] as usize;
+            for unit in &self.units[cells] {
+                let distance = (unit.at - at).length_squared();
+                if distance > RANGE * RANGE {
+                    continue;
+                }
+                let closer = nearest.is_none_or(|(best, entity)| {
+                    distance
+                        .total_cmp(&best)
+                        .then(unit.entity.cmp(&entity))
+                        .is_lt()
+                });
+                if closer {
+                    nearest = Some((distance, unit.entity));
+                }
+            }
+        }
+        nearest.map(|(_, entity)| entity)
     }
 }
 
@@ -181,17 +204,18 @@ pub fn aim(red: &RedGrid, blue: &BlueGrid, mut guns: Query<(&Pos, &Team, &mut We
     });
 }
 
-/// Every gun with a target fires: one `Damage` message per shot.
+/// Every gun with a target fires (in parallel slices): one `Damage` message
+/// per shot, landing in row order whatever the thread count.
 #[system(stage = "Fight", group = "Combat")]
-pub fn fire(guns: Query<(Entity, &Weapon)>, hits: Publish<Damage>) {
-    for (shooter, weapon) in guns.iter() {
+pub fn fire(mut guns: Query<(Entity, &Weapon)>, hits: Publish<Damage>) {
+    guns.par_for_each(|(shooter, weapon)| {
         if let Some(target) = weapon.target {
             hits.send(Damage {
                 target,
                 amount: 20 + (mix(shooter.id()) % 16) as i32,
             });
         }
-    }
+    });
 }
 
 /// Only on frames where the player called an airstrike.
@@ -228,15 +252,19 @@ pub fn apply_damage(mut hits: Subscribe<Damage>, mut units: Query<&mut Health>, 
 
 /// The dead leave (despawned at the boundary), a fresh unit of the same
 /// team spawns at its base, and a `Died` message goes to the particles.
+/// The units are looked at in parallel slices; the commands and messages
+/// land in row order whatever the thread count, and the kills (a few a
+/// frame) are counted on two atomics.
 #[system(stage = "Resolve", group = "Combat")]
 pub fn reap(
-    units: Query<(Entity, &Health, &Team, &Pos)>,
+    mut units: Query<(Entity, &Health, &Team, &Pos)>,
     captains: &Captains,
     deaths: Publish<Died>,
     score: &mut Score,
     commands: Commands<'_>,
 ) {
-    for (entity, health, team, pos) in units.iter() {
+    let kills = [AtomicU64::new(0), AtomicU64::new(0)];
+    units.par_for_each(|(entity, health, team, pos)| {
         if health.0 <= 0 {
             commands.despawn(entity);
             commands.spawn(unit(mix(entity.id()), team.0, captains));
@@ -244,7 +272,10 @@ pub fn reap(
                 at: pos.0,
                 team: team.0,
             });
-            score.kills[usize::from(1 - team.0)] += 1;
+            kills[usize::from(1 - team.0)].fetch_add(1, Ordering::Relaxed);
         }
+    });
+    for (score, kills) in score.kills.iter_mut().zip(kills) {
+        *score += kills.into_inner();
     }
 }

@@ -1,6 +1,8 @@
 //! Units: the entities that fight. Two teams, each led by a few frozen
 //! captains that every unit follows through a [`ComponentRef`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use sluice::{ComponentRef, Entity, World};
 
 use crate::math::{Vec2, in_disk, mix};
@@ -126,15 +128,50 @@ pub struct Census {
     pub wounded: [u64; 2],
 }
 
-/// Counts both teams.
+/// Counts both teams, in parallel slices: each thread taking part counts
+/// into its own tally and adds it to the totals once, when it is done.
 #[sluice::system(phase = PostUpdate, stage = "Present", group = "Effects")]
-pub fn take_census(units: sluice::Query<(&Team, &Health)>, census: &mut Census) {
-    *census = Census::default();
-    for (team, health) in units.iter() {
-        let team = usize::from(team.0);
-        census.alive[team] += 1;
-        if health.0 < FULL_HEALTH {
-            census.wounded[team] += 1;
+pub fn take_census(mut units: sluice::Query<(&Team, &Health)>, census: &mut Census) {
+    let totals = Totals::default();
+    units.par_for_each_init(
+        || Tally {
+            counted: Census::default(),
+            totals: &totals,
+        },
+        |tally, (team, health)| {
+            let team = usize::from(team.0);
+            tally.counted.alive[team] += 1;
+            if health.0 < FULL_HEALTH {
+                tally.counted.wounded[team] += 1;
+            }
+        },
+    );
+    *census = Census {
+        alive: totals.alive.map(AtomicU64::into_inner),
+        wounded: totals.wounded.map(AtomicU64::into_inner),
+    };
+}
+
+/// A census being added up by the threads that took part.
+#[derive(Default)]
+struct Totals {
+    alive: [AtomicU64; 2],
+    wounded: [AtomicU64; 2],
+}
+
+/// One thread's part of a census, added to the totals when it drops (when
+/// the thread has no slice left).
+struct Tally<'a> {
+    counted: Census,
+    totals: &'a Totals,
+}
+
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        for team in 0..2 {
+            let (alive, wounded) = (self.counted.alive[team], self.counted.wounded[team]);
+            self.totals.alive[team].fetch_add(alive, Ordering::Relaxed);
+            self.totals.wounded[team].fetch_add(wounded, Ordering::Relaxed);
         }
     }
 }
