@@ -64,8 +64,14 @@ struct Cell {
 /// searches only its enemies' grid.
 #[derive(Debug)]
 pub struct Grid<const TEAM: u8> {
+    /// Where each cell's units begin in `units`; one more entry than
+    /// cells, the last `units.len()`.
     starts: Vec<u32>,
+    /// The staged units' cells, by staging order (scratch).
     keys: Vec<u32>,
+    /// The team's units in query order (scratch).
+    staged: Vec<Cell>,
+    /// The team's units by cell, query order within a cell.
     units: Vec<Cell>,
 }
 
@@ -74,6 +80,7 @@ impl<const TEAM: u8> Default for Grid<TEAM> {
         Self {
             starts: vec![0; GRID_DIM * GRID_DIM + 1],
             keys: Vec::new(),
+            staged: Vec::new(),
             units: Vec::new(),
         }
     }
@@ -147,15 +154,25 @@ impl<const TEAM: u8> Grid<TEAM> {
 }
 
 /// Buckets team `TEAM`'s units by cell (registered once per team).
-pub fn build_grid<const TEAM: u8>(units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid<TEAM>) {
+///
+/// One pass over the query stages the team's units beside their keys;
+/// the sort then reads only the staged vectors (a second walk over every
+/// unit of both teams cost as much as the whole sort).
+pub fn build_grid<const TEAM: u8>(mut units: Query<(Entity, &Pos, &Team)>, grid: &mut Grid<TEAM>) {
     let Grid {
         starts,
         keys,
+        staged,
         units: cells,
     } = grid;
-    let members = || units.iter().filter(|(_, _, team)| team.0 == TEAM);
     keys.clear();
-    keys.extend(members().map(|(_, pos, _)| Grid::<TEAM>::key(pos.0)));
+    staged.clear();
+    units.for_each(|(entity, pos, team)| {
+        if team.0 == TEAM {
+            keys.push(Grid::<TEAM>::key(pos.0));
+            staged.push(Cell { entity, at: pos.0 });
+        }
+    });
     starts.fill(0);
     for &key in keys.iter() {
         starts[key as usize + 1] += 1;
@@ -164,18 +181,14 @@ pub fn build_grid<const TEAM: u8>(units: Query<(Entity, &Pos, &Team)>, grid: &mu
         starts[index] += starts[index - 1];
     }
     cells.clear();
-    let Some((entity, _, _)) = members().next() else {
+    let Some(&filler) = staged.first() else {
         return;
     };
     // Every slot is overwritten below; the filler only sizes the vector.
-    let filler = Cell {
-        entity,
-        at: Vec2::ZERO,
-    };
-    cells.resize(keys.len(), filler);
-    for ((entity, pos, _), &key) in members().zip(keys.iter()) {
+    cells.resize(staged.len(), filler);
+    for (&cell, &key) in staged.iter().zip(keys.iter()) {
         let slot = &mut starts[key as usize];
-        cells[*slot as usize] = Cell { entity, at: pos.0 };
+        cells[*slot as usize] = cell;
         *slot += 1;
     }
     // Each start moved to its bucket's end: shift back by one bucket.
