@@ -324,6 +324,9 @@ impl<P: BatchProcessor> BatchNode<P> {
             //   helper carries one of the counts just added.
             worker.push(unsafe { JobRef::new(ptr::from_ref(self).cast(), 0, Self::helper) });
         }
+        if helpers > 1 {
+            worker.note_fan_out();
+        }
         // This thread pops one helper itself once the body returns.
         worker.registry.notify(helpers - 1);
         NodeOutcome::Deferred

@@ -356,6 +356,7 @@ impl Registry {
             owned: Some(owned),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             idle: Cell::new(false),
+            fan_outs: Cell::new(0),
         }
     }
 
@@ -402,6 +403,10 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     /// Whether this participant is in an idle period (`IdleClocks`).
     idle: Cell<bool>,
+    /// How many times a body on this thread handed work out to the others
+    /// (`for_each_slice`, a batch): the executor compares it around a node's
+    /// body to learn which nodes fan out (`FanOuts`).
+    fan_outs: Cell<u32>,
 }
 
 impl WorkerThread {
@@ -421,6 +426,18 @@ impl WorkerThread {
             self.idle.set(true);
             self.registry.idle.idle_begins(self.index);
         }
+    }
+
+    /// Notes that the running body handed work out to the other threads.
+    #[inline]
+    pub(crate) fn note_fan_out(&self) {
+        self.fan_outs.set(self.fan_outs.get().wrapping_add(1));
+    }
+
+    /// How many times bodies on this thread fanned out (compare two reads).
+    #[inline]
+    pub(crate) fn fan_outs(&self) -> u32 {
+        self.fan_outs.get()
     }
 
     fn owned(&self) -> &SeatOwned {
@@ -975,6 +992,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
         owned: Some(owned),
         rng: Cell::new(0x2545_F491_4F6C_DD1D ^ (index as u64 + 1)),
         idle: Cell::new(false),
+        fan_outs: Cell::new(0),
     };
     let _current = CurrentGuard::set(&worker);
     worker.wait_until(

@@ -567,6 +567,8 @@ impl RunSlot {
             let pending = state.pending_counts();
             let successors = graph.successors(node as usize);
             let mut pushed = 0;
+            // A ready successor that fans out, held back from `kept`.
+            let mut fanning = None;
             for (i, &next) in successors.iter().enumerate() {
                 // A successor whose only predecessor this is is ready now:
                 // nobody else touches its count, so it is left alone.
@@ -585,6 +587,12 @@ impl RunSlot {
                         || !graph.is_pinned(next as usize)
                         || worker.is_some_and(|worker| worker.index == self.seat))
                 {
+                    // One-thread nodes first: a successor that fans out is
+                    // kept only when no other is ready (see `FanOuts`).
+                    if fanning.is_none() && state.fan_outs().get(next) {
+                        fanning = Some(next);
+                        continue;
+                    }
                     kept = Some(next);
                     continue;
                 }
@@ -602,6 +610,24 @@ impl RunSlot {
                 //   caller's contract).
                 unsafe { self.push_node(next, worker, registry) };
                 pushed += 1;
+            }
+            if let Some(next) = fanning {
+                if kept.is_none() {
+                    kept = Some(next);
+                } else {
+                    // The loop's acquisitions covered the successors after
+                    // this one, not it.
+                    if *held == 1 {
+                        self.acquire(1);
+                        *held += 1;
+                    }
+                    *held -= 1;
+                    // SAFETY:
+                    // - As for the pushes above: a count is still held and
+                    //   one was set aside for this job.
+                    unsafe { self.push_node(next, worker, registry) };
+                    pushed += 1;
+                }
             }
             registry.notify(pushed);
         }
@@ -629,11 +655,22 @@ impl RunSlot {
         // SAFETY:
         // - The node's count is held (the caller's contract).
         let params = unsafe { self.params() };
+        let fan_outs = worker.fan_outs();
         // SAFETY:
         // - The node's count is held (the caller's contract).
         // - `params.body` and `params.call` were erased together from the
         //   run's body, which outlives the run; `cx` belongs to this run.
-        unsafe { self.run_body_with(params, node, worker, |cx| (params.call)(params.body, cx)) }
+        let end = unsafe {
+            self.run_body_with(params, node, worker, |cx| (params.call)(params.body, cx))
+        };
+        // A body that waits for its slices runs no other node meanwhile, so
+        // the difference is this node's alone. The node's count is still
+        // held (a deferred node's by its completion), so the run is open.
+        // SAFETY:
+        // - `params.state` is valid while the run is open.
+        let state = unsafe { &*params.state };
+        state.fan_outs().note(node, worker.fan_outs() != fan_outs);
+        end
     }
 
     /// [`run_body`](Self::run_body) with the run's body called through

@@ -259,6 +259,9 @@ pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns
         }
         pushed += 1;
     }
+    if pushed > 0 {
+        worker.note_fan_out();
+    }
     if scope.pushed_at != 0 {
         worker.registry.idle.helpers_pushed(pushed);
     }

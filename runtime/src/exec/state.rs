@@ -1,6 +1,6 @@
 //! The per-graph, reusable arrays an iteration runs on.
 
-use crate::sync::{AtomicU32, ExclusiveU32, Ordering};
+use crate::sync::{AtomicBool, AtomicU32, ExclusiveU32, Ordering};
 use std::fmt;
 
 use crossbeam_utils::CachePadded;
@@ -28,6 +28,10 @@ pub struct ExecutionState {
     /// node, like `ring`).
     pub(crate) pinned: ReadyRing,
     pub(crate) timings: Timings,
+    /// Whether node `n`'s body handed work out to the other threads the
+    /// last time it ran in parallel (`Query::par_for_each`, a batch): a
+    /// hint for the order successors start in (see [`FanOuts`]).
+    fan_outs: Box<[AtomicBool]>,
 }
 
 impl ExecutionState {
@@ -42,6 +46,7 @@ impl ExecutionState {
             ring: ReadyRing::new(n),
             pinned: ReadyRing::new(n),
             timings: Timings::new(n),
+            fan_outs: fan_out_array(n),
         }
     }
 
@@ -56,6 +61,8 @@ impl ExecutionState {
     pub fn reset_for(&mut self, graph: &CompiledGraph) {
         self.fit(graph.node_count());
         self.timings.resize(graph.node_count());
+        // Another graph's hints say nothing about this one's nodes.
+        self.fan_outs = fan_out_array(self.fan_outs.len().max(graph.node_count()));
         self.graph_id = graph.id();
     }
 
@@ -71,6 +78,9 @@ impl ExecutionState {
         if self.pinned.capacity() < n {
             self.pinned = ReadyRing::new(n);
         }
+        if self.fan_outs.len() < n {
+            self.fan_outs = fan_out_array(n);
+        }
     }
 
     /// Whether every array holds one entry per node of a graph of `n`
@@ -79,6 +89,7 @@ impl ExecutionState {
         self.pending.len() >= n
             && self.ring.capacity() >= n
             && self.pinned.capacity() >= n
+            && self.fan_outs.len() >= n
             && self.timings.fits(n)
     }
 
@@ -135,6 +146,13 @@ impl ExecutionState {
     #[cfg(test)]
     fn pending(&self, node: u32) -> &AtomicU32 {
         self.pending_counts().get(node)
+    }
+
+    /// Which nodes fanned out the last time they ran (taken once, outside
+    /// a loop over nodes).
+    #[inline]
+    pub(crate) fn fan_outs(&self) -> FanOuts<'_> {
+        FanOuts(&self.fan_outs)
     }
 
     /// The pending predecessor counts (taken once, outside a loop over
@@ -209,6 +227,46 @@ impl<'a> PendingCounts<'a> {
     }
 }
 
+/// Which nodes handed work out to the other threads the last time they ran
+/// in a parallel run: a node that fans out can use every idle thread, one
+/// that does not runs on one thread from start to end. When a node finishes,
+/// its thread keeps a successor that does not fan out and leaves the ones
+/// that do to the queue: a one-thread node started last is a tail nobody can
+/// help with, while the others join a fanned-out node whenever they come
+/// free (`runtime/src/exec/README.md`, "One-thread nodes first").
+///
+/// Only a hint: written by the thread that ran the node, read by whichever
+/// thread finishes one of its predecessors, both relaxed (a stale read picks
+/// another order, nothing else).
+#[derive(Clone, Copy)]
+pub(crate) struct FanOuts<'a>(&'a [AtomicBool]);
+
+impl FanOuts<'_> {
+    /// Whether `node` fanned out the last time it ran (false for a node the
+    /// array does not cover, which `prepare` rules out).
+    #[inline]
+    pub(crate) fn get(self, node: u32) -> bool {
+        self.0
+            .get(node as usize)
+            .is_some_and(|fans_out| fans_out.load(Ordering::Relaxed))
+    }
+
+    /// Records whether `node` fanned out in the run that just ended, writing
+    /// only a change (the flag's line is read by every thread).
+    #[inline]
+    pub(crate) fn note(self, node: u32, fanned_out: bool) {
+        if let Some(fans_out) = self.0.get(node as usize)
+            && fans_out.load(Ordering::Relaxed) != fanned_out
+        {
+            fans_out.store(fanned_out, Ordering::Relaxed);
+        }
+    }
+}
+
+fn fan_out_array(n: usize) -> Box<[AtomicBool]> {
+    (0..n).map(|_| AtomicBool::new(false)).collect()
+}
+
 /// Counts per cache line of `pending`.
 const PER_LINE: u32 = 16;
 
@@ -243,6 +301,7 @@ impl Default for ExecutionState {
             ring: ReadyRing::new(0),
             pinned: ReadyRing::new(0),
             timings: Timings::new(0),
+            fan_outs: Box::new([]),
         }
     }
 }
