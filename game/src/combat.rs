@@ -177,14 +177,20 @@ pub fn build_grid<const TEAM: u8>(mut units: Query<(Entity, &Pos, &Team)>, grid:
     for &key in keys.iter() {
         starts[key as usize + 1] += 1;
     }
-    for index in 1..starts.len() {
-        starts[index] += starts[index - 1];
+    // The running sum in a register: `starts[i] += starts[i - 1]` read back
+    // each store it had just made, one store-forwarding wait a cell.
+    let mut sum = 0;
+    for start in starts.iter_mut() {
+        sum += *start;
+        *start = sum;
     }
-    cells.clear();
     let Some(&filler) = staged.first() else {
+        cells.clear();
         return;
     };
-    // Every slot is overwritten below; the filler only sizes the vector.
+    // Every slot is overwritten below; the filler only sizes the vector
+    // (and is written only where it grows).
+    cells.truncate(staged.len());
     cells.resize(staged.len(), filler);
     for (&cell, &key) in staged.iter().zip(keys.iter()) {
         let slot = &mut starts[key as usize];
