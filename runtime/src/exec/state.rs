@@ -61,8 +61,11 @@ impl ExecutionState {
     pub fn reset_for(&mut self, graph: &CompiledGraph) {
         self.fit(graph.node_count());
         self.timings.resize(graph.node_count());
-        // Another graph's hints say nothing about this one's nodes.
-        self.fan_outs = fan_out_array(self.fan_outs.len().max(graph.node_count()));
+        // Another graph's hints say nothing about this one's nodes (`fit`
+        // grew the array if it was short).
+        for fans_out in self.fan_outs.iter() {
+            fans_out.store(false, Ordering::Relaxed);
+        }
         self.graph_id = graph.id();
     }
 
@@ -481,6 +484,7 @@ mod tests {
             state.reset_for(&big);
             assert!(state.pending.len() >= n, "pending for {n}");
             assert!(state.ring.capacity() >= n, "ring for {n}");
+            assert!(state.fan_outs.len() >= n, "fan-out hints for {n}");
             assert_eq!(state.timings().len(), n);
             assert!(state.timings.fits(n));
             assert!(state.fits(n));
@@ -492,6 +496,29 @@ mod tests {
                 assert_eq!(state.ring.pop(), Some(node));
             }
         }
+    }
+
+    #[test]
+    fn fan_out_hints_are_per_node_and_cleared_for_another_graph() {
+        let graph = CompiledGraph::from_edges(4, &[]).unwrap();
+        let mut state = ExecutionState::new(&graph);
+        let hints = state.fan_outs();
+        hints.note(2, true);
+        assert_eq!(
+            (0..4).map(|n| hints.get(n)).collect::<Vec<_>>(),
+            [false, false, true, false]
+        );
+        hints.note(2, false);
+        assert!(!hints.get(2));
+        // Past the array: nothing to note, nothing fans out.
+        hints.note(9, true);
+        assert!(!hints.get(9));
+        state.fan_outs().note(1, true);
+        let pooled = state.fan_outs.as_ptr();
+        let other = CompiledGraph::from_edges(3, &[]).unwrap();
+        state.reset_for(&other);
+        assert!(!state.fan_outs().get(1), "the other graph's hint is gone");
+        assert_eq!(state.fan_outs.as_ptr(), pooled, "the array is reused");
     }
 
     #[test]
