@@ -1,13 +1,17 @@
 //! Property: on random DAGs, every executor (parallel with 1, 2 and 4
 //! threads, serial) runs every node exactly once and never before all of its
-//! predecessors finished, run after run.
+//! predecessors finished, run after run. Some nodes defer their completion;
+//! some fan slices out in some runs and not in others, so the executor's
+//! fan-out hints (which successor a thread keeps) flip between runs.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, OnceLock};
 
 use proptest::prelude::*;
-use sluice::exec::{CompiledGraph, ExecutionState, NodeOutcome, SerialExecutor, ThreadPool};
+use sluice::exec::{
+    CompiledGraph, ExecutionState, NodeOutcome, SerialExecutor, ThreadPool, for_each_slice,
+};
 
 fn pools() -> &'static [ThreadPool; 3] {
     static POOLS: OnceLock<[ThreadPool; 3]> = OnceLock::new();
@@ -15,8 +19,9 @@ fn pools() -> &'static [ThreadPool; 3] {
 }
 
 /// A random DAG of up to 60 nodes whose indices are shuffled, so index
-/// order is not a topological order. Some nodes defer their completion.
-fn dag() -> impl Strategy<Value = (CompiledGraph, Vec<bool>)> {
+/// order is not a topological order, with the nodes that defer their
+/// completion and those that fan out (every other run).
+fn dag() -> impl Strategy<Value = (CompiledGraph, Vec<bool>, Vec<bool>)> {
     (1usize..=60)
         .prop_flat_map(|n| {
             let pairs = n * (n - 1) / 2;
@@ -25,10 +30,11 @@ fn dag() -> impl Strategy<Value = (CompiledGraph, Vec<bool>)> {
                 proptest::collection::vec(any::<bool>(), pairs),
                 Just((0..n as u32).collect::<Vec<_>>()).prop_shuffle(),
                 proptest::collection::vec(prop::bool::weighted(0.15), n),
+                proptest::collection::vec(prop::bool::weighted(0.3), n),
                 0u8..4,
             )
         })
-        .prop_map(|(n, present, permutation, deferred, density)| {
+        .prop_map(|(n, present, permutation, deferred, fans, density)| {
             let mut edges = Vec::new();
             let mut k = 0;
             for i in 0..n {
@@ -40,16 +46,21 @@ fn dag() -> impl Strategy<Value = (CompiledGraph, Vec<bool>)> {
                     k += 1;
                 }
             }
-            (CompiledGraph::from_edges(n, &edges).unwrap(), deferred)
+            (
+                CompiledGraph::from_edges(n, &edges).unwrap(),
+                deferred,
+                fans,
+            )
         })
 }
 
-/// Runs one iteration and returns, per node, (runs, start, end) sequence
-/// numbers taken from a global clock.
+/// Runs iteration `iteration` and returns, per node, (runs, start, end)
+/// sequence numbers taken from a global clock.
 fn run_once(
     graph: &CompiledGraph,
     state: &mut ExecutionState,
-    deferred: &[bool],
+    (deferred, fans): (&[bool], &[bool]),
+    iteration: usize,
     pool: Option<&ThreadPool>,
 ) -> Vec<(usize, u64, u64)> {
     let n = graph.node_count();
@@ -61,6 +72,13 @@ fn run_once(
         let node = cx.node();
         runs[node].fetch_add(1, Ordering::SeqCst);
         starts[node].store(clock.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+        if fans[node] && (node + iteration).is_multiple_of(2) {
+            let slices = AtomicUsize::new(0);
+            for_each_slice(5, &|run| {
+                slices.fetch_add(run.len(), Ordering::Relaxed);
+            });
+            assert_eq!(slices.into_inner(), 5, "node {node}: every slice once");
+        }
         if deferred[node] {
             let completion = cx.defer();
             let (clock, ends) = (Arc::clone(&clock), Arc::clone(&ends));
@@ -130,15 +148,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_dags_run_every_node_once_after_its_predecessors((graph, deferred) in dag()) {
+    fn random_dags_run_every_node_once_after_its_predecessors(
+        (graph, deferred, fans) in dag()
+    ) {
         let mut state = ExecutionState::new(&graph);
+        let nodes = (deferred.as_slice(), fans.as_slice());
         for pool in pools() {
-            for _ in 0..10 {
-                let record = run_once(&graph, &mut state, &deferred, Some(pool));
+            for iteration in 0..10 {
+                let record = run_once(&graph, &mut state, nodes, iteration, Some(pool));
                 assert_contract(&graph, &record);
             }
         }
-        let record = run_once(&graph, &mut state, &deferred, None);
+        let record = run_once(&graph, &mut state, nodes, 0, None);
         assert_contract(&graph, &record);
     }
 }
