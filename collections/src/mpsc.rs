@@ -615,6 +615,62 @@ mod tests {
         }
     }
 
+    use proptest::prelude::*;
+
+    /// One step of [`matches_a_bounded_deque`].
+    #[derive(Debug, Clone)]
+    enum Step {
+        Push(u16),
+        Pop,
+        /// Takes this many values through a drain, then drops it (a drain
+        /// stopped early leaves the rest in order).
+        Drain(usize),
+    }
+
+    proptest! {
+        #![proptest_config(crate::test_support::proptest_config())]
+
+        /// Any sequence of pushes, pops and drains, on one thread, gives
+        /// what a `VecDeque` bounded to the capacity gives.
+        #[test]
+        fn matches_a_bounded_deque(
+            capacity_log2 in 0u32..4,
+            steps in proptest::collection::vec(
+                prop_oneof![
+                    any::<u16>().prop_map(Step::Push),
+                    Just(Step::Pop),
+                    (0usize..6).prop_map(Step::Drain),
+                ],
+                0..64,
+            ),
+        ) {
+            let capacity = 1 << capacity_log2;
+            let (tx, mut rx) = bounded(capacity);
+            let mut model = std::collections::VecDeque::new();
+            for step in steps {
+                match step {
+                    Step::Push(value) => {
+                        let expected = if model.len() < capacity {
+                            model.push_back(value);
+                            Ok(())
+                        } else {
+                            Err(value)
+                        };
+                        prop_assert_eq!(tx.push(value), expected);
+                    }
+                    Step::Pop => prop_assert_eq!(rx.pop(), model.pop_front()),
+                    Step::Drain(take) => {
+                        let taken: Vec<u16> = rx.drain().take(take).collect();
+                        let expected: Vec<u16> =
+                            (0..take.min(model.len())).filter_map(|_| model.pop_front()).collect();
+                        prop_assert_eq!(taken, expected);
+                    }
+                }
+                prop_assert_eq!(rx.len(), model.len());
+            }
+        }
+    }
+
     #[test]
     fn send_sync() {
         fn send<T: Send>() {}
