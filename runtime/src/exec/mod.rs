@@ -45,6 +45,7 @@ mod job;
 pub mod loom_hooks;
 mod loose;
 mod parallel;
+mod placement;
 mod pool;
 mod run;
 mod serial;

@@ -88,6 +88,7 @@ where
         // - `graph`, `state`, `body` and `loose` are borrowed until this
         //   function returns, after the run is closed below.
         unsafe { slot.open(params, roots.len() as u32) };
+        registry.caller_cpus.record(worker.index, slot.generation());
         // Reversed: the LIFO deque pops the smallest root first.
         for &root in roots.iter().rev() {
             // SAFETY:

@@ -28,6 +28,7 @@ use crate::sync::{
 
 use super::idle::IdleClocks;
 use super::job::JobRef;
+use super::placement::{CallerCpus, WorkerPlacement};
 use super::run::RunSlot;
 
 /// How many rounds an idle thread looks for work (spinning, then yielding)
@@ -133,6 +134,9 @@ pub(crate) struct Registry {
     wakes: AtomicU64,
     /// Idle and wake-up time, measured while a timed run is open.
     pub(crate) idle: IdleClocks,
+    /// The core each external seat's caller was last seen on: workers keep
+    /// off it (`placement.rs`).
+    pub(crate) caller_cpus: CallerCpus,
     /// How long idle threads look for work before parking (not under
     /// loom).
     #[cfg_attr(loom, allow(dead_code))]
@@ -167,6 +171,7 @@ impl Registry {
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
             idle: IdleClocks::new(external_seats + worker_threads),
+            caller_cpus: CallerCpus::new(external_seats),
             spin: IdleSpin::DEFAULT,
             #[cfg(loom)]
             local_capacity: LOCAL_CAPACITY,
@@ -357,6 +362,7 @@ impl Registry {
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             idle: Cell::new(false),
             fan_outs: Cell::new(0),
+            placement: None,
         }
     }
 
@@ -407,6 +413,10 @@ pub(crate) struct WorkerThread {
     /// (`for_each_slice`, a batch): the executor compares it around a node's
     /// body to learn which nodes fan out (`FanOuts`).
     fan_outs: Cell<u32>,
+    /// A worker thread's placement (`None` at an external seat: a caller's
+    /// thread is never moved).
+    #[cfg_attr(loom, allow(dead_code))]
+    placement: Option<WorkerPlacement>,
 }
 
 impl WorkerThread {
@@ -650,6 +660,29 @@ impl WorkerThread {
         }
     }
 
+    /// Lets another thread have this core a while. A worker whose yield
+    /// came back late (another thread wanted the core) and that shares its
+    /// core with a caller running on the pool moves off it
+    /// (`placement.rs`).
+    fn yield_core(&self) {
+        #[cfg(not(loom))]
+        if let Some(placement) = &self.placement {
+            let before = std::time::Instant::now();
+            sync::yield_now();
+            if before.elapsed() >= super::placement::LATE_YIELD
+                && let Some(cpu) = super::placement::current_cpu()
+                && self
+                    .registry
+                    .caller_cpus
+                    .any_on(cpu, |seat| self.registry.runs[seat].active() > 0)
+            {
+                placement.avoid(cpu);
+            }
+            return;
+        }
+        sync::yield_now();
+    }
+
     /// Works until `done` returns true, sleeping when there is nothing to do.
     ///
     /// `done` is called after each failed search for work (it may act, e.g.
@@ -685,12 +718,12 @@ impl WorkerThread {
                         sync::spin_loop();
                     }
                 } else {
-                    sync::yield_now();
+                    self.yield_core();
                 }
                 continue;
             }
             if self.keep_looking(&mut look_until) {
-                sync::yield_now();
+                self.yield_core();
                 continue;
             }
             rounds = 0;
@@ -993,6 +1026,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
         rng: Cell::new(0x2545_F491_4F6C_DD1D ^ (index as u64 + 1)),
         idle: Cell::new(false),
         fan_outs: Cell::new(0),
+        placement: Some(WorkerPlacement::of_current_thread()),
     };
     let _current = CurrentGuard::set(&worker);
     worker.wait_until(

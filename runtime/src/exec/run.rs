@@ -333,6 +333,11 @@ impl RunSlot {
     }
 
     /// The active count (1: only the caller's hold is left).
+    /// How many runs this slot has opened (wrapping).
+    pub(crate) fn generation(&self) -> u32 {
+        (self.state.load(Ordering::Relaxed) >> 32) as u32
+    }
+
     pub(crate) fn active(&self) -> u32 {
         active_of(self.state.load(Ordering::Acquire))
     }
