@@ -1672,9 +1672,11 @@ fn the_public_api_matches_its_model() {
     };
     let mut runner =
         TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    // Two pools, each case on one: idle threads that park at once, and
-    // ones that look for work for milliseconds first (the pool's spin
-    // settings change when threads take work, never what a run does).
+    // Two pools, each case on one: idle threads that park at once (and
+    // move off their callers' cores), and ones that look for work for
+    // milliseconds first and never move (the pool's spin and placement
+    // settings change when and where threads take work, never what a run
+    // does).
     // Under Miri, where spinning is interpretation time, both park at once.
     let spin = |d: Duration| if cfg!(miri) { Duration::ZERO } else { d };
     let pools = [
@@ -1687,6 +1689,7 @@ fn the_public_api_matches_its_model() {
             .num_threads(2)
             .spin_while_running(spin(Duration::from_millis(5)))
             .spin_between_runs(spin(Duration::from_millis(1)))
+            .keep_off_callers_cores(false)
             .build(),
     ]
     .map(|pool| pool.expect("a pool"));

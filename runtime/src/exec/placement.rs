@@ -17,7 +17,9 @@
 //! one: the kernel moves it at once. It widens again (less the caller's
 //! new core) only when it meets a caller again. On a quiet machine yields
 //! come back at once and nothing here runs; the callers' threads are never
-//! touched. Linux only (elsewhere, and under loom and Miri, a no-op).
+//! touched. Linux only (elsewhere, and under loom and Miri, a no-op);
+//! `ThreadPoolBuilder::keep_off_callers_cores(false)` turns it off, and
+//! `PoolStats::moves` counts the moves.
 //!
 //! A caller records its core once every [`CALLER_CPU_EVERY`] runs of its
 //! seat (a vDSO call, some nanoseconds; threads move between cores on the

@@ -132,6 +132,12 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     parks: AtomicU64,
     wakes: AtomicU64,
+    /// Times a worker moved off a caller's core (`placement.rs`).
+    moves: AtomicU64,
+    /// Whether workers move off their callers' cores
+    /// ([`ThreadPoolBuilder::keep_off_callers_cores`]).
+    #[cfg_attr(loom, allow(dead_code))]
+    keep_off_callers: bool,
     /// Idle and wake-up time, measured while a timed run is open.
     pub(crate) idle: IdleClocks,
     /// The core each external seat's caller was last seen on: workers keep
@@ -170,6 +176,8 @@ impl Registry {
             terminate: AtomicBool::new(false),
             parks: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
+            moves: AtomicU64::new(0),
+            keep_off_callers: true,
             idle: IdleClocks::new(external_seats + worker_threads),
             caller_cpus: CallerCpus::new(external_seats),
             spin: IdleSpin::DEFAULT,
@@ -675,8 +683,9 @@ impl WorkerThread {
                     .registry
                     .caller_cpus
                     .any_on(cpu, |seat| self.registry.runs[seat].active() > 0)
+                && placement.avoid(cpu)
             {
-                placement.avoid(cpu);
+                self.registry.moves.fetch_add(1, Ordering::Relaxed);
             }
             return;
         }
@@ -796,6 +805,9 @@ pub struct PoolStats {
     pub parks: u64,
     /// Times a participant was woken because work was published.
     pub wakes: u64,
+    /// Times a worker moved off the core of a caller running on the pool
+    /// ([`ThreadPoolBuilder::keep_off_callers_cores`]).
+    pub moves: u64,
 }
 
 /// What [`ThreadPoolBuilder::build`] says under `--cfg loom` outside
@@ -812,6 +824,7 @@ pub struct ThreadPoolBuilder {
     max_concurrent_runs: usize,
     thread_name_prefix: String,
     spin: IdleSpin,
+    keep_off_callers: bool,
     #[cfg(loom)]
     local_capacity: usize,
 }
@@ -836,6 +849,7 @@ impl ThreadPoolBuilder {
             max_concurrent_runs: if cfg!(loom) { 1 } else { 4 },
             thread_name_prefix: "sluice-worker".to_owned(),
             spin: IdleSpin::DEFAULT,
+            keep_off_callers: true,
             #[cfg(loom)]
             local_capacity: LOCAL_CAPACITY,
         }
@@ -894,6 +908,19 @@ impl ThreadPoolBuilder {
         self
     }
 
+    /// Whether a worker that finds itself sharing a core with a caller
+    /// running on the pool, while another thread wants that core, moves
+    /// off it (default: yes). Beside a busy process on 2 cores the kernel
+    /// may otherwise leave the caller and a worker on one core for
+    /// seconds, where the pool is no faster than one thread. A moved
+    /// worker keeps to the cores it started with, less the caller's; the
+    /// callers' threads are never moved. Linux only; off, the workers'
+    /// affinity is never touched.
+    pub fn keep_off_callers_cores(mut self, keep_off: bool) -> Self {
+        self.keep_off_callers = keep_off;
+        self
+    }
+
     /// Starts the worker threads.
     pub fn build(self) -> io::Result<ThreadPool> {
         let _machinery = sync::coarse::machinery();
@@ -915,6 +942,7 @@ impl ThreadPoolBuilder {
             #[cfg(loom)]
             local_capacity: self.local_capacity,
             spin: self.spin,
+            keep_off_callers: self.keep_off_callers,
             ..Registry::new(threads - 1, externals, false)
         });
         let mut inner = PoolInner {
@@ -990,6 +1018,7 @@ impl ThreadPool {
                 .count(),
             parks: registry.parks.load(Ordering::Relaxed),
             wakes: registry.wakes.load(Ordering::Relaxed),
+            moves: registry.moves.load(Ordering::Relaxed),
         }
     }
 
@@ -1026,7 +1055,9 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
         rng: Cell::new(0x2545_F491_4F6C_DD1D ^ (index as u64 + 1)),
         idle: Cell::new(false),
         fan_outs: Cell::new(0),
-        placement: Some(WorkerPlacement::of_current_thread()),
+        placement: registry
+            .keep_off_callers
+            .then(WorkerPlacement::of_current_thread),
     };
     let _current = CurrentGuard::set(&worker);
     worker.wait_until(
