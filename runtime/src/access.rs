@@ -153,6 +153,12 @@ impl ServiceTable {
         self.non_send.get(id.index()).copied().unwrap_or(false)
     }
 
+    /// Whether any service is not `Send` (most worlds have none, and the
+    /// planner then skips SL0011's pass over every node).
+    pub(crate) fn any_non_send(&self) -> bool {
+        self.non_send.contains(&true)
+    }
+
     fn bind(&mut self, type_id: TypeId, id: ServiceId) {
         if self.by_type.capacity() == 0 {
             self.by_type.reserve(INITIAL_SERVICES);

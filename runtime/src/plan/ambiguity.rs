@@ -202,17 +202,44 @@ pub(crate) fn find(
         Vec::new()
     };
     let mut position_of = Vec::new();
+    // Per vertex, its index in `released`.
+    let mut released_at = Vec::new();
     if has_edges {
         position_of = vec![u32::MAX; edges.vertices()];
         for (position, &node) in order.iter().enumerate() {
             position_of[node as usize] = position as u32;
         }
+        released_at = vec![0u32; edges.vertices()];
+        for (at, &vertex) in released.iter().enumerate() {
+            released_at[vertex as usize] = at as u32;
+        }
     }
+    // `down` may be non-zero only for `released[..written]`.
+    let mut written = 0;
 
     for start in (0..n).step_by(WORD) {
         let end = (start + WORD).min(n);
         if has_edges {
-            reach_chunk(edges, released, &position_of, start, end, &mut down);
+            // A vertex released after every node of the chunk reaches none
+            // of them (its successors are released later still): its set
+            // is empty, and the pass stops short of it.
+            let last = order[start..end]
+                .iter()
+                .map(|&node| released_at[node as usize] as usize + 1)
+                .max()
+                .unwrap_or(0);
+            for &vertex in released.get(last..written).unwrap_or_default() {
+                down[vertex as usize] = 0;
+            }
+            written = last;
+            reach_chunk(
+                edges,
+                &released[..last],
+                &position_of,
+                start,
+                end,
+                &mut down,
+            );
         }
         let chunk = Chunk {
             start,
@@ -280,9 +307,9 @@ pub(crate) fn find(
 
 /// Fills `down[v]` with the nodes at plan positions `start..end` that vertex
 /// `v` reaches through explicit edges (bit `p - start` for position `p`).
-/// `released` is a topological order of every vertex; plan order is one of
-/// the nodes, so only vertices released before the chunk's nodes matter,
-/// but one pass over all is simple and linear.
+/// `released` is the start of a topological order of every vertex, up to
+/// the last of the chunk's nodes; every vertex after it has an empty set in
+/// `down`.
 fn reach_chunk(
     edges: &Explicit,
     released: &[u32],

@@ -336,7 +336,14 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
     let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
     crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
-    let (plan, found) = build_selection(graph, options, &resolved, &targets, &Selection::UPDATE);
+    let (plan, found) = build_selection(
+        graph,
+        options,
+        &resolved,
+        &targets,
+        &pinned,
+        &Selection::UPDATE,
+    );
     diagnostics.extend(found);
     finish(plan, diagnostics)
 }
@@ -371,7 +378,8 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
             .push(at);
     }
     for selection in selections {
-        let (plan, found) = build_selection(graph, options, &resolved, &targets, &selection);
+        let (plan, found) =
+            build_selection(graph, options, &resolved, &targets, &pinned, &selection);
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
             // every selection: report it once.
@@ -400,6 +408,7 @@ fn build_selection(
     options: &PlanOptions,
     resolved: &Resolved,
     targets: &Targets<'_>,
+    pinned: &[bool],
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -445,7 +454,7 @@ fn build_selection(
     let mut plan = walk_lanes(graph, &edges, &marker_preds, plan_order);
     plan.selection = selection.clone();
     plan.hierarchy = Hierarchy::new(graph, resolved);
-    plan.pinned = crate::plan::pinned::pinned_nodes(graph, resolved);
+    plan.pinned = pinned.to_vec();
     plan.marker_names = marker_names(graph, resolved, &edges);
     if options.ambiguity != AmbiguityLevel::Ignore {
         let level = match options.ambiguity {

@@ -54,6 +54,9 @@ pub(crate) fn unpinned_non_send(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let table = graph.table();
+    if !table.any_non_send() {
+        return;
+    }
     for (index, node) in graph.nodes().iter().enumerate() {
         if !node.is_enabled() || pinned.get(index).copied().unwrap_or(false) {
             continue;
