@@ -10,10 +10,16 @@
 //! count, each run with its own pool size (sluice's world pool and bevy's
 //! compute pool both of that many threads).
 //!
-//! After criterion's figures a summary checks that both sides reached the
-//! same outcome after the warm-up, then times them in interleaved rounds
-//! (so load on the machine hits both alike) and prints the mean frame time
-//! of each and the ratio sluice / bevy. `--summary-only` skips criterion.
+//! The battle's cost per frame drifts (2.7x over its first thousand
+//! frames at 20,000 units: the armies meet dense and thin out), and
+//! criterion runs each side for as many frames as fit its time, so its
+//! figures for the two sides, or two thread counts, cover different
+//! frames. The summary after them is the comparison: both sides run the
+//! same frames (fixed rounds of fixed frame counts, interleaved so that the
+//! machine's load hits both alike, `summary_frames`), and it prints each
+//! side's mean frame time over them, the ratio sluice / bevy, the median of
+//! the rounds' own ratios, and whether both reached the same outcome after
+//! the warm-up and again at the end. `--summary-only` skips criterion.
 
 #![allow(missing_docs)]
 
@@ -24,7 +30,7 @@ use criterion::{BenchmarkId, Criterion};
 use sluice_benches::battle::bevy::BevyBattle;
 use sluice_benches::battle::sluice::SluiceBattle;
 use sluice_benches::battle::{Battle, WARM_UP_FRAMES};
-use sluice_benches::rounds::interleaved_medians;
+use sluice_benches::rounds::{aligned_rounds, median};
 use sluice_benches::threads::{VARIABLE, bench_threads, init_bevy_pool, thread_counts};
 
 const SIZES: [usize; 2] = [20_000, 200_000];
@@ -63,30 +69,52 @@ fn frame(c: &mut Criterion, threads: usize) {
     }
 }
 
+/// The summary's frames per size: `(rounds, frames a round)`. Fixed (not a
+/// time budget) so that both sides, and the runs at each thread count, time
+/// the same frames: the battle's cost drifts by 2.7x over its first thousand
+/// frames (the armies meet dense and thin out), so a side that ran further
+/// ahead would be timed on cheaper frames.
+fn summary_frames(units: usize) -> (usize, usize) {
+    if units > 50_000 { (6, 4) } else { (10, 15) }
+}
+
 fn summary(threads: usize) {
     println!(
-        "\nbattle summary, {threads} thread(s): median of interleaved rounds after \
-         {WARM_UP_FRAMES} warm-up frames"
+        "\nbattle summary, {threads} thread(s): the same frames on both sides, in \
+         interleaved rounds after {WARM_UP_FRAMES} warm-up frames"
     );
     println!(
-        "{:>9} | {:>7} | {:>12} | {:>12} | {:>12} | {:>12}",
-        "units", "threads", "sluice", "bevy", "sluice/bevy", "same outcome"
+        "{:>9} | {:>7} | {:>11} | {:>12} | {:>12} | {:>11} | {:>13} | {:>12}",
+        "units",
+        "threads",
+        "frames",
+        "sluice",
+        "bevy",
+        "sluice/bevy",
+        "median round",
+        "same outcome"
     );
     for units in SIZES {
         let mut sides = sides(units, threads);
-        let [(_, sluice), (_, bevy)] = &mut sides;
-        let same = sluice.outcome() == bevy.outcome();
-        let (rounds, budget) = if units > 50_000 {
-            (5, Duration::from_millis(1_500))
-        } else {
-            (9, Duration::from_millis(500))
+        let same_before = {
+            let [(_, sluice), (_, bevy)] = &mut sides;
+            sluice.outcome() == bevy.outcome()
         };
-        let medians = interleaved_medians(&mut sides, rounds, budget, |(_, battle)| battle.frame());
+        let (rounds, frames) = summary_frames(units);
+        let samples = aligned_rounds(&mut sides, rounds, frames, |(_, battle)| battle.frame());
+        let [(_, sluice), (_, bevy)] = &mut sides;
+        let same = same_before && sluice.outcome() == bevy.outcome();
+        let mean = |side: &[f64]| side.iter().sum::<f64>() / side.len() as f64;
+        let (ours, theirs) = (mean(&samples[0]), mean(&samples[1]));
+        let round_ratio = median(samples[0].iter().zip(&samples[1]).map(|(a, b)| a / b));
+        let first = WARM_UP_FRAMES as usize;
         println!(
-            "{units:>9} | {threads:>7} | {:>9.3} ms | {:>9.3} ms | {:>11.2}x | {:>12}",
-            medians[0] / 1e6,
-            medians[1] / 1e6,
-            medians[0] / medians[1],
+            "{units:>9} | {threads:>7} | {:>11} | {:>9.3} ms | {:>9.3} ms | {:>10.3}x | {:>12.3}x | {:>12}",
+            format!("{first}-{}", first + rounds * frames),
+            ours / 1e6,
+            theirs / 1e6,
+            ours / theirs,
+            round_ratio,
             if same { "yes" } else { "NO" },
         );
     }

@@ -39,3 +39,38 @@ pub fn interleaved_medians<P>(
         })
         .collect()
 }
+
+/// Per peer, the time of each of `rounds` rounds of `frames` calls of
+/// `frame` (nanoseconds per call), the peers in turn within each round.
+///
+/// For workloads whose cost drifts from frame to frame (a battle thins
+/// out as it goes), where [`interleaved_medians`]' time budget would let a
+/// faster peer run further ahead into cheaper frames: here every peer runs
+/// the same frames, so a round's figures compare like with like, and two
+/// runs with the same `rounds` and `frames` (one per thread count) cover
+/// the same frames too.
+pub fn aligned_rounds<P>(
+    peers: &mut [P],
+    rounds: usize,
+    frames: usize,
+    mut frame: impl FnMut(&mut P),
+) -> Vec<Vec<f64>> {
+    let mut samples = vec![Vec::with_capacity(rounds); peers.len()];
+    for _ in 0..rounds {
+        for (peer, samples) in peers.iter_mut().zip(&mut samples) {
+            let start = Instant::now();
+            for _ in 0..frames {
+                frame(peer);
+            }
+            samples.push(start.elapsed().as_nanos() as f64 / frames as f64);
+        }
+    }
+    samples
+}
+
+/// The median of `values` (the upper one of an even count); `NaN` if empty.
+pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.into_iter().collect();
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
