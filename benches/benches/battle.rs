@@ -75,7 +75,7 @@ fn frame(c: &mut Criterion, threads: usize) {
 /// frames (the armies meet dense and thin out), so a side that ran further
 /// ahead would be timed on cheaper frames.
 fn summary_frames(units: usize) -> (usize, usize) {
-    if units > 50_000 { (6, 4) } else { (10, 15) }
+    if units > 50_000 { (8, 5) } else { (10, 15) }
 }
 
 fn summary(threads: usize) {
