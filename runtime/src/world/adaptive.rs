@@ -24,6 +24,23 @@
 //! [`WARMUP_ITERATIONS`] and [`WARMUP`] of wall time (at most
 //! [`WARMUP_MAX_ITERATIONS`]); those iterations are timed but not counted.
 //!
+//! # Long frames
+//!
+//! A probe's iterations of the slower side are frames the game shows late,
+//! one after another: a hitch. Where the preferred side's frames take
+//! [`SAMPLED`] or more (a millisecond), the probe keeps it short. The other
+//! side gets no warm-up: what a warm-up absorbs (waking parked workers,
+//! workers spinning beside the caller) is tens of µs, a few % of such a
+//! frame, and the slowest sample is dropped anyway. And when the last probe
+//! measured the other side [`EXPLORE_RANGE`] slower, it takes
+//! [`SLOWER_SAMPLES`] samples, not [`MIN_SAMPLES`]: enough to see whether it
+//! has caught up, which is all a probe of a side that far behind can find.
+//! Such probes also get half the budget ([`LONG_BUDGET`]), so that they come
+//! about as often as before for half the frames shown late. A game frame of
+//! 4.5 ms on the pool and 9 inline thus runs two inline frames a probe, not
+//! four (the battle bench, 20,000 units on 2 threads: before this, a probe
+//! every 450 to 700 frames, each four frames at twice the time).
+//!
 //! # Schedule
 //!
 //! A probe costs more than its frames: the slower side's iterations, and
@@ -98,6 +115,9 @@ const PROBE_AFTERMATH: Duration = Duration::from_micros(100);
 const HYSTERESIS: f64 = 0.03;
 /// The share of time probes may cost beyond running the faster side.
 const BUDGET: f64 = 0.005;
+/// [`BUDGET`] where the preferred side's frames take [`SAMPLED`] or more:
+/// there a probe's cost is frames shown late (see "Long frames").
+const LONG_BUDGET: f64 = BUDGET / 2.0;
 /// Between probes, one iteration in about this much work is timed (one in
 /// 64 at most).
 pub(crate) const SAMPLE_SPAN: Duration = Duration::from_micros(64);
@@ -124,6 +144,9 @@ const EXPLORE_SAMPLES: u32 = 128;
 const EXPLORE_RANGE: f64 = 1.5;
 /// Probes a measured tail is remembered for.
 const TAIL_MEMORY: u32 = 16;
+/// Samples of the other side in a probe of long frames when the last probe
+/// measured it [`EXPLORE_RANGE`] slower (see "Long frames").
+const SLOWER_SAMPLES: usize = 2;
 
 /// Which executor one iteration runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +183,8 @@ struct Half {
     /// Warm-up time run so far, in ns.
     warm_ns: f64,
     warming: bool,
+    /// The most samples it takes ([`SAMPLES`], or [`SLOWER_SAMPLES`]).
+    limit: usize,
     samples: [f64; SAMPLES],
     taken: usize,
     /// The samples' sum, in ns.
@@ -173,6 +198,7 @@ impl Half {
             warm_iterations: 0,
             warm_ns: 0.0,
             warming: !warm,
+            limit: SAMPLES,
             samples: [0.0; SAMPLES],
             taken: 0,
             sampled_ns: 0.0,
@@ -192,7 +218,7 @@ impl Half {
         self.samples[self.taken] = ns;
         self.taken += 1;
         self.sampled_ns += ns;
-        let done = self.taken == SAMPLES
+        let done = self.taken == self.limit
             || (self.taken >= MIN_SAMPLES && self.sampled_ns >= SAMPLED.as_nanos() as f64);
         done.then(|| {
             let samples = &mut self.samples[..self.taken];
@@ -223,6 +249,9 @@ pub(crate) struct Adaptive {
     preferred_ns: Option<f64>,
     /// The preferred side's cost as the last probe measured it.
     probed_ns: f64,
+    /// The other side's cost as the last probe measured it (`None` before
+    /// the first probe ends).
+    other_ns: Option<f64>,
     /// The probe under way, if any.
     probe: Option<Half>,
     /// The preferred side's cost measured by the first half of the probe,
@@ -265,6 +294,7 @@ impl Default for Adaptive {
             preferred: Choice::Inline,
             preferred_ns: None,
             probed_ns: 0.0,
+            other_ns: None,
             // A new world's first probe warms both sides up.
             probe: Some(Half::new(Choice::Inline, false)),
             first_half_ns: 0.0,
@@ -336,10 +366,20 @@ impl Adaptive {
             return;
         };
         if choice == self.preferred {
-            // The first half is done: the other side now, warmed up first.
+            // The first half is done: the other side now, warmed up first
+            // unless frames are long (see "Long frames").
             self.first_half_ns = cost;
             self.first_half_samples = half.taken;
-            self.probe = Some(Half::new(choice.other(), false));
+            let long = cost >= SAMPLED.as_nanos() as f64;
+            let mut other = Half::new(choice.other(), long);
+            if long
+                && self
+                    .other_ns
+                    .is_some_and(|other| other >= cost * EXPLORE_RANGE)
+            {
+                other.limit = SLOWER_SAMPLES;
+            }
+            self.probe = Some(other);
         } else {
             self.verdict(cost);
         }
@@ -375,6 +415,11 @@ impl Adaptive {
         };
         self.preferred_ns = Some(cost);
         self.probed_ns = cost;
+        self.other_ns = Some(if self.preferred == half.side {
+            preferred_ns
+        } else {
+            other_ns
+        });
         self.sample_every = (SAMPLE_SPAN.as_nanos() as f64 / cost.max(1.0))
             .clamp(1.0, f64::from(SAMPLE_EVERY_MAX)) as u32;
         self.countdown = self.stretch();
@@ -432,7 +477,12 @@ impl Adaptive {
         let Some(preferred_ns) = self.preferred_ns else {
             return MIN_INTERVAL;
         };
-        let iterations = self.probe_excess_ns / (BUDGET * preferred_ns.max(1.0));
+        let budget = if preferred_ns >= SAMPLED.as_nanos() as f64 {
+            LONG_BUDGET
+        } else {
+            BUDGET
+        };
+        let iterations = self.probe_excess_ns / (budget * preferred_ns.max(1.0));
         (iterations.min(f64::from(MAX_WAIT)) as u32).max(MIN_INTERVAL)
     }
 
@@ -823,6 +873,56 @@ mod tests {
         let run = drive(&mut adaptive, &mut Machine::new(55.0, 40.0).cold(), 2_000);
         assert!(run.on_pool < 300, "switched to inline soon ({run:?})");
         assert_eq!(adaptive.preferred, Choice::Inline);
+    }
+
+    /// A game's frame (the battle bench, 20,000 units on 2 threads): 4.5 ms
+    /// on the pool, 9 inline. Its probes show two inline frames in a row,
+    /// not four, no more often than four-frame probes came before, and a
+    /// pool that falls behind is still left.
+    #[test]
+    fn probes_of_long_frames_show_few_slow_frames() {
+        let machine = Machine::new(4_500.0, 9_000.0).cold();
+        let mut adaptive = Adaptive::default();
+        // The first probe warms and samples both sides in full.
+        drive(&mut adaptive, &mut machine.clone(), 100);
+        let mut machine = machine.clone();
+        let (mut inline, mut longest, mut run, mut probes) = (0u64, 0u64, 0u64, 0u64);
+        for _ in 0..20_000 {
+            let probing = adaptive.probe.is_some();
+            let (choice, time) = adaptive.choose();
+            probes += u64::from(!probing && adaptive.probe.is_some());
+            let ns = machine.run(choice);
+            if choice == Choice::Inline {
+                inline += 1;
+                run += 1;
+                longest = longest.max(run);
+            } else {
+                run = 0;
+            }
+            if time {
+                adaptive.record(choice, Duration::from_nanos(ns as u64));
+            }
+        }
+        assert_eq!(adaptive.preferred, Choice::Pool);
+        assert!(probes >= 3, "still probed ({probes} probes)");
+        assert_eq!(longest, SLOWER_SAMPLES as u64, "{inline} inline frames");
+        // Each inline frame costs one pool frame more: at `LONG_BUDGET`
+        // they are 0.25% of the frames (four a probe at `BUDGET`, as many
+        // probes: 0.5%).
+        assert!(
+            inline * 1_000 <= 20_000 * 3,
+            "{inline} inline frames in {probes} probes"
+        );
+
+        // Another process takes the second core: the pool's frames now take
+        // 10 ms, and inline is faster.
+        let run = drive(
+            &mut adaptive,
+            &mut Machine::new(10_000.0, 9_000.0).cold(),
+            2_000,
+        );
+        assert_eq!(adaptive.preferred, Choice::Inline, "{run:?}");
+        assert!(run.on_pool < 300, "switched to inline soon ({run:?})");
     }
 
     #[test]
