@@ -31,13 +31,7 @@ pub fn interleaved_medians<P>(
             samples.push(mean_ns(|| frame(peer), budget));
         }
     }
-    samples
-        .iter_mut()
-        .map(|s| {
-            s.sort_by(f64::total_cmp);
-            s[rounds / 2]
-        })
-        .collect()
+    samples.into_iter().map(median).collect()
 }
 
 /// Per peer, the time of each of `rounds` rounds of `frames` calls of

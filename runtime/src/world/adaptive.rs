@@ -148,6 +148,12 @@ const TAIL_MEMORY: u32 = 16;
 /// measured it [`EXPLORE_RANGE`] slower (see "Long frames").
 const SLOWER_SAMPLES: usize = 2;
 
+/// Whether frames of `ns` are long: [`SAMPLED`] or more (see "Long
+/// frames").
+fn is_long(ns: f64) -> bool {
+    ns >= SAMPLED.as_nanos() as f64
+}
+
 /// Which executor one iteration runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Choice {
@@ -370,7 +376,7 @@ impl Adaptive {
             // unless frames are long (see "Long frames").
             self.first_half_ns = cost;
             self.first_half_samples = half.taken;
-            let long = cost >= SAMPLED.as_nanos() as f64;
+            let long = is_long(cost);
             let mut other = Half::new(choice.other(), long);
             if long
                 && self
@@ -477,7 +483,7 @@ impl Adaptive {
         let Some(preferred_ns) = self.preferred_ns else {
             return MIN_INTERVAL;
         };
-        let budget = if preferred_ns >= SAMPLED.as_nanos() as f64 {
+        let budget = if is_long(preferred_ns) {
             LONG_BUDGET
         } else {
             BUDGET
@@ -640,6 +646,8 @@ mod tests {
         probes: u64,
         /// Probes that overturned the preference.
         switches: u64,
+        /// The most inline iterations in a row.
+        longest_inline: u64,
     }
 
     /// Runs `iterations` of `machine` under `adaptive`'s choices, calling
@@ -651,6 +659,7 @@ mod tests {
         mut before: impl FnMut(&mut Adaptive),
     ) -> Run {
         let mut run = Run::default();
+        let mut inline_streak = 0;
         for _ in 0..iterations {
             before(adaptive);
             let probing = adaptive.probe.is_some();
@@ -658,6 +667,12 @@ mod tests {
             run.probes += u64::from(!probing && adaptive.probe.is_some());
             let ns = machine.run(choice);
             run.on_pool += u64::from(choice == Choice::Pool);
+            inline_streak = if choice == Choice::Inline {
+                inline_streak + 1
+            } else {
+                0
+            };
+            run.longest_inline = run.longest_inline.max(inline_streak);
             run.total_ns += ns;
             if time {
                 run.timed += 1;
@@ -885,27 +900,11 @@ mod tests {
         let mut adaptive = Adaptive::default();
         // The first probe warms and samples both sides in full.
         drive(&mut adaptive, &mut machine.clone(), 100);
-        let mut machine = machine.clone();
-        let (mut inline, mut longest, mut run, mut probes) = (0u64, 0u64, 0u64, 0u64);
-        for _ in 0..20_000 {
-            let probing = adaptive.probe.is_some();
-            let (choice, time) = adaptive.choose();
-            probes += u64::from(!probing && adaptive.probe.is_some());
-            let ns = machine.run(choice);
-            if choice == Choice::Inline {
-                inline += 1;
-                run += 1;
-                longest = longest.max(run);
-            } else {
-                run = 0;
-            }
-            if time {
-                adaptive.record(choice, Duration::from_nanos(ns as u64));
-            }
-        }
+        let run = drive(&mut adaptive, &mut machine.clone(), 20_000);
+        let (inline, probes) = (20_000 - run.on_pool, run.probes);
         assert_eq!(adaptive.preferred, Choice::Pool);
         assert!(probes >= 3, "still probed ({probes} probes)");
-        assert_eq!(longest, SLOWER_SAMPLES as u64, "{inline} inline frames");
+        assert_eq!(run.longest_inline, SLOWER_SAMPLES as u64, "{run:?}");
         // Each inline frame costs one pool frame more: at `LONG_BUDGET`
         // they are 0.25% of the frames (four a probe at `BUDGET`, as many
         // probes: 0.5%).
