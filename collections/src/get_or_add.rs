@@ -95,10 +95,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
     {
-        if let Some(hit) = self.map.get(key) {
-            return hit;
-        }
-        self.add(key, |key| make(key, state))
+        self.hit_or_add(key, |key| make(key, state))
     }
 
     /// [`get_or_add`](Self::get_or_add) with two state arguments.
@@ -114,10 +111,7 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
     {
-        if let Some(hit) = self.map.get(key) {
-            return hit;
-        }
-        self.add(key, |key| make(key, a, b))
+        self.hit_or_add(key, |key| make(key, a, b))
     }
 
     /// [`get_or_add`](Self::get_or_add) with three state arguments.
@@ -134,27 +128,44 @@ impl<K: Eq + Hash, V, S: BuildHasher + Clone> GetOrAddMap<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
     {
+        self.hit_or_add(key, |key| make(key, a, b, c))
+    }
+
+    /// The hit, or on a miss [`add`](Self::add) and a second look. Both
+    /// paths end in one `get`, whose `Ref` is the return value itself: when
+    /// the miss path handed back a `Ref` of its own, the two were merged
+    /// through a stack copy that read the hit's fields back wider than they
+    /// were written, a store-forwarding stall that made a hit 1.6x a plain
+    /// `get` (`benches/get_or_add.rs`).
+    #[inline]
+    fn hit_or_add<Q>(&self, key: &Q, make: impl FnOnce(&Q) -> V) -> Ref<'_, K, V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
+    {
         if let Some(hit) = self.map.get(key) {
             return hit;
         }
-        self.add(key, |key| make(key, a, b, c))
+        self.add(key, make);
+        match self.map.get(key) {
+            Some(hit) => hit,
+            // `add` stored the key or found it stored, and nothing removes
+            // an entry through `&self` (`clear` takes `&mut self`).
+            None => unreachable!("a key added to a GetOrAddMap is gone"),
+        }
     }
 
     /// The miss path: the write lock, a second look, and `make` if still
     /// absent. Out of line, so the hit path stays small.
     #[cold]
     #[inline(never)]
-    fn add<Q>(&self, key: &Q, make: impl FnOnce(&Q) -> V) -> Ref<'_, K, V>
+    fn add<Q>(&self, key: &Q, make: impl FnOnce(&Q) -> V)
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized + ToOwned<Owned = K>,
     {
-        match self.map.entry(key.to_owned()) {
-            Entry::Occupied(found) => found.into_ref().downgrade(),
-            Entry::Vacant(vacant) => {
-                let value = make(key);
-                vacant.insert(value).downgrade()
-            }
+        if let Entry::Vacant(vacant) = self.map.entry(key.to_owned()) {
+            vacant.insert(make(key));
         }
     }
 
