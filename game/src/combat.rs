@@ -225,7 +225,7 @@ pub fn aim(red: &RedGrid, blue: &BlueGrid, mut guns: Query<(&Pos, &Team, &mut We
 
 /// Every gun with a target fires (in parallel slices): one `Damage` message
 /// per shot, landing in row order whatever the thread count.
-#[system(stage = "Fight", group = "Combat")]
+#[system(stage = "Fight", group = "Combat", after = "aim")]
 pub fn fire(mut guns: Query<(Entity, &Weapon)>, hits: Publish<Damage>) {
     guns.par_for_each(|(shooter, weapon)| {
         if let Some(target) = weapon.target {
@@ -274,7 +274,7 @@ pub fn apply_damage(mut hits: Subscribe<Damage>, mut units: Query<&mut Health>, 
 /// The units are looked at in parallel slices; the commands and messages
 /// land in row order whatever the thread count, and the kills (a few a
 /// frame) are counted on two atomics.
-#[system(stage = "Resolve", group = "Combat")]
+#[system(stage = "Resolve", group = "Combat", after = "apply_damage")]
 pub fn reap(
     mut units: Query<(Entity, &Health, &Team, &Pos)>,
     captains: &Captains,

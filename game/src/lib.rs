@@ -252,7 +252,12 @@ fn register(world: &mut World) {
     world.add_system(scripts::stage_cues);
     world.add_system(steering::lead);
     world.add_system(steering::steer);
-    let grid = |name| NodeBuilder::new(name).in_stage("Think").in_group("Combat");
+    let grid = |name| {
+        NodeBuilder::new(name)
+            .in_stage("Think")
+            .in_group("Combat")
+            .after("lead")
+    };
     world.add_system(grid("build_grid#red").system(combat::build_grid::<0>));
     world.add_system(grid("build_grid#blue").system(combat::build_grid::<1>));
     world.add_system(combat::aim);
@@ -265,7 +270,8 @@ fn register(world: &mut World) {
         NodeBuilder::new("particles")
             .phase(Phase::PostUpdate)
             .in_stage("Present")
-            .in_group("Effects"),
+            .in_group("Effects")
+            .after("emit_sparks"),
         SparkSim,
     );
     world.add_system(units::take_census);

@@ -48,7 +48,7 @@ pub fn lead(
 /// Steers every unit (in parallel slices) towards its formation slot beside
 /// its captain, read through the unit's `ComponentRef<Pos>`; a unit whose
 /// captain is gone heads home.
-#[system(stage = "Think", group = "Ai")]
+#[system(stage = "Think", group = "Ai", after = "lead")]
 pub fn steer(nav: &NavField, mut units: Query<(&mut Vel, &Pos, &Team, &Slot, Target<Pos>)>) {
     units.par_for_each(|(vel, pos, team, slot, captain)| {
         let goal = captain.map_or(base(team.0), |captain| captain.0 + slot.0);

@@ -77,3 +77,11 @@ fn the_report_prints_every_diagnostic_or_none() {
         "{printed}"
     );
 }
+
+/// The game is the example a user copies: every pair of its systems that
+/// conflicts is ordered on purpose (`after = ..`), so its plan warns of
+/// nothing and a new system that races one of them shows up here.
+#[test]
+fn the_games_plan_has_no_ambiguity() {
+    assert_eq!(plan_diagnostics(), Vec::<String>::new());
+}
