@@ -285,3 +285,44 @@ fn an_appender_ordered_after_the_commit_is_a_cycle() {
     };
     assert!(errors.errors().any(|d| d.code == "SL0001"), "{errors}");
 }
+
+#[derive(Debug, Clone, Copy)]
+struct Row(u32);
+
+/// More threads than a buffer has shards (so some threads share one), and
+/// pushes from `par_for_each` slices that helpers take as well as from
+/// whole nodes: every frame commits the same values in the same order (by
+/// node, then slice, then push), from a buffer made with room for one.
+#[test]
+fn threads_beyond_the_shards_commit_in_place_order() {
+    let threads = if cfg!(miri) { 3 } else { 12 };
+    let rows: u32 = if cfg!(miri) { 8 } else { 3_000 };
+    let nodes: u32 = 4;
+    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
+    world.set_executor(ExecutorKind::Parallel);
+    world.insert(Committed::default());
+    world.insert(AppendBuffer::<Instance>::with_capacity(1));
+    world.spawn_batch((0..rows).map(|i| (Row(i),)));
+    for node in 0..nodes {
+        world.add_system(NodeBuilder::new(format!("slices{node}")).system(
+            move |mut rows: sluice::Query<'_, &Row>, out: Append<'_, Instance>| {
+                rows.par_for_each_sliced(16, |row| out.push(Instance(node * 100_000 + row.0)));
+            },
+        ));
+    }
+    world.add_system(commit_instances);
+    let expected: Vec<u32> = (0..nodes)
+        .flat_map(|node| (0..rows).map(move |row| node * 100_000 + row))
+        .collect();
+    let frames = if cfg!(miri) { 2 } else { 10 };
+    for _ in 0..frames {
+        world.run_iteration().expect("runs");
+    }
+    let committed = &world.get::<Committed>().expect("committed").0;
+    assert_eq!(committed.len(), frames);
+    for frame in committed {
+        assert_eq!(frame, &expected);
+    }
+    // The shards that overflowed grew to hold what they were given.
+    assert!(world.get::<AppendBuffer<Instance>>().unwrap().capacity() > 8);
+}
