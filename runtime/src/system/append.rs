@@ -44,6 +44,8 @@ const DEFAULT_CAPACITY: usize = 256;
 /// How many arenas an [`AppendBuffer`] spreads its pushes over, one per
 /// pushing thread up to this many.
 pub(crate) const SHARDS: usize = 8;
+// `AppendBuffer`'s public docs say 8.
+const _: () = assert!(SHARDS == 8);
 
 /// The next shard a thread takes on its first push (modulo [`SHARDS`]). It
 /// orders nothing; it only spreads threads over the shards.
@@ -128,9 +130,11 @@ impl<T> Shard<T> {
 /// A buffer that any number of nodes append to at once through
 /// [`Append<T>`], and that a gate (`&mut AppendBuffer<T>`) drains.
 ///
-/// Pushes go to a lock-free [`AppendArena`]; those that find it full go to
-/// an overflow list behind a lock, and the next drain grows the arena to
-/// hold them all, so a steady game soon appends without locking.
+/// Pushes go to a lock-free [`AppendArena`], the pushing thread's one of 8
+/// shards (so two threads seldom bump one tail); those that find it
+/// full go to the shard's overflow list behind a lock, and the next drain
+/// grows the shard to hold them all, so a steady game soon appends without
+/// locking.
 ///
 /// ```
 /// use sluice::{Append, AppendBuffer, IntoSystem, NodeBuilder, World};
@@ -181,8 +185,8 @@ impl<T> Default for AppendBuffer<T> {
 
 impl<T> AppendBuffer<T> {
     /// An empty buffer that holds `capacity` values without locking,
-    /// spread over its shards: each pushing thread's shard takes a
-    /// [`SHARDS`]th of it (at least 1) before that thread's pushes take the
+    /// spread over its 8 shards: each pushing thread's shard takes an
+    /// eighth of it (at least 1) before that thread's pushes take the
     /// shard's overflow lock, and the next drain grows the shard to hold
     /// what it was given.
     pub fn with_capacity(capacity: usize) -> Self {
