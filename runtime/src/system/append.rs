@@ -101,6 +101,16 @@ impl<T> Shard<T> {
         }
     }
 
+    /// Whether the shard holds no value (`&mut self`: no push runs).
+    fn is_empty(&mut self) -> bool {
+        self.arena.is_empty()
+            && self
+                .overflow
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
+
     fn len(&self) -> usize {
         let overflow = self
             .overflow
@@ -110,20 +120,16 @@ impl<T> Shard<T> {
         self.arena.len() + overflow
     }
 
-    /// Moves every value into `into` (unsorted), and grows the arena to
-    /// hold them all next time when some overflowed.
-    fn gather(&mut self, into: &mut Vec<(Place, T)>) {
+    /// Moves every value into `into` (unsorted); whether some had
+    /// overflowed the arena.
+    fn gather(&mut self, into: &mut Vec<(Place, T)>) -> bool {
         // Uncontended (`&mut self`); `lock` rather than `get_mut` so loom's
         // mutex serves as well.
         let mut overflow = self.overflow.lock().unwrap_or_else(PoisonError::into_inner);
-        let overflowed = overflow.len();
-        let before = into.len();
+        let overflowed = !overflow.is_empty();
         into.extend(self.arena.drain());
         into.append(&mut overflow);
-        drop(overflow);
-        if overflowed > 0 {
-            self.arena.reserve(into.len() - before);
-        }
+        overflowed
     }
 }
 
@@ -133,8 +139,9 @@ impl<T> Shard<T> {
 /// Pushes go to a lock-free [`AppendArena`], the pushing thread's one of 8
 /// shards (so two threads seldom bump one tail); those that find it
 /// full go to the shard's overflow list behind a lock, and the next drain
-/// grows the shard to hold them all, so a steady game soon appends without
-/// locking.
+/// grows the shard to hold everything that drain took (what a thread
+/// pushes changes from frame to frame), so a steady game soon appends
+/// without locking or allocating.
 ///
 /// ```
 /// use sluice::{Append, AppendBuffer, IntoSystem, NodeBuilder, World};
@@ -164,6 +171,10 @@ impl<T> Shard<T> {
 pub struct AppendBuffer<T> {
     /// [`SHARDS`] arenas, each pushed to by the threads that took it.
     shards: Box<[Shard<T>]>,
+    /// What earlier runs of the plan appended that no drain took (their
+    /// gate did not run): each run's values in place order, the oldest
+    /// run's first. Empty in a steady game.
+    carried: Vec<(Place, T)>,
     /// Reused by each drain, so a steady drain allocates nothing.
     scratch: Vec<(Place, T)>,
 }
@@ -188,11 +199,12 @@ impl<T> AppendBuffer<T> {
     /// spread over its 8 shards: each pushing thread's shard takes an
     /// eighth of it (at least 1) before that thread's pushes take the
     /// shard's overflow lock, and the next drain grows the shard to hold
-    /// what it was given.
+    /// everything that drain took.
     pub fn with_capacity(capacity: usize) -> Self {
         let each = capacity.div_ceil(SHARDS).max(1);
         Self {
             shards: (0..SHARDS).map(|_| Shard::with_capacity(each)).collect(),
+            carried: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -205,7 +217,7 @@ impl<T> AppendBuffer<T> {
     /// How many values were appended since the last drain (those of pushes
     /// still running included).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(Shard::len).sum()
+        self.carried.len() + self.shards.iter().map(Shard::len).sum::<usize>()
     }
 
     /// Whether nothing was appended since the last drain.
@@ -220,43 +232,62 @@ impl<T> AppendBuffer<T> {
         self.shards[this_threads_shard()].push((place, value));
     }
 
-    /// Moves every appended value into `scratch`, in place order, and
-    /// grows each shard that overflowed to hold what it was given.
+    /// Moves what this run of the plan appended into `scratch`, in place
+    /// order, and grows each shard that overflowed to hold all of it:
+    /// which thread takes which slices (and so which shard gets how many
+    /// values) changes from frame to frame, and a shard grown to the whole
+    /// frame never overflows again in a steady game (`tests/no_alloc.rs`).
     fn gather(&mut self) {
-        for shard in &mut self.shards {
-            shard.gather(&mut self.scratch);
+        let mut overflowed = [false; SHARDS];
+        for (shard, overflowed) in self.shards.iter_mut().zip(&mut overflowed) {
+            *overflowed = shard.gather(&mut self.scratch);
         }
-        // Stable and adaptive: each node's values are mostly a few runs.
-        self.scratch.sort_by_key(|&(place, _)| place);
+        let total = self.scratch.len();
+        for (shard, _) in self.shards.iter_mut().zip(overflowed).filter(|(_, o)| *o) {
+            shard.arena.reserve(total);
+        }
+        // Within one run no two values share a place (each node runs once,
+        // each of its slices has its own index), so an unstable sort gives
+        // the one order, and needs no buffer.
+        self.scratch.sort_unstable_by_key(|&(place, _)| place);
     }
 
     /// Takes every value appended since the last drain: by appending node
-    /// (registration order), then in that node's push order, whatever the
+    /// (registration order), then in that node's push order (over several
+    /// runs of the plan when their gate did not run), whatever the
     /// executor or thread count. Values the iterator does not reach are
     /// dropped with it.
     pub fn drain(&mut self) -> impl ExactSizeIterator<Item = T> + '_ {
         self.gather();
+        if !self.carried.is_empty() {
+            // Runs in order, each in place order: a stable sort by node
+            // alone keeps each node's values in push order. (It allocates;
+            // only after a run whose gate did not run.)
+            self.carried.append(&mut self.scratch);
+            std::mem::swap(&mut self.carried, &mut self.scratch);
+            self.scratch.sort_by_key(|&(place, _)| place.node());
+        }
         self.scratch.drain(..).map(|(_, value)| value)
     }
 
-    /// Drops what the failed nodes appended; the rest stays for the next
-    /// drain, put back through the first shard (the drain sorts by place,
-    /// so which shard holds a value does not matter).
-    fn forget_failed(&mut self, failed: &[u32]) {
-        if failed.is_empty() || self.is_empty() {
+    /// The end of a run of the plan: what it appended and no drain took
+    /// waits for the next drain, after what earlier runs left, but for what
+    /// the failed nodes (`failed`, this run's) appended, which is dropped.
+    fn end_run(&mut self, failed: &[u32]) {
+        if self.shards.iter_mut().all(Shard::is_empty) {
             return;
         }
         self.gather();
-        self.scratch
-            .retain(|(place, _)| !failed.contains(&place.node()));
-        let first = &self.shards[0];
-        for entry in self.scratch.drain(..) {
-            first.push(entry);
+        if !failed.is_empty() {
+            self.scratch
+                .retain(|(place, _)| !failed.contains(&place.node()));
         }
+        self.carried.append(&mut self.scratch);
     }
 }
 
-/// The boundary of one buffer type: drops what failed nodes appended.
+/// The boundary of one buffer type: keeps what no drain took for the next
+/// one, dropping what failed nodes appended.
 fn append_boundary<T: Send + Sync + 'static>(
     slot: &mut crate::registry::ServiceSlot,
     nodes: &BoundaryNodes<'_>,
@@ -266,7 +297,7 @@ fn append_boundary<T: Send + Sync + 'static>(
         .as_deref_mut()
         .and_then(|value| value.downcast_mut::<AppendBuffer<T>>())
     {
-        buffer.forget_failed(nodes.failed);
+        buffer.end_run(nodes.failed);
     }
 }
 
