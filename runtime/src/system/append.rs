@@ -23,7 +23,12 @@
 //! thread count. A node that fails contributes nothing it appended: the
 //! commit never starts in an iteration where one of its appenders failed
 //! (it waits for each), and the boundary of that iteration drops the failed
-//! nodes' values, so the next commit sees only what succeeded.
+//! nodes' values, so the next commit sees only what succeeded. What no gate
+//! took in a run waits at the boundary, and the next drain gives it with
+//! that run's values: each node's values, over every run since the last
+//! drain, in push order. Places are unique within a run, so the drain's
+//! sort is unstable and a steady frame allocates nothing
+//! (`tests/no_alloc.rs`).
 
 use std::fmt;
 
