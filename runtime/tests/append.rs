@@ -344,3 +344,58 @@ fn threads_beyond_the_shards_commit_in_place_order() {
     // The shards that overflowed grew to hold what they were given.
     assert!(world.get::<AppendBuffer<Instance>>().unwrap().capacity() > 8);
 }
+
+/// A value whose `Drop` panics when `loud`.
+#[derive(Debug)]
+struct Loud(u32, bool);
+
+impl Drop for Loud {
+    fn drop(&mut self) {
+        if self.1 && !std::thread::panicking() {
+            panic!("{PLANNED}: dropping {}", self.0);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Drained(Vec<Vec<u32>>);
+
+/// A failed node's values are dropped at the boundary, and the first of
+/// them panics in `Drop`: the panic is caught there, the node's other value
+/// is dropped all the same (never committed), and what the node that
+/// succeeded appended waits for the next commit.
+#[test]
+fn a_panicking_drop_of_a_failed_nodes_value_loses_nothing_kept() {
+    quiet_planned_panics();
+    for (executor, threads) in executors() {
+        let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
+        world.set_executor(executor);
+        world.insert(Drained::default());
+        let fail = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        fn good(out: Append<'_, Loud>) {
+            out.push(Loud(1, false));
+        }
+        fn commit(buffer: &mut AppendBuffer<Loud>, drained: &mut Drained) {
+            drained.0.push(buffer.drain().map(|loud| loud.0).collect());
+        }
+        world.add_system(good.commit(commit));
+        let failing = fail.clone();
+        world.add_system(NodeBuilder::new("bad").system(move |out: Append<'_, Loud>| {
+            if failing.load(std::sync::atomic::Ordering::SeqCst) {
+                out.push(Loud(2, true));
+                out.push(Loud(4, false));
+                panic!("{PLANNED}");
+            }
+            out.push(Loud(3, false));
+        }));
+        assert!(world.run_iteration().is_err(), "{executor:?} x{threads}");
+        assert!(world.get::<Drained>().unwrap().0.is_empty());
+        fail.store(false, std::sync::atomic::Ordering::SeqCst);
+        world.run_iteration().expect("runs");
+        assert_eq!(
+            world.get::<Drained>().unwrap().0,
+            [vec![1, 1, 3]],
+            "{executor:?} x{threads}"
+        );
+    }
+}

@@ -97,32 +97,29 @@ impl<T> Shard<T> {
         }
     }
 
+    /// The overflow list, locked (a poisoned lock still holds whole
+    /// entries: every access pushes or moves them whole).
+    fn overflow(&self) -> crate::sync::MutexGuard<'_, Vec<(Place, T)>> {
+        self.overflow.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn push(&self, entry: (Place, T)) {
         if let Err(Full(entry)) = self.arena.push(entry) {
-            self.overflow
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(entry);
+            self.overflow().push(entry);
         }
     }
 
-    /// Whether the shard holds no value (`&mut self`: no push runs).
-    fn is_empty(&mut self) -> bool {
+    /// Whether the shard holds no value. No lock: a push overflows only
+    /// once the arena (of at least one slot) is full, and [`gather`]
+    /// empties both together, so an empty arena means an empty overflow.
+    ///
+    /// [`gather`]: Self::gather
+    fn is_empty(&self) -> bool {
         self.arena.is_empty()
-            && self
-                .overflow
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_empty()
     }
 
     fn len(&self) -> usize {
-        let overflow = self
-            .overflow
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len();
-        self.arena.len() + overflow
+        self.arena.len() + self.overflow().len()
     }
 
     /// Moves every value into `into` (unsorted); whether some had
@@ -130,9 +127,9 @@ impl<T> Shard<T> {
     fn gather(&mut self, into: &mut Vec<(Place, T)>) -> bool {
         // Uncontended (`&mut self`); `lock` rather than `get_mut` so loom's
         // mutex serves as well.
-        let mut overflow = self.overflow.lock().unwrap_or_else(PoisonError::into_inner);
-        let overflowed = !overflow.is_empty();
         into.extend(self.arena.drain());
+        let mut overflow = self.overflow();
+        let overflowed = !overflow.is_empty();
         into.append(&mut overflow);
         overflowed
     }
@@ -279,15 +276,17 @@ impl<T> AppendBuffer<T> {
     /// waits for the next drain, after what earlier runs left, but for what
     /// the failed nodes (`failed`, this run's) appended, which is dropped.
     fn end_run(&mut self, failed: &[u32]) {
-        if self.shards.iter_mut().all(Shard::is_empty) {
+        if self.shards.iter().all(Shard::is_empty) {
             return;
         }
         self.gather();
-        if !failed.is_empty() {
-            self.scratch
-                .retain(|(place, _)| !failed.contains(&place.node()));
-        }
-        self.carried.append(&mut self.scratch);
+        let kept = self
+            .scratch
+            .extract_if(.., |(place, _)| !failed.contains(&place.node()));
+        self.carried.extend(kept);
+        // The failed nodes' values go last, so a panicking `Drop` among
+        // them loses nothing kept (the boundary reports the panic).
+        self.scratch.clear();
     }
 }
 
