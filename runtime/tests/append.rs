@@ -380,14 +380,16 @@ fn a_panicking_drop_of_a_failed_nodes_value_loses_nothing_kept() {
         }
         world.add_system(good.commit(commit));
         let failing = fail.clone();
-        world.add_system(NodeBuilder::new("bad").system(move |out: Append<'_, Loud>| {
-            if failing.load(std::sync::atomic::Ordering::SeqCst) {
-                out.push(Loud(2, true));
-                out.push(Loud(4, false));
-                panic!("{PLANNED}");
-            }
-            out.push(Loud(3, false));
-        }));
+        world.add_system(
+            NodeBuilder::new("bad").system(move |out: Append<'_, Loud>| {
+                if failing.load(std::sync::atomic::Ordering::SeqCst) {
+                    out.push(Loud(2, true));
+                    out.push(Loud(4, false));
+                    panic!("{PLANNED}");
+                }
+                out.push(Loud(3, false));
+            }),
+        );
         assert!(world.run_iteration().is_err(), "{executor:?} x{threads}");
         assert!(world.get::<Drained>().unwrap().0.is_empty());
         fail.store(false, std::sync::atomic::Ordering::SeqCst);
