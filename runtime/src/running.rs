@@ -8,7 +8,7 @@
 //! enter and one to leave, where three guards took six (a thread-local's
 //! access is a call, not an inlined load, outside the crate that defines it).
 //!
-//! Every word is a cell of its own (the recorder takes three, each optional
+//! Every word is a cell of its own (the recorder takes five, each optional
 //! tick one), read and written whole. The processor forwards a store to a
 //! later load only when the load reads within that one store: as one
 //! struct, the state the body's entry wrote field by field (a 4-byte `None`
@@ -18,7 +18,7 @@
 //! instructions). Which copies stall depends on the compiler's choice of
 //! moves: check a change with `benches/tools/store_forwarding.py`.
 
-use crate::recording::Recorder;
+use crate::recording::{RECORDER_WORDS, Recorder};
 use crate::sync::Cell;
 
 /// A body's change cursor (`None`: it never ran with a query) and this
@@ -60,7 +60,7 @@ pub(crate) struct Running {
 /// The thread's running state, a cell per word (see the module's notes).
 struct RunningCells {
     /// [`Recorder::to_words`].
-    recorder: [Cell<u64>; 3],
+    recorder: [Cell<u64>; RECORDER_WORDS],
     reader_part: Cell<u32>,
     last_run: Cell<Tick>,
     this_run: Cell<Tick>,
@@ -71,8 +71,14 @@ impl RunningCells {
     const fn idle() -> RunningCells {
         RunningCells {
             recorder: {
-                let [world, first, second] = Recorder::NONE.to_words();
-                [Cell::new(world), Cell::new(first), Cell::new(second)]
+                let words = Recorder::NONE.to_words();
+                let mut cells = [const { Cell::new(0) }; RECORDER_WORDS];
+                let mut word = 0;
+                while word < RECORDER_WORDS {
+                    cells[word] = Cell::new(words[word]);
+                    word += 1;
+                }
+                cells
             },
             reader_part: Cell::new(0),
             last_run: Cell::new(Tick::NONE),
@@ -85,22 +91,19 @@ impl RunningCells {
     }
 
     fn replace_recorder(&self, recorder: Recorder) -> Recorder {
-        let [world, first, second] = recorder.to_words();
-        let [world_cell, first_cell, second_cell] = &self.recorder;
-        Recorder::from_words([
-            world_cell.replace(world),
-            first_cell.replace(first),
-            second_cell.replace(second),
-        ])
+        let words = recorder.to_words();
+        Recorder::from_words(std::array::from_fn(|word| {
+            self.recorder[word].replace(words[word])
+        }))
     }
 
     /// Writes `running` back, reading nothing (a read of words just written
     /// one by one could be merged into a wider load: see the module's notes).
     fn restore(&self, running: Running) {
-        let [world, first, second] = running.recorder.to_words();
-        self.recorder[0].set(world);
-        self.recorder[1].set(first);
-        self.recorder[2].set(second);
+        let words = running.recorder.to_words();
+        for (cell, word) in self.recorder.iter().zip(words) {
+            cell.set(word);
+        }
         self.reader_part.set(running.reader_part);
         self.last_run.set(running.last_run);
         self.this_run.set(running.this_run);
@@ -193,13 +196,14 @@ pub(crate) struct BodyScope {
 }
 
 impl BodyScope {
-    /// Enters the run of node `node` of world `world`, whose cursor is
-    /// `last_run` (`None`: it never ran with a query).
-    pub(crate) fn enter(world: u64, node: u32, last_run: Option<u32>) -> Self {
+    /// Enters the run of node `node` of world `world`, at position `rank`
+    /// of its plan's order, whose cursor is `last_run` (`None`: it never
+    /// ran with a query).
+    pub(crate) fn enter(world: u64, node: u32, rank: u32, last_run: Option<u32>) -> Self {
         Self {
             previous: RUNNING.with(|running| {
                 running.replace(Running {
-                    recorder: Recorder::of_node(world, node),
+                    recorder: Recorder::of_node(world, node, rank),
                     reader_part: 0,
                     last_run: Tick::new(last_run),
                     this_run: Tick::NONE,
@@ -242,9 +246,9 @@ mod tests {
 
     #[test]
     fn a_body_scope_restores_the_outer_run() {
-        let outer = BodyScope::enter(7, 3, Some(10));
+        let outer = BodyScope::enter(7, 3, 0, Some(10));
         assert_eq!(cursor_taking_tick(|| 11), (Some(10), 11));
-        let inner = BodyScope::enter(7, 4, None);
+        let inner = BodyScope::enter(7, 4, 1, None);
         assert_eq!(recorder().node(), 4);
         assert_eq!(cursor_taking_tick(|| 20), (None, 20));
         assert_eq!(

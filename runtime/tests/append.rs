@@ -250,24 +250,23 @@ fn a_failed_appender_contributes_nothing_it_appended() {
         );
         // What the nodes that succeeded in the failed iteration appended
         // (those that ran before the panic stopped new work) is committed
-        // now: by node in registration order, each node's values in push
-        // order, the failed iteration's before this one's.
+        // now, before this iteration's values: run by run, each in plan
+        // order and each node's values in push order, as running the two
+        // in turn pushes them.
         let per_node: Vec<Vec<u32>> = [vec![3], vec![101, 202]]
             .into_iter()
             .chain((0..2).map(|r| (0..3).map(|k| 1000 * (r + 1) + k).collect()))
             .chain([vec![7, 8]])
             .collect();
-        let mut rest = frame.as_slice();
-        for (node, values) in per_node.iter().enumerate() {
-            let twice = [values.as_slice(), values.as_slice()].concat();
-            // `flaky` contributes this iteration's values only.
-            if node + 1 < per_node.len() && rest.starts_with(&twice) {
-                rest = &rest[twice.len()..];
-            } else {
-                assert!(
-                    rest.starts_with(values),
-                    "{executor:?} x{threads}: node {node} in {frame:?}"
-                );
+        let this_run = per_node.concat();
+        assert!(
+            frame.ends_with(&this_run),
+            "{executor:?} x{threads}: {frame:?}"
+        );
+        // The failed run's: whole nodes, in plan order, `flaky` never.
+        let mut rest = &frame[..frame.len() - this_run.len()];
+        for values in &per_node[..per_node.len() - 1] {
+            if rest.starts_with(values) {
                 rest = &rest[values.len()..];
             }
         }

@@ -24,7 +24,11 @@
 //!
 //! Each run of slices records at the caller's place ([`SliceRecording`],
 //! taken before the fan-out), whichever thread runs it: what a slice records
-//! for the boundary belongs to the node that called, in slice order.
+//! for the boundary belongs to the node that called, in slice order. A
+//! fan-out inside a slice orders its slices inside that slice's place, up
+//! to `recording::LEVELS` deep; a deeper one runs its slices in order on
+//! its caller's thread, so records keep the order of the nested loops at
+//! any depth.
 //!
 //! Underneath, the caller and each helper are one *runner* each: a call of
 //! the runner body ([`for_each_slice_runs`]) that pulls its runs of slices
@@ -127,7 +131,7 @@ pub(crate) struct SliceRuns<'s> {
     recording: SliceRecording,
     /// The place of the run being worked on, and (under a model) the user
     /// code it runs, which loom may preempt.
-    entered: Option<(Recording, sync::coarse::Section)>,
+    entered: Option<(Option<Recording>, sync::coarse::Section)>,
 }
 
 /// Where a runner's runs come from.
@@ -193,9 +197,13 @@ pub(crate) fn current_thread_count() -> usize {
 /// panics).
 ///
 /// Called from a world's node, what the slices record for the boundary
-/// (`Commands`, `Publish`) is the node's, whichever thread runs them: it
-/// lands in slice order, as from a sequential loop, and not at all if the
-/// node fails.
+/// (`Commands`, `Publish`, `Append`) is the node's, whichever thread runs
+/// them: it lands in slice order, as from a sequential loop, and not at
+/// all if the node fails. Fan-outs nest (a `for_each_slice` inside a slice
+/// of another, or of a parallel query): records land in the order of the
+/// nested loops, at any depth. Two levels of fan-out run in parallel; a
+/// third, inside those, runs its slices in order on the thread that calls
+/// it.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -222,6 +230,13 @@ pub(crate) fn for_each_slice_runs(slices: usize, runner: &(dyn Fn(&mut SliceRuns
     let threads = current_thread_count();
     let helpers = (threads - 1).min(slices.saturating_sub(1));
     let recording = SliceRecording::take();
+    // A fan-out nested deeper than a place can order runs as the loop it
+    // stands for, in order on this thread.
+    let helpers = if recording.runs_in_order() {
+        0
+    } else {
+        helpers
+    };
     let (Some(worker), true) = (worker, helpers > 0) else {
         if slices > 0 {
             runner(&mut SliceRuns {

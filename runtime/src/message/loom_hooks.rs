@@ -22,6 +22,7 @@ pub fn boundary<T: Send + Sync + 'static>(messages: &mut Messages<T>) {
     messages.at_boundary(&BoundaryNodes {
         live: &|_| true,
         failed: &[],
+        failed_ranks: &[],
         world: WORLD,
     });
 }

@@ -114,8 +114,9 @@ impl<T> Log<T> {
     }
 
     /// Appends what writers sent since the last gather, in send order; what
-    /// the nodes in `failed` sent is dropped instead (after the rest joined
-    /// the log, so a panicking `Drop` loses nothing else).
+    /// the nodes at the plan positions `failed` sent is dropped instead
+    /// (after the rest joined the log, so a panicking `Drop` loses nothing
+    /// else).
     fn gather(&mut self, pending: &mut LockOnResizeArray<Pending<T>>, failed: &[u32]) {
         if pending.is_empty() {
             return;
@@ -127,7 +128,7 @@ impl<T> Log<T> {
                 .extend(self.scratch.drain(..).map(|pending| pending.message));
             return;
         }
-        let sent = |pending: &mut Pending<T>| !failed.contains(&pending.place.node());
+        let sent = |pending: &mut Pending<T>| !failed.contains(&pending.place.rank());
         let kept = self.scratch.extract_if(.., sent);
         self.messages.extend(kept.map(|pending| pending.message));
         self.scratch.clear();
@@ -284,7 +285,7 @@ impl<T: Send + Sync + 'static> Messages<T> {
             pending,
         } = self;
         let log = log.get_mut();
-        log.gather(pending.get_mut(), nodes.failed);
+        log.gather(pending.get_mut(), nodes.failed_ranks);
         if let Some(inbox) = inbox {
             inbox.drain(nodes.world, nodes.failed, |message| {
                 log.messages.push_back(message);

@@ -6,7 +6,7 @@ use std::iter::FusedIterator;
 use super::{Cursor, Log, Messages, Pending, ReaderKey};
 use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;
-use crate::recording::next_order;
+use crate::recording::RecordsFor;
 use crate::registry::Registry;
 use crate::running;
 use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
@@ -83,8 +83,13 @@ pub(crate) fn resolve_messages<T: Send + Sync + 'static>(
 /// world.run_iteration().unwrap();
 /// assert_eq!(world.get::<Total>().unwrap().0, 14, "each message read once");
 /// ```
+///
+/// What it sends belongs to the node handed it, from whichever thread
+/// sends (slices it fans out in slice order; threads it starts itself after
+/// its own): never read if that node fails.
 pub struct Publish<'w, T: Send + Sync + 'static> {
     messages: &'w Messages<T>,
+    records_for: RecordsFor,
 }
 
 impl<T: Send + Sync + 'static> std::fmt::Debug for Publish<'_, T> {
@@ -101,7 +106,7 @@ impl<T: Send + Sync + 'static> Publish<'_, T> {
     /// it is never read (a failed node contributes nothing it recorded).
     pub fn send(&self, message: T) {
         let pending = Pending {
-            place: next_order(),
+            place: self.records_for.next_place(),
             message,
         };
         // SAFETY: writers only push (the array takes concurrent pushes);
@@ -135,7 +140,10 @@ unsafe impl<T: Send + Sync + 'static> Param for Publish<'_, T> {
         // SAFETY: the node declared shared access to the messages.
         let messages =
             unsafe { cells.get::<Messages<T>>(id) }.expect("resolve inserted the messages");
-        Publish { messages }
+        Publish {
+            messages,
+            records_for: RecordsFor::current(),
+        }
     }
 }
 

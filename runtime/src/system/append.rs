@@ -18,15 +18,16 @@
 //! reports it if a plan ever allowed it.
 //!
 //! Each value is tagged with its recording place (`recording::Place`), so
-//! [`AppendBuffer::drain`] yields values by appending node (registration
-//! order), then in each node's push order: the same for every executor and
-//! thread count. A node that fails contributes nothing it appended: the
+//! [`AppendBuffer::drain`] yields values by appending node in plan order,
+//! then in each node's push order (slices a node fans out in slice order,
+//! threads it starts itself after its own): the order of a serial run of
+//! the plan, the same for every executor and thread count. A node that fails contributes nothing it appended: the
 //! commit never starts in an iteration where one of its appenders failed
 //! (it waits for each), and the boundary of that iteration drops the failed
 //! nodes' values, so the next commit sees only what succeeded. What no gate
-//! took in a run waits at the boundary, and the next drain gives it with
-//! that run's values: each node's values, over every run since the last
-//! drain, in push order. Places are unique within a run, so the drain's
+//! took in a run waits at the boundary, and the next drain gives it before
+//! that run's values: run by run, each in the order above, as running the
+//! plan's runs one after the other would push them. Places are unique within a run, so the drain's
 //! sort is unstable and a steady frame allocates nothing
 //! (`tests/no_alloc.rs`).
 
@@ -36,7 +37,7 @@ use sluice_collections::{AppendArena, Full};
 
 use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;
-use crate::recording::{Place, next_order};
+use crate::recording::{Place, RecordsFor};
 use crate::registry::Registry;
 use crate::sync::{Cell, Lock, Ordering, PoisonError, StaticAtomicU64};
 use crate::system::output::BoundaryNodes;
@@ -167,7 +168,7 @@ impl<T> Shard<T> {
 /// world.add_system(instanced.commit(commit)); // `instanced` and `instanced@commit`
 /// world.add_system(terrain); // registered later, still appends before the commit
 /// world.run_iteration()?;
-/// assert_eq!(world.get::<Gpu>().unwrap().0, [2, 1]); // by registration order
+/// assert_eq!(world.get::<Gpu>().unwrap().0, [2, 1]); // in plan order (ties: registration order)
 /// # Ok::<(), sluice::IterationError>(())
 /// ```
 pub struct AppendBuffer<T> {
@@ -227,10 +228,11 @@ impl<T> AppendBuffer<T> {
         self.len() == 0
     }
 
-    /// Appends `value` at the place of the node recording on this thread,
-    /// into this thread's shard.
-    fn push(&self, value: T) {
-        let place = next_order();
+    /// Appends `value` at the next place of the node `records_for`, into
+    /// this thread's shard.
+    #[inline]
+    fn push(&self, records_for: RecordsFor, value: T) {
+        let place = records_for.next_place();
         self.shards[this_threads_shard()].push((place, value));
     }
 
@@ -254,27 +256,28 @@ impl<T> AppendBuffer<T> {
         self.scratch.sort_unstable_by_key(|&(place, _)| place);
     }
 
-    /// Takes every value appended since the last drain: by appending node
-    /// (registration order), then in that node's push order (over several
-    /// runs of the plan when their gate did not run), whatever the
-    /// executor or thread count. Values the iterator does not reach are
-    /// dropped with it.
+    /// Takes every value appended since the last drain, in the order a
+    /// serial run of the plan pushes them: by appending node in plan
+    /// order, then in that node's push order (run by run, oldest first,
+    /// when earlier runs' gate did not run), whatever the executor or
+    /// thread count. Values the iterator does not reach are dropped with
+    /// it.
     pub fn drain(&mut self) -> impl ExactSizeIterator<Item = T> + '_ {
         self.gather();
         if !self.carried.is_empty() {
-            // Runs in order, each in place order: a stable sort by node
-            // alone keeps each node's values in push order. (It allocates;
-            // only after a run whose gate did not run.)
+            // Earlier runs first, each already in place order: the order a
+            // serial run of each in turn pushes in. (It allocates; only
+            // after a run whose gate did not run.)
             self.carried.append(&mut self.scratch);
             std::mem::swap(&mut self.carried, &mut self.scratch);
-            self.scratch.sort_by_key(|&(place, _)| place.node());
         }
         self.scratch.drain(..).map(|(_, value)| value)
     }
 
     /// The end of a run of the plan: what it appended and no drain took
     /// waits for the next drain, after what earlier runs left, but for what
-    /// the failed nodes (`failed`, this run's) appended, which is dropped.
+    /// the failed nodes (`failed`, their positions in this run's plan
+    /// order) appended, which is dropped.
     fn end_run(&mut self, failed: &[u32]) {
         if self.shards.iter().all(Shard::is_empty) {
             return;
@@ -282,7 +285,7 @@ impl<T> AppendBuffer<T> {
         self.gather();
         let kept = self
             .scratch
-            .extract_if(.., |(place, _)| !failed.contains(&place.node()));
+            .extract_if(.., |(place, _)| !failed.contains(&place.rank()));
         self.carried.extend(kept);
         // The failed nodes' values go last, so a panicking `Drop` among
         // them loses nothing kept (the boundary reports the panic).
@@ -301,7 +304,7 @@ fn append_boundary<T: Send + Sync + 'static>(
         .as_deref_mut()
         .and_then(|value| value.downcast_mut::<AppendBuffer<T>>())
     {
-        buffer.end_run(nodes.failed);
+        buffer.end_run(nodes.failed_ranks);
     }
 }
 
@@ -309,9 +312,17 @@ fn append_boundary<T: Send + Sync + 'static>(
 /// buffer's lane (any number of appenders run together), ordered before
 /// every gate of the buffer, which commits what was appended. The world
 /// inserts an empty buffer if it holds none.
+///
+/// Records made through it belong to the node that was handed it, from
+/// whichever thread: its slices, or threads it starts itself
+/// (`std::thread::scope`, rayon). Those land at the node's place, after
+/// the values of its own threads, and not at all if it fails. The handle
+/// borrows the node's run, so no thread can push through it after the
+/// node returns.
 #[derive(Clone, Copy)]
 pub struct Append<'w, T> {
     buffer: &'w AppendBuffer<T>,
+    records_for: RecordsFor,
 }
 
 impl<T> fmt::Debug for Append<'_, T> {
@@ -325,13 +336,13 @@ impl<T> Append<'_, T> {
     /// bump) while the buffer's arena has room.
     #[inline]
     pub fn push(&self, value: T) {
-        self.buffer.push(value);
+        self.buffer.push(self.records_for, value);
     }
 
     /// Appends every value of `values`, in order.
     pub fn extend(&self, values: impl IntoIterator<Item = T>) {
         for value in values {
-            self.buffer.push(value);
+            self.buffer.push(self.records_for, value);
         }
     }
 }
@@ -365,7 +376,10 @@ unsafe impl<T: Send + Sync + 'static> Param for Append<'_, T> {
         // SAFETY: the node declared appending (shared) access to `id`
         // (`declare`) and runs as a plan node, so no gate of `id` runs now.
         match unsafe { cells.get::<AppendBuffer<T>>(id) } {
-            Some(buffer) => Append { buffer },
+            Some(buffer) => Append {
+                buffer,
+                records_for: RecordsFor::current(),
+            },
             None => panic!(
                 "service `{}` is declared but the world holds no value for it",
                 Self::service_name()

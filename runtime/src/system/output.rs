@@ -72,9 +72,14 @@ pub struct NextValue<T> {
 impl<T> NextValue<T> {
     /// A value produced by the node recording on this thread.
     pub(crate) fn new(value: T) -> Self {
+        Self::produced_by(value, crate::recording::recording_node())
+    }
+
+    /// A value produced by node `producer` (registration index).
+    fn produced_by(value: T, producer: u32) -> Self {
         Self {
             value: Some(value),
-            producer: crate::recording::recording_node(),
+            producer,
         }
     }
 
@@ -92,10 +97,16 @@ impl<T> NextValue<T> {
 /// A factory's output for the next iteration: [`set`](Next::set) stores a
 /// value that replaces the service `T` at the iteration boundary, so this
 /// iteration's readers of `T` still see the current one.
+///
+/// The value belongs to the node handed the `Next`, whichever thread sets
+/// it (one the node started itself included): it is dropped if that node
+/// fails.
 #[derive(Debug)]
 pub struct Next<'w, T> {
     cells: ServiceCells<'w>,
     id: ServiceId,
+    /// The node handed this output (registration index).
+    producer: u32,
     _value: PhantomData<fn(T)>,
 }
 
@@ -105,7 +116,10 @@ impl<T: Service> Next<'_, T> {
     pub fn set(&mut self, value: T) {
         // SAFETY: the node declared that it produces `NextValue<T>` (`id`), and
         // the plan orders a producer before every consumer of its output.
-        unsafe { self.cells.put(self.id, NextValue::new(value)) }
+        unsafe {
+            self.cells
+                .put(self.id, NextValue::produced_by(value, self.producer))
+        }
     }
 }
 
@@ -134,6 +148,7 @@ unsafe impl<T: Service> Param for Next<'_, T> {
         Next {
             cells: *cells,
             id,
+            producer: crate::recording::recording_node(),
             _value: PhantomData,
         }
     }
@@ -196,8 +211,13 @@ pub(crate) type MessagesBoundary = fn(&mut ServiceSlot, &BoundaryNodes<'_>);
 pub(crate) struct BoundaryNodes<'a> {
     /// Whether a node (registration index) is still registered.
     pub(crate) live: &'a dyn Fn(u32) -> bool,
-    /// The nodes that failed in the iteration now ending.
+    /// The nodes that failed in the iteration now ending (registration
+    /// indices).
     pub(crate) failed: &'a [u32],
+    /// The same nodes' positions in the order of the plan that ran: what
+    /// the [`Place`](crate::recording::Place) of each of their records
+    /// holds.
+    pub(crate) failed_ranks: &'a [u32],
     /// The world's identity in recordings.
     pub(crate) world: u64,
 }

@@ -10,7 +10,7 @@ use sync_wrapper::SyncWrapper;
 use crate::access::{AccessKind, ServiceId};
 use crate::entity::{Bundle, Component, ComponentRef, Entity, EntityError};
 use crate::node::{Label, NodeBuilder};
-use crate::recording::{Place, next_order};
+use crate::recording::{Place, RecordsFor};
 use crate::registry::Registry;
 use crate::script::{ScriptCx, ScriptId, ScriptKind, Scripts, StepScript};
 use crate::system::{BoundaryHooks, Param, ServiceCells};
@@ -116,14 +116,22 @@ impl Default for CommandQueue {
 }
 
 impl RecordedChange {
-    /// The registration index of the node that recorded it (`u32::MAX` off
-    /// a node).
-    pub(crate) fn node(&self) -> u32 {
-        self.order.node()
+    /// The recording node's position in the order of the plan that ran
+    /// (`u32::MAX` off a node).
+    pub(crate) fn rank(&self) -> u32 {
+        self.order.rank()
     }
 }
 
-impl CommandQueue {
+/// A node's way into the world's [`CommandQueue`]: what it records lands
+/// at the node's place, from whichever thread it records.
+#[derive(Debug, Clone, Copy)]
+struct QueueHandle<'w> {
+    queue: &'w CommandQueue,
+    records_for: RecordsFor,
+}
+
+impl QueueHandle<'_> {
     /// Records a change that lands no entity.
     fn push(
         &self,
@@ -135,19 +143,25 @@ impl CommandQueue {
 
     /// Records `change`; its slot in the queue.
     fn push_change(&self, label: CommandLabel, change: WorldChange) -> u32 {
-        let slot = self.commands.push(SyncWrapper::new(RecordedChange {
+        let slot = self.queue.commands.push(SyncWrapper::new(RecordedChange {
             label,
             change,
-            order: next_order(),
+            order: self.records_for.next_place(),
             slot: 0,
         }));
         // A queue holds fewer than `u32::MAX` commands: each takes memory.
         u32::try_from(slot).unwrap_or(u32::MAX)
     }
 
-    /// Every recorded change, by recording node, then in each node's record
-    /// order (a stable sort: claim order among commands recorded off a node,
-    /// by loose tasks), with how many slots they took. The list's buffer
+    fn stamp(&self) -> (u64, u32) {
+        self.queue.stamp()
+    }
+}
+
+impl CommandQueue {
+    /// Every recorded change, by recording node in plan order, then in
+    /// each node's record order (a stable sort: claim order among commands
+    /// recorded off a node, by loose tasks), with how many slots they took. The list's buffer
     /// comes from the per-type pool, so a game recording commands every
     /// frame reuses last frame's. Starts the queue's next generation.
     pub(crate) fn take_all(&mut self) -> (PooledList<RecordedChange>, usize) {
@@ -183,11 +197,18 @@ impl CommandQueue {
 /// none of its commands, on every executor: they are dropped at the
 /// boundary, unapplied.
 ///
+/// Commands land in plan order: by recording node in the order a serial
+/// run of the plan runs them, then in each node's record order, whatever
+/// the executor or thread count (slices a node fans out in slice order,
+/// as from a loop; threads it starts itself after its own thread).
+///
 /// Declares shared access to the world's private command queue, so any number of
-/// nodes record commands at once.
+/// nodes record commands at once. The handle borrows the node's run: the
+/// threads a node starts itself record through it as the node does, and
+/// none can hold it after the node returns.
 #[derive(Debug, Clone, Copy)]
 pub struct Commands<'w> {
-    queue: &'w CommandQueue,
+    queue: QueueHandle<'w>,
 }
 
 impl Commands<'_> {
@@ -330,7 +351,7 @@ impl Commands<'_> {
 /// meanwhile, or frozen) and changes nothing.
 #[derive(Debug, Clone, Copy)]
 pub struct EntityCommands<'w> {
-    queue: &'w CommandQueue,
+    queue: QueueHandle<'w>,
     entity: CommandEntity,
 }
 
@@ -443,6 +464,11 @@ unsafe impl Param for Commands<'_> {
         // boundary (outside any iteration) takes it mutably.
         let queue = unsafe { cells.get::<CommandQueue>(id) }
             .expect("every world holds a CommandQueue from its creation");
-        Commands { queue }
+        Commands {
+            queue: QueueHandle {
+                queue,
+                records_for: RecordsFor::current(),
+            },
+        }
     }
 }

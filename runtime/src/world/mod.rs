@@ -203,6 +203,9 @@ pub struct World {
     /// ending: what they recorded is dropped at its boundary. Empty outside
     /// a failed iteration.
     failed_nodes: Vec<u32>,
+    /// The same nodes' positions in the order of the plan that ran, which
+    /// their records carry.
+    failed_ranks: Vec<u32>,
     /// What the commands landing now have spawned, for the later commands
     /// naming their [`Spawned`] handles.
     spawns: spawned::SpawnTable,
@@ -309,6 +312,7 @@ impl World {
             query_lanes: Vec::new(),
             id: crate::recording::new_world_id(),
             failed_nodes: Vec::new(),
+            failed_ranks: Vec::new(),
             spawns: spawned::SpawnTable::default(),
             non_send: Vec::new(),
             #[cfg(any(debug_assertions, feature = "checked"))]

@@ -73,8 +73,8 @@ impl WorldNode {
     ///   world's current plan, with `env` its environment for this run.
     /// - `env`'s cells live for the whole run (`'s`).
     ///
-    /// It runs as node `node` (registration index) of world `world`: what
-    /// it records lands at that node's place.
+    /// It runs as node `node` (registration index) of world `world`, at
+    /// position `rank` of its plan's order: what it records lands there.
     #[inline]
     pub(crate) unsafe fn run<'s>(
         &'s self,
@@ -82,15 +82,16 @@ impl WorldNode {
         cx: &RunContext<'s>,
         world: u64,
         node: u32,
+        rank: u32,
     ) -> NodeOutcome {
         match self {
             WorldNode::Body(cell) => {
                 // SAFETY: forwarded from the caller.
-                unsafe { cell.run(env, world, node) };
+                unsafe { cell.run(env, world, node, rank) };
                 NodeOutcome::Done
             }
             WorldNode::Batch(batch) => {
-                let _recording = crate::recording::Recording::enter(world, node);
+                let _recording = crate::recording::Recording::enter(world, node, rank);
                 // SAFETY: forwarded from the caller.
                 unsafe { batch.run(env, cx) }
             }

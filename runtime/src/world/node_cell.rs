@@ -117,26 +117,26 @@ impl NodeCell {
     /// - `env` is the world's environment for this node, and the node runs as
     ///   a node of the world's current plan ([`NodeBody::run`]'s contract).
     ///
-    /// It runs as node `node` (registration index) of world `world`: what
-    /// it records lands at that node's place.
+    /// It runs as node `node` (registration index) of world `world`, at
+    /// position `rank` of its plan's order: what it records lands there.
     ///
     /// Inlined into the node runner, its one caller: the call's own
     /// prologue and epilogue were 17 instructions a node.
     #[inline]
-    pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>, world: u64, node: u32) -> Ran {
+    pub(crate) unsafe fn run(&self, env: &NodeEnv<'_>, world: u64, node: u32, rank: u32) -> Ran {
         if !self.skippable {
             // A plain system (no run conditions, not a factory): its body,
             // and nothing to look at before or to remember after.
             // SAFETY: only this thread is inside the cell (the caller's
             // guarantee): the only borrow of its state while it runs.
             let state = self.state.with_mut(|state| unsafe { &mut *state });
-            let scope = BodyScope::enter(world, node, state.last_run);
+            let scope = BodyScope::enter(world, node, rank, state.last_run);
             // SAFETY: forwarded from the caller.
             unsafe { state.run_body(env, scope) };
             return Ran::Body;
         }
         // SAFETY: forwarded from the caller.
-        let ran = unsafe { self.run_once(env, world, node) };
+        let ran = unsafe { self.run_once(env, world, node, rank) };
         // SAFETY: as in `run_once`, which has returned: the only borrow.
         let state = self.state.with_mut(|state| unsafe { &mut *state });
         state.skipped = ran != Ran::Body;
@@ -159,13 +159,13 @@ impl NodeCell {
     /// # Safety
     /// As for [`run`](Self::run).
     #[inline]
-    unsafe fn run_once(&self, env: &NodeEnv<'_>, world: u64, node: u32) -> Ran {
+    unsafe fn run_once(&self, env: &NodeEnv<'_>, world: u64, node: u32, rank: u32) -> Ran {
         // SAFETY: only this thread is inside the cell (caller's guarantee),
         // so this is the only borrow of its state while the node runs.
         let state = self.state.with_mut(|state| unsafe { &mut *state });
         // The node's recording, reader part and change cursor at once; the
         // conditions enter their own part and cursor inside it.
-        let scope = BodyScope::enter(world, node, state.last_run);
+        let scope = BodyScope::enter(world, node, rank, state.last_run);
         // SAFETY: the conditions' reads are part of this node's declared
         // access, and the node runs under the plan (caller's guarantee).
         if !unsafe { state.conditions.hold(env) } {

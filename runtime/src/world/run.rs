@@ -256,17 +256,21 @@ impl World {
                     let Part::Nodes(execution) = &self.executions.0[index].parts[part] else {
                         unreachable!("matched above")
                     };
-                    // Vertex indices to registration indices (the first
-                    // failure's first, each once); a barrier never fails.
-                    let failed = failure
-                        .nodes()
-                        .iter()
-                        .filter_map(|&vertex| execution.vertex_nodes.get(vertex).copied())
-                        .filter(|&node| node != u32::MAX);
-                    self.failed_nodes.extend(failed);
+                    // Vertex indices to registration indices and plan
+                    // positions (the first failure's first, each once); a
+                    // barrier never fails.
+                    for &vertex in failure.nodes() {
+                        if let Some(&node) = execution.vertex_nodes.get(vertex)
+                            && node != u32::MAX
+                        {
+                            self.failed_nodes.push(node);
+                            self.failed_ranks.push(execution.vertex_ranks[vertex]);
+                        }
+                    }
                 }),
-                &Part::Whole(node) => self.run_whole_world(index, node).inspect_err(|_| {
+                &Part::Whole(node, rank) => self.run_whole_world(index, node).inspect_err(|_| {
                     self.failed_nodes.push(node);
+                    self.failed_ranks.push(rank);
                 }),
             };
             if let Err(failed) = result {
@@ -279,7 +283,7 @@ impl World {
             self.iterations += 1;
         }
         let Some(failure) = failure else {
-            debug_assert!(self.failed_nodes.is_empty());
+            debug_assert!(self.failed_nodes.is_empty() && self.failed_ranks.is_empty());
             return if boundary.is_empty() {
                 Ok(())
             } else {
@@ -293,6 +297,7 @@ impl World {
             .drain(..)
             .map(|node| nodes[node as usize].name().to_owned())
             .collect();
+        self.failed_ranks.clear();
         Err(IterationError::NodePanicked(NodePanic::new(
             names, failure, boundary,
         )))
@@ -395,6 +400,7 @@ impl World {
             self.id,
             &self.nodes,
             &execution.vertex_nodes,
+            &execution.vertex_ranks,
             ServiceCells::new(slots),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
@@ -532,6 +538,7 @@ impl World {
         let boundary = BoundaryNodes {
             live: &live,
             failed: &self.failed_nodes,
+            failed_ranks: &self.failed_ranks,
             world: self.id,
         };
         self.hooks
@@ -639,9 +646,14 @@ impl World {
         commands: &mut Vec<RecordedChange>,
         failures: &mut Vec<BoundaryFailure>,
     ) {
-        let failed = &self.failed_nodes;
-        for command in commands.extract_if(.., |command| failed.contains(&command.node())) {
-            let node = self.graph.nodes()[command.node() as usize]
+        let failed = &self.failed_ranks;
+        for command in commands.extract_if(.., |command| failed.contains(&command.rank())) {
+            // The failed nodes and their positions, side by side.
+            let at = failed
+                .iter()
+                .position(|&rank| rank == command.rank())
+                .expect("extracted for its rank");
+            let node = self.graph.nodes()[self.failed_nodes[at] as usize]
                 .name()
                 .to_owned();
             let what = command.label.to_string();
@@ -694,6 +706,7 @@ fn node_runner<'s>(
     world: u64,
     nodes: &'s [WorldNode],
     vertex_nodes: &'s [u32],
+    vertex_ranks: &'s [u32],
     cells: ServiceCells<'s>,
     graph: &'s GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
@@ -703,9 +716,10 @@ fn node_runner<'s>(
         let Some(&index) = vertex_nodes.get(cx.node()).filter(|&&n| n != u32::MAX) else {
             return NodeOutcome::Done;
         };
-        // What it records lands in registration order, then its own, and
-        // not at all if it fails: the node enters its recording itself.
+        // What it records lands in plan order, then its own, and not at
+        // all if it fails: the node enters its recording itself.
         let node = index;
+        let rank = vertex_ranks[cx.node()];
         let index = index as usize;
         let env = NodeEnv {
             cells,
@@ -732,6 +746,6 @@ fn node_runner<'s>(
         //   (checked at run time in checked mode), so the node's declared
         //   accesses overlap with no running node's;
         // - `cells` borrow the world's slots exclusively for the run `'s`.
-        unsafe { nodes[index].run(&env, cx, world, node) }
+        unsafe { nodes[index].run(&env, cx, world, node, rank) }
     }
 }

@@ -46,6 +46,9 @@ pub(crate) struct Execution {
     pub(crate) graph: CompiledGraph,
     /// Per vertex: the node's registration index, `u32::MAX` for a barrier.
     pub(crate) vertex_nodes: Box<[u32]>,
+    /// Per vertex: its position in the plan's order (the serial order),
+    /// where the records of its node land.
+    pub(crate) vertex_ranks: Box<[u32]>,
     pub(crate) state: ExecutionState,
     pub(crate) adaptive: Adaptive,
     /// Where the world's own factories (`sluice::plan`, `sluice::execution`)
@@ -113,6 +116,12 @@ impl Execution {
                 .map(|&v| compiled.vertex_nodes[v as usize])
                 .collect()
         };
+        let ranks = plan_ranks(plan);
+        let vertex_ranks: Box<[u32]> = if whole {
+            ranks.clone().into_boxed_slice()
+        } else {
+            vertices.iter().map(|&v| ranks[v as usize]).collect()
+        };
         let registered = plan.registered() as u32;
         // A barrier's id in the plan's edges counts from `registered`, in
         // vertex order.
@@ -164,6 +173,7 @@ impl Execution {
         Self {
             graph,
             vertex_nodes,
+            vertex_ranks,
             state,
             adaptive: Adaptive::default(),
             own_positions,
@@ -178,7 +188,19 @@ impl Execution {
 #[derive(Debug)]
 pub(crate) enum Part {
     Nodes(Box<Execution>),
-    Whole(u32),
+    /// The whole-world system's registration index and its position in
+    /// the plan's order.
+    Whole(u32, u32),
+}
+
+/// Per vertex of `plan`: its position in the plan's order.
+fn plan_ranks(plan: &Plan) -> Vec<u32> {
+    let order = &plan.compiled().order;
+    let mut ranks = vec![u32::MAX; order.len()];
+    for (rank, &vertex) in order.iter().enumerate() {
+        ranks[vertex as usize] = rank as u32;
+    }
+    ranks
 }
 
 /// A plan compiled for running: its parts in order. A plan with no
@@ -208,6 +230,7 @@ impl PlanRun {
                 parts: vec![Part::Nodes(Box::new(Execution::compile(plan, order)))],
             };
         }
+        let ranks = plan_ranks(plan);
         let mut current = Vec::new();
         for &v in order {
             if whole_world(v) {
@@ -215,7 +238,10 @@ impl PlanRun {
                     parts.push(Part::Nodes(Box::new(Execution::compile(plan, &current))));
                     current.clear();
                 }
-                parts.push(Part::Whole(compiled.vertex_nodes[v as usize]));
+                parts.push(Part::Whole(
+                    compiled.vertex_nodes[v as usize],
+                    ranks[v as usize],
+                ));
             } else {
                 current.push(v);
             }
@@ -237,7 +263,7 @@ impl PlanRun {
     pub(crate) fn executions(&mut self) -> impl Iterator<Item = &mut Execution> {
         self.parts.iter_mut().filter_map(|part| match part {
             Part::Nodes(execution) => Some(&mut **execution),
-            Part::Whole(_) => None,
+            Part::Whole(..) => None,
         })
     }
 }
