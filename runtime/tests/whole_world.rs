@@ -1,7 +1,9 @@
 //! Whole-world systems: an exclusive node whose body takes `&mut World` and
 //! runs alone between the parts of its plan.
 
-use sluice::{ExecutorKind, IterationError, NodeBuilder, World};
+use sluice::{
+    AmbiguityLevel, ExecutorKind, IterationError, NodeBuilder, PlanOptions, ThreadPool, World,
+};
 
 #[derive(Debug, Default)]
 struct Log(Vec<String>);
@@ -176,6 +178,217 @@ fn plans_grown_from_inside_run_every_node_once() {
                     expected,
                     "{executor:?} n{i}"
                 );
+            }
+        }
+    }
+}
+
+/// The kinds of exclusive node a world runs: one whose body takes
+/// `&mut World` (run alone between the parts of its plan), and one declared
+/// `.exclusive()` (run by the executor, with nothing beside it).
+#[derive(Debug, Clone, Copy)]
+enum Exclusive {
+    WholeWorld,
+    Declared,
+}
+
+/// Registers the exclusive node `name` of `kind`, which logs its name.
+fn add_exclusive(world: &mut World, kind: Exclusive, name: &'static str) {
+    match kind {
+        Exclusive::WholeWorld => {
+            world.add_system(NodeBuilder::new(name).world(move |world: &mut World| {
+                world.get_mut::<Log>().unwrap().0.push(name.into());
+            }));
+        }
+        Exclusive::Declared => {
+            world.add_system(
+                NodeBuilder::new(name)
+                    .exclusive()
+                    .system(move |log: &mut Log| log.0.push(name.into())),
+            );
+        }
+    }
+}
+
+fn ambiguity(level: AmbiguityLevel) -> PlanOptions {
+    PlanOptions {
+        ambiguity: level,
+        ..PlanOptions::default()
+    }
+}
+
+/// Every node name the diagnostics of `world`'s plan mention, or of the
+/// errors that keep it from planning.
+fn diagnosed_nodes(world: &mut World) -> Vec<String> {
+    let diagnostics = match world.plan() {
+        Ok(plan) => plan.diagnostics().to_vec(),
+        Err(IterationError::Plan(errors)) => errors.diagnostics().to_vec(),
+        Err(other) => panic!("not a planning error: {other}"),
+    };
+    diagnostics.into_iter().flat_map(|d| d.nodes).collect()
+}
+
+/// The world's own factories (`sluice::plan`, `sluice::execution`) conflict
+/// with an exclusive node only through the whole world: the user never
+/// registered them, so no diagnostic names them, and a world with an
+/// exclusive node plans at every ambiguity level; the factories still come
+/// first, joined to it by an edge, on every executor and thread count.
+#[test]
+fn an_exclusive_node_plans_at_every_ambiguity_level_without_naming_the_runtimes_nodes() {
+    for kind in [Exclusive::WholeWorld, Exclusive::Declared] {
+        for level in [
+            AmbiguityLevel::Ignore,
+            AmbiguityLevel::Warn,
+            AmbiguityLevel::Error,
+        ] {
+            for executor in [
+                ExecutorKind::Serial,
+                ExecutorKind::Parallel,
+                ExecutorKind::Adaptive,
+            ] {
+                for threads in [1, 2, 4] {
+                    let case = format!("{kind:?} {level:?} {executor:?} {threads} threads");
+                    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
+                    world.set_executor(executor);
+                    world.set_plan_options(ambiguity(level));
+                    world.insert(Log::default());
+                    world.add_system(
+                        NodeBuilder::new("before")
+                            .before("exclusive")
+                            .system(|log: &mut Log| log.0.push("before".into())),
+                    );
+                    add_exclusive(&mut world, kind, "exclusive");
+                    world.add_system(
+                        NodeBuilder::new("after")
+                            .after("exclusive")
+                            .system(|log: &mut Log| log.0.push("after".into())),
+                    );
+                    assert_eq!(diagnosed_nodes(&mut world), [] as [String; 0], "{case}");
+                    let plan = world.plan().unwrap();
+                    let position = |name: &str| {
+                        plan.order()
+                            .position(|n| plan.node_name(n) == name)
+                            .unwrap_or_else(|| panic!("{case}: {name} is planned"))
+                    };
+                    let node = |name: &str| plan.order().nth(position(name)).unwrap();
+                    // Both factories first, and the executors wait on the
+                    // whole world's lane between them and the node.
+                    assert_eq!(position("sluice::plan"), 0, "{case}");
+                    assert_eq!(position("sluice::execution"), 1, "{case}");
+                    assert!(
+                        plan.edge_between(node("sluice::execution"), node("exclusive"))
+                            .is_some(),
+                        "{case}: the whole world's lane orders them"
+                    );
+                    for iteration in 0..4 {
+                        world.get_mut::<Log>().unwrap().0.clear();
+                        world
+                            .run_iteration()
+                            .unwrap_or_else(|e| panic!("{case}: {e}"));
+                        assert_eq!(
+                            world.get::<Log>().unwrap().0,
+                            ["before", "exclusive", "after"],
+                            "{case}, iteration {iteration}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A world with an exclusive node replans at the `Error` level, both ways a
+/// registration is planned: a whole-world system's own registration,
+/// planned before the next iteration, and one landed from `Commands`, which
+/// the world's own factories plan during the next iteration (their plan is
+/// refused if it names them); what was added then runs every iteration.
+#[test]
+fn a_world_with_an_exclusive_node_replans_at_the_error_level() {
+    use sluice::Commands;
+    fn late() -> sluice::NodeSpec {
+        NodeBuilder::new("late")
+            .after("grow")
+            .system(|log: &mut Log| log.0.push("late".into()))
+    }
+    for kind in [Exclusive::WholeWorld, Exclusive::Declared] {
+        for executor in [
+            ExecutorKind::Serial,
+            ExecutorKind::Parallel,
+            ExecutorKind::Adaptive,
+        ] {
+            let case = format!("{kind:?} {executor:?}");
+            let mut world = World::new();
+            world.set_executor(executor);
+            world.set_plan_options(ambiguity(AmbiguityLevel::Error));
+            world.insert(Log::default());
+            world.insert(Spawned::default());
+            match kind {
+                Exclusive::WholeWorld => {
+                    world.add_system(NodeBuilder::new("grow").world(|world: &mut World| {
+                        let spawned = &mut world.get_mut::<Spawned>().unwrap().0;
+                        *spawned += 1;
+                        if *spawned == 1 {
+                            world.add_system(late());
+                        }
+                    }));
+                }
+                Exclusive::Declared => {
+                    world.add_system(NodeBuilder::new("grow").exclusive().system(
+                        |commands: Commands<'_>, spawned: &mut Spawned| {
+                            spawned.0 += 1;
+                            if spawned.0 == 1 {
+                                commands.add_system(late());
+                            }
+                        },
+                    ));
+                }
+            }
+            // Planned before the second iteration, or by the factories
+            // during it (then run from the third).
+            let first_run = match kind {
+                Exclusive::WholeWorld => 2,
+                Exclusive::Declared => 3,
+            };
+            for iteration in 1..=5usize {
+                world
+                    .run_iteration()
+                    .unwrap_or_else(|e| panic!("{case}, iteration {iteration}: {e}"));
+                let runs = world.get::<Log>().unwrap().0.len();
+                let expected = (iteration + 1).saturating_sub(first_run);
+                assert_eq!(runs, expected, "{case}, iteration {iteration}");
+            }
+            assert_eq!(diagnosed_nodes(&mut world), [] as [String; 0], "{case}");
+        }
+    }
+}
+
+/// Suppressing the world's own nodes does not hide a user's ambiguity: an
+/// exclusive node and a node of the user's own, unordered, are reported
+/// (as a warning, or as the error that keeps the world from planning), and
+/// only they are named.
+#[test]
+fn an_exclusive_nodes_ambiguity_with_a_users_node_is_still_reported() {
+    for kind in [Exclusive::WholeWorld, Exclusive::Declared] {
+        for level in [AmbiguityLevel::Warn, AmbiguityLevel::Error] {
+            let mut world = World::new();
+            world.set_plan_options(ambiguity(level));
+            world.insert(Log::default());
+            add_exclusive(&mut world, kind, "exclusive");
+            world.add_system(NodeBuilder::new("idle").run(|_| {}));
+            assert_eq!(
+                diagnosed_nodes(&mut world),
+                ["exclusive", "idle"],
+                "{kind:?} {level:?}"
+            );
+            match level {
+                AmbiguityLevel::Error => {
+                    let Err(IterationError::Plan(errors)) = world.run_iteration() else {
+                        panic!("{kind:?}: the ambiguity keeps the world from planning")
+                    };
+                    let codes: Vec<_> = errors.errors().map(|d| d.code).collect();
+                    assert_eq!(codes, ["SL0008"], "{kind:?}");
+                }
+                _ => world.run_iteration().unwrap(),
             }
         }
     }

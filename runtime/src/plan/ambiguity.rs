@@ -9,6 +9,17 @@
 //! lists the first [`LISTED`] pairs (in plan order of the later node, then of
 //! the earlier) and says how many pairs there are in all.
 //!
+//! The world's own factories (`sluice::plan`, `sluice::execution`) are in no
+//! pair. They touch only the world's private services (no user node may name
+//! one: SL0010), so they conflict only with exclusive nodes, and their order
+//! beside those is the runtime's, not the user's registration order: being
+//! registered before anything else, they precede every node not declared
+//! ahead of them in every world, and the whole world's lane turns that into
+//! an edge every executor follows. There is nothing for the user to declare.
+//! (An edge added by the runtime instead would turn a user's
+//! `before("sluice::plan")` into a cycle, and would have to know which plans
+//! hold the factories: only the variable cadence's.)
+//!
 //! Cost: nothing is kept per pair. The nodes are taken in plan order in
 //! chunks of 64; for each chunk, one pass over the explicit edges (in reverse
 //! topological order) gives, per vertex, the bit set of the chunk's nodes it
@@ -110,6 +121,11 @@ struct Chunk<'a> {
     /// (empty when there are none).
     down: &'a [u64],
     order: &'a [u32],
+    /// The plan positions of the world's own factories, ascending: in no
+    /// pair (see the module's docs).
+    own: &'a [u32],
+    /// The chunk's bits of `own`.
+    own_mask: u64,
 }
 
 impl Chunk<'_> {
@@ -117,9 +133,12 @@ impl Chunk<'_> {
     /// end) with each later position of the chunk in `candidates` that it
     /// does not reach.
     fn pairs(&self, earlier: u32, candidates: u64, group: &mut Group, found: &mut Vec<(u32, u32)>) {
+        if self.own.binary_search(&earlier).is_ok() {
+            return;
+        }
         let at = earlier as usize;
         // Only positions after `earlier`: every bit above its own.
-        let mut mask = candidates;
+        let mut mask = candidates & !self.own_mask;
         if at >= self.start {
             let shift = at - self.start + 1;
             mask &= if shift >= WORD { 0 } else { !0u64 << shift };
@@ -188,6 +207,9 @@ pub(crate) fn find(
     let exclusive: Vec<u32> = (0..n as u32)
         .filter(|&p| nodes[order[p as usize] as usize].access().is_exclusive())
         .collect();
+    let own: Vec<u32> = (0..n as u32)
+        .filter(|&p| nodes[order[p as usize] as usize].is_builtin())
+        .collect();
 
     let mut groups: Vec<Group> = (0..services).map(|_| Group::default()).collect();
     let mut world = Group::default();
@@ -241,11 +263,17 @@ pub(crate) fn find(
                 &mut down,
             );
         }
+        let own_mask = own
+            .iter()
+            .filter(|&&p| (start..end).contains(&(p as usize)))
+            .fold(0u64, |mask, &p| mask | 1u64 << (p as usize - start));
         let chunk = Chunk {
             start,
             end,
             down: &down,
             order,
+            own: &own,
+            own_mask,
         };
         for position in start..end {
             let bit = 1u64 << (position - start);

@@ -175,6 +175,9 @@ pub enum DiagnosticKind {
     /// of explicit or produce edges joins them), grouped: one diagnostic per
     /// service with such pairs, then one for the pairs with an exclusive
     /// node. A pair that conflicts on several services is in each group.
+    /// A world's own nodes (`sluice::plan`, `sluice::execution`) are in no
+    /// pair: they always run before an exclusive node not declared ahead of
+    /// them, whatever the user's registration order.
     Ambiguity {
         /// The service the pairs conflict on; `None` for the pairs with an
         /// exclusive node (which conflicts with every node).

@@ -139,6 +139,22 @@ impl PlanWatch {
 /// [`add_system`](World::add_system), [`add_factory`](World::add_factory) and
 /// [`add_batch_processor`](World::add_batch_processor);
 /// [`run_iteration`](World::run_iteration) runs one frame.
+///
+/// A world is [`Send`]: it may move to another thread (a non-`Send` service
+/// stays with the thread that inserted it). It is not [`Sync`]: it holds
+/// boxes that are `Send` only (its nodes' `FnMut` closures, a kept panic
+/// payload), so no `&World` is shared between threads (the pool's workers
+/// reach its services, not the world).
+///
+/// ```
+/// fn assert_send<T: Send>() {}
+/// assert_send::<sluice::World>();
+/// ```
+///
+/// ```compile_fail
+/// fn assert_sync<T: Sync>() {}
+/// assert_sync::<sluice::World>();
+/// ```
 pub struct World {
     /// Services (values and ids), node descriptors and markers.
     graph: Graph,
