@@ -28,7 +28,10 @@
 //!   since the last commit, run by run (iterations without a commit
 //!   carry theirs), each run grouped by appender in plan order (here
 //!   registration order), after every appender of the iteration wherever
-//!   it was registered;
+//!   it was registered; issue 34: an appender that fans out inside its
+//!   slices records in the nested loops' order, and one that records from
+//!   a thread it starts itself lands those values at its place, after its
+//!   own thread's;
 //! - the spike watch (issue 20): which runs a node's history records, and
 //!   that the spikes reported are the rule's (the `spikes` module);
 //! - optional services and run conditions (issue 20, `api_model/optional.rs`):
@@ -186,6 +189,14 @@ enum Sys {
     /// A two-point node: its body (`Query<&P>`, `Append<Inst>`) appends how
     /// many rows hold a `P`; its commit drains the buffer into the log.
     Instanced,
+    /// Issue 34: `Query<&P>` and `Append<Inst>`, a `for_each_slice` of
+    /// three inside slices of one row: appends `4(p + k) + i` for `i` in
+    /// `0..3`, in that order, for every p.
+    NestedAppender(i8),
+    /// Issue 34: `Query<&P>` and `Append<Inst>`: appends `p + k` for every
+    /// p on its own thread, then `p + k + THREADED` for every p from a
+    /// thread it starts (`std::thread::scope`).
+    ThreadedAppender(i8),
     // --- issue 20: appending (end) ---
     /// `Query<&mut P>`: p += k.
     Bump(i8),
@@ -313,6 +324,8 @@ fn sys() -> impl Strategy<Value = Sys> {
         // --- issue 20: appending ---
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
+        (-3i8..4).prop_map(Sys::NestedAppender),
+        (-3i8..4).prop_map(Sys::ThreadedAppender),
         optional::sys().prop_map(Sys::Optional),
         (-3i8..4).prop_map(Sys::Pinned),
     ]
@@ -421,10 +434,11 @@ struct Model {
     pairs: i64,
     // --- issue 20: appending (begin) ---
     /// Appended since the last commit, in appender registration order:
-    /// `(run, appender serial, value)`.
-    appended: Vec<(u64, usize, i64)>,
+    /// `(run, appender serial, part, value)`, the part 1 for what a thread
+    /// the appender started pushed (after its own thread's, part 0).
+    appended: Vec<(u64, usize, u8, i64)>,
     /// What each commit drained.
-    committed: Vec<Vec<(u64, usize, i64)>>,
+    committed: Vec<Vec<(u64, usize, u8, i64)>>,
     /// Iterations run, numbering the runs of `appended`.
     runs: u64,
     // --- issue 20: appending (end) ---
@@ -555,7 +569,7 @@ impl Model {
                 Sys::Appender(k) => {
                     for e in self.ents.iter().filter(|e| e.alive) {
                         if let Some(p) = e.p {
-                            self.appended.push((self.runs, serial, p + i64::from(k)));
+                            self.appended.push((self.runs, serial, 0, p + i64::from(k)));
                         }
                     }
                 }
@@ -565,7 +579,27 @@ impl Model {
                         .iter()
                         .filter(|e| e.alive && e.p.is_some())
                         .count();
-                    self.appended.push((self.runs, serial, rows as i64));
+                    self.appended.push((self.runs, serial, 0, rows as i64));
+                }
+                Sys::NestedAppender(k) => {
+                    for e in self.ents.iter().filter(|e| e.alive) {
+                        if let Some(p) = e.p {
+                            let base = nested_base(p, k);
+                            for i in 0..3 {
+                                self.appended.push((self.runs, serial, 0, base + i));
+                            }
+                        }
+                    }
+                }
+                Sys::ThreadedAppender(k) => {
+                    for part in [0, 1] {
+                        for e in self.ents.iter().filter(|e| e.alive) {
+                            if let Some(p) = e.p {
+                                let value = threaded_value(p, k, part);
+                                self.appended.push((self.runs, serial, part, value));
+                            }
+                        }
+                    }
                 }
                 // --- issue 20: appending (end) ---
                 Sys::Pinned(k) => self.pinned.run(k),
@@ -723,6 +757,33 @@ impl Real {
             Sys::Appender(k) => node.system(move |mut q: Query<'_, &P>, out: Append<'_, Inst>| {
                 q.par_for_each_sliced(1, |p| out.push(Inst(serial, p.0 + i64::from(k))));
             }),
+            Sys::NestedAppender(k) => {
+                node.system(move |mut q: Query<'_, &P>, out: Append<'_, Inst>| {
+                    q.par_for_each_sliced(1, |p| {
+                        let base = nested_base(p.0, k);
+                        sluice::exec::for_each_slice(3, &|slices| {
+                            for i in slices {
+                                out.push(Inst(serial, base + i as i64));
+                            }
+                        });
+                    });
+                })
+            }
+            Sys::ThreadedAppender(k) => {
+                node.system(move |q: Query<'_, &P>, out: Append<'_, Inst>| {
+                    let rows: Vec<i64> = q.iter().map(|p| p.0).collect();
+                    for &p in &rows {
+                        out.push(Inst(serial, threaded_value(p, k, 0)));
+                    }
+                    std::thread::scope(|scope| {
+                        scope.spawn(|| {
+                            for &p in &rows {
+                                out.push(Inst(serial, threaded_value(p, k, 1)));
+                            }
+                        });
+                    });
+                })
+            }
             Sys::Instanced => node
                 .system(move |q: Query<'_, &P>, out: Append<'_, Inst>| {
                     out.push(Inst(serial, q.iter().count() as i64));
@@ -1578,6 +1639,19 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
     compare_all(real, model)
 }
 
+/// What `Sys::NestedAppender(k)` appends first for a row holding `p`.
+fn nested_base(p: i64, k: i8) -> i64 {
+    p.wrapping_add(i64::from(k)).wrapping_mul(4)
+}
+
+/// What `Sys::ThreadedAppender(k)` appends for a row holding `p`, from its
+/// own thread (part 0) or the thread it starts (part 1).
+fn threaded_value(p: i64, k: i8, part: u8) -> i64 {
+    const THREADED: i64 = 1 << 40;
+    p.wrapping_add(i64::from(k))
+        .wrapping_add(i64::from(part) * THREADED)
+}
+
 // --- issue 20: appending (begin) ---
 /// What the commits drained, against the model: the same values per
 /// commit, run by run, each run grouped by appender in registration order
@@ -1594,23 +1668,48 @@ fn compare_committed(real: &mut Real, model: &Model) -> Result<(), TestCaseError
     })?;
     for (i, (got, expected)) in log.iter().zip(&model.committed).enumerate() {
         let mut expected = expected.clone();
-        expected.sort_by_key(|&(run, serial, _)| (run, serial));
+        expected.sort_by_key(|&(run, serial, part, _)| (run, serial, part));
         check(got.len() == expected.len(), || {
             format!("commit #{i} drained {got:?}, the model {expected:?}")
         })?;
-        // Group by group (one appender's values in one run): the same
-        // appender, the same values in some order.
+        // Group by group (one appender's part in one run): the same
+        // appender, the same values in some order (the rows' order is the
+        // store's), in the order of the loops where the model knows it.
         let mut at = 0;
-        for group in expected.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-            let mut real: Vec<(usize, i64)> = got[at..at + group.len()].to_vec();
-            let mut model: Vec<(usize, i64)> = group.iter().map(|&(_, s, v)| (s, v)).collect();
+        let mut previous: &[(usize, i64)] = &[];
+        for group in expected.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)) {
+            let (run, serial, part, _) = group[0];
+            let span = &got[at..at + group.len()];
+            match model.systems.iter().find(|&&(_, s)| s == serial) {
+                Some((Sys::NestedAppender(_), _)) => {
+                    check(
+                        span.chunks(3)
+                            .all(|row| row[1].1 == row[0].1 + 1 && row[2].1 == row[0].1 + 2),
+                        || format!("commit #{i}: nested fan-outs out of loop order in {span:?}"),
+                    )?;
+                }
+                Some((Sys::ThreadedAppender(k), _)) if part == 1 => {
+                    // The started thread pushes the rows in its node's order.
+                    let again: Vec<i64> = previous
+                        .iter()
+                        .map(|&(_, v)| threaded_value(v.wrapping_sub(i64::from(*k)), *k, 1))
+                        .collect();
+                    let thread: Vec<i64> = span.iter().map(|&(_, v)| v).collect();
+                    check(again == thread, || {
+                        format!("commit #{i}: the thread's values {thread:?} after {previous:?}")
+                    })?;
+                }
+                _ => {}
+            }
+            previous = span;
+            let mut real: Vec<(usize, i64)> = span.to_vec();
+            let mut model: Vec<(usize, i64)> = group.iter().map(|&(_, s, _, v)| (s, v)).collect();
             real.sort_unstable();
             model.sort_unstable();
             check(real == model, || {
                 format!(
                     "commit #{i} drained {got:?}: at {at}, {real:?} where the model has \
-                     run {}'s appender {} append {model:?}",
-                    group[0].0, group[0].1
+                     run {run}'s appender {serial} (part {part}) append {model:?}"
                 )
             })?;
             at += group.len();

@@ -18,9 +18,10 @@
 //!
 //! Writers append in whatever order their threads reach the array; the
 //! first reader after them (or the boundary) sorts what they appended by
-//! where each message was sent: the sending node (registration order), then
-//! the node's send order (the place its commands use, so a parallel query's
-//! slices send in row order). Every reader therefore sees one log, the same
+//! where each message was sent: the sending node (plan order), then the
+//! node's send order (the place its commands use, so a parallel query's
+//! slices send in row order, nested fan-outs in the nested loops' order,
+//! and threads the node started itself after its own). Every reader therefore sees one log, the same
 //! for every executor and thread count. Messages from other threads follow
 //! at the boundary, in the order the queue received them.
 //!
