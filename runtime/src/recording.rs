@@ -136,13 +136,22 @@ pub(crate) struct Recorder {
     place: Place,
 }
 
-/// The 32-bit fields of a [`Recorder`] after its world: node, rank, count,
-/// then each level's slice and count.
-const FIELDS: usize = 3 + 2 * LEVELS;
-
 /// How many words [`Recorder::to_words`] takes: the world, then the
-/// fields two to a word.
-pub(crate) const RECORDER_WORDS: usize = 1 + FIELDS.div_ceil(2);
+/// 32-bit fields (node, rank, count, each level's slice and count) two to
+/// a word.
+const RECORDER_WORDS: usize = 5;
+
+/// A [`Recorder`] as words ([`Recorder::to_words`]).
+pub(crate) type RecorderWords = [u64; RECORDER_WORDS];
+// `to_words` spells out two levels: one word per field pair, no loop, so
+// that entering a body stays a handful of moves (a loop over a field array
+// cost a node about 100 instructions).
+const _: () = assert!(LEVELS == 2 && RECORDER_WORDS == 1 + (3 + 2 * LEVELS).div_ceil(2));
+
+/// Two 32-bit fields as one word, `low` first.
+const fn pair(low: u32, high: u32) -> u64 {
+    low as u64 | (high as u64) << 32
+}
 
 impl Recorder {
     pub(crate) const NONE: Recorder = Recorder {
@@ -168,57 +177,43 @@ impl Recorder {
 
     /// The recorder as words, each stored and loaded whole by the thread's
     /// running state (see `running.rs`).
-    pub(crate) const fn to_words(self) -> [u64; RECORDER_WORDS] {
+    #[inline]
+    pub(crate) const fn to_words(self) -> RecorderWords {
         let Place {
             rank,
             count,
-            levels,
+            levels: [outer, inner],
         } = self.place;
-        let mut fields = [0u32; FIELDS + 1];
-        fields[0] = self.node;
-        fields[1] = rank;
-        fields[2] = count;
-        let mut level = 0;
-        while level < LEVELS {
-            fields[3 + 2 * level] = levels[level].slice;
-            fields[4 + 2 * level] = levels[level].count;
-            level += 1;
-        }
-        let mut words = [0u64; RECORDER_WORDS];
-        words[0] = self.world;
-        let mut word = 1;
-        while word < RECORDER_WORDS {
-            words[word] = fields[2 * word - 2] as u64 | (fields[2 * word - 1] as u64) << 32;
-            word += 1;
-        }
-        words
+        [
+            self.world,
+            pair(self.node, rank),
+            pair(count, outer.slice),
+            pair(outer.count, inner.slice),
+            inner.count as u64,
+        ]
     }
 
     /// The recorder of [`to_words`](Self::to_words).
-    pub(crate) const fn from_words(words: [u64; RECORDER_WORDS]) -> Self {
-        let mut fields = [0u32; FIELDS + 1];
-        let mut word = 1;
-        while word < RECORDER_WORDS {
-            fields[2 * word - 2] = words[word] as u32;
-            fields[2 * word - 1] = (words[word] >> 32) as u32;
-            word += 1;
-        }
-        let mut levels = [Level::OUTSIDE; LEVELS];
-        let mut level = 0;
-        while level < LEVELS {
-            levels[level] = Level {
-                slice: fields[3 + 2 * level],
-                count: fields[4 + 2 * level],
-            };
-            level += 1;
-        }
+    #[inline]
+    pub(crate) const fn from_words(
+        [world, node_rank, count_outer, outer_inner, inner]: RecorderWords,
+    ) -> Self {
         Self {
-            world: words[0],
-            node: fields[0],
+            world,
+            node: node_rank as u32,
             place: Place {
-                rank: fields[1],
-                count: fields[2],
-                levels,
+                rank: (node_rank >> 32) as u32,
+                count: count_outer as u32,
+                levels: [
+                    Level {
+                        slice: (count_outer >> 32) as u32,
+                        count: outer_inner as u32,
+                    },
+                    Level {
+                        slice: (outer_inner >> 32) as u32,
+                        count: inner as u32,
+                    },
+                ],
             },
         }
     }
@@ -236,7 +231,7 @@ pub(crate) fn new_world_id() -> u64 {
 /// previous recording, so recordings nest.
 #[must_use = "the recording ends when the guard drops"]
 pub(crate) struct Recording {
-    previous: Recorder,
+    previous: RecorderWords,
 }
 
 impl Recording {
@@ -248,7 +243,7 @@ impl Recording {
 
     fn at(recorder: Recorder) -> Self {
         Self {
-            previous: running::replace_recorder(recorder),
+            previous: running::replace_recorder(recorder.to_words()),
         }
     }
 }

@@ -18,7 +18,7 @@
 //! instructions). Which copies stall depends on the compiler's choice of
 //! moves: check a change with `benches/tools/store_forwarding.py`.
 
-use crate::recording::{RECORDER_WORDS, Recorder};
+use crate::recording::{Recorder, RecorderWords};
 use crate::sync::Cell;
 
 /// A body's change cursor (`None`: it never ran with a query) and this
@@ -46,8 +46,9 @@ impl Tick {
 /// and restores.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Running {
-    /// Where the records made now land.
-    recorder: Recorder,
+    /// Where the records made now land, as words: saved and restored whole,
+    /// never unpacked on the way.
+    recorder: RecorderWords,
     /// The part of the running node (0: its body, `i + 1`: run condition
     /// `i`), so each part has its own message cursors.
     reader_part: u32,
@@ -60,7 +61,7 @@ pub(crate) struct Running {
 /// The thread's running state, a cell per word (see the module's notes).
 struct RunningCells {
     /// [`Recorder::to_words`].
-    recorder: [Cell<u64>; RECORDER_WORDS],
+    recorder: [Cell<u64>; 5],
     reader_part: Cell<u32>,
     last_run: Cell<Tick>,
     this_run: Cell<Tick>,
@@ -71,14 +72,14 @@ impl RunningCells {
     const fn idle() -> RunningCells {
         RunningCells {
             recorder: {
-                let words = Recorder::NONE.to_words();
-                let mut cells = [const { Cell::new(0) }; RECORDER_WORDS];
-                let mut word = 0;
-                while word < RECORDER_WORDS {
-                    cells[word] = Cell::new(words[word]);
-                    word += 1;
-                }
-                cells
+                let [a, b, c, d, e] = Recorder::NONE.to_words();
+                [
+                    Cell::new(a),
+                    Cell::new(b),
+                    Cell::new(c),
+                    Cell::new(d),
+                    Cell::new(e),
+                ]
             },
             reader_part: Cell::new(0),
             last_run: Cell::new(Tick::NONE),
@@ -86,29 +87,40 @@ impl RunningCells {
         }
     }
 
+    #[inline]
     fn recorder(&self) -> Recorder {
-        Recorder::from_words(self.recorder.each_ref().map(Cell::get))
+        let [ca, cb, cc, cd, ce] = &self.recorder;
+        Recorder::from_words([ca.get(), cb.get(), cc.get(), cd.get(), ce.get()])
     }
 
-    fn replace_recorder(&self, recorder: Recorder) -> Recorder {
-        let words = recorder.to_words();
-        Recorder::from_words(std::array::from_fn(|word| {
-            self.recorder[word].replace(words[word])
-        }))
+    #[inline]
+    fn replace_recorder(&self, [a, b, c, d, e]: RecorderWords) -> RecorderWords {
+        let [ca, cb, cc, cd, ce] = &self.recorder;
+        [
+            ca.replace(a),
+            cb.replace(b),
+            cc.replace(c),
+            cd.replace(d),
+            ce.replace(e),
+        ]
     }
 
     /// Writes `running` back, reading nothing (a read of words just written
     /// one by one could be merged into a wider load: see the module's notes).
     fn restore(&self, running: Running) {
-        let words = running.recorder.to_words();
-        for (cell, word) in self.recorder.iter().zip(words) {
-            cell.set(word);
-        }
+        let [a, b, c, d, e] = running.recorder;
+        let [ca, cb, cc, cd, ce] = &self.recorder;
+        ca.set(a);
+        cb.set(b);
+        cc.set(c);
+        cd.set(d);
+        ce.set(e);
         self.reader_part.set(running.reader_part);
         self.last_run.set(running.last_run);
         self.this_run.set(running.this_run);
     }
 
+    #[inline]
     fn replace(&self, running: Running) -> Running {
         Running {
             recorder: self.replace_recorder(running.recorder),
@@ -136,8 +148,9 @@ pub(crate) fn recorder() -> Recorder {
     RUNNING.with(RunningCells::recorder)
 }
 
-/// Replaces where this thread's records land, returning the old place.
-pub(crate) fn replace_recorder(recorder: Recorder) -> Recorder {
+/// Replaces where this thread's records land (as words), returning the
+/// old place.
+pub(crate) fn replace_recorder(recorder: RecorderWords) -> RecorderWords {
     RUNNING.with(|running| running.replace_recorder(recorder))
 }
 
@@ -147,7 +160,7 @@ pub(crate) fn update_recorder<R>(change: impl FnOnce(&mut Recorder) -> R) -> R {
     RUNNING.with(|running| {
         let mut recorder = running.recorder();
         let result = change(&mut recorder);
-        running.replace_recorder(recorder);
+        running.replace_recorder(recorder.to_words());
         result
     })
 }
@@ -203,7 +216,7 @@ impl BodyScope {
         Self {
             previous: RUNNING.with(|running| {
                 running.replace(Running {
-                    recorder: Recorder::of_node(world, node, rank),
+                    recorder: Recorder::of_node(world, node, rank).to_words(),
                     reader_part: 0,
                     last_run: Tick::new(last_run),
                     this_run: Tick::NONE,
