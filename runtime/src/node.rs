@@ -535,7 +535,9 @@ impl NodeBuilder {
     /// (a node without an order counts as 0), before registration order
     /// decides. Never overrides a dependency. Reference 002: every Run
     /// declaration requires a unique Order, so two nodes of one plan (one
-    /// schedule and cadence) with the same order are refused (SL0005).
+    /// schedule and cadence) with the same order are refused (SL0005); a
+    /// two-point node's commit shares its node's order and is not a second
+    /// declaration of it.
     pub fn order(mut self, order: i32) -> Self {
         self.placement_mut().order = Some(order);
         self

@@ -83,7 +83,9 @@ impl NodeSpec {
     /// appends ([`Append<T>`](crate::Append)) to a buffer the commit gates
     /// (`&mut AppendBuffer<T>`, which it drains). One registration, two
     /// vertices in the plan: `name` and `name@commit` (key `key@commit`),
-    /// with the node's group, phase, stage, set, cadence and schedule.
+    /// with the node's group, phase, stage, set, cadence, schedule and
+    /// `order(n)` (one declaration: the commit is never its node's
+    /// duplicate order, SL0005).
     /// Removing or disabling the node does the same to its commit.
     ///
     /// Each point passes the declaration gate on its own: one point may not
