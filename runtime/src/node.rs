@@ -378,8 +378,10 @@ impl NodeBuilder {
     /// [`World::update`](crate::World::update) runs it (worker 0), on every
     /// executor, while the other threads go on with the rest. Its order is
     /// unchanged. Nodes taking [`NonSend`](crate::NonSend) or
-    /// [`NonSendMut`](crate::NonSendMut) are pinned already. (A parallel
-    /// query's or batch's slices still run on the pool.)
+    /// [`NonSendMut`](crate::NonSendMut) are pinned already. A two-point
+    /// node ([`NodeSpec::commit`](crate::NodeSpec::commit)) is pinned at
+    /// both points. (A parallel query's or batch's slices still run on the
+    /// pool.)
     pub fn pinned(mut self) -> Self {
         self.rare.get_or_insert_default().pinned = true;
         self
