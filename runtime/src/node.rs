@@ -380,8 +380,10 @@ impl NodeBuilder {
     /// unchanged. Nodes taking [`NonSend`](crate::NonSend) or
     /// [`NonSendMut`](crate::NonSendMut) are pinned already. A two-point
     /// node ([`NodeSpec::commit`](crate::NodeSpec::commit)) is pinned at
-    /// both points. (A parallel query's or batch's slices still run on the
-    /// pool.)
+    /// both points. A pinned batch processor
+    /// ([`batch_processor`](Self::batch_processor)) runs `before_update`
+    /// and `after_update` on that thread too; only its slices, like a
+    /// parallel query's, run on the pool.
     pub fn pinned(mut self) -> Self {
         self.rare.get_or_insert_default().pinned = true;
         self
