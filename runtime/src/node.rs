@@ -378,8 +378,12 @@ impl NodeBuilder {
     /// [`World::update`](crate::World::update) runs it (worker 0), on every
     /// executor, while the other threads go on with the rest. Its order is
     /// unchanged. Nodes taking [`NonSend`](crate::NonSend) or
-    /// [`NonSendMut`](crate::NonSendMut) are pinned already. (A parallel
-    /// query's or batch's slices still run on the pool.)
+    /// [`NonSendMut`](crate::NonSendMut) are pinned already. A two-point
+    /// node ([`NodeSpec::commit`](crate::NodeSpec::commit)) is pinned at
+    /// both points. A pinned batch processor
+    /// ([`batch_processor`](Self::batch_processor)) runs `before_update`
+    /// and `after_update` on that thread too; only its slices, like a
+    /// parallel query's, run on the pool.
     pub fn pinned(mut self) -> Self {
         self.rare.get_or_insert_default().pinned = true;
         self
@@ -535,7 +539,9 @@ impl NodeBuilder {
     /// (a node without an order counts as 0), before registration order
     /// decides. Never overrides a dependency. Reference 002: every Run
     /// declaration requires a unique Order, so two nodes of one plan (one
-    /// schedule and cadence) with the same order are refused (SL0005).
+    /// schedule and cadence) with the same order are refused (SL0005); a
+    /// two-point node's commit shares its node's order and is not a second
+    /// declaration of it.
     pub fn order(mut self, order: i32) -> Self {
         self.placement_mut().order = Some(order);
         self

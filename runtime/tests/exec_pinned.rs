@@ -1,7 +1,9 @@
 //! Pinned nodes in the engine (`CompiledGraph::with_pinned`): a pinned node
 //! runs only on the thread that called `run` (worker 0, the main thread of
 //! a game), on every executor and thread count, whoever released it; the
-//! order is the ordinary one; and pinning does not serialize the rest.
+//! order is the ordinary one; and pinning does not serialize the rest. A
+//! pinned batch node runs `before_update` and `after_update` on the caller
+//! too, and only its slices on the pool.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -9,8 +11,8 @@ use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use sluice::exec::{
-    CompiledGraph, ExecutionState, GraphError, NodeContext, NodeOutcome, SerialExecutor,
-    ThreadPool, ThreadPoolBuilder,
+    BatchBuffer, BatchNode, BatchProcessor, CompiledGraph, ExecutionState, GraphError, NodeContext,
+    NodeOutcome, SerialExecutor, ThreadPool, ThreadPoolBuilder,
 };
 
 fn scaled(full: usize, miri: usize) -> usize {
@@ -270,4 +272,111 @@ fn pinning_a_node_that_does_not_exist_is_refused() {
     );
     assert!(!graph.clone().with_pinned([]).unwrap().has_pinned());
     assert!(!graph.is_pinned(0));
+}
+
+/// Logs the thread of each `before_update` and `after_update`; its slices
+/// take a while, so that the workers share them and often finish last.
+#[derive(Default)]
+struct PinnedUpload {
+    before_on: Vec<ThreadId>,
+    after_on: Vec<ThreadId>,
+    items: AtomicUsize,
+}
+
+impl BatchProcessor for PinnedUpload {
+    type Buffer = Vec<u32>;
+    type Item = u32;
+    const BATCH_SIZE: usize = 2;
+
+    fn items(buffer: &Vec<u32>) -> &[u32] {
+        buffer
+    }
+
+    fn before_update(&mut self, buffer: &mut Vec<u32>) {
+        self.before_on.push(thread::current().id());
+        buffer.extend(0..24);
+    }
+
+    fn process_batch(&self, _start: usize, batch: &[u32]) {
+        thread::sleep(Duration::from_micros(20));
+        self.items.fetch_add(batch.len(), Ordering::Relaxed);
+    }
+
+    fn after_update(&mut self, buffer: &mut Vec<u32>) {
+        self.after_on.push(thread::current().id());
+        buffer.clear();
+    }
+}
+
+/// Fixes a body's scope from its use (a body scheduling a batch borrows
+/// the batch for the run's scope).
+fn scoped<'scope, F>(body: F) -> F
+where
+    F: Fn(&NodeContext<'scope>) -> NodeOutcome + Sync,
+{
+    body
+}
+
+/// Issue 34, finding 3, in the engine: a pinned batch node (0) runs
+/// `before_update` and `after_update` on the caller, whichever thread's
+/// slices finish last (a worker hands the finish over); only the slices go
+/// to the pool. Its successor (1) runs after `after_update`; two unpinned
+/// roots keep the workers busy beside it. On 1, 2 and 4 threads, and
+/// serially.
+#[test]
+fn a_pinned_batch_node_runs_before_and_after_update_on_the_caller() {
+    let graph = CompiledGraph::from_edges(4, &[(0, 1)])
+        .unwrap()
+        .with_pinned([0])
+        .unwrap();
+    let caller = thread::current().id();
+    let runs = scaled(40, 2);
+    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
+    let mut executors: Vec<(String, Option<ThreadPool>)> = threads
+        .iter()
+        .map(|&threads| {
+            let pool = ThreadPool::new(threads).unwrap();
+            (format!("parallel on {threads} threads"), Some(pool))
+        })
+        .collect();
+    executors.push(("serial".to_owned(), None));
+    let serial = SerialExecutor::new();
+    for (what, pool) in executors {
+        let mut state = ExecutionState::new(&graph);
+        let mut batch = BatchNode::new(PinnedUpload::default());
+        let mut buffer = BatchBuffer::new(Vec::new());
+        let successor_ran = AtomicUsize::new(0);
+        for _ in 0..runs {
+            let body = scoped(|cx| match cx.node() {
+                0 => batch.schedule(cx, &buffer),
+                1 => {
+                    successor_ran.fetch_add(1, Ordering::Relaxed);
+                    NodeOutcome::Done
+                }
+                _ => {
+                    thread::sleep(Duration::from_micros(50));
+                    NodeOutcome::Done
+                }
+            });
+            match &pool {
+                Some(pool) => pool.run(&graph, &mut state, body).unwrap(),
+                None => serial.run(&graph, &mut state, body).unwrap(),
+            }
+        }
+        assert!(buffer.get_mut().is_empty(), "{what}: after_update ran");
+        assert_eq!(successor_ran.load(Ordering::Relaxed), runs, "{what}");
+        let upload = batch.processor_mut();
+        assert_eq!(upload.items.load(Ordering::Relaxed), 24 * runs, "{what}");
+        for (phase, threads) in [
+            ("before_update", &upload.before_on),
+            ("after_update", &upload.after_on),
+        ] {
+            assert_eq!(threads.len(), runs, "{what}: {phase} once a run");
+            let elsewhere = threads.iter().filter(|&&id| id != caller).count();
+            assert_eq!(
+                elsewhere, 0,
+                "{what}: {phase} ran off the caller in {elsewhere} of {runs} runs"
+            );
+        }
+    }
 }

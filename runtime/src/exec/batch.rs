@@ -9,13 +9,18 @@
 //!   parallel, one call per slice of [`BATCH_SIZE`](BatchProcessor::BATCH_SIZE)
 //!   items;
 //! - [`after_update`](BatchProcessor::after_update) runs once, on whichever
-//!   thread finishes last; by default it clears the buffer.
+//!   thread finishes last, or, for a node pinned to the run's caller
+//!   ([`CompiledGraph::with_pinned`](super::CompiledGraph::with_pinned)), on
+//!   the caller; by default it clears the buffer.
 //!
 //! Only after `after_update` is the node complete and its successors
 //! released. Slices are prioritized loose work: the node pushes one *helper*
 //! job per thread that can help (never one per slice), and each helper claims
 //! slices from a shared counter until none is left. The last helper to leave
-//! runs `after_update`. Nothing is allocated per tick.
+//! runs `after_update`, unless the node is pinned and that helper is not on
+//! the caller: then it hands the finish to the caller (with the run's pinned
+//! nodes, `RunSlot::hand_to_caller`), which runs it before anything else it
+//! may take. Nothing is allocated per tick.
 //!
 //! The slices and `after_update` record at the node's place (taken after
 //! `before_update`), whichever thread runs them: what they record for a
@@ -33,7 +38,7 @@ use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering, Unsaf
 
 use super::job::JobRef;
 use super::pool::WorkerThread;
-use super::run::{NodeContext, NodeOutcome, RunSlot};
+use super::run::{CallerJob, NodeContext, NodeOutcome, RunSlot};
 use super::slices::claim_guided;
 
 /// A buffer that a batch processor's default `after_update` can empty.
@@ -66,17 +71,22 @@ pub trait BatchProcessor: Send + Sync + 'static {
     /// The items of `buffer`, in the order slices are cut.
     fn items(buffer: &Self::Buffer) -> &[Self::Item];
 
-    /// Runs on the scheduling thread before the buffer is sliced: the place
-    /// for work that mutates shared state.
+    /// Runs on the scheduling thread (the thread that runs the node; for a
+    /// pinned node, the run's caller) before the buffer is sliced: the
+    /// place for work that mutates shared state.
     fn before_update(&mut self, _buffer: &mut Self::Buffer) {}
 
     /// Processes the slice of items starting at index `start`. Runs on pool
     /// threads, in parallel with other slices.
     fn process_batch(&self, start: usize, batch: &[Self::Item]);
 
-    /// Runs once, on the thread that finishes last, after every slice: the
-    /// place for serial commits. The default clears the buffer, so the
-    /// node's successors see it empty.
+    /// Runs once, after every slice: the place for serial commits. It runs
+    /// on the thread whose slices finished last, except for a pinned node
+    /// (a world's [`NodeBuilder::pinned`](crate::NodeBuilder::pinned), or
+    /// [`CompiledGraph::with_pinned`](super::CompiledGraph::with_pinned)),
+    /// whose `after_update` runs on the run's caller, like its
+    /// `before_update`: a worker that finishes last hands it over. The
+    /// default clears the buffer, so the node's successors see it empty.
     fn after_update(&mut self, buffer: &mut Self::Buffer) {
         buffer.clear_buffer();
     }
@@ -147,6 +157,10 @@ pub struct BatchNode<P: BatchProcessor> {
     /// The scheduling node's recording, for the slices and `after_update`;
     /// written by `schedule` before the helpers are queued, read by them.
     recording: UnsafeCell<Option<SliceRecording>>,
+    /// The finish handed to the run's caller when the node is pinned and
+    /// its last helper ran elsewhere (one batch in flight at a time, so one
+    /// is enough).
+    caller_job: CallerJob,
 }
 
 // SAFETY:
@@ -177,6 +191,7 @@ impl<P: BatchProcessor> BatchNode<P> {
             len: AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
             recording: UnsafeCell::new(None),
+            caller_job: CallerJob::new(),
         }
     }
 
@@ -192,7 +207,8 @@ impl<P: BatchProcessor> BatchNode<P> {
 
     /// Runs the batch over `buffer` as the current node: `before_update`
     /// here, the slices on the pool, `after_update` on the thread that
-    /// finishes last. Return the result from the node's body.
+    /// finishes last (on the run's caller when the node is pinned). Return
+    /// the result from the node's body.
     ///
     /// # Panics
     ///
@@ -388,12 +404,57 @@ impl<P: BatchProcessor> BatchNode<P> {
             }
         }
         if this.helpers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // A pinned node's `after_update` belongs on the run's caller:
+            // a last helper elsewhere hands the finish over instead of
+            // running it. (`is_pinned` first reads whether the graph pins
+            // anything: an unpinned batch pays a load or two, once.)
             // SAFETY:
-            // - This was the last helper; the batch's completion count is
-            //   still held.
-            unsafe { this.finish(slot, node, worker) };
+            // - This helper holds a count on the run.
+            if !slot.is_caller(worker) && unsafe { slot.is_pinned(node) } {
+                // SAFETY:
+                // - `data` is this batch node, alive for the run's scope,
+                //   so past the job; `finish_on_caller` runs its batch's
+                //   finish once, on any pool thread.
+                let job = unsafe { JobRef::new(data, node, Self::finish_on_caller) };
+                // SAFETY:
+                // - The job carries the batch's completion count (taken by
+                //   `defer_raw`, given back by `finish`); `caller_job` is
+                //   not handed over again before it runs, since the next
+                //   batch starts only after `finish` clears `busy`.
+                // - `worker` belongs to the slot's registry and is not the
+                //   caller (checked above).
+                unsafe { slot.hand_to_caller(&this.caller_job, job, worker) };
+            } else {
+                // SAFETY:
+                // - This was the last helper; the batch's completion count
+                //   is still held.
+                unsafe { this.finish(slot, node, worker) };
+            }
         }
         slot.release(1, &worker.registry, Some(worker.index));
+    }
+
+    /// The finish of a pinned batch, handed to the run's caller by the last
+    /// helper (see [`helper`](Self::helper)).
+    ///
+    /// # Safety
+    ///
+    /// - `data` is a `BatchNode<P>` whose last helper has left, and the job
+    ///   holds the batch's completion count.
+    unsafe fn finish_on_caller(data: *const (), node: u32, worker: &WorkerThread) {
+        // SAFETY:
+        // - `data` is this batch node, alive for the run's scope.
+        let this = unsafe { &*data.cast::<Self>() };
+        // SAFETY:
+        // - The slot lives in the registry `worker` holds; written by
+        //   `schedule` before the helpers were queued, and the hand-over
+        //   ordered the last helper's reads and writes before this.
+        let slot = unsafe { &*this.slot.load(Ordering::Relaxed) };
+        // SAFETY:
+        // - Every helper has left (the one that handed this over was the
+        //   last, and its pop by the caller acquired its push) and the
+        //   completion count is held (the function's contract).
+        unsafe { this.finish(slot, node, worker) };
     }
 
     /// Runs `after_update`, frees the flags and completes the node.

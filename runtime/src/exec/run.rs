@@ -23,7 +23,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 use crate::sync::{
-    Arc, AtomicBool, AtomicU32, AtomicU64, Cell, Lock, Ordering, PoisonError, UnsafeCell,
+    Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Cell, Lock, Ordering, PoisonError, UnsafeCell,
 };
 
 use crossbeam_utils::CachePadded;
@@ -223,6 +223,11 @@ pub(crate) struct RunSlot {
     /// (counted up before the push, down after the pop, so it is never
     /// below what the queue holds).
     pinned_queued: CachePadded<AtomicU32>,
+    /// Work another thread handed to the caller (see [`CallerJob`]): a
+    /// stack linked through [`CallerJob::next`], pushed by any thread,
+    /// popped by the caller only. Counted in `pinned_queued` with the
+    /// pinned nodes.
+    caller_jobs: AtomicPtr<CallerJob>,
     params: UnsafeCell<Option<RunParams>>,
 }
 
@@ -250,6 +255,7 @@ impl RunSlot {
             deadline: AtomicU64::new(0),
             prioritized_polls: AtomicU64::new(0),
             pinned_queued: CachePadded::new(AtomicU32::new(0)),
+            caller_jobs: AtomicPtr::new(std::ptr::null_mut()),
             params: UnsafeCell::new(None),
         }
     }
@@ -280,6 +286,9 @@ impl RunSlot {
         self.deadline.store(0, Ordering::Relaxed);
         self.prioritized_polls.store(0, Ordering::Relaxed);
         self.pinned_queued.store(0, Ordering::Relaxed);
+        // Each caller job carries a count of the run, so the last run
+        // closed with none left.
+        debug_assert!(self.caller_jobs.load(Ordering::Relaxed).is_null());
         let generation = (self.state.load(Ordering::Relaxed) >> 32).wrapping_add(1) & ACTIVE_MASK;
         self.state.store(
             generation << 32 | u64::from(1 + initial_jobs),
@@ -761,16 +770,22 @@ impl RunSlot {
             let state = unsafe { &*params.state };
             // The rings are drained also after a failure: each queued node
             // holds a count, which its job gives back without running it.
-            // Pinned nodes first, and only by the caller.
+            // Pinned nodes first, and only by the caller; before them the
+            // work handed to the caller (a pinned batch's finish, which
+            // only a pinned node hands over).
             if owner && params.has_pinned {
                 if take {
-                    if let Some(node) = state.pinned.pop() {
+                    if let Some(handed) = self.pop_caller_job() {
+                        job = Some(handed);
+                        found = true;
+                    } else if let Some(node) = state.pinned.pop() {
                         self.pinned_queued.fetch_sub(1, Ordering::Relaxed);
                         job = Some(self.node_job(node));
                         found = true;
                     }
                 } else {
-                    found = !state.pinned.is_empty();
+                    found = !self.caller_jobs.load(Ordering::Relaxed).is_null()
+                        || !state.pinned.is_empty();
                 }
             }
             if !found && take {
@@ -799,11 +814,96 @@ impl RunSlot {
         }
         if let Some(job) = job {
             // SAFETY:
-            // - The node was just popped from the ring: this is its only
-            //   execution; the job carries the node's count.
+            // - The job was just popped (a node from a ring, or a caller
+            //   job from its stack): this is its only execution; it
+            //   carries its own count.
             unsafe { worker.execute(job) };
         }
         found
+    }
+
+    /// Whether `worker` is this run's caller (worker 0 of the run: the
+    /// thread its pinned nodes run on).
+    #[inline]
+    pub(crate) fn is_caller(&self, worker: &WorkerThread) -> bool {
+        worker.index == self.seat
+    }
+
+    /// Hands `job` to this run's caller through `handoff`: the caller runs
+    /// it from its work loop, with the pinned nodes, before anything else,
+    /// and is woken for it if it sleeps. For work that must run on the
+    /// thread that runs the iteration (a pinned batch's `after_update`).
+    ///
+    /// # Safety
+    ///
+    /// - `job` carries a count on the open run (given back when it runs),
+    ///   is sound to run once on the caller, and `handoff` stays valid and
+    ///   is handed over again by nobody until `job` has run.
+    /// - `worker` belongs to this slot's registry and is not the caller.
+    pub(crate) unsafe fn hand_to_caller(
+        &self,
+        handoff: &CallerJob,
+        job: JobRef,
+        worker: &WorkerThread,
+    ) {
+        handoff.job.with_mut(|slot| {
+            // SAFETY:
+            // - Nobody else holds `handoff` until it is pushed below (the
+            //   caller's contract), and the caller reads it only after
+            //   popping it, which the `Release` push orders after this.
+            unsafe { *slot = Some(job) };
+        });
+        // Counted before the push, like a pinned node: never below what
+        // the stack holds.
+        self.pinned_queued.fetch_add(1, Ordering::Relaxed);
+        let this = std::ptr::from_ref(handoff).cast_mut();
+        let mut head = self.caller_jobs.load(Ordering::Relaxed);
+        loop {
+            handoff.next.store(head, Ordering::Relaxed);
+            match self.caller_jobs.compare_exchange_weak(
+                head,
+                this,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(current) => head = current,
+            }
+        }
+        // The caller may be parked: wake it directly (its parker keeps the
+        // token, so a wake before it parks is not lost).
+        worker.registry.wake_seat(self.seat);
+    }
+
+    /// Takes the latest job handed to the caller. Called by the caller
+    /// only, holding its hold.
+    fn pop_caller_job(&self) -> Option<JobRef> {
+        let mut head = self.caller_jobs.load(Ordering::Acquire);
+        loop {
+            // SAFETY:
+            // - A pushed handoff stays valid until its job has run (the
+            //   pusher's contract), which happens only after this pop.
+            let handoff = unsafe { head.as_ref() }?;
+            // Only this thread pops, so `head` stays on the stack until
+            // the exchange below: its `next` is what its push wrote (no
+            // ABA), and pushes since only make the exchange fail.
+            let next = handoff.next.load(Ordering::Relaxed);
+            match self.caller_jobs.compare_exchange_weak(
+                head,
+                next,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.pinned_queued.fetch_sub(1, Ordering::Relaxed);
+                    // SAFETY:
+                    // - Written before the push this pop acquired, and not
+                    //   written again until the job has run.
+                    return handoff.job.with(|job| unsafe { *job });
+                }
+                Err(current) => head = current,
+            }
+        }
     }
 
     /// Whether `node` is pinned to this run's caller.
@@ -811,7 +911,7 @@ impl RunSlot {
     /// # Safety
     ///
     /// - The calling thread holds a count on the open run.
-    unsafe fn is_pinned(&self, node: u32) -> bool {
+    pub(crate) unsafe fn is_pinned(&self, node: u32) -> bool {
         // SAFETY:
         // - A count is held (the caller's contract).
         let params = unsafe { self.params() };
@@ -902,6 +1002,34 @@ impl RunSlot {
             };
         }
         now < deadline
+    }
+}
+
+/// Work that only a run's caller may do, handed to it by another thread
+/// ([`RunSlot::hand_to_caller`]): the finish of a pinned batch, whose last
+/// slice ended on a worker. Embedded in what it finishes (so handing it over
+/// allocates nothing) and linked into the run slot's stack while it waits.
+pub(crate) struct CallerJob {
+    /// The job below this one on the slot's stack.
+    next: AtomicPtr<CallerJob>,
+    /// The job to run, written by the thread handing it over.
+    job: UnsafeCell<Option<JobRef>>,
+}
+
+// SAFETY:
+// - `job` is written only by the thread handing the job over, before its
+//   `Release` push, and read only by the caller after the `Acquire` pop
+//   that took it; it is not written again until the job has run.
+// - `next` is atomic.
+unsafe impl Sync for CallerJob {}
+
+impl CallerJob {
+    /// A job not handed over.
+    pub(crate) fn new() -> Self {
+        Self {
+            next: AtomicPtr::new(std::ptr::null_mut()),
+            job: UnsafeCell::new(None),
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::BinaryHeap;
 
 use foldhash::HashMap;
 
-use crate::node::NodeState;
+use crate::node::{NodeDescriptor, NodeState, Point};
 use crate::organise::Phase;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level, NodeRef, Relation};
 use crate::plan::organise::{self, GroupIndex, OrgVertex, Resolved, Selection};
@@ -521,20 +521,30 @@ fn cross_selection(
     Diagnostic::new(Level::Error, kind, message, names)
 }
 
-/// SL0005 for orders: every pair of nodes of `selection`'s plan that declare
-/// the same explicit `order(n)`, each later one against the first that
-/// declared it (reference 002: "Every Run declaration requires a unique
-/// Order"). Nodes without an order are not compared.
+/// SL0005 for orders: every pair of registrations in `selection`'s plan
+/// that declare the same explicit `order(n)`, each later one against the
+/// first that declared it (reference 002: "Every Run declaration requires
+/// a unique Order"). Nodes without an order are not compared. A commit
+/// point that shares its node's order (it is placed like its node) is that
+/// registration's one declaration, not a second one: it is left out, so a
+/// node is never its own commit's duplicate, and a registration that
+/// repeats another's order is reported once, against its first point.
 pub(crate) fn duplicate_orders(
     graph: &GraphView<'_>,
     selection: &Selection,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let nodes = graph.nodes();
+    let declares_own_order = |node: &NodeDescriptor| match node.point() {
+        Point::Commit { of } => !nodes.get(of.index()).is_some_and(|body| {
+            selection.contains(body) && body.placement().order == node.placement().order
+        }),
+        Point::Only | Point::Body { .. } => true,
+    };
     let mut ordered: Vec<(i32, u32)> = nodes
         .iter()
         .enumerate()
-        .filter(|(_, node)| selection.contains(node))
+        .filter(|(_, node)| selection.contains(node) && declares_own_order(node))
         .filter_map(|(index, node)| Some((node.placement().order?, index as u32)))
         .collect();
     if ordered.len() < 2 {

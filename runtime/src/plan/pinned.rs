@@ -5,17 +5,34 @@
 //! A node is pinned by its builder ([`NodeBuilder::pinned`](crate::NodeBuilder::pinned),
 //! or a [`NonSend`](crate::NonSend) / [`NonSendMut`](crate::NonSendMut)
 //! parameter, which pins its node), or by any group it sits in, at any
-//! depth ([`Group::pinned`](crate::Group::pinned)). Pinning changes no
-//! edge: the executor only runs the node on the thread that runs the
-//! iteration.
+//! depth ([`Group::pinned`](crate::Group::pinned)). A two-point node's
+//! commit ([`NodeSpec::commit`](crate::NodeSpec::commit)) is pinned with
+//! its node: one registration, pinned at both points (a window's present
+//! is such a commit). Pinning changes no edge: the executor only runs the
+//! node on the thread that runs the iteration.
 
+use crate::node::Point;
 use crate::plan::NodeIndex;
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::graph::GraphView;
 use crate::plan::organise::Resolved;
 
-/// Per registered node, whether it is pinned (by itself or a group).
+/// Per registered node, whether it is pinned (by itself or a group, or,
+/// for a commit point, by its node).
 pub(crate) fn pinned_nodes(graph: &GraphView<'_>, resolved: &Resolved) -> Vec<bool> {
+    let mut pinned = pinned_points(graph, resolved);
+    for (index, node) in graph.nodes().iter().enumerate() {
+        if let Point::Commit { of } = node.point()
+            && pinned.get(of.index()).copied().unwrap_or(false)
+        {
+            pinned[index] = true;
+        }
+    }
+    pinned
+}
+
+/// Per registered node, whether it is pinned by itself or a group.
+fn pinned_points(graph: &GraphView<'_>, resolved: &Resolved) -> Vec<bool> {
     let groups = graph.organisation().groups();
     graph
         .nodes()

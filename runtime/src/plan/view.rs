@@ -329,7 +329,7 @@ impl Plan {
 
     /// Whether `node` is pinned to the main thread (the thread that runs
     /// the iteration), by its builder, a `NonSend` parameter or a pinned
-    /// group it sits in.
+    /// group it sits in; a commit point is pinned when its node is.
     pub fn is_pinned(&self, node: NodeIndex) -> bool {
         self.pinned.get(node.index()).copied().unwrap_or(false)
     }

@@ -83,7 +83,12 @@ impl NodeSpec {
     /// appends ([`Append<T>`](crate::Append)) to a buffer the commit gates
     /// (`&mut AppendBuffer<T>`, which it drains). One registration, two
     /// vertices in the plan: `name` and `name@commit` (key `key@commit`),
-    /// with the node's group, phase, stage, set, cadence and schedule.
+    /// with the node's group, phase, stage, set, cadence, schedule and
+    /// `order(n)` (one declaration: the commit is never its node's
+    /// duplicate order, SL0005), pinned to the main thread when the node
+    /// is ([`NodeBuilder::pinned`], a `NonSend` parameter of the node, or a
+    /// pinned group: [`Plan::is_pinned`](crate::Plan::is_pinned) holds for
+    /// both points, and both run on the thread that runs the iteration).
     /// Removing or disabling the node does the same to its commit.
     ///
     /// Each point passes the declaration gate on its own: one point may not
