@@ -34,19 +34,6 @@ use crate::sync::{Ordering, StaticAtomicU64};
 /// deeper than this runs its slices in order on its caller's thread.
 pub(crate) const LEVELS: usize = 2;
 
-/// One level of fan-out in a [`Place`]: the run of slices (numbered from
-/// 1 by its first slice, in slice order; 0 outside any slice at this
-/// level) and the count of records made in it before.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-struct Level {
-    slice: u32,
-    count: u32,
-}
-
-impl Level {
-    const OUTSIDE: Level = Level { slice: 0, count: 0 };
-}
-
 /// Where a record was made, in the order records land: by the recording
 /// node's position in plan order (`u32::MAX` off a node), then the node's
 /// count of records before it; a record made inside a slice the node
@@ -59,51 +46,54 @@ impl Level {
 /// Records made on a thread the node started itself take the count
 /// [`FOREIGN`] (after every record of the node's own threads) and are
 /// ordered among themselves by when they were made.
+///
+/// Three words, each a pair of 32-bit fields with the more significant one
+/// high, so that places compare as three integers and the next record's
+/// place is one word plus one: `rank:count`, then per level of fan-out
+/// `slice:count` (the run of slices numbered from 1 by its first slice, 0
+/// outside any slice at that level; the records made in it before). A
+/// count passing 2^32 would carry into its neighbour: a node never makes
+/// that many records in one run (each takes memory).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub(crate) struct Place {
-    rank: u32,
-    count: u32,
-    levels: [Level; LEVELS],
+    rank_count: u64,
+    levels: [u64; LEVELS],
 }
 
 /// The count of a record made through a node's handle on a thread that is
 /// not recording for the node (one the node started itself).
 const FOREIGN: u32 = u32::MAX;
 
+/// Two 32-bit fields as one word, `high` the more significant.
+const fn pair(high: u32, low: u32) -> u64 {
+    (high as u64) << 32 | low as u64
+}
+
+/// The high field of a [`pair`].
+const fn high(word: u64) -> u32 {
+    (word >> 32) as u32
+}
+
 impl Place {
     const fn of_rank(rank: u32) -> Self {
         Self {
-            rank,
-            count: 0,
-            levels: [Level::OUTSIDE; LEVELS],
+            rank_count: pair(rank, 0),
+            levels: [0; LEVELS],
         }
     }
 
     /// The recording node's position in its plan's order (`u32::MAX` off a
     /// node): what a failed node's records are found by.
     pub(crate) fn rank(self) -> u32 {
-        self.rank
+        high(self.rank_count)
     }
 
     /// How many levels of fan-out this place is inside.
     fn depth(self) -> usize {
         self.levels
             .iter()
-            .take_while(|level| level.slice != 0)
+            .take_while(|&&level| high(level) != 0)
             .count()
-    }
-
-    /// This place, moving on to the next record's.
-    fn advance(&mut self) -> Place {
-        let place = *self;
-        match self.depth() {
-            0 => self.count = self.count.wrapping_add(1),
-            depth => {
-                let level = &mut self.levels[depth - 1];
-                level.count = level.count.wrapping_add(1);
-            }
-        }
-        place
     }
 
     /// The place of a record made through a handle of the node at `rank`
@@ -113,45 +103,31 @@ impl Place {
     fn foreign(rank: u32) -> Place {
         static MADE: StaticAtomicU64 = StaticAtomicU64::new(0);
         let made = MADE.fetch_add(1, Ordering::Relaxed);
-        let mut levels = [Level::OUTSIDE; LEVELS];
-        levels[0] = Level {
-            slice: (made >> 32) as u32,
-            count: made as u32,
-        };
+        let mut levels = [0; LEVELS];
+        levels[0] = made;
         Place {
-            rank,
-            count: FOREIGN,
+            rank_count: pair(rank, FOREIGN),
             levels,
         }
     }
 }
 
-/// A thread's recording: the world whose node runs (0: none), the node
-/// (registration index; `u32::MAX` off a node) and the place of its next
-/// record.
+/// A thread's recording: the world whose node runs (the low half of its
+/// identity, [`new_world_id`]; 0: none), the node (registration index;
+/// `u32::MAX` off a node) and the place of its next record.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Recorder {
-    world: u64,
+    world: u32,
     node: u32,
     place: Place,
 }
 
-/// How many words [`Recorder::to_words`] takes: the world, then the
-/// 32-bit fields (node, rank, count, each level's slice and count) two to
-/// a word.
-const RECORDER_WORDS: usize = 5;
+/// How many words [`Recorder::to_words`] takes: the world and node, then
+/// the place's words.
+const RECORDER_WORDS: usize = 1 + 1 + LEVELS;
 
 /// A [`Recorder`] as words ([`Recorder::to_words`]).
 pub(crate) type RecorderWords = [u64; RECORDER_WORDS];
-// `to_words` spells out two levels: one word per field pair, no loop, so
-// that entering a body stays a handful of moves (a loop over a field array
-// cost a node about 100 instructions).
-const _: () = assert!(LEVELS == 2 && RECORDER_WORDS == 1 + (3 + 2 * LEVELS).div_ceil(2));
-
-/// Two 32-bit fields as one word, `low` first.
-const fn pair(low: u32, high: u32) -> u64 {
-    low as u64 | (high as u64) << 32
-}
 
 impl Recorder {
     pub(crate) const NONE: Recorder = Recorder {
@@ -165,64 +141,55 @@ impl Recorder {
         self.node
     }
 
-    /// The recording of node `node` of world `world`, at position `rank` of
-    /// its plan's order, before its first record.
+    /// The recording of node `node` of world `world` ([`new_world_id`]), at
+    /// position `rank` of its plan's order, before its first record.
     pub(crate) const fn of_node(world: u64, node: u32, rank: u32) -> Self {
         Self {
-            world,
+            world: world as u32,
             node,
             place: Place::of_rank(rank),
         }
     }
 
+    /// The first word: who records (the world, then the node).
+    const fn identity(self) -> u64 {
+        pair(self.world, self.node)
+    }
+
     /// The recorder as words, each stored and loaded whole by the thread's
-    /// running state (see `running.rs`).
+    /// running state (see `running.rs`): its identity, then its place's.
     #[inline]
     pub(crate) const fn to_words(self) -> RecorderWords {
-        let Place {
-            rank,
-            count,
-            levels: [outer, inner],
-        } = self.place;
-        [
-            self.world,
-            pair(self.node, rank),
-            pair(count, outer.slice),
-            pair(outer.count, inner.slice),
-            inner.count as u64,
-        ]
+        let [outer, inner] = self.place.levels;
+        [self.identity(), self.place.rank_count, outer, inner]
     }
 
     /// The recorder of [`to_words`](Self::to_words).
     #[inline]
-    pub(crate) const fn from_words(
-        [world, node_rank, count_outer, outer_inner, inner]: RecorderWords,
-    ) -> Self {
+    pub(crate) const fn from_words([identity, rank_count, outer, inner]: RecorderWords) -> Self {
         Self {
-            world,
-            node: node_rank as u32,
+            world: high(identity),
+            node: identity as u32,
             place: Place {
-                rank: (node_rank >> 32) as u32,
-                count: count_outer as u32,
-                levels: [
-                    Level {
-                        slice: (count_outer >> 32) as u32,
-                        count: outer_inner as u32,
-                    },
-                    Level {
-                        slice: (outer_inner >> 32) as u32,
-                        count: inner as u32,
-                    },
-                ],
+                rank_count,
+                levels: [outer, inner],
             },
         }
     }
 }
 
-/// A fresh world identity for recordings (never 0).
+/// A fresh world identity for recordings, unique in the process. A
+/// recorder keeps its low half (one word less on every node's entry and
+/// exit), which is never 0 (no world); two worlds' halves are equal only
+/// if 2^32 worlds were made between them.
 pub(crate) fn new_world_id() -> u64 {
     static NEXT_WORLD: StaticAtomicU64 = StaticAtomicU64::new(1);
-    NEXT_WORLD.fetch_add(1, Ordering::Relaxed)
+    loop {
+        let id = NEXT_WORLD.fetch_add(1, Ordering::Relaxed);
+        if id as u32 != 0 {
+            return id;
+        }
+    }
 }
 
 /// While alive, records made on this thread belong to a node of a world:
@@ -271,22 +238,21 @@ impl SliceRecording {
     /// Takes the current thread's place for the slices about to run; the
     /// caller's later records land after theirs.
     pub(crate) fn take() -> Self {
-        running::update_recorder(|recorder| {
-            let depth = recorder.place.depth();
-            if depth == LEVELS {
-                // No level left: the slices run in order right here and
-                // record on as the caller would.
-                return Self {
-                    at: *recorder,
-                    level: LEVELS,
-                };
-            }
-            let place = recorder.place.advance();
-            Self {
-                at: Recorder { place, ..*recorder },
-                level: depth,
-            }
-        })
+        let mut recorder = running::recorder();
+        let depth = recorder.place.depth();
+        if depth == LEVELS {
+            // No level left: the slices run in order right here and record
+            // on as the caller would.
+            return Self {
+                at: recorder,
+                level: LEVELS,
+            };
+        }
+        recorder.place = next_place_of(None).expect("no identity to refuse");
+        Self {
+            at: recorder,
+            level: depth,
+        }
     }
 
     /// Whether the slices must run in order on the calling thread: the
@@ -306,7 +272,7 @@ impl SliceRecording {
         }
         let slice = u32::try_from(slice).map_or(u32::MAX, |slice| slice.saturating_add(1));
         let mut place = self.at.place;
-        place.levels[self.level] = Level { slice, count: 0 };
+        place.levels[self.level] = pair(slice, 0);
         Some(Recording::at(Recorder { place, ..self.at }))
     }
 }
@@ -318,8 +284,9 @@ impl SliceRecording {
 /// if it fails.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RecordsFor {
-    world: u64,
-    node: u32,
+    /// The node's recorder's identity ([`Recorder::to_words`]' first word).
+    identity: u64,
+    /// Its position in plan order.
     rank: u32,
 }
 
@@ -328,9 +295,8 @@ impl RecordsFor {
     pub(crate) fn current() -> Self {
         let recorder = running::recorder();
         Self {
-            world: recorder.world,
-            node: recorder.node,
-            rank: recorder.place.rank,
+            identity: recorder.identity(),
+            rank: recorder.place.rank(),
         }
     }
 
@@ -340,14 +306,35 @@ impl RecordsFor {
     /// threads.
     #[inline]
     pub(crate) fn next_place(self) -> Place {
-        running::update_recorder(|recorder| {
-            if recorder.world == self.world && recorder.node == self.node {
-                recorder.place.advance()
-            } else {
-                Place::foreign(self.rank)
-            }
-        })
+        next_place_of(Some(self.identity)).unwrap_or_else(|| Place::foreign(self.rank))
     }
+}
+
+/// The place of the next record of this thread's recording, moving it on;
+/// `None` when `identity` is given and the recording's is another.
+///
+/// Works on the words themselves: the identity is compared whole, and the
+/// innermost level's count (a place's low half) is one word plus one.
+#[inline]
+fn next_place_of(identity: Option<u64>) -> Option<Place> {
+    running::with_recorder_words(|[identity_word, rank_count, outer, inner]| {
+        if identity.is_some_and(|identity| identity != identity_word.get()) {
+            return None;
+        }
+        let place = Place {
+            rank_count: rank_count.get(),
+            levels: [outer.get(), inner.get()],
+        };
+        let innermost = if high(place.levels[0]) == 0 {
+            rank_count
+        } else if high(place.levels[1]) == 0 {
+            outer
+        } else {
+            inner
+        };
+        innermost.set(innermost.get().wrapping_add(1));
+        Some(place)
+    })
 }
 
 /// The registration index of the node recording on this thread, in
@@ -360,7 +347,7 @@ pub(crate) fn recording_node() -> u32 {
 /// thread (`u32::MAX` off a node, or when the node is another world's).
 pub(crate) fn recording_node_of(world: u64) -> u32 {
     let recorder = running::recorder();
-    if recorder.world == world {
+    if recorder.world == world as u32 {
         recorder.node
     } else {
         u32::MAX
@@ -374,21 +361,11 @@ mod tests {
     #[test]
     fn recorders_keep_every_field_as_words() {
         let every_field = Recorder {
-            world: u64::MAX - 3,
+            world: u32::MAX - 3,
             node: 7,
             place: Place {
-                rank: 9,
-                count: u32::MAX,
-                levels: [
-                    Level {
-                        slice: 1 << 31,
-                        count: 12,
-                    },
-                    Level {
-                        slice: 5,
-                        count: u32::MAX - 1,
-                    },
-                ],
+                rank_count: pair(9, u32::MAX),
+                levels: [pair(1 << 31, 12), pair(5, u32::MAX - 1)],
             },
         };
         for recorder in [Recorder::NONE, Recorder::of_node(1, 0, 3), every_field] {
@@ -398,6 +375,8 @@ mod tests {
                 (recorder.world, recorder.node, recorder.place)
             );
         }
+        assert_eq!(every_field.place.rank(), 9);
+        assert_eq!(every_field.place.depth(), 2);
     }
 
     /// Places of nested fan-outs sort as the nested loop records.

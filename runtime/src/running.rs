@@ -8,7 +8,7 @@
 //! enter and one to leave, where three guards took six (a thread-local's
 //! access is a call, not an inlined load, outside the crate that defines it).
 //!
-//! Every word is a cell of its own (the recorder takes five, each optional
+//! Every word is a cell of its own (the recorder takes four, each optional
 //! tick one), read and written whole. The processor forwards a store to a
 //! later load only when the load reads within that one store: as one
 //! struct, the state the body's entry wrote field by field (a 4-byte `None`
@@ -61,7 +61,7 @@ pub(crate) struct Running {
 /// The thread's running state, a cell per word (see the module's notes).
 struct RunningCells {
     /// [`Recorder::to_words`].
-    recorder: [Cell<u64>; 5],
+    recorder: [Cell<u64>; 4],
     reader_part: Cell<u32>,
     last_run: Cell<Tick>,
     this_run: Cell<Tick>,
@@ -72,14 +72,8 @@ impl RunningCells {
     const fn idle() -> RunningCells {
         RunningCells {
             recorder: {
-                let [a, b, c, d, e] = Recorder::NONE.to_words();
-                [
-                    Cell::new(a),
-                    Cell::new(b),
-                    Cell::new(c),
-                    Cell::new(d),
-                    Cell::new(e),
-                ]
+                let [a, b, c, d] = Recorder::NONE.to_words();
+                [Cell::new(a), Cell::new(b), Cell::new(c), Cell::new(d)]
             },
             reader_part: Cell::new(0),
             last_run: Cell::new(Tick::NONE),
@@ -89,32 +83,25 @@ impl RunningCells {
 
     #[inline]
     fn recorder(&self) -> Recorder {
-        let [ca, cb, cc, cd, ce] = &self.recorder;
-        Recorder::from_words([ca.get(), cb.get(), cc.get(), cd.get(), ce.get()])
+        let [ca, cb, cc, cd] = &self.recorder;
+        Recorder::from_words([ca.get(), cb.get(), cc.get(), cd.get()])
     }
 
     #[inline]
-    fn replace_recorder(&self, [a, b, c, d, e]: RecorderWords) -> RecorderWords {
-        let [ca, cb, cc, cd, ce] = &self.recorder;
-        [
-            ca.replace(a),
-            cb.replace(b),
-            cc.replace(c),
-            cd.replace(d),
-            ce.replace(e),
-        ]
+    fn replace_recorder(&self, [a, b, c, d]: RecorderWords) -> RecorderWords {
+        let [ca, cb, cc, cd] = &self.recorder;
+        [ca.replace(a), cb.replace(b), cc.replace(c), cd.replace(d)]
     }
 
     /// Writes `running` back, reading nothing (a read of words just written
     /// one by one could be merged into a wider load: see the module's notes).
     fn restore(&self, running: Running) {
-        let [a, b, c, d, e] = running.recorder;
-        let [ca, cb, cc, cd, ce] = &self.recorder;
+        let [a, b, c, d] = running.recorder;
+        let [ca, cb, cc, cd] = &self.recorder;
         ca.set(a);
         cb.set(b);
         cc.set(c);
         cd.set(d);
-        ce.set(e);
         self.reader_part.set(running.reader_part);
         self.last_run.set(running.last_run);
         self.this_run.set(running.this_run);
@@ -154,15 +141,11 @@ pub(crate) fn replace_recorder(recorder: RecorderWords) -> RecorderWords {
     RUNNING.with(|running| running.replace_recorder(recorder))
 }
 
-/// Changes where this thread's records land with `change`, returning what
-/// it returns.
-pub(crate) fn update_recorder<R>(change: impl FnOnce(&mut Recorder) -> R) -> R {
-    RUNNING.with(|running| {
-        let mut recorder = running.recorder();
-        let result = change(&mut recorder);
-        running.replace_recorder(recorder.to_words());
-        result
-    })
+/// Calls `f` with the cells of this thread's recorder
+/// ([`Recorder::to_words`]), to read or move on its place in place.
+#[inline]
+pub(crate) fn with_recorder_words<R>(f: impl FnOnce(&[Cell<u64>; 4]) -> R) -> R {
+    RUNNING.with(|running| f(&running.recorder))
 }
 
 /// The part of the running node that reads messages now.
