@@ -31,7 +31,9 @@
 //!   it was registered; issue 34: an appender that fans out inside its
 //!   slices records in the nested loops' order, and one that records from
 //!   a thread it starts itself lands those values at its place, after its
-//!   own thread's;
+//!   own thread's; a two-point node with an order of its own plans (its
+//!   commit shares the order) and lands in plan order, and a pinned one
+//!   runs both points on the calling thread;
 //! - the spike watch (issue 20): which runs a node's history records, and
 //!   that the spikes reported are the rule's (the `spikes` module);
 //! - optional services and run conditions (issue 20, `api_model/optional.rs`):
@@ -164,6 +166,10 @@ struct Inst(usize, i64);
 /// What each commit drained, one list per commit run.
 #[derive(Debug, Default)]
 struct InstanceLog(Vec<Vec<(usize, i64)>>);
+/// Issue 34: the threads pinned two-point nodes ran their body and commit
+/// on.
+#[derive(Debug, Default)]
+struct PinnedCommits(Vec<std::thread::ThreadId>);
 // --- issue 20: appending (end) ---
 
 #[path = "api_model/model_check.rs"]
@@ -189,6 +195,10 @@ enum Sys {
     /// A two-point node: its body (`Query<&P>`, `Append<Inst>`) appends how
     /// many rows hold a `P`; its commit drains the buffer into the log.
     Instanced,
+    /// Issue 34: `Instanced` with an order of its own (its serial: after
+    /// every unordered node, and it and its commit one order, never its
+    /// own duplicate), pinned or not (both points on the calling thread).
+    TwoPoint { ordered: bool, pinned: bool },
     /// Issue 34: `Query<&P>` and `Append<Inst>`, a `for_each_slice` of
     /// three inside slices of one row: appends `4(p + k) + i` for `i` in
     /// `0..3`, in that order, for every p.
@@ -324,6 +334,8 @@ fn sys() -> impl Strategy<Value = Sys> {
         // --- issue 20: appending ---
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
+        (any::<bool>(), any::<bool>())
+            .prop_map(|(ordered, pinned)| Sys::TwoPoint { ordered, pinned }),
         (-3i8..4).prop_map(Sys::NestedAppender),
         (-3i8..4).prop_map(Sys::ThreadedAppender),
         optional::sys().prop_map(Sys::Optional),
@@ -433,12 +445,12 @@ struct Model {
     /// How many `SpawnPair`s ran: each pair's `V`s are unique.
     pairs: i64,
     // --- issue 20: appending (begin) ---
-    /// Appended since the last commit, in appender registration order:
-    /// `(run, appender serial, part, value)`, the part 1 for what a thread
-    /// the appender started pushed (after its own thread's, part 0).
-    appended: Vec<(u64, usize, u8, i64)>,
+    /// Appended since the last commit: `((run, the appender's position in
+    /// plan order), its serial, part, value)`, the part 1 for what a
+    /// thread the appender started pushed (after its own thread's, part 0).
+    appended: Vec<((u64, usize), usize, u8, i64)>,
     /// What each commit drained.
-    committed: Vec<Vec<(u64, usize, u8, i64)>>,
+    committed: Vec<Vec<((u64, usize), usize, u8, i64)>>,
     /// Iterations run, numbering the runs of `appended`.
     runs: u64,
     // --- issue 20: appending (end) ---
@@ -475,6 +487,19 @@ impl ModelScripts {
 }
 
 impl Model {
+    /// The systems in plan order: registration order (no system here
+    /// orders itself explicitly but a chain's second, right after its
+    /// first), but for ordered two-point nodes, whose order (their serial)
+    /// puts them after every unordered one, by serial.
+    fn plan_order(&self) -> Vec<(Sys, usize)> {
+        let mut systems = self.systems.clone();
+        systems.sort_by_key(|&(system, serial)| match system {
+            Sys::TwoPoint { ordered: true, .. } => (serial, serial),
+            _ => (0, serial),
+        });
+        systems
+    }
+
     fn fresh(&mut self) -> u64 {
         self.stamp += 1;
         self.stamp
@@ -508,7 +533,8 @@ impl Model {
         self.scripts.gather(now, &mut self.intents);
         let mut spawns: Vec<i64> = Vec::new();
         let mut despawns: Vec<usize> = Vec::new();
-        for (system, serial) in self.systems.clone() {
+        for (position, (system, serial)) in self.plan_order().into_iter().enumerate() {
+            let at = (self.runs, position);
             let tick = self.fresh();
             match system {
                 Sys::Optional(system) => self.optional.run(system, serial, &self.ents),
@@ -569,24 +595,24 @@ impl Model {
                 Sys::Appender(k) => {
                     for e in self.ents.iter().filter(|e| e.alive) {
                         if let Some(p) = e.p {
-                            self.appended.push((self.runs, serial, 0, p + i64::from(k)));
+                            self.appended.push((at, serial, 0, p + i64::from(k)));
                         }
                     }
                 }
-                Sys::Instanced => {
+                Sys::Instanced | Sys::TwoPoint { .. } => {
                     let rows = self
                         .ents
                         .iter()
                         .filter(|e| e.alive && e.p.is_some())
                         .count();
-                    self.appended.push((self.runs, serial, 0, rows as i64));
+                    self.appended.push((at, serial, 0, rows as i64));
                 }
                 Sys::NestedAppender(k) => {
                     for e in self.ents.iter().filter(|e| e.alive) {
                         if let Some(p) = e.p {
                             let base = nested_base(p, k);
                             for i in 0..3 {
-                                self.appended.push((self.runs, serial, 0, base + i));
+                                self.appended.push((at, serial, 0, base + i));
                             }
                         }
                     }
@@ -596,7 +622,7 @@ impl Model {
                         for e in self.ents.iter().filter(|e| e.alive) {
                             if let Some(p) = e.p {
                                 let value = threaded_value(p, k, part);
-                                self.appended.push((self.runs, serial, part, value));
+                                self.appended.push((at, serial, part, value));
                             }
                         }
                     }
@@ -616,8 +642,8 @@ impl Model {
         }
         // --- issue 20: the commits, after every appender: the first takes
         // everything, the others nothing.
-        for (system, _) in &self.systems {
-            if *system == Sys::Instanced {
+        for (system, _) in self.plan_order() {
+            if matches!(system, Sys::Instanced | Sys::TwoPoint { .. }) {
                 self.committed.push(std::mem::take(&mut self.appended));
             }
         }
@@ -679,6 +705,7 @@ impl Real {
         world.insert(ReadLog::default());
         world.insert(ChangeLog::default());
         world.insert(InstanceLog::default());
+        world.insert(PinnedCommits::default());
         optional::install(&mut world);
         world.add_system(NodeBuilder::new("reader").system(
             |mut messages: Subscribe<'_, M>, log: &mut ReadLog| {
@@ -783,6 +810,32 @@ impl Real {
                         });
                     });
                 })
+            }
+            Sys::TwoPoint { ordered, pinned } => {
+                let node = if ordered {
+                    node.order(i32::try_from(serial).expect("few systems"))
+                } else {
+                    node
+                };
+                let node = if pinned { node.pinned() } else { node };
+                node.system(
+                    move |q: Query<'_, &P>, out: Append<'_, Inst>, threads: &mut PinnedCommits| {
+                        out.push(Inst(serial, q.iter().count() as i64));
+                        if pinned {
+                            threads.0.push(std::thread::current().id());
+                        }
+                    },
+                )
+                .commit(
+                    move |buffer: &mut AppendBuffer<Inst>,
+                          log: &mut InstanceLog,
+                          threads: &mut PinnedCommits| {
+                        log.0.push(buffer.drain().map(|i| (i.0, i.1)).collect());
+                        if pinned {
+                            threads.0.push(std::thread::current().id());
+                        }
+                    },
+                )
             }
             Sys::Instanced => node
                 .system(move |q: Query<'_, &P>, out: Append<'_, Inst>| {
@@ -1658,6 +1711,13 @@ fn threaded_value(p: i64, k: i8, part: u8) -> i64 {
 /// (serials grow with registration); within one appender the rows' order
 /// is the store's.
 fn compare_committed(real: &mut Real, model: &Model) -> Result<(), TestCaseError> {
+    let caller = std::thread::current().id();
+    let threads = &real.world.get::<PinnedCommits>().expect("the threads").0;
+    check(threads.iter().all(|&thread| thread == caller), || {
+        format!(
+            "a pinned two-point node ran off the calling thread: {threads:?}, caller {caller:?}"
+        )
+    })?;
     let log = &real.world.get::<InstanceLog>().expect("the log").0;
     check(log.len() == model.committed.len(), || {
         format!(
@@ -1709,7 +1769,7 @@ fn compare_committed(real: &mut Real, model: &Model) -> Result<(), TestCaseError
             check(real == model, || {
                 format!(
                     "commit #{i} drained {got:?}: at {at}, {real:?} where the model has \
-                     run {run}'s appender {serial} (part {part}) append {model:?}"
+                     run and position {run:?}'s appender {serial} (part {part}) append {model:?}"
                 )
             })?;
             at += group.len();
