@@ -448,9 +448,9 @@ struct Model {
     /// Appended since the last commit: `((run, the appender's position in
     /// plan order), its serial, part, value)`, the part 1 for what a
     /// thread the appender started pushed (after its own thread's, part 0).
-    appended: Vec<((u64, usize), usize, u8, i64)>,
+    appended: Vec<Appended>,
     /// What each commit drained.
-    committed: Vec<Vec<((u64, usize), usize, u8, i64)>>,
+    committed: Vec<Vec<Appended>>,
     /// Iterations run, numbering the runs of `appended`.
     runs: u64,
     // --- issue 20: appending (end) ---
@@ -461,6 +461,10 @@ struct Model {
     /// Issue 23: the runs of the `par_for_each_init` systems.
     par_init: par_init::InitModel,
 }
+
+/// One appended value in the model: `((run, the appender's position in
+/// plan order), its serial, part, value)`.
+type Appended = ((u64, usize), usize, u8, i64);
 
 /// The live scripts, in start order: `(model id, state, due)`; `due` is
 /// `None` for the next gather (new, or waiting a tick).
