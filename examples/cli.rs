@@ -1,0 +1,6 @@
+//! The guide's chapter "The command lines" (`docs/guide/12-clis.md`), runnable:
+//! `cargo run --example cli`.
+
+fn main() {
+    println!("cli");
+}

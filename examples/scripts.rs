@@ -1,0 +1,6 @@
+//! The guide's chapter "Durable scripts" (`docs/guide/06-scripts.md`), runnable:
+//! `cargo run --example scripts`.
+
+fn main() {
+    println!("scripts");
+}

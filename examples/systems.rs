@@ -1,0 +1,6 @@
+//! The guide's chapter "Systems and services" (`docs/guide/01-systems-and-services.md`), runnable:
+//! `cargo run --example systems`.
+
+fn main() {
+    println!("systems");
+}
