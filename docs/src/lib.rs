@@ -43,8 +43,3 @@ pub mod clis {}
 
 #[doc = include_str!("../guide/13-collections.md")]
 pub mod collections {}
-
-/// The repository's README, whose example runs here too.
-#[doc = include_str!("../../README.md")]
-#[doc(hidden)]
-pub mod readme {}

@@ -1,5 +1,5 @@
-//! Model-checking a user's frame (`sluice::model`, README "Model-check your
-//! own frame"): the README's worked examples, each buggy version caught by
+//! Model-checking a user's frame (`sluice::model`, the guide's
+//! `docs/guide/11-loom.md`): its worked examples, each buggy version caught by
 //! loom and each fixed version passing, plus the bad inputs.
 //!
 //! Run with
