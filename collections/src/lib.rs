@@ -4,6 +4,12 @@
 //! permits, and its Rust signature says which: operations that may overlap
 //! take `&self`, operations that must run alone take `&mut self`, so the
 //! borrow checker holds the phase boundary.
+//!
+//! [The guide](https://example.invalid/sluice/blob/main/docs/guide/README.md) shows them
+//! in use (its chapter "The collections"), and
+//! [ARCHITECTURE.md](https://example.invalid/sluice/blob/main/ARCHITECTURE.md) places
+//! this crate under the runtime, which depends on it; it depends on nothing
+//! else of ours.
 
 mod sync;
 #[cfg(all(test, not(loom)))]

@@ -7,6 +7,11 @@
 //! expand to exactly the registration a person would write by hand with
 //! `sluice::NodeBuilder`. Use them through `sluice`, which re-exports them.
 //!
+//! [The guide](https://example.invalid/sluice/blob/main/docs/guide/README.md) starts with
+//! them ("Systems and services"), and
+//! [ARCHITECTURE.md](https://example.invalid/sluice/blob/main/ARCHITECTURE.md) follows a
+//! declaration from here to the gate every registration passes.
+//!
 //! Each macro is a pipeline: parse the item, validate it (the rules crate,
 //! plus the shapes only a macro cares about), then expand it, or, when
 //! anything is wrong, emit every
