@@ -12,10 +12,10 @@ const USAGE: &str = "\
 usage: sluice <command> [options]
 
 commands:
-  plan [--dot | --tree] [--packing order|first-fit] [--warn-ambiguous] FILE
+  plan [--dot | --tree | --svg] [--packing order|first-fit] [--warn-ambiguous] FILE
         plan the systems, groups, stages and sets declared in FILE and print
-        the stage view, Graphviz (--dot) or the group hierarchy (--tree);
-        `sluice plan --help` tells more
+        the stage view, Graphviz (--dot), the group hierarchy (--tree) or
+        the lanes-and-gates picture (--svg); `sluice plan --help` tells more
   check [--format human|json] PATH...
         check the sluice nodes in every .rs file under PATH (SA codes)
 
