@@ -73,6 +73,7 @@ pub use entity::{
     QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId,
     TICK_CHECK_INTERVAL, Target, With, Without,
 };
+pub use entity::{AnyOf, Has, Or, Populated, Single};
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{

@@ -42,6 +42,7 @@ pub use query::{
     Added, Changed, Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData,
     Removed, With, Without,
 };
+pub use query::{AnyOf, Has, Or, Populated, Single};
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
 };
