@@ -178,6 +178,8 @@ mod model_check;
 mod optional;
 #[path = "api_model/par_init.rs"]
 mod par_init;
+#[path = "api_model/queries.rs"]
+mod queries;
 #[path = "api_model/run_stats.rs"]
 mod run_stats;
 #[path = "api_model/snags.rs"]
@@ -319,6 +321,8 @@ enum Op {
     RunStats {
         timing: bool,
     },
+    /// Issue 36: `get_many_mut`, `Single`, `Populated` (`queries.rs`).
+    Queries(queries::QueryOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -387,6 +391,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => model_check::op(),
         // --- issue 21 ---
         1 => run_stats::op(),
+        // --- issue 36 ---
+        2 => queries::op().prop_map(Op::Queries),
     ]
 }
 
@@ -1412,6 +1418,7 @@ fn apply(
             model.sent_by_sender.push(m);
         }
         Op::Optional(op) => optional::apply(op, &mut real.world, &mut model.optional)?,
+        Op::Queries(op) => queries::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;
