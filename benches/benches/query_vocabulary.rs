@@ -51,7 +51,11 @@ fn body(i: usize) -> Body {
 /// The pull of `b` on `a` (and minus it of `a` on `b`).
 #[inline]
 fn pull(a: &Body, b: &Body) -> [f32; 3] {
-    let d = [b.pos[0] - a.pos[0], b.pos[1] - a.pos[1], b.pos[2] - a.pos[2]];
+    let d = [
+        b.pos[0] - a.pos[0],
+        b.pos[1] - a.pos[1],
+        b.pos[2] - a.pos[2],
+    ];
     let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.01;
     let s = a.mass * b.mass / (r2 * r2.sqrt());
     [d[0] * s, d[1] * s, d[2] * s]

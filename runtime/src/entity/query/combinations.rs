@@ -3,8 +3,8 @@
 //! `iter_combinations_mut`, which lends each combination only until the
 //! next is asked for, so two live `&mut` never reach one row.
 
+use crate::entity::Archetype;
 use crate::entity::query::{Query, QueryData, QueryFilter, ReadOnlyQueryData};
-use crate::entity::{Archetype, Entities};
 
 /// The matching rows, gathered once, and the `K` positions among them of
 /// the current combination (ascending, so its rows are distinct).
@@ -101,20 +101,8 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     where
         D: ReadOnlyQueryData,
     {
-        let (archetypes, rows) = self.gather();
-        let fetches = match self.ids() {
-            Some((ids, _)) => archetypes
-                .iter()
-                // SAFETY: each archetype matches; the node holds the lanes
-                // (`new`'s contract).
-                .map(|archetype| unsafe { D::fetch(ids, self.entities, archetype, self.tick) })
-                .collect(),
-            None => Vec::new(),
-        };
-        Combinations {
-            fetches,
-            positions: Positions::new(rows),
-        }
+        let Gathered { fetches, positions } = self.archetype_fetches();
+        Combinations { fetches, positions }
     }
 
     /// Every `K`-combination of distinct matching entities, each once,
@@ -145,15 +133,36 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     /// assert_eq!(world.entity(near).unwrap().get::<Body>().unwrap().force, 1.0);
     /// ```
     pub fn iter_combinations_mut<const K: usize>(&mut self) -> CombinationsMut<'_, D, K> {
-        let (archetypes, rows) = self.gather();
         CombinationsMut {
-            ids: self.ids().map(|(ids, _)| ids),
-            entities: self.entities,
-            archetypes,
-            tick: self.tick,
+            fetches: self.archetype_fetches(),
+        }
+    }
+
+    /// Every matching archetype's columns (each with a matching row), and
+    /// the matching rows among them.
+    fn archetype_fetches<const K: usize>(&self) -> Gathered<'w, D, K> {
+        let (archetypes, rows) = self.gather();
+        let fetches = match self.ids() {
+            Some((ids, _)) => archetypes
+                .iter()
+                // SAFETY: each archetype matches; the node holds the lanes
+                // (`new`'s contract). Fetching hands out no item.
+                .map(|archetype| unsafe { D::fetch(ids, self.entities, archetype, self.tick) })
+                .collect(),
+            None => Vec::new(),
+        };
+        Gathered {
+            fetches,
             positions: Positions::new(rows),
         }
     }
+}
+
+/// Each matching archetype's columns and the positions of the current
+/// combination among the matching rows.
+struct Gathered<'q, D: QueryData, const K: usize> {
+    fetches: Vec<D::Fetch<'q>>,
+    positions: Positions<K>,
 }
 
 /// The `K`-combinations of a query's read-only items
@@ -189,13 +198,7 @@ impl<D: ReadOnlyQueryData, const K: usize> std::fmt::Debug for Combinations<'_, 
 /// ([`Query::iter_combinations_mut`]): each lent until the next is asked
 /// for.
 pub struct CombinationsMut<'q, D: QueryData, const K: usize> {
-    /// `None`: nothing matches.
-    ids: Option<D::Ids>,
-    entities: &'q Entities,
-    /// The matching archetypes, in iteration order.
-    archetypes: Vec<&'q Archetype>,
-    tick: u32,
-    positions: Positions<K>,
+    fetches: Gathered<'q, D, K>,
 }
 
 impl<D: QueryData, const K: usize> CombinationsMut<'_, D, K> {
@@ -203,20 +206,24 @@ impl<D: QueryData, const K: usize> CombinationsMut<'_, D, K> {
     /// this borrow back, so the rows of two combinations are never held
     /// at once); `None` when every combination was handed out.
     #[inline]
-    pub fn fetch_next(&mut self) -> Option<[D::Item<'_>; K]> {
-        let ids = self.ids?;
-        let rows = self.positions.advance()?;
-        let entities: &Entities = self.entities;
-        let tick = self.tick;
-        let archetypes = &self.archetypes;
+    pub fn fetch_next<'a>(&'a mut self) -> Option<[D::Item<'a>; K]> {
+        let Gathered { fetches, positions } = &mut self.fetches;
+        let rows = positions.advance()?;
         Some(rows.map(|(at, row)| {
-            let archetype: &Archetype = archetypes[at as usize];
-            // SAFETY: the archetype matches and `row` is live in it; the
-            // node holds the lanes (`Query::new`'s contract); the rows of
-            // one combination are distinct (ascending positions of distinct
-            // matching rows), and the items of the previous one are dead
-            // (this call borrows `self` mutably for the new ones' life).
-            unsafe { D::item(D::fetch(ids, entities, archetype, tick), row as usize) }
+            let fetch = &fetches[at as usize];
+            // SAFETY: `D::Fetch<'q>` and `D::Fetch<'a>` are one type but
+            // for a lifetime (`'q` outlives `'a`: `self` borrows for
+            // `'q`), so they have one layout, and a fetch valid for the
+            // query's borrow `'q` is valid for the shorter `'a`; the copy
+            // is `Copy` (no drop) and lives only in this call.
+            let fetch: D::Fetch<'a> = unsafe { std::mem::transmute_copy(fetch) };
+            // SAFETY: `fetch` holds the columns of a matching archetype in
+            // which `row` is live; the node holds the lanes
+            // (`Query::new`'s contract); the rows of one combination are
+            // distinct (ascending positions among distinct matching rows),
+            // and the previous combination's items are dead (this call
+            // borrows `self` mutably for the new ones' life).
+            unsafe { D::item(fetch, row as usize) }
         }))
     }
 
@@ -232,7 +239,7 @@ impl<D: QueryData, const K: usize> std::fmt::Debug for CombinationsMut<'_, D, K>
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CombinationsMut")
             .field("k", &K)
-            .field("done", &self.positions.is_done())
+            .field("done", &self.fetches.positions.is_done())
             .finish()
     }
 }

@@ -14,9 +14,10 @@ impl<D: ReadOnlyQueryData, F: QueryFilter> Query<'_, D, F> {
         &self,
         entities: [Entity; N],
     ) -> Result<[D::Item<'_>; N], QueryEntityError> {
+        let ids = self.ids();
         let mut found = [None; N];
         for (slot, &entity) in found.iter_mut().zip(&entities) {
-            *slot = Some(self.locate(entity)?);
+            *slot = Some(self.locate_with(ids, entity)?);
         }
         // SAFETY: each place came from `locate`; the data only reads, so
         // items of one row may live together.
@@ -36,6 +37,7 @@ impl<D: ReadOnlyQueryData, F: QueryFilter> Query<'_, D, F> {
     {
         IterMany {
             query: self,
+            ids: self.ids(),
             entities: entities.into_iter(),
         }
     }
@@ -52,9 +54,10 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
         &mut self,
         entities: [Entity; N],
     ) -> Result<[D::Item<'_>; N], QueryEntityError> {
+        let ids = self.ids();
         let mut found: [Option<(&Archetype, usize, D::Ids)>; N] = [None; N];
         for (index, &entity) in entities.iter().enumerate() {
-            let place = self.locate(entity)?;
+            let place = self.locate_with(ids, entity)?;
             // Distinct live entities have distinct rows; comparing the
             // rows, not only the handles, is what rules out the alias.
             let twice = found[..index]
@@ -81,6 +84,8 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
 /// entities the query has no item for.
 pub struct IterMany<'q, 'w, D: ReadOnlyQueryData, F: QueryFilter, I> {
     query: &'q Query<'w, D, F>,
+    /// The query's ids, looked up once.
+    ids: Option<(D::Ids, F::Ids)>,
     entities: I,
 }
 
@@ -94,9 +99,9 @@ where
     type Item = D::Item<'q>;
 
     fn next(&mut self) -> Option<D::Item<'q>> {
-        let query: &'q Query<'_, D, F> = self.query;
+        let (query, ids): (&'q Query<'_, D, F>, _) = (self.query, self.ids);
         self.entities.find_map(|entity| {
-            let (archetype, row, ids) = query.locate(*entity.borrow()).ok()?;
+            let (archetype, row, ids) = query.locate_with(ids, *entity.borrow()).ok()?;
             // SAFETY: from `locate`; the data only reads.
             Some(unsafe { query.item_at(archetype, row, ids) })
         })

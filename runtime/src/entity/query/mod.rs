@@ -266,26 +266,36 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
 
     /// `entity`'s archetype and row when the query has an item for it, or
     /// why not; hands out nothing.
+    #[inline]
     fn locate(&self, entity: Entity) -> Result<(&'w Archetype, usize, D::Ids), QueryEntityError> {
+        self.locate_with(self.ids(), entity)
+    }
+
+    /// [`locate`](Self::locate) with the query's [`ids`](Self::ids) looked
+    /// up once by the caller (a lookup by type each), for several
+    /// entities.
+    #[inline]
+    fn locate_with(
+        &self,
+        ids: Option<(D::Ids, F::Ids)>,
+        entity: Entity,
+    ) -> Result<(&'w Archetype, usize, D::Ids), QueryEntityError> {
         let entities: &'w Entities = self.entities;
         let (archetype, row) = entities
             .location_of(entity)
             .ok_or(QueryEntityError::NoSuchEntity(entity))?;
-        let components = entities.components();
-        let missing = |component| QueryEntityError::MissingComponent { entity, component };
-        if let Some(component) = D::missing(components, archetype) {
-            return Err(missing(component));
-        }
-        // `missing` said every required component is stored, so the ids
-        // exist; the fallback only keeps this total.
-        let (ids, filter) = self
-            .ids()
-            .ok_or_else(|| missing(std::any::type_name::<D>()))?;
+        let Some((ids, filter)) = ids.filter(|&(ids, _)| D::matches(ids, archetype)) else {
+            // Only now name what is missing (`missing` says `None` exactly
+            // when `matches` says yes; the fallback only keeps this total).
+            let component =
+                D::missing(entities.components(), archetype).unwrap_or(std::any::type_name::<D>());
+            return Err(QueryEntityError::MissingComponent { entity, component });
+        };
         let filtered_out = QueryEntityError::FilteredOut {
             entity,
             filter: std::any::type_name::<F>(),
         };
-        if !visits::<D, F>(ids, filter, archetype) {
+        if archetype.is_empty() || !F::matches(filter, archetype) {
             return Err(filtered_out);
         }
         // SAFETY: the archetype matches; `row` is the entity's live row.
