@@ -81,6 +81,9 @@ fn has_yields_whether_the_entity_has_the_component_and_matches_every_entity() {
     }
 }
 
+type Hostile = Or<(With<Enemy>, With<Player>)>;
+type Touched = Or<(Changed<Hp>, Added<Vel>)>;
+
 #[test]
 fn or_keeps_an_entity_that_any_element_keeps_by_archetype_and_by_row() {
     for (kind, threads) in executors() {
@@ -91,8 +94,8 @@ fn or_keeps_an_entity_that_any_element_keeps_by_archetype_and_by_row() {
         world.spawn((Hp(3), Player));
         let late = world.spawn((Hp(4),));
         world.add_system(NodeBuilder::new("hostile").system(
-            |hostile: Query<&Hp, Or<(With<Enemy>, With<Player>)>>,
-             touched: Query<&Hp, Or<(Changed<Hp>, Added<Vel>)>>,
+            |hostile: Query<&Hp, Hostile>,
+             touched: Query<&Hp, Touched>,
              neither: Query<&Hp, (Without<Enemy>, Without<Player>)>,
              seen: &mut Seen| {
                 let sorted = |it: &mut dyn Iterator<Item = &Hp>| {

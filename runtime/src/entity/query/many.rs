@@ -19,10 +19,10 @@ impl<D: ReadOnlyQueryData, F: QueryFilter> Query<'_, D, F> {
         for (slot, &entity) in found.iter_mut().zip(&entities) {
             *slot = Some(self.locate_with(ids, entity)?);
         }
-        // SAFETY: each place came from `locate`; the data only reads, so
-        // items of one row may live together.
         Ok(found.map(|place| {
             let (archetype, row, ids) = place.expect("every entity was located above");
+            // SAFETY: each place came from `locate_with`; the data only
+            // reads, so items of one row may live together.
             unsafe { self.item_at(archetype, row, ids) }
         }))
     }
@@ -70,11 +70,11 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
             found[index] = Some(place);
         }
         let this: &Self = self;
-        // SAFETY: each place came from `locate`, and no two are the same
-        // row (checked above); `&mut self` is held for the items' life, so
-        // no other item of this query lives meanwhile.
         Ok(found.map(|place| {
             let (archetype, row, ids) = place.expect("every entity was located above");
+            // SAFETY: each place came from `locate_with`, and no two are the
+            // same row (checked above); `&mut self` is held for the items'
+            // life, so no other item of this query lives meanwhile.
             unsafe { this.item_at(archetype, row, ids) }
         }))
     }
