@@ -24,8 +24,14 @@ use crate::system::{BoundaryHooks, Param, ReadOnlyParam, ServiceCells};
 
 /// The item of the one entity matching `D` and `F`, as a system
 /// parameter. The system runs only when exactly one entity matches: with
-/// none, or two or more, its body is skipped for that run, not failed (see
-/// the [module](self)). Reads as the item (`Deref`), or take it with
+/// none, or two or more, its body is skipped for that run, not failed, as
+/// a false run condition skips it: the iteration succeeds, and the body's
+/// change cursor (what `Changed<T>` compares against) and message cursors
+/// stay, so its next run sees everything since its last. The matches are
+/// looked at before the body runs, taking no change tick. As a run
+/// condition's parameter, no single match makes the condition false; in a
+/// factory it skips the factory, whose last output stays. Declared exactly
+/// as `Query<D, F>` is. Reads as the item (`Deref`), or take it with
 /// [`into_inner`](Self::into_inner).
 ///
 /// ```
@@ -83,8 +89,8 @@ impl<D: QueryData, F: QueryFilter> std::fmt::Debug for Single<'_, D, F> {
 }
 
 /// A [`Query`] with at least one match, as a system parameter: with none,
-/// the body is skipped for that run, not failed (see the [module](self)).
-/// Dereferences to the query.
+/// the body is skipped for that run, not failed, as [`Single`] skips it.
+/// Declared exactly as `Query<D, F>` is. Dereferences to the query.
 ///
 /// ```
 /// use sluice::{NodeBuilder, Populated, World};
