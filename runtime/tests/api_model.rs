@@ -182,6 +182,8 @@ mod par_init;
 mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
+#[path = "api_model/systems.rs"]
+mod systems;
 
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,6 +321,8 @@ enum Op {
     RunStats {
         timing: bool,
     },
+    /// Issue 36: `Local`, custom commands, combinators (`systems.rs`).
+    Systems(systems::SystemsOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -387,6 +391,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => model_check::op(),
         // --- issue 21 ---
         1 => run_stats::op(),
+        // --- issue 36 ---
+        1 => systems::op(),
     ]
 }
 
@@ -1585,6 +1591,7 @@ fn apply(
         Op::Pinned(ref op) => pinned::apply(op, real, model)?,
         Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
+        Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
