@@ -160,7 +160,7 @@ fn vocabulary() -> Result<(), IterationError> {
     }
     fn every_other(mut calls: Local<u32>) -> bool {
         *calls += 1;
-        *calls % 2 == 0
+        calls.is_multiple_of(2)
     }
 
     let mut world = World::new();
