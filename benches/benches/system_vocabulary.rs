@@ -5,8 +5,9 @@
 //! - `local_counter`: each system bumps a `Local<u64>` counter of its own
 //!   (bevy: `Local<u64>`); no system touches a service, so none conflict.
 //! - `combined_condition`: the same systems, each guarded by
-//!   `not(paused).and(ready)` over two services (bevy: `not(paused).and(ready)`
-//!   over two resources); both hold, so every body runs.
+//!   `ready.and(not(paused))` over two services (bevy 0.20:
+//!   `ready.and_then(not(paused))`, its short-circuiting `and`, over two
+//!   resources); both operands are evaluated and hold, so every body runs.
 //!
 //! Peers: sluice's default (adaptive) and serial executors, bevy's
 //! single-threaded and multi-threaded executors (the multi-threaded ones on
@@ -78,7 +79,7 @@ fn sluice_world(executor: ExecutorKind, workload: Workload) -> World {
         let node = NodeBuilder::new(format!("count{i}")).system(count);
         let node = match workload {
             Workload::LocalCounter => node,
-            Workload::CombinedCondition => node.run_if(not(paused).and(ready)),
+            Workload::CombinedCondition => node.run_if(ready.and(not(paused))),
         };
         world.add_system(node);
     }
@@ -103,7 +104,7 @@ fn bevy_world(multi_threaded: bool, workload: Workload) -> (BevyWorld, Schedule)
                 schedule.add_systems(bevy_count);
             }
             Workload::CombinedCondition => {
-                schedule.add_systems(bevy_count.run_if(bevy_not(bevy_paused).and(bevy_ready)));
+                schedule.add_systems(bevy_count.run_if(bevy_ready.and_then(bevy_not(bevy_paused))));
             }
         }
     }
