@@ -282,6 +282,13 @@ impl NodeBuilder {
         node
     }
 
+    /// A parameter that declares nothing (a [`Local`](crate::Local)): the
+    /// parameters after it keep their positions in messages.
+    pub(crate) fn skips_parameter(mut self) -> Self {
+        let _ = self.next_declarer();
+        self
+    }
+
     /// Runs `declare` (an optional parameter's declarations: `Option<&T>`,
     /// `Option<&mut T>`) and marks what it declares optional. The lanes are
     /// exactly those `declare` adds, judged by the gate like any other; only

@@ -184,6 +184,8 @@ mod queries;
 mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
+#[path = "api_model/systems.rs"]
+mod systems;
 
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -323,6 +325,8 @@ enum Op {
     },
     /// Issue 36: `get_many_mut`, `Single`, `Populated` (`queries.rs`).
     Queries(queries::QueryOp),
+    /// Issue 36: `Local`, custom commands, combinators (`systems.rs`).
+    Systems(systems::SystemsOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -393,6 +397,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => run_stats::op(),
         // --- issue 36 ---
         2 => queries::op().prop_map(Op::Queries),
+        1 => systems::op(),
     ]
 }
 
@@ -1592,6 +1597,7 @@ fn apply(
         Op::Pinned(ref op) => pinned::apply(op, real, model)?,
         Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
+        Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

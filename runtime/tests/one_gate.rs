@@ -659,6 +659,7 @@ fn table() -> Vec<Row> {
     // --- issue 20: two-point nodes (end) ---
     optional_and_conditioned_rows(&mut rows);
     vocabulary_rows(&mut rows);
+    local_rows(&mut rows);
     rows.push(Row {
         entry: "World::add_batch_processor",
         shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
@@ -838,6 +839,110 @@ fn optional_and_conditioned_rows(rows: &mut Vec<Row>) {
         },
         expect: Expect::Refused("A"),
     });
+}
+
+// ---- issue 36: `Local<T>` and run-condition combinators ----
+
+#[system]
+fn macro_local(mut count: sluice::Local<'_, u64>, written: &mut R) {
+    *count += 1;
+    written.0 = *count;
+    ran();
+}
+
+fn reads_r(r: &R) -> bool {
+    r.0 < u64::MAX
+}
+
+/// A `Local<T>` declares no lane (its state is its node part's alone), so
+/// beside anything it aliases nothing, and it does not shift the positions
+/// the gate names; a combined condition's reads merge with the body's
+/// declarations as any condition's do.
+fn local_rows(rows: &mut Vec<Row>) {
+    use sluice::{ConditionExt, Local, not};
+    let pairs: [Pair; 6] = [
+        (
+            "Local<R> beside &mut R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|l: Local<R>, r: &mut R| {
+                    let _ = (l, r);
+                    ran();
+                }));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Local<u64> beside Local<u64>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |mut a: Local<u64>, mut b: Local<u64>| {
+                        *a += 1;
+                        *b += 1;
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+        (
+            "&mut R, Local<u64>, &mut R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: &mut R, l: Local<u64>, b: &mut R| {
+                        let _ = (a, l, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("by parameter 3"),
+        ),
+        (
+            "#[system] with Local<u64> beside &mut R",
+            |w| {
+                w.add_system(macro_local);
+            },
+            Expect::Runs,
+        ),
+        (
+            "run_if(Local<u64> condition) beside a body gating R",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(|r: &mut R| {
+                            let _ = r;
+                            ran();
+                        })
+                        .run_if(|mut calls: Local<u64>| {
+                            *calls += 1;
+                            true
+                        }),
+                );
+            },
+            Expect::Runs,
+        ),
+        (
+            "run_if(not(reads R).or(reads R)) beside a body gating R",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(|r: &mut R| {
+                            let _ = r;
+                            ran();
+                        })
+                        .run_if(not(reads_r).or(reads_r)),
+                );
+            },
+            Expect::Runs,
+        ),
+    ];
+    for (shape, register, expect) in pairs {
+        rows.push(Row {
+            entry: "World::add_system(NodeBuilder::system(closure))",
+            shape,
+            register,
+            expect,
+        });
+    }
 }
 
 fn run_row(row: &Row) {
