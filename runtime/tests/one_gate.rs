@@ -860,7 +860,41 @@ fn reads_r(r: &R) -> bool {
 /// declarations as any condition's do.
 fn local_rows(rows: &mut Vec<Row>) {
     use sluice::{ConditionExt, Local, not};
-    let pairs: [Pair; 6] = [
+    let pairs: [Pair; 8] = [
+        // One condition's parameters are fetched together for one call: two
+        // readers of one message log there would be two `&mut` of it.
+        (
+            "a run condition with Subscribe<M> twice",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(ran).run_if(
+                    |a: Subscribe<'_, M>, b: Subscribe<'_, M>| {
+                        let _ = (a, b);
+                        true
+                    },
+                ));
+            },
+            Expect::Refused("Messages"),
+        ),
+        // A combined condition calls its operands one after the other.
+        (
+            "two combined conditions each with Subscribe<M>",
+            |w| {
+                let first = |a: Subscribe<'_, M>| {
+                    let _ = a;
+                    true
+                };
+                let second = |b: Subscribe<'_, M>| {
+                    let _ = b;
+                    true
+                };
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(ran)
+                        .run_if(first.and(second)),
+                );
+            },
+            Expect::Runs,
+        ),
         (
             "Local<R> beside &mut R",
             |w| {

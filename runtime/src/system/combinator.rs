@@ -108,7 +108,8 @@ macro_rules! binary_condition {
             type Ids = (A::Ids, B::Ids);
 
             fn declare(node: NodeBuilder) -> NodeBuilder {
-                B::declare(A::declare(node))
+                // Each operand is called on its own: its parameters are one part.
+                B::declare(A::declare(node.condition_operand()).condition_operand())
             }
 
             fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
