@@ -4,30 +4,16 @@
 //! `iter_combinations_mut`. Each on every executor kind and on 1, 2 and 4
 //! threads, where the result must be the serial one.
 
+#[path = "support/executors.rs"]
+mod executors;
+
+use executors::{executors, world_on};
 use std::collections::BTreeSet;
 
 use sluice::{
-    Added, AnyOf, Changed, Commands, Entity, ExecutorKind, Has, NodeBuilder, Or, Populated, Query,
-    QueryEntityError, Single, ThreadPool, With, Without, World,
+    Added, AnyOf, Changed, Commands, Entity, Has, NodeBuilder, Or, Populated, Query,
+    QueryEntityError, Single, With, Without, World,
 };
-
-fn executors() -> Vec<(ExecutorKind, usize)> {
-    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
-    [
-        ExecutorKind::Serial,
-        ExecutorKind::Parallel,
-        ExecutorKind::Adaptive,
-    ]
-    .iter()
-    .flat_map(|&kind| threads.iter().map(move |&n| (kind, n)))
-    .collect()
-}
-
-fn world_on(executor: ExecutorKind, threads: usize) -> World {
-    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
-    world.set_executor(executor);
-    world
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pos(f32);

@@ -3,50 +3,14 @@
 //! `service_scope`, custom commands (`Commands::queue`), and the prelude.
 //! Execution is tried on every executor kind and on 1, 2 and 4 threads.
 
-use std::sync::Once;
+#[path = "support/executors.rs"]
+mod executors;
+
+use executors::{PLANNED, executors, quiet_planned_panics, world_on};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use sluice::prelude::*;
-use sluice::{BoundaryStep, NodeIndex, ThreadPool};
-
-const PLANNED: &str = "planned failure";
-
-/// Keeps the planned panics off the test output.
-fn quiet_planned_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("");
-            if !message.starts_with(PLANNED) {
-                default(info);
-            }
-        }));
-    });
-}
-
-fn executors() -> Vec<(ExecutorKind, usize)> {
-    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
-    [
-        ExecutorKind::Serial,
-        ExecutorKind::Parallel,
-        ExecutorKind::Adaptive,
-    ]
-    .iter()
-    .flat_map(|&kind| threads.iter().map(move |&n| (kind, n)))
-    .collect()
-}
-
-fn world_on(executor: ExecutorKind, threads: usize) -> World {
-    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
-    world.set_executor(executor);
-    world
-}
+use sluice::{BoundaryStep, NodeIndex};
 
 fn iterations() -> u64 {
     if cfg!(miri) { 3 } else { 20 }
