@@ -60,6 +60,15 @@ struct CustomMark(i64);
 #[derive(Debug, Default)]
 struct Guarded(u32);
 
+/// A node of this module: after every other (in `PostUpdate`), and
+/// exempt from the spike watch, whose model tracks only its own nodes and
+/// the systems of `Op::AddSystem`.
+fn probe(name: &'static str) -> NodeBuilder {
+    NodeBuilder::new(name)
+        .phase(Phase::PostUpdate)
+        .spike_exempt()
+}
+
 fn yes() -> bool {
     true
 }
@@ -82,7 +91,7 @@ pub(super) fn apply(
     match *op {
         SystemsOp::LocalReadded { runs } => {
             real.world.insert(LocalSeen::default());
-            let node = || NodeBuilder::new("local_probe").phase(Phase::PostUpdate);
+            let node = || probe("local_probe");
             let first = real.world.add_system(node().system(count_runs));
             for _ in 0..runs {
                 apply_op(&Op::Run, real, model, serial)?;
@@ -105,17 +114,15 @@ pub(super) fn apply(
             real.world.insert(CustomLog::default());
             let node =
                 real.world
-                    .add_system(NodeBuilder::new("queuer").phase(Phase::PostUpdate).system(
-                        move |commands: Commands<'_>| {
-                            commands.queue(move |world: &mut World| log(world, k));
-                            commands.insert(CustomMark(k + 1));
-                            commands.queue(|_: &mut World| std::panic::panic_any(super::INJECTED));
-                            commands.queue(|world: &mut World| {
-                                let mark = world.get::<CustomMark>().map_or(i64::MIN, |m| m.0);
-                                log(world, mark);
-                            });
-                        },
-                    ));
+                    .add_system(probe("queuer").system(move |commands: Commands<'_>| {
+                        commands.queue(move |world: &mut World| log(world, k));
+                        commands.insert(CustomMark(k + 1));
+                        commands.queue(|_: &mut World| std::panic::panic_any(super::INJECTED));
+                        commands.queue(|world: &mut World| {
+                            let mark = world.get::<CustomMark>().map_or(i64::MIN, |m| m.0);
+                            log(world, mark);
+                        });
+                    }));
             let result = real.world.run_iteration();
             let refused = model.run();
             remove(&mut real.world, node)?;
@@ -148,15 +155,13 @@ pub(super) fn apply(
         SystemsOp::PanickingCondition { with_failing } => {
             real.world.insert(Guarded::default());
             let skipped = real.world.add_system(
-                NodeBuilder::new("short_circuit")
-                    .phase(Phase::PostUpdate)
+                probe("short_circuit")
                     .system(|guarded: &mut Guarded| guarded.0 += 1)
                     .run_if(yes.or(panics)),
             );
             let failing = with_failing.then(|| {
                 real.world.add_system(
-                    NodeBuilder::new("combined")
-                        .phase(Phase::PostUpdate)
+                    probe("combined")
                         .system(|guarded: &mut Guarded| guarded.0 += 100)
                         .run_if(yes.and(not(panics))),
                 )
