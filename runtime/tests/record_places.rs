@@ -49,6 +49,15 @@ fn add_collectors(world: &mut World) {
     ));
 }
 
+/// A system recording `value` three ways: appended, spawned as a tag, sent.
+fn record(value: u32) -> impl Fn(Append<V>, Commands, Publish<M>) + Send + Sync + 'static {
+    move |out: Append<V>, commands: Commands, messages: Publish<M>| {
+        out.push(V(value));
+        commands.spawn((Tag(value),));
+        messages.send(M(value));
+    }
+}
+
 /// The tags of the world's entities in row order, which is the order
 /// their spawns landed in (one archetype).
 fn tags(world: &mut World) -> Vec<u32> {
@@ -103,13 +112,6 @@ fn records_from_a_nodes_own_threads_land_at_its_place() {
     for (executor, threads) in executors() {
         let mut world = world_on(executor, threads);
         add_collectors(&mut world);
-        let record = |value: u32| {
-            move |out: Append<V>, commands: Commands, messages: Publish<M>| {
-                out.push(V(value));
-                commands.spawn((Tag(value),));
-                messages.send(M(value));
-            }
-        };
         world.add_system(NodeBuilder::new("first").system(record(1)));
         world.add_system(NodeBuilder::new("threaded").after("first").system(
             |out: Append<V>, commands: Commands, messages: Publish<M>| {
@@ -208,13 +210,6 @@ fn records_land_in_plan_order_not_registration_order() {
     for (executor, threads) in executors() {
         let mut world = world_on(executor, threads);
         add_collectors(&mut world);
-        let record = |value: u32| {
-            move |out: Append<V>, commands: Commands, messages: Publish<M>| {
-                out.push(V(value));
-                commands.spawn((Tag(value),));
-                messages.send(M(value));
-            }
-        };
         world.add_system(NodeBuilder::new("b").after("a").system(record(2)));
         world.add_system(NodeBuilder::new("a").system(record(1)));
         let frames = if cfg!(miri) { 2 } else { 5 };

@@ -45,6 +45,7 @@ pub fn executors() -> Vec<(ExecutorKind, usize)> {
 }
 
 /// A world on a pool of its own of `threads` threads, run by `executor`.
+#[allow(dead_code)] // not every test binary builds its own worlds
 pub fn world_on(executor: ExecutorKind, threads: usize) -> World {
     let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
     world.set_executor(executor);
