@@ -471,6 +471,8 @@ struct Model {
     pinned: pinned::PinnedModel,
     /// Issue 23: the runs of the `par_for_each_init` systems.
     par_init: par_init::InitModel,
+    /// `systems::Tally`'s value, once `init_service` made it.
+    tally: Option<i64>,
 }
 
 /// One appended value in the model: `((run, the appender's position in

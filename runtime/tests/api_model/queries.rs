@@ -8,6 +8,14 @@
 //! the same entity twice) and, on success, the swap and both rows stamped
 //! changed; a refusal writes and stamps nothing.
 //!
+//! `Vocabulary` reads the world through `Has<V>`, `AnyOf<(&P, &V)>` under
+//! an `Or<(With<P>, With<V>)>` filter, and `iter_many` over picked
+//! entities (dead, `P`-less and repeated ones among them): the model
+//! predicts every item from the entities. `Combinations` visits every pair
+//! of `P` rows through `iter_combinations_mut::<2>()`, adding one to both
+//! (so each of `n` rows gains `n - 1` and is stamped changed when `n >= 2`),
+//! and checks `iter_combinations::<2>()` saw `n (n - 1) / 2` distinct pairs.
+//!
 //! `Skipping` runs one iteration with two nodes registered last:
 //! `Single<(Entity, &P), Without<V>>` and `Populated<Entity, (With<P>,
 //! With<V>)>`, each logging what it saw. Which entities match is fixed
@@ -20,7 +28,9 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use sluice::{Entity, NodeBuilder, Populated, QueryEntityError, Single, With, Without};
+use sluice::{
+    AnyOf, Entity, Has, NodeBuilder, Or, Populated, QueryEntityError, Single, With, Without,
+};
 
 use super::{Model, P, Real, V, check, run_and_compare};
 
@@ -31,6 +41,11 @@ pub(super) enum QueryOp {
     GetManyMut(u8, u8),
     /// An iteration with a `Single` and a `Populated` node.
     Skipping,
+    /// `Has`, `AnyOf` and `Or` over the world, and `iter_many` over three
+    /// picked entities.
+    Vocabulary([u8; 3]),
+    /// Every pair of `P` rows, read and then written.
+    Combinations,
 }
 
 pub(super) fn op() -> impl Strategy<Value = QueryOp> {
@@ -40,6 +55,8 @@ pub(super) fn op() -> impl Strategy<Value = QueryOp> {
             QueryOp::GetManyMut(a, if same == 0 { a } else { b })
         }),
         2 => Just(QueryOp::Skipping),
+        2 => any::<[u8; 3]>().prop_map(QueryOp::Vocabulary),
+        1 => Just(QueryOp::Combinations),
     ]
 }
 
@@ -47,7 +64,90 @@ pub(super) fn apply(op: QueryOp, real: &mut Real, model: &mut Model) -> Result<(
     match op {
         QueryOp::GetManyMut(a, b) => get_many_mut(a, b, real, model),
         QueryOp::Skipping => skipping(real, model),
+        QueryOp::Vocabulary(picks) => vocabulary(picks, real, model),
+        QueryOp::Combinations => combinations(real, model),
     }
+}
+
+fn vocabulary(picks: [u8; 3], real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
+    type Item = (bool, Option<i64>, Option<i64>);
+    let index = super::handle_index(real)?;
+    let mut got: Vec<(usize, Item)> = Vec::new();
+    for (entity, has_v, (p, v)) in real
+        .world
+        .query_filtered::<(Entity, Has<V>, AnyOf<(&P, &V)>), Or<(With<P>, With<V>)>>()
+        .iter()
+    {
+        let at = *index
+            .get(&entity)
+            .ok_or_else(|| TestCaseError::fail(format!("{entity:?} is not in the model")))?;
+        got.push((at, (has_v, p.map(|p| p.0), v.map(|v| v.0))));
+    }
+    got.sort_by_key(|&(at, _)| at);
+    let expected: Vec<(usize, Item)> = (model.ents.iter().enumerate())
+        .filter(|(_, e)| e.alive && (e.p.is_some() || e.v.is_some()))
+        .map(|(at, e)| (at, (e.v.is_some(), e.p, e.v)))
+        .collect();
+    check(got == expected, || {
+        format!("Has/AnyOf/Or: {got:?}, the model says {expected:?}")
+    })?;
+
+    let Some(picked) = picks
+        .iter()
+        .map(|&at| model.pick(at))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(());
+    };
+    let handles: Vec<Entity> = picked.iter().map(|&at| real.ents[at]).collect();
+    let got: Vec<i64> = (real.world.query::<&P>().iter_many(handles.iter().copied()))
+        .map(|p| p.0)
+        .collect();
+    let expected: Vec<i64> = (picked.iter())
+        .filter_map(|&at| model.ents[at].alive.then_some(model.ents[at].p).flatten())
+        .collect();
+    check(got == expected, || {
+        format!("iter_many({picked:?}): {got:?}, the model says {expected:?}")
+    })
+}
+
+fn combinations(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
+    let rows: Vec<usize> = (model.ents.iter().enumerate())
+        .filter(|(_, e)| e.alive && e.p.is_some())
+        .map(|(at, _)| at)
+        .collect();
+    let n = rows.len();
+    let mut pairs: Vec<(Entity, Entity)> = Vec::new();
+    (real.world.query::<(Entity, &P)>())
+        .iter_combinations::<2>()
+        .for_each(|[(a, _), (b, _)]| pairs.push((a.min(b), a.max(b))));
+    let seen = pairs.len();
+    pairs.sort();
+    pairs.dedup();
+    check(
+        seen == n * n.saturating_sub(1) / 2 && pairs.len() == seen,
+        || {
+            format!(
+                "iter_combinations::<2>() over {n} rows: {seen} pairs, {} distinct",
+                pairs.len()
+            )
+        },
+    )?;
+    (real.world.query::<&mut P>())
+        .iter_combinations_mut::<2>()
+        .for_each(|[a, b]| {
+            a.0 += 1;
+            b.0 += 1;
+        });
+    if n >= 2 {
+        let stamp = model.fresh();
+        for at in rows {
+            let e = &mut model.ents[at];
+            e.p = e.p.map(|p| p + n as i64 - 1);
+            e.p_changed = stamp;
+        }
+    }
+    super::compare_all(real, model)
 }
 
 fn get_many_mut(a: u8, b: u8, real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {

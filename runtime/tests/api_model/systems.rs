@@ -1,7 +1,9 @@
 //! Issue 36's system vocabulary in the API model: a `Local<T>` on a node
 //! that is removed and registered again, a custom command
 //! (`Commands::queue`) that panics between commands that land, and run
-//! conditions combined (`not`, `and`, `or`) over a condition that panics.
+//! conditions combined (`not`, `and`, `or`) over a condition that panics,
+//! and services made by `init_service` (kept when present) and lent by
+//! `service_scope` (put back with its writes, also when the scope panics).
 //!
 //! The model knows what the documentation promises: a local counts its
 //! node's runs from `Default`, and a new registration starts afresh; custom
@@ -16,7 +18,8 @@
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use sluice::{
-    BoundaryStep, Commands, ConditionExt, IterationError, Local, NodeBuilder, Phase, World, not,
+    BoundaryStep, Commands, ConditionExt, FromWorld, IterationError, Local, NodeBuilder, Phase,
+    World, not,
 };
 
 use super::{Model, Op, Real, apply as apply_op, check, check_panicked, compare_iteration};
@@ -33,6 +36,9 @@ pub(super) enum SystemsOp {
     /// A node guarded by `yes.or(panics)` (short-circuit: runs) and one by
     /// `yes.and(not(panics))` (fails), or only the first.
     PanickingCondition { with_failing: bool },
+    /// `init_service::<Tally>()`, then `service_scope` adding `k` to it
+    /// (and panicking after the write when `panics`).
+    ServiceScope { k: i8, panics: bool },
 }
 
 pub(super) fn op() -> impl Strategy<Value = Op> {
@@ -40,6 +46,7 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
         (0u8..4).prop_map(|runs| SystemsOp::LocalReadded { runs }),
         (-20i8..20).prop_map(|k| SystemsOp::PanickingCommand { k }),
         any::<bool>().prop_map(|with_failing| SystemsOp::PanickingCondition { with_failing }),
+        (any::<i8>(), any::<bool>()).prop_map(|(k, panics)| SystemsOp::ServiceScope { k, panics }),
     ]
     .prop_map(Op::Systems)
 }
@@ -59,6 +66,17 @@ struct CustomMark(i64);
 /// Which of the conditioned nodes ran their body.
 #[derive(Debug, Default)]
 struct Guarded(u32);
+
+/// A service built from the world: the number of live `P` rows when it
+/// was made.
+#[derive(Debug)]
+struct Tally(i64);
+
+impl FromWorld for Tally {
+    fn from_world(world: &mut World) -> Self {
+        Tally(world.query::<&super::P>().iter().count() as i64)
+    }
+}
 
 /// A node of this module: after every other (in `PostUpdate`), and
 /// exempt from the spike watch, whose model tracks only its own nodes and
@@ -183,7 +201,49 @@ pub(super) fn apply(
             })?;
             compare_iteration(real, model)
         }
+        SystemsOp::ServiceScope { k, panics } => service_scope(i64::from(k), panics, real, model),
     }
+}
+
+fn service_scope(
+    k: i64,
+    panics: bool,
+    real: &mut Real,
+    model: &mut Model,
+) -> Result<(), TestCaseError> {
+    let live_p = (model.ents.iter())
+        .filter(|e| e.alive && e.p.is_some())
+        .count();
+    real.world.init_service::<Tally>();
+    let made = *model.tally.get_or_insert(live_p as i64);
+    let seen = real.world.get::<Tally>().map(|t| t.0);
+    check(seen == Some(made), || {
+        format!("init_service: {seen:?}, the model says {made} (kept when present)")
+    })?;
+    let scoped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        real.world.service_scope(|world, tally: &mut Tally| {
+            tally.0 += k;
+            if panics {
+                std::panic::panic_any(super::INJECTED);
+            }
+            (
+                world.get::<Tally>().is_none(),
+                world.query::<&super::P>().iter().count(),
+            )
+        })
+    }));
+    let expected = (!panics).then_some(Some((true, live_p)));
+    check(scoped.as_ref().ok() == expected.as_ref(), || {
+        format!("service_scope returned {scoped:?}, the model says {expected:?}")
+    })?;
+    model.tally = Some(made + k);
+    let seen = real.world.get::<Tally>().map(|t| t.0);
+    check(seen == model.tally, || {
+        format!(
+            "after service_scope: {seen:?}, the model says {:?}",
+            model.tally
+        )
+    })
 }
 
 /// An iteration no node failed: `Ok`, or only the model's refused commands.
