@@ -85,7 +85,7 @@ pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,
 };
 pub use registry::{Registry, ServiceSlot};
-pub use sluice_macros::{factory, run_condition, system};
+pub use sluice_macros::{Bundle, factory, run_condition, system};
 pub mod plan;
 pub use exec::{
     BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, RunStats, SerialExecutor,

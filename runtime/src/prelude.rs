@@ -47,4 +47,4 @@ pub use crate::world::{
     Commands, Context, EntityCommands, EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime,
     FromWorld, IntoSystem, IterationError, NodeSpec, World,
 };
-pub use sluice_macros::{factory, run_condition, system};
+pub use sluice_macros::{Bundle, factory, run_condition, system};
