@@ -68,6 +68,7 @@ mod tuples;
 pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
+pub use entity::RequiredError;
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
     ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Query,

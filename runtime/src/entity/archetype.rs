@@ -327,9 +327,10 @@ impl Archetypes {
                     column: target.column_of(c).expect("the target has every field"),
                     existed: source.contains(c),
                 },
+                // A field the source lacks (`remove_present`) has no column.
                 Change::Remove => FieldColumn {
-                    column: source.column_of(c).expect("the caller checked every field"),
-                    existed: true,
+                    column: source.column_of(c).unwrap_or(NO_COLUMN),
+                    existed: source.contains(c),
                 },
             })
             .collect();

@@ -29,6 +29,7 @@ mod entity;
 #[cfg(test)]
 mod model;
 pub mod query;
+mod required;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -43,6 +44,7 @@ pub use query::{
     Removed, With, Without,
 };
 pub use query::{AnyOf, Has, Or, Populated, Single};
+pub use required::RequiredError;
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
 };
