@@ -68,13 +68,13 @@ mod tuples;
 pub mod world;
 
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
-pub use entity::RequiredError;
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
     ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Query,
     QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId,
     TICK_CHECK_INTERVAL, Target, With, Without,
 };
+pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;

@@ -24,6 +24,7 @@ mod bundle;
 mod column;
 mod component;
 mod component_ref;
+pub(crate) mod disabled;
 #[allow(clippy::module_inception)] // the `Entity` handle, in `entity/entity.rs`
 mod entity;
 #[cfg(test)]
@@ -38,6 +39,7 @@ pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
 pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
+pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
 pub use query::{
     Added, Changed, Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData,

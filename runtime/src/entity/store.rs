@@ -222,7 +222,10 @@ impl Default for Entities {
 impl Entities {
     /// An empty store at tick 0.
     pub fn new() -> Self {
-        let components = Components::new();
+        let mut components = Components::new();
+        // First, so its id is the constant queries test archetypes for.
+        let disabled = components.register::<super::disabled::Disabled>();
+        debug_assert_eq!(disabled, super::disabled::DISABLED);
         let archetypes = Archetypes::new(&components);
         Self {
             id: StoreId::fresh(),
