@@ -495,9 +495,7 @@ impl Entities {
             spawned.push(unsafe { self.spawn_reserved(id, archetype, bundle) });
         }
         if !self.required.is_empty() {
-            for &entity in &spawned {
-                self.apply_required(entity, id);
-            }
+            self.insert_required_for(&spawned, id);
         }
         spawned
     }
@@ -572,7 +570,17 @@ impl Entities {
     #[inline]
     fn apply_required(&mut self, entity: Entity, id: BundleId) {
         if !self.required.is_empty() {
-            let given = self.bundles.info(id).fields.clone();
+            self.insert_required_for(&[entity], id);
+        }
+    }
+
+    /// [`apply_required`](Self::apply_required)'s work, out of line so
+    /// the spawn and insert paths stay as small as without requirements.
+    #[cold]
+    #[inline(never)]
+    fn insert_required_for(&mut self, entities: &[Entity], id: BundleId) {
+        let given = self.bundles.info(id).fields.clone();
+        for &entity in entities {
             self.insert_required(entity, &given);
         }
     }
@@ -727,21 +735,10 @@ impl Entities {
             .archetypes
             .cached_edge(location.archetype, Change::Remove, id)
         {
-            // A cached removal may be a `remove_present`'s, lacking a field.
-            Some(edge) => {
-                let fields = &self.archetypes.edge_info(edge).fields;
-                if let Some(i) = fields.iter().position(|field| !field.existed) {
-                    let missing = self.bundles.info(id).fields[i];
-                    let component = self.components.info(missing).name();
-                    return Err(EntityError::MissingComponent { entity, component });
-                }
-                if fields.is_empty() {
-                    // SAFETY: no fields: `take` reads nothing.
-                    return Ok(unsafe { B::take(|_| unreachable!("a bundle without fields")) });
-                }
-                edge
-            }
-            None => {
+            Some(edge) if self.archetypes.edge_info(edge).takes_all => edge,
+            // Any other cached removal is a `remove_present`'s, lacking a
+            // field or without any: checked as a new one is.
+            Some(_) | None => {
                 let source = self
                     .archetypes
                     .get(location.archetype)
