@@ -480,6 +480,7 @@ impl Entities {
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
         let id = self.bundle::<B>().unwrap_or_else(|error| panic!("{error}"));
         let archetype = self.spawn_archetype(id);
+        let requires = !self.required.is_empty();
         let bundles = bundles.into_iter();
         let mut room = bundles.size_hint().0;
         self.reserve_spawns(archetype, room);
@@ -494,7 +495,7 @@ impl Entities {
             // spawned; it was at least one before this spawn.
             spawned.push(unsafe { self.spawn_reserved(id, archetype, bundle) });
         }
-        if !self.required.is_empty() {
+        if requires {
             self.insert_required_for(&spawned, id);
         }
         spawned
