@@ -50,7 +50,10 @@ struct Report {
     health: i32,
 }
 
-fn campaign(threads: usize) -> Result<(Report, Vec<(u32, f32, i32)>), Box<dyn std::error::Error>> {
+/// Each soldier at the end: its number, position and health.
+type Roll = Vec<(u32, f32, i32)>;
+
+fn campaign(threads: usize) -> Result<(Report, Roll), Box<dyn std::error::Error>> {
     let mut world = World::with_pool(ThreadPool::new(threads)?);
     world.register_required_with::<Soldier, Health>(|| Health(100))?;
     world.register_required_with::<Health, Regen>(|| Regen(5))?;
@@ -112,7 +115,7 @@ fn campaign(threads: usize) -> Result<(Report, Vec<(u32, f32, i32)>), Box<dyn st
         world.run_iteration()?;
     }
     let report = *world.get::<Report>().expect("inserted");
-    let mut soldiers: Vec<(u32, f32, i32)> = world
+    let mut soldiers: Roll = world
         .query_filtered::<(&Soldier, &Pos, &Health), Allow<Disabled>>()
         .iter()
         .map(|(s, p, h)| (s.0, p.0, h.0))

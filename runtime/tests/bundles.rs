@@ -244,3 +244,38 @@ fn a_panicking_drop_in_a_bundle_field_loses_nothing_already_done() {
     world.despawn(e).unwrap();
     assert_eq!(DROPS.load(Ordering::SeqCst), dropped + 2);
 }
+
+#[test]
+fn commands_spawn_insert_and_partly_remove_derived_bundles_on_every_executor() {
+    for (kind, threads) in executors::executors() {
+        let mut world = executors::world_on(kind, threads);
+        let e = world.spawn((Hp(1),));
+        world.add_system(sluice::NodeBuilder::new("bundles").system(
+            move |commands: sluice::Commands| {
+                commands.spawn(unit());
+                commands
+                    .entity(e)
+                    .insert(Body {
+                        pos: Pos(4.0),
+                        vel: Vel(4.0),
+                    })
+                    // `e` has no `Name`: the rest of `Unit` is removed.
+                    .remove::<Unit>();
+            },
+        ));
+        world.run_iteration().unwrap();
+        let label = format!("{kind:?} on {threads}");
+        assert_eq!(components_of(&world, e), (None, None, None), "{label}");
+        assert!(world.entity(e).is_some(), "{label}");
+        let spawned: Vec<Entity> = world
+            .query_filtered::<Entity, sluice::With<Name>>()
+            .iter()
+            .collect();
+        assert_eq!(spawned.len(), 1, "{label}");
+        assert_eq!(
+            components_of(&world, spawned[0]),
+            (Some(Pos(1.0)), Some(Vel(2.0)), Some(Hp(3))),
+            "{label}"
+        );
+    }
+}

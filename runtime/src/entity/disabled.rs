@@ -86,7 +86,7 @@ unsafe impl<T: Component> QueryFilter for Allow<T> {
         true
     }
 
-    unsafe fn fetch<'w>((): (), _archetype: &'w Archetype, _last_run: u32) {}
+    unsafe fn fetch((): (), _archetype: &Archetype, _last_run: u32) {}
 
     unsafe fn row((): (), _row: usize) -> bool {
         true
