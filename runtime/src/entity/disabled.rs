@@ -21,9 +21,19 @@ use crate::registry::Registry;
 
 use super::query::QueryFilter;
 
-/// Marks an entity disabled: queries skip it unless they ask for it (see
-/// the [module](self) and [`Allow`]). Insert it to disable an entity,
-/// remove it to enable it again; its other components are kept.
+/// Marks an entity disabled: queries skip it unless they ask for it, by
+/// naming `Disabled` anywhere in their data or filter (`&Disabled`,
+/// `Option<&Disabled>`, `Has<Disabled>`, `With<Disabled>`,
+/// `Without<Disabled>`, inside a tuple, `Or` or `AnyOf`) or by filtering
+/// with [`Allow<Disabled>`](Allow). Insert it to disable an entity, remove
+/// it to enable it again; its other components are kept.
+///
+/// Disabling hides an entity from the queries that walk it, never from a
+/// handle that names it: [`World::entity`](crate::World::entity), a
+/// [`ComponentRef`](crate::ComponentRef) to one of its components and a
+/// [`Target<T>`](crate::Target) following such a reference still reach it,
+/// as Bevy's direct entity access does. `Query::get` on a hidden entity
+/// says so ([`QueryEntityError::Disabled`](crate::QueryEntityError::Disabled)).
 ///
 /// ```
 /// use sluice::{Allow, Disabled, Has, World};
