@@ -48,6 +48,7 @@ impl World {
     /// ```
     /// use sluice::{RequiredError, World};
     ///
+    /// #[derive(Default)]
     /// struct Player;
     /// #[derive(Default, Debug, PartialEq)]
     /// struct Hp(u32);
