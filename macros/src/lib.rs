@@ -192,6 +192,7 @@
 //! `sluice::ConditionFn` that `run_if = name` (or `NodeSpec::run_if`) takes.
 
 mod alias;
+mod bundle;
 mod condition;
 mod declared;
 mod expand;
@@ -228,4 +229,31 @@ pub fn factory(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn run_condition(attr: TokenStream, item: TokenStream) -> TokenStream {
     parse::node(NodeKind::RunCondition, attr.into(), item.into()).into()
+}
+
+/// Derives `sluice::Bundle` for a struct (named, tuple or unit fields):
+/// its fields are spawned, inserted and removed together, in one archetype
+/// move.
+///
+/// Every `Send + Sync + 'static` type is a component, so a field is one
+/// component unless marked `#[bundle]`: then it is a nested bundle (a
+/// derived one, or a tuple of components) whose components join this one's.
+///
+/// ```ignore
+/// #[derive(Bundle)]
+/// struct Body { pos: Pos, vel: Vel }
+///
+/// #[derive(Bundle)]
+/// struct Unit { hp: Hp, #[bundle] body: Body }
+///
+/// world.spawn(Unit { hp: Hp(3), body: Body { pos: Pos(0.0), vel: Vel(1.0) } });
+/// ```
+///
+/// A component type spelled twice among the plain fields is a compile
+/// error; one named twice another way (an alias, or inside a nested
+/// bundle) is refused when the bundle is used
+/// (`EntityError::DuplicateComponent`, naming the type).
+#[proc_macro_derive(Bundle, attributes(bundle))]
+pub fn derive_bundle(item: TokenStream) -> TokenStream {
+    bundle::derive(item.into()).into()
 }

@@ -74,6 +74,7 @@ pub use entity::{
     QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId,
     TICK_CHECK_INTERVAL, Target, With, Without,
 };
+pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;
@@ -85,7 +86,7 @@ pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,
 };
 pub use registry::{Registry, ServiceSlot};
-pub use sluice_macros::{factory, run_condition, system};
+pub use sluice_macros::{Bundle, factory, run_condition, system};
 pub mod plan;
 pub use exec::{
     BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, RunStats, SerialExecutor,

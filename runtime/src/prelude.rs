@@ -36,6 +36,7 @@ pub use crate::entity::{
     Added, AnyOf, Bundle, Changed, Component, ComponentRef, Entity, EntityError, Has, Or,
     Populated, Query, Removed, Single, Target, With, Without,
 };
+pub use crate::entity::{Allow, Disabled};
 pub use crate::exec::BatchProcessor;
 pub use crate::message::{MessageSender, Publish, Subscribe};
 pub use crate::node::{Marker, NodeBuilder};
@@ -47,4 +48,4 @@ pub use crate::world::{
     Commands, Context, EntityCommands, EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime,
     FromWorld, IntoSystem, IterationError, NodeSpec, World,
 };
-pub use sluice_macros::{factory, run_condition, system};
+pub use sluice_macros::{Bundle, factory, run_condition, system};

@@ -172,6 +172,8 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 struct PinnedCommits(Vec<std::thread::ThreadId>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/entities.rs"]
+mod entities;
 #[path = "api_model/model_check.rs"]
 mod model_check;
 #[path = "api_model/optional.rs"]
@@ -327,6 +329,9 @@ enum Op {
     Queries(queries::QueryOp),
     /// Issue 36: `Local`, custom commands, combinators (`systems.rs`).
     Systems(systems::SystemsOp),
+    /// Issue 36: `insert_if_new`, partial removal, derived bundles,
+    /// required components, disabled entities (`entities.rs`).
+    Entities(entities::EntityOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -398,6 +403,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 36 ---
         2 => queries::op().prop_map(Op::Queries),
         1 => systems::op(),
+        2 => entities::op().prop_map(Op::Entities),
     ]
 }
 
@@ -473,6 +479,8 @@ struct Model {
     par_init: par_init::InitModel,
     /// `systems::Tally`'s value, once `init_service` made it.
     tally: Option<i64>,
+    /// Issue 36: the required-component graph.
+    entities: entities::EntityModel,
 }
 
 /// One appended value in the model: `((run, the appender's position in
@@ -1426,6 +1434,7 @@ fn apply(
         }
         Op::Optional(op) => optional::apply(op, &mut real.world, &mut model.optional)?,
         Op::Queries(op) => queries::apply(op, real, model)?,
+        Op::Entities(op) => entities::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;

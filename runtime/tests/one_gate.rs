@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::script::{ScriptKind, Scripts};
-use sluice::{Added, AnyOf, Has, Or, Populated, Single, Without};
+use sluice::{Added, Allow, AnyOf, Disabled, Has, Or, Populated, Single, Without};
 use sluice::{
     Append, AppendBuffer, BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph,
     IntoSystem, IterationError, NodeBuilder, Publish, Query, QueryData, QueryFilter, Subscribe,
@@ -1204,6 +1204,20 @@ fn vocabulary_rows(rows: &mut Vec<Row>) {
         "Query<(AnyOf<(&A, Has<R>)>, Option<&A>)> (shared only)",
         ((AnyOf<(&A, Has<R>)>, Option<&A>)),
         (),
+        Expect::Runs
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, &A), Allow<Disabled>> (Allow reads nothing, the pair still aliases)",
+        ((&mut A, &A)),
+        Allow<Disabled>,
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, Has<Disabled>), Allow<Disabled>>",
+        ((&mut A, Has<Disabled>)),
+        Allow<Disabled>,
         Expect::Runs
     );
     query_rows!(

@@ -73,8 +73,10 @@ pub(crate) const DROPPED: u32 = u32::MAX;
 /// component, or [`DROPPED`] when `to` lacks it; for an insert,
 /// `fields[i]` is the index in `to` of bundle field `i`'s column and
 /// whether the source already had it; for a removal, `fields[i].column` is
-/// field `i`'s column in the source (every field is present there);
-/// `overwrites` is whether any field's `existed` is set.
+/// field `i`'s column in the source when `fields[i].existed` (a
+/// `remove_present` edge may lack fields; `remove` takes only along an
+/// edge whose `takes_all` is set); `overwrites` is whether any field's
+/// `existed` is set (inserts only).
 #[derive(Debug)]
 pub(crate) struct Edge {
     pub(crate) to: ArchetypeId,
@@ -83,6 +85,9 @@ pub(crate) struct Edge {
     /// An insert along it replaces a value in place (whose drop it then
     /// runs); without one nothing is left pending.
     pub(crate) overwrites: bool,
+    /// A removal whose every field is in the source, at least one: what
+    /// `remove` (which reads each field back) may move along.
+    pub(crate) takes_all: bool,
 }
 
 /// Where one bundle field goes (see [`Edge`]).
@@ -327,19 +332,24 @@ impl Archetypes {
                     column: target.column_of(c).expect("the target has every field"),
                     existed: source.contains(c),
                 },
+                // A field the source lacks (`remove_present`) has no column.
                 Change::Remove => FieldColumn {
-                    column: source.column_of(c).expect("the caller checked every field"),
-                    existed: true,
+                    column: source.column_of(c).unwrap_or(NO_COLUMN),
+                    existed: source.contains(c),
                 },
             })
             .collect();
         let edge = EdgeId(u32::try_from(self.edges.len()).expect("fewer than 2^32 edges"));
         let overwrites = change == Change::Insert && fields.iter().any(|field| field.existed);
+        let takes_all = change == Change::Remove
+            && !fields.is_empty()
+            && fields.iter().all(|field| field.existed);
         self.edges.push(Edge {
             to,
             moves,
             fields,
             overwrites,
+            takes_all,
         });
         self.list[from.index()].set_edge(change, bundle, edge);
         edge

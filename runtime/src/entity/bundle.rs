@@ -12,6 +12,10 @@ use super::component::{Component, ComponentId, Components};
 /// (and `()`); a bundle naming one type twice is refused when used
 /// ([`EntityError::DuplicateComponent`](super::EntityError::DuplicateComponent)).
 ///
+/// Derive it for a struct with `#[derive(Bundle)]` (see
+/// [`macro@crate::Bundle`]): each field is one component, or, marked
+/// `#[bundle]`, a nested bundle whose components join the struct's.
+///
 /// # Safety
 ///
 /// The store trusts the three methods to agree: `register` appends one id
@@ -20,6 +24,11 @@ use super::component::{Component, ComponentId, Components};
 /// value (of its type) to the returned pointer; `take` calls its callback
 /// once per field, in field order, and reads a value of that field's type
 /// from the returned pointer, taking ownership of it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a bundle",
+    label = "not a bundle: a tuple of components, or a struct with `#[derive(Bundle)]`",
+    note = "a field marked `#[bundle]` must itself be a bundle; a plain field is one component"
+)]
 pub unsafe trait Bundle: Send + Sync + Sized + 'static {
     /// Registers each component type and appends its id, in field order.
     fn register(components: &mut Components, ids: &mut Vec<ComponentId>);

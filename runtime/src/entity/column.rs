@@ -233,6 +233,21 @@ impl Column {
         self.changed.push(UnsafeCell::new(changed));
     }
 
+    /// Marks the value the caller moved into the spare slot (after
+    /// [`spare_ptr`](Self::spare_ptr)) pending a
+    /// [`drop_pending`](Self::drop_pending): a value offered and not kept
+    /// (`insert_if_new` over a component the entity has).
+    ///
+    /// # Safety
+    ///
+    /// The spare slot holds a valid value of this column's type, moved in
+    /// with room reserved and no drop pending; the column now owns it.
+    #[inline]
+    pub(crate) unsafe fn discard_spare(&mut self) {
+        debug_assert!(self.len < self.capacity && !self.pending);
+        self.pending = true;
+    }
+
     /// Parks `row`'s value in the spare slot, pending a
     /// [`drop_pending`](Self::drop_pending), marks the row changed at `tick`,
     /// and returns the row's slot, which the caller must fill with a new

@@ -164,6 +164,12 @@ impl<T: Component> ComponentRef<T> {
 /// # struct Pos;
 /// fn steer(q: Query<Target<&mut Pos>>) {}
 /// ```
+///
+/// A [`Disabled`](crate::Disabled) target is still read: disabling hides
+/// an entity from the queries that walk it, not from a reference that
+/// names it (as [`ComponentRef::get`] and [`World::entity`](crate::World::entity)
+/// still reach it). A disabled *referring* entity is skipped like any
+/// other unless the query asks for disabled entities.
 pub struct Target<T>(PhantomData<fn() -> T>);
 
 impl<T> std::fmt::Debug for Target<T> {

@@ -24,11 +24,13 @@ mod bundle;
 mod column;
 mod component;
 mod component_ref;
+pub(crate) mod disabled;
 #[allow(clippy::module_inception)] // the `Entity` handle, in `entity/entity.rs`
 mod entity;
 #[cfg(test)]
 mod model;
 pub mod query;
+mod required;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -37,12 +39,14 @@ pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
 pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
+pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
 pub use query::{
     Added, Changed, Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData,
     Removed, With, Without,
 };
 pub use query::{AnyOf, Has, Or, Populated, Single};
+pub use required::RequiredError;
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
 };

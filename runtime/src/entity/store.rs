@@ -10,6 +10,7 @@ use super::archetype::{Archetype, ArchetypeId, Archetypes, Change, DROPPED, Edge
 use super::bundle::{Bundle, BundleId, Bundles};
 use super::component::{Component, ComponentId, Components};
 use super::entity::{Entity, Location, Slots};
+use super::required::Required;
 
 /// Why an operation on an entity was refused. A refused operation changes
 /// nothing.
@@ -166,8 +167,10 @@ pub struct Entities {
     /// This store's identity, for the handles that cache its layout.
     id: StoreId,
     slots: Slots,
-    components: Components,
+    pub(super) components: Components,
     bundles: Bundles,
+    /// The components each component requires (`required.rs`).
+    pub(super) required: Required,
     archetypes: Archetypes,
     tick: AtomicU32,
     /// Per component id: the entities that lost it (despawned, or the
@@ -219,13 +222,17 @@ impl Default for Entities {
 impl Entities {
     /// An empty store at tick 0.
     pub fn new() -> Self {
-        let components = Components::new();
+        let mut components = Components::new();
+        // First, so its id is the constant queries test archetypes for.
+        let disabled = components.register::<super::disabled::Disabled>();
+        debug_assert_eq!(disabled, super::disabled::DISABLED);
         let archetypes = Archetypes::new(&components);
         Self {
             id: StoreId::fresh(),
             slots: Slots::default(),
             components,
             bundles: Bundles::default(),
+            required: Required::default(),
             archetypes,
             tick: AtomicU32::new(0),
             removed: Vec::new(),
@@ -458,7 +465,9 @@ impl Entities {
         let archetype = self.spawn_archetype(id);
         self.reserve_spawns(archetype, 1);
         // SAFETY: room for one entity was just reserved.
-        Ok(unsafe { self.spawn_reserved(id, archetype, bundle) })
+        let entity = unsafe { self.spawn_reserved(id, archetype, bundle) };
+        self.apply_required(entity, id);
+        Ok(entity)
     }
 
     /// Spawns one entity per bundle, reserving room once for the
@@ -471,6 +480,7 @@ impl Entities {
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
         let id = self.bundle::<B>().unwrap_or_else(|error| panic!("{error}"));
         let archetype = self.spawn_archetype(id);
+        let requires = !self.required.is_empty();
         let bundles = bundles.into_iter();
         let mut room = bundles.size_hint().0;
         self.reserve_spawns(archetype, room);
@@ -484,6 +494,9 @@ impl Entities {
             // SAFETY: `room` counts the entities reserved and not yet
             // spawned; it was at least one before this spawn.
             spawned.push(unsafe { self.spawn_reserved(id, archetype, bundle) });
+        }
+        if requires {
+            self.insert_required_for(&spawned, id);
         }
         spawned
     }
@@ -552,6 +565,27 @@ impl Entities {
         Ok(())
     }
 
+    /// Inserts what the components of bundle `id`, just given to `entity`,
+    /// require (`required.rs`); nothing to do, and one branch, when no
+    /// requirement is registered.
+    #[inline]
+    fn apply_required(&mut self, entity: Entity, id: BundleId) {
+        if !self.required.is_empty() {
+            self.insert_required_for(&[entity], id);
+        }
+    }
+
+    /// [`apply_required`](Self::apply_required)'s work, out of line so
+    /// the spawn and insert paths stay as small as without requirements.
+    #[cold]
+    #[inline(never)]
+    fn insert_required_for(&mut self, entities: &[Entity], id: BundleId) {
+        let given = self.bundles.info(id).fields.clone();
+        for &entity in entities {
+            self.insert_required(entity, &given);
+        }
+    }
+
     /// The live, unfrozen location of `entity`.
     #[inline]
     fn movable(&self, entity: Entity) -> Result<Location, EntityError> {
@@ -608,6 +642,31 @@ impl Entities {
     /// If an overwritten value's `Drop` panics, the insert is complete and
     /// the store consistent.
     pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        self.insert_bundle::<B, true>(entity, bundle)
+    }
+
+    /// Adds the components of `bundle` that `entity` lacks, keeping (and
+    /// not marking changed) those it has: the offered values of those are
+    /// dropped. Refused as [`insert`](Self::insert) is.
+    ///
+    /// If a dropped offered value's `Drop` panics, the insert is complete
+    /// and the store consistent.
+    pub fn insert_if_new<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
+        self.insert_bundle::<B, false>(entity, bundle)
+    }
+
+    /// [`insert`](Self::insert) (`REPLACE`) or
+    /// [`insert_if_new`](Self::insert_if_new).
+    #[inline]
+    fn insert_bundle<B: Bundle, const REPLACE: bool>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
         let location = self.movable(entity)?;
         let id = self.bundle::<B>()?;
         let edge = self.archetypes.edge(
@@ -631,28 +690,39 @@ impl Entities {
         // target (`Edge`'s invariant; one column per field, the bundle has
         // no duplicates) and every target column has room for a row and a
         // spare slot (`reserve(1)` above or in `move_entity`) with no drop
-        // pending. A field the source had: `row` is the entity's live row,
-        // parked and returned for the new value. A new field: the spare
-        // slot, which `commit_spare` below makes the row.
+        // pending. A field the source had, replaced: `row` is the entity's
+        // live row, parked and returned for the new value; kept
+        // (`!REPLACE`): the spare slot, whose value `discard_spare` below
+        // marks for dropping. A new field: the spare slot, which
+        // `commit_spare` below makes the row.
         unsafe {
             bundle.write(|i| {
                 let field = edge.fields[i];
                 let column = &mut table.columns[field.column as usize];
-                if field.existed {
+                if REPLACE && field.existed {
                     column.park_row(row, tick)
                 } else {
                     column.spare_ptr()
                 }
             });
         }
-        for field in edge.fields.iter().filter(|field| !field.existed) {
-            // SAFETY: `write` moved the field's value into the spare slot.
-            unsafe { table.columns[field.column as usize].commit_spare(tick, tick) };
+        for field in edge.fields.iter() {
+            let column = &mut table.columns[field.column as usize];
+            if !field.existed {
+                // SAFETY: `write` moved the field's value into the spare slot.
+                unsafe { column.commit_spare(tick, tick) };
+            } else if !REPLACE {
+                // SAFETY: `write` moved the offered value into the spare
+                // slot, with room reserved and no drop pending.
+                unsafe { column.discard_spare() };
+            }
         }
-        // Only a replaced value is pending (`park_row`); the move left none.
+        // Only a replaced or discarded value is pending (`park_row`,
+        // `discard_spare`); the move left none.
         if edge.overwrites {
             table.drop_pending();
         }
+        self.apply_required(entity, id);
         Ok(())
     }
 
@@ -666,9 +736,10 @@ impl Entities {
             .archetypes
             .cached_edge(location.archetype, Change::Remove, id)
         {
-            // A cached removal's fields are all in the source.
-            Some(edge) => edge,
-            None => {
+            Some(edge) if self.archetypes.edge_info(edge).takes_all => edge,
+            // Any other cached removal is a `remove_present`'s, lacking a
+            // field or without any: checked as a new one is.
+            Some(_) | None => {
                 let source = self
                     .archetypes
                     .get(location.archetype)
@@ -708,6 +779,61 @@ impl Entities {
         let values =
             unsafe { B::take(|i| source.columns[edge.fields[i].column as usize].spare_ptr()) };
         Ok(values)
+    }
+
+    /// Removes whichever components of `B` `entity` has (an archetype
+    /// move), dropping them, as Bevy's `remove` does, and returns the type
+    /// names of those it lacked, in field order (empty, and not allocated,
+    /// when it had them all). Refused, changing nothing, for a stale or
+    /// frozen entity, or a bundle naming a type twice.
+    ///
+    /// If a removed value's `Drop` panics, the removal is complete and the
+    /// store consistent; the other removed values are still dropped.
+    pub fn remove_present<B: Bundle>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<Vec<&'static str>, EntityError> {
+        let location = self.movable(entity)?;
+        let id = self.bundle::<B>()?;
+        let edge = self.archetypes.edge(
+            location.archetype,
+            Change::Remove,
+            (id, self.bundles.info(id)),
+            &self.components,
+            &mut self.scratch,
+        );
+        let info = self.bundles.info(id);
+        let edge_info = self.archetypes.edge_info(edge);
+        let absent: Vec<&'static str> = info
+            .fields
+            .iter()
+            .zip(&edge_info.fields)
+            .filter(|(_, field)| !field.existed)
+            .map(|(&component, _)| self.components.info(component).name())
+            .collect();
+        if edge_info.to == location.archetype {
+            return Ok(absent);
+        }
+        let tick = fresh_tick(&mut self.tick);
+        let present = info
+            .fields
+            .iter()
+            .zip(&edge_info.fields)
+            .filter(|(_, field)| field.existed)
+            .map(|(&component, _)| component);
+        for component in present {
+            record_removals(&mut self.removed, &[component], entity, tick);
+        }
+        self.move_entity(entity, location, edge);
+        let (edge, source, _) = self.archetypes.move_parts(location.archetype, edge);
+        for field in edge.fields.iter().filter(|field| field.existed) {
+            // SAFETY: the move swap-removed the entity's row from this
+            // source column without a drop, leaving its value in the spare
+            // slot, owned by nobody, with no drop pending.
+            unsafe { source.columns[field.column as usize].discard_spare() };
+        }
+        source.drop_pending();
+        Ok(absent)
     }
 
     /// `entity`'s `C`, if it is alive and has one.

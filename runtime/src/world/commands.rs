@@ -334,6 +334,30 @@ impl Commands<'_> {
         }
     }
 
+    /// Spawns an entity with no component at the boundary, and returns its
+    /// commands: the entity is reserved now, usable at once by every later
+    /// command of this iteration (insert onto it, link other entities to
+    /// it with [`EntityCommands::insert_with`], despawn it), and lives from
+    /// the boundary on. Its [`Spawned`] is [`EntityCommands::id`].
+    ///
+    /// ```
+    /// use sluice::{Commands, NodeBuilder, World};
+    ///
+    /// struct Hp(u32);
+    ///
+    /// let mut world = World::new();
+    /// world.add_system(NodeBuilder::new("spawner").system(|commands: Commands| {
+    ///     commands.spawn_empty().insert((Hp(3),));
+    /// }));
+    /// world.run_iteration()?;
+    /// assert_eq!(world.query::<&Hp>().iter().map(|hp| hp.0).sum::<u32>(), 3);
+    /// # Ok::<(), sluice::IterationError>(())
+    /// ```
+    pub fn spawn_empty(&self) -> EntityCommands<'_> {
+        let spawned = self.spawn(());
+        self.entity(spawned)
+    }
+
     /// Despawns `entity` at the boundary (refused if it is gone by then).
     pub fn despawn(&self, entity: impl Into<CommandEntity>) {
         self.entity(entity).despawn();
@@ -419,6 +443,18 @@ impl EntityCommands<'_> {
         self
     }
 
+    /// Adds the components of `bundle` the entity lacks when this lands,
+    /// keeping those it has (unchanged, not marked changed).
+    pub fn insert_if_new<B: Bundle>(&self, bundle: B) -> &Self {
+        let entity = self.entity;
+        let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
+        self.queue.push(label, move |world| {
+            let entity = world.resolve(entity)?;
+            world.entities_mut().insert_if_new(entity, bundle)
+        });
+        self
+    }
+
     /// Adds the components `make` builds from the entity `other` landed as
     /// (alive now or [`Spawned`] this iteration): links between new
     /// entities. Refused, changing nothing, when either is not there.
@@ -456,13 +492,19 @@ impl EntityCommands<'_> {
         self
     }
 
-    /// Removes the components of `B` (dropping them).
+    /// Removes whichever components of `B` the entity has when this lands,
+    /// dropping them, as Bevy's `remove` does: one it lacks is no error
+    /// (a bundle only partly there loses the part that is). Refused,
+    /// changing nothing, when the entity is gone or frozen, or `B` names a
+    /// type twice. To learn what was absent, remove it directly between
+    /// iterations ([`EntityMut::remove_present`](crate::EntityMut::remove_present)
+    /// returns the names), or from a custom command ([`Commands::queue`]).
     pub fn remove<B: Bundle>(&self) -> &Self {
         let entity = self.entity;
         let label = CommandLabel::RemoveComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
             let entity = world.resolve(entity)?;
-            world.entities_mut().remove::<B>(entity).map(drop)
+            world.entities_mut().remove_present::<B>(entity).map(drop)
         });
         self
     }

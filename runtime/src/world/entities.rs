@@ -6,7 +6,8 @@
 //! [`Commands`]: crate::Commands
 
 use crate::entity::{
-    Bundle, Component, ComponentTicks, Entities, Entity, EntityError, Query, QueryData, QueryFilter,
+    Bundle, Component, ComponentTicks, Entities, Entity, EntityError, Query, QueryData,
+    QueryFilter, RequiredError,
 };
 use crate::world::World;
 
@@ -20,12 +21,71 @@ impl World {
         self.entities_mut().spawn(bundle)
     }
 
+    /// Spawns an entity with no component, to build up with
+    /// [`EntityMut::insert`].
+    pub fn spawn_empty(&mut self) -> EntityMut<'_> {
+        let entities = self.entities_mut();
+        let entity = entities.spawn(());
+        EntityMut { entities, entity }
+    }
+
     /// Spawns one entity per bundle, reserving room once.
     ///
     /// # Panics
     /// As [`spawn`](Self::spawn).
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
         self.entities_mut().spawn_batch(bundles)
+    }
+
+    /// Makes `A` require `B`: every later spawn or insert giving an entity
+    /// an `A` also inserts `B::default()` where the entity then lacks a `B`
+    /// (one given in the same bundle, or already there, is kept),
+    /// transitively. The registration-call form of Bevy's `#[require(B)]`:
+    /// every `Send + Sync + 'static` type is a component, so there is no
+    /// component derive to carry the attribute. See
+    /// [`Entities::register_required`].
+    ///
+    /// ```
+    /// use sluice::{RequiredError, World};
+    ///
+    /// #[derive(Default)]
+    /// struct Player;
+    /// #[derive(Default, Debug, PartialEq)]
+    /// struct Hp(u32);
+    ///
+    /// let mut world = World::new();
+    /// world.register_required_with::<Player, Hp>(|| Hp(100))?;
+    /// let fresh = world.spawn((Player,));
+    /// let hurt = world.spawn((Player, Hp(7)));
+    /// assert_eq!(world.entity(fresh).unwrap().get::<Hp>(), Some(&Hp(100)));
+    /// assert_eq!(world.entity(hurt).unwrap().get::<Hp>(), Some(&Hp(7)));
+    /// // A cycle is refused, by name.
+    /// assert!(matches!(
+    ///     world.register_required::<Hp, Player>(),
+    ///     Err(RequiredError::Cycle { .. })
+    /// ));
+    /// # Ok::<(), RequiredError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RequiredError::Cycle`] (naming the cycle) or
+    /// [`RequiredError::AlreadyRequired`]; nothing changes.
+    pub fn register_required<A: Component, B: Component + Default>(
+        &mut self,
+    ) -> Result<(), RequiredError> {
+        self.entities_mut().register_required::<A, B>()
+    }
+
+    /// As [`register_required`](Self::register_required), `B` made by
+    /// `make`.
+    ///
+    /// # Errors
+    /// As [`register_required`](Self::register_required).
+    pub fn register_required_with<A: Component, B: Component>(
+        &mut self,
+        make: impl Fn() -> B + Send + Sync + 'static,
+    ) -> Result<(), RequiredError> {
+        self.entities_mut().register_required_with::<A, B>(make)
     }
 
     /// Despawns `entity`, dropping its components.
@@ -201,13 +261,36 @@ impl EntityMut<'_> {
         Ok(self)
     }
 
-    /// Removes the components of `B` and returns them.
+    /// Adds the components of `bundle` it lacks, keeping those it has
+    /// (unchanged, not marked changed); the offered values of those are
+    /// dropped.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn insert_if_new<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
+        self.entities.insert_if_new(self.entity, bundle)?;
+        Ok(self)
+    }
+
+    /// Removes the components of `B` and returns them: all or nothing,
+    /// as Bevy's `take`. [`remove_present`](Self::remove_present) removes
+    /// whichever it has, as Bevy's `remove`.
     ///
     /// # Errors
     /// [`EntityError::Frozen`], or [`EntityError::MissingComponent`] when it
     /// lacks one of them (nothing changes).
     pub fn remove<B: Bundle>(&mut self) -> Result<B, EntityError> {
         self.entities.remove::<B>(self.entity)
+    }
+
+    /// Removes whichever components of `B` it has, dropping them, and
+    /// returns the type names of those it lacked (empty when it had all).
+    ///
+    /// # Errors
+    /// [`EntityError::Frozen`] or [`EntityError::DuplicateComponent`]
+    /// (nothing changes).
+    pub fn remove_present<B: Bundle>(&mut self) -> Result<Vec<&'static str>, EntityError> {
+        self.entities.remove_present::<B>(self.entity)
     }
 
     /// Despawns it.

@@ -222,6 +222,8 @@ where
                 let filter = F::ids(components);
                 for archetype in entities.archetype_list() {
                     if archetype.is_empty()
+                        || (crate::entity::disabled::hides(archetype)
+                            && !crate::entity::query::sees_disabled::<D, F>())
                         || !D::matches(ids, archetype)
                         || !F::matches(filter, archetype)
                     {

@@ -59,6 +59,10 @@ macro_rules! impl_any_of {
             /// Per element: its columns, `None` when the archetype lacks it.
             type Fetch<'w> = ($(Option<$name::Fetch<'w>>,)+);
 
+            fn sees_disabled() -> bool {
+                $($name::sees_disabled())||+
+            }
+
             fn declare(node: NodeBuilder) -> NodeBuilder {
                 $(let node = $name::declare(node);)+
                 node

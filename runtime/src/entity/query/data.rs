@@ -72,6 +72,14 @@ pub unsafe trait QueryData {
     /// ([`QueryEntityError::MissingComponent`](super::QueryEntityError::MissingComponent)).
     /// `None` exactly when [`matches`](Self::matches) would say yes.
     fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str>;
+    /// Whether this names [`Disabled`](crate::Disabled), so the query sees
+    /// disabled entities (see [`Allow`](crate::Allow)); `false` unless
+    /// overridden.
+    #[inline]
+    fn sees_disabled() -> bool {
+        false
+    }
+
     /// `archetype`'s columns (`archetype` is one of `entities`').
     ///
     /// # Safety
@@ -148,6 +156,10 @@ macro_rules! required_component {
 
         fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str> {
             lacks::<C>(components, archetype)
+        }
+
+        fn sees_disabled() -> bool {
+            crate::entity::disabled::is_disabled::<C>()
         }
     };
 }
@@ -332,6 +344,10 @@ unsafe impl<C: Component> QueryData for Option<&C> {
         Lane::<C>::read(node)
     }
 
+    fn sees_disabled() -> bool {
+        crate::entity::disabled::is_disabled::<C>()
+    }
+
     fn lanes(out: &mut Vec<(TypeId, bool)>) {
         out.push((TypeId::of::<Lane<C>>(), false));
     }
@@ -381,6 +397,10 @@ macro_rules! impl_tuples {
             type Item<'w> = ($($name::Item<'w>,)+);
             type Ids = ($($name::Ids,)+);
             type Fetch<'w> = ($($name::Fetch<'w>,)+);
+
+            fn sees_disabled() -> bool {
+                $($name::sees_disabled())||+
+            }
 
             fn declare(node: NodeBuilder) -> NodeBuilder {
                 $(let node = $name::declare(node);)+

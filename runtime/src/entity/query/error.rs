@@ -27,6 +27,10 @@ pub enum QueryEntityError {
         /// The query's filter, by type name.
         filter: &'static str,
     },
+    /// The entity is [`Disabled`](crate::Disabled) and the query does not
+    /// ask for disabled entities (name `Disabled` in it, or filter with
+    /// [`Allow<Disabled>`](crate::Allow)).
+    Disabled(Entity),
     /// [`Query::get_many_mut`](super::Query::get_many_mut) was asked for
     /// this entity twice: two writable items of one row would alias, so
     /// none is handed out.
@@ -39,6 +43,7 @@ impl QueryEntityError {
         match *self {
             Self::NoSuchEntity(entity)
             | Self::AliasedMutability(entity)
+            | Self::Disabled(entity)
             | Self::MissingComponent { entity, .. }
             | Self::FilteredOut { entity, .. } => entity,
         }
@@ -55,6 +60,11 @@ impl std::fmt::Display for QueryEntityError {
             Self::FilteredOut { entity, filter } => {
                 write!(f, "{entity:?} is left out by the query's filter `{filter}`")
             }
+            Self::Disabled(entity) => write!(
+                f,
+                "{entity:?} is disabled: name `Disabled` in the query, or filter with \
+                 `Allow<Disabled>`, to reach it"
+            ),
             Self::AliasedMutability(entity) => write!(
                 f,
                 "{entity:?} is named twice in one `get_many_mut`: two writable items of one \

@@ -73,6 +73,13 @@ pub unsafe trait QueryFilter {
     /// `row` is a live row of the fetched archetype, and the node holds the
     /// lanes `declare` declared.
     unsafe fn row(fetch: Self::Fetch<'_>, row: usize) -> bool;
+    /// Whether this names [`Disabled`](crate::Disabled), so the query sees
+    /// disabled entities (see [`Allow`](crate::Allow)); `false` unless
+    /// overridden.
+    #[inline]
+    fn sees_disabled() -> bool {
+        false
+    }
 }
 
 /// The methods of an archetype-only filter.
@@ -125,6 +132,10 @@ unsafe impl<T: Component> QueryFilter for With<T> {
     fn matches(id: Option<ComponentId>, archetype: &Archetype) -> bool {
         id.is_some_and(|id| archetype.contains(id))
     }
+
+    fn sees_disabled() -> bool {
+        crate::entity::disabled::is_disabled::<T>()
+    }
 }
 
 // SAFETY: reads nothing (the archetype's component set only).
@@ -138,6 +149,10 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
 
     fn matches(id: Option<ComponentId>, archetype: &Archetype) -> bool {
         id.is_none_or(|id| !archetype.contains(id))
+    }
+
+    fn sees_disabled() -> bool {
+        crate::entity::disabled::is_disabled::<T>()
     }
 }
 
@@ -223,6 +238,10 @@ macro_rules! impl_tuples {
             type Ids = ($($name::Ids,)+);
             type Fetch<'w> = ($($name::Fetch<'w>,)+);
             const BY_ROW: bool = $($name::BY_ROW)||+;
+
+            fn sees_disabled() -> bool {
+                $($name::sees_disabled())||+
+            }
 
             fn declare(node: NodeBuilder, declared: &[(TypeId, bool)]) -> NodeBuilder {
                 $(let node = $name::declare(node, declared);)+

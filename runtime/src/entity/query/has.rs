@@ -54,6 +54,10 @@ unsafe impl<T: Component> QueryData for Has<T> {
         node
     }
 
+    fn sees_disabled() -> bool {
+        crate::entity::disabled::is_disabled::<T>()
+    }
+
     fn lanes(_out: &mut Vec<(TypeId, bool)>) {}
 
     fn resolve(_registry: &mut Registry) {}

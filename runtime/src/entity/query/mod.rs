@@ -34,6 +34,7 @@ mod single;
 
 use std::marker::PhantomData;
 
+use crate::entity::disabled;
 use crate::entity::{Archetype, Entities, Entity};
 
 pub(crate) use cursor::ChangeRun;
@@ -284,6 +285,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         let (archetype, row) = entities
             .location_of(entity)
             .ok_or(QueryEntityError::NoSuchEntity(entity))?;
+        if disabled::hides(archetype) && !sees_disabled::<D, F>() {
+            return Err(QueryEntityError::Disabled(entity));
+        }
         let Some((ids, filter)) = ids.filter(|&(ids, _)| D::matches(ids, archetype)) else {
             // Only now name what is missing (`missing` says `None` exactly
             // when `matches` says yes; the fallback only keeps this total).
@@ -342,7 +346,17 @@ fn visits<D: QueryData, F: QueryFilter>(
     filter: F::Ids,
     archetype: &Archetype,
 ) -> bool {
-    !archetype.is_empty() && D::matches(ids, archetype) && F::matches(filter, archetype)
+    !archetype.is_empty()
+        && (!disabled::hides(archetype) || sees_disabled::<D, F>())
+        && D::matches(ids, archetype)
+        && F::matches(filter, archetype)
+}
+
+/// Whether a query of `D` filtered by `F` sees disabled entities: it names
+/// [`Disabled`](crate::Disabled) or allows it.
+#[inline]
+pub(crate) fn sees_disabled<D: QueryData, F: QueryFilter>() -> bool {
+    D::sees_disabled() || F::sees_disabled()
 }
 
 /// The items of a query, archetype by archetype (allocates nothing).

@@ -56,6 +56,10 @@ macro_rules! impl_or {
             type Fetch<'w> = ($(Option<$name::Fetch<'w>>,)+);
             const BY_ROW: bool = $($name::BY_ROW)||+;
 
+            fn sees_disabled() -> bool {
+                $($name::sees_disabled())||+
+            }
+
             fn declare(node: NodeBuilder, declared: &[(TypeId, bool)]) -> NodeBuilder {
                 $(let node = $name::declare(node, declared);)+
                 node
