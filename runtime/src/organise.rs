@@ -216,6 +216,15 @@ pub enum SiblingOrder {
     Last,
 }
 
+/// What a group's, stage's or set's run condition node gates: every member
+/// of the group it is in (at any depth), or of its stage or set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Gated {
+    Group,
+    Stage,
+    Set,
+}
+
 /// A node's organisation: everything but its accesses and explicit edges.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {

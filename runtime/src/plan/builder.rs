@@ -336,12 +336,14 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
     let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
     crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
+    let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
     let (plan, found) = build_selection(
         graph,
         options,
         &resolved,
         &targets,
         &pinned,
+        &gates,
         &Selection::UPDATE,
     );
     diagnostics.extend(found);
@@ -357,6 +359,7 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
     crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
+    let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
     let mut seen: HashMap<Selection, ()> = HashMap::default();
     seen.extend(selections.iter().map(|selection| (selection.clone(), ())));
@@ -378,8 +381,9 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
             .push(at);
     }
     for selection in selections {
-        let (plan, found) =
-            build_selection(graph, options, &resolved, &targets, &pinned, &selection);
+        let (plan, found) = build_selection(
+            graph, options, &resolved, &targets, &pinned, &gates, &selection,
+        );
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
             // every selection: report it once.
@@ -409,6 +413,7 @@ fn build_selection(
     resolved: &Resolved,
     targets: &Targets<'_>,
     pinned: &[bool],
+    gates: &[(u32, u32)],
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -426,6 +431,7 @@ fn build_selection(
         member,
         selection,
         true,
+        gates,
         &mut diagnostics,
     );
     let sorted = match order::sort(graph, resolved, &edges) {
@@ -440,6 +446,7 @@ fn build_selection(
                 edges.member.clone(),
                 selection,
                 false,
+                gates,
                 &mut Vec::new(),
             );
             diagnostics.extend(order::sort(graph, resolved, &edges).err().unwrap_or(cycles));
@@ -455,6 +462,10 @@ fn build_selection(
     plan.selection = selection.clone();
     plan.hierarchy = Hierarchy::new(graph, resolved);
     plan.pinned = pinned.to_vec();
+    plan.gates = crate::plan::conditions::NodeGates::new(nodes.len(), gates, &|i| {
+        selection.contains(&nodes[i])
+    })
+    .map(std::sync::Arc::new);
     plan.marker_names = marker_names(graph, resolved, &edges);
     if options.ambiguity != AmbiguityLevel::Ignore {
         let level = match options.ambiguity {
@@ -850,6 +861,7 @@ fn walk_lanes(
         selection: Selection::UPDATE,
         hierarchy: Hierarchy::default(),
         pinned: Vec::new(),
+        gates: None,
     }
 }
 

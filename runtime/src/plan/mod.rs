@@ -24,6 +24,7 @@
 
 mod ambiguity;
 mod builder;
+pub(crate) mod conditions;
 mod diagnostics;
 mod dot;
 mod graph;

@@ -313,7 +313,15 @@ impl Resolved {
                                 NONE
                             }
                         },
-                        None if kind == RankKind::Stage && !declared.is_empty() => {
+                        // A group's or set's condition node stands
+                        // before its members, in whatever stages they are.
+                        None if kind == RankKind::Stage
+                            && !declared.is_empty()
+                            && !matches!(
+                                node.gated(),
+                                Some(crate::organise::Gated::Group | crate::organise::Gated::Set)
+                            ) =>
+                        {
                             diagnostics.push(no_stage(node, node_ref));
                             NONE
                         }

@@ -10,6 +10,7 @@ use sluice_collections::Pooled;
 use crate::ServiceId;
 use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, RunStats, SystemTiming};
 use crate::organise::Schedule;
+use crate::plan::conditions::NodeGates;
 use crate::plan::{GraphView, Level, Plan, Plans};
 use crate::system::{BoundaryNodes, NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
@@ -306,6 +307,12 @@ impl World {
     /// Runs the whole-world system `node` of plan `index` with the world to
     /// itself.
     fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
+        // A member of a group, stage or set whose condition was false.
+        if let Some(gates) = &self.executions.0[index].gates
+            && !WorldNode::gates_open(&self.nodes, gates.of(node as usize))
+        {
+            return Ok(());
+        }
         let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
             return Ok(());
         };
@@ -371,7 +378,9 @@ impl World {
         }
         #[cfg(loom)]
         let own = self.executions.0[index].is_own(part);
-        let Part::Nodes(execution) = &mut self.executions.0[index].parts[part] else {
+        let run = &mut self.executions.0[index];
+        let gates = run.gates.as_deref();
+        let Part::Nodes(execution) = &mut run.parts[part] else {
             return Ok(());
         };
         let (choice, timed) = match self.executor {
@@ -401,6 +410,7 @@ impl World {
             &self.nodes,
             &execution.vertex_nodes,
             &execution.vertex_ranks,
+            gates,
             ServiceCells::new(slots),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
@@ -707,6 +717,7 @@ fn node_runner<'s>(
     nodes: &'s [WorldNode],
     vertex_nodes: &'s [u32],
     vertex_ranks: &'s [u32],
+    gates: Option<&'s NodeGates>,
     cells: ServiceCells<'s>,
     graph: &'s GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
@@ -721,6 +732,16 @@ fn node_runner<'s>(
         let node = index;
         let rank = vertex_ranks[cx.node()];
         let index = index as usize;
+        // A member of a group, stage or set whose condition was false this
+        // iteration is skipped (and, if it is itself a condition, closes).
+        if let Some(gates) = gates
+            && !WorldNode::gates_open(nodes, gates.of(index))
+        {
+            if let WorldNode::Gate(gate) = &nodes[index] {
+                gate.close();
+            }
+            return NodeOutcome::Done;
+        }
         let env = NodeEnv {
             cells,
             graph,

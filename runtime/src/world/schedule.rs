@@ -18,6 +18,7 @@ use sluice_collections::{Pooled, Taken};
 
 use crate::access::ServiceId;
 use crate::exec::{CompiledGraph, ExecutionState};
+use crate::plan::conditions::NodeGates;
 use crate::plan::{GraphView, NodeIndex, Plan, PlanErrors, PlanOptions, Plans};
 use crate::system::{NextValue, NodeBody, NodeEnv};
 use crate::world::BUILTIN_NODES;
@@ -208,6 +209,8 @@ fn plan_ranks(plan: &Plan) -> Vec<u32> {
 #[derive(Debug)]
 pub(crate) struct PlanRun {
     pub(crate) parts: Vec<Part>,
+    /// Per node, the group, stage and set conditions it waits on.
+    pub(crate) gates: Option<Arc<NodeGates>>,
 }
 
 impl PlanRun {
@@ -228,6 +231,7 @@ impl PlanRun {
         if parts.is_empty() && !order.iter().any(|&v| whole_world(v)) {
             return Self {
                 parts: vec![Part::Nodes(Box::new(Execution::compile(plan, order)))],
+                gates: plan.gates.clone(),
             };
         }
         let ranks = plan_ranks(plan);
@@ -249,7 +253,10 @@ impl PlanRun {
         if !current.is_empty() {
             parts.push(Part::Nodes(Box::new(Execution::compile(plan, &current))));
         }
-        Self { parts }
+        Self {
+            parts,
+            gates: plan.gates.clone(),
+        }
     }
 
     /// Whether part `part` is the world's own factories, which a model runs
