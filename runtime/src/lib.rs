@@ -79,7 +79,7 @@ pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
-    Point, RuntimeOnly,
+    Point, RuntimeOnly, Silenced,
 };
 pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,
@@ -94,7 +94,7 @@ pub use exec::{
 pub use plan::{
     AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, GroupIndex, Hierarchy,
     LaneKind, Level, MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions,
-    Plans, Reason, Relation, Selection, TreeItem,
+    Plans, Reason, Relation, Selection, SilencedBy, TreeItem,
 };
 pub use system::{
     AndCondition, Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionExt, ConditionFn,

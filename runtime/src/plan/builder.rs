@@ -6,6 +6,7 @@ use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit, Targets};
 use crate::plan::organise::{self, OrgVertex, Resolved, Selection};
+use crate::plan::silence::Silencing;
 use crate::plan::view::{EdgeRecord, Hierarchy, Names};
 use crate::plan::{
     AmbiguityLevel, CompiledPlan, GraphView, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
@@ -337,6 +338,7 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
     crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
     let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
+    let silencing = Silencing::new(graph, &resolved, &mut diagnostics);
     let (plan, found) = build_selection(
         graph,
         options,
@@ -344,6 +346,7 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
         &targets,
         &pinned,
         &gates,
+        silencing.as_ref(),
         &Selection::UPDATE,
     );
     diagnostics.extend(found);
@@ -360,6 +363,7 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
     let targets = Targets::new(graph, &resolved, &mut diagnostics);
     let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
+    let silencing = Silencing::new(graph, &resolved, &mut diagnostics);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
     let mut seen: HashMap<Selection, ()> = HashMap::default();
     seen.extend(selections.iter().map(|selection| (selection.clone(), ())));
@@ -382,7 +386,14 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
     }
     for selection in selections {
         let (plan, found) = build_selection(
-            graph, options, &resolved, &targets, &pinned, &gates, &selection,
+            graph,
+            options,
+            &resolved,
+            &targets,
+            &pinned,
+            &gates,
+            silencing.as_ref(),
+            &selection,
         );
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
@@ -414,6 +425,7 @@ fn build_selection(
     targets: &Targets<'_>,
     pinned: &[bool],
     gates: &[(u32, u32)],
+    silencing: Option<&Silencing>,
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -478,6 +490,7 @@ fn build_selection(
             &sorted.vertices,
             &plan,
             level,
+            silencing,
         ));
     }
     if diagnostics.iter().any(|d| d.level == Level::Error) {

@@ -32,6 +32,7 @@ mod order;
 mod organise;
 mod pinned;
 mod plans;
+mod silence;
 mod stages;
 mod svg;
 mod view;
@@ -43,6 +44,7 @@ pub use diagnostics::{
 pub use graph::{Graph, GraphView, MarkerIndex, NodeIndex};
 pub use organise::{GroupIndex, Selection};
 pub use plans::Plans;
+pub use silence::SilencedBy;
 pub use svg::to_svg;
 pub use view::{CompiledPlan, Edge, Hierarchy, LaneKind, Plan, Reason, TreeItem};
 
