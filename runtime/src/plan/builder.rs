@@ -328,27 +328,60 @@ impl Ancestors {
     }
 }
 
+/// What every selection's plan is built from, resolved once, with every
+/// diagnostic about the registrations as a whole.
+struct Prepared<'g> {
+    resolved: Resolved,
+    pinned: Vec<bool>,
+    targets: Targets<'g>,
+    gates: Vec<(u32, u32)>,
+    silencing: Option<Silencing>,
+}
+
+impl<'g> Prepared<'g> {
+    fn new(graph: &GraphView<'g>, diagnostics: &mut Vec<Diagnostic>) -> Self {
+        declared_twice(graph, diagnostics);
+        let resolved = Resolved::new(graph, diagnostics);
+        let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
+        crate::plan::pinned::unpinned_non_send(graph, &pinned, diagnostics);
+        let targets = Targets::new(graph, &resolved, diagnostics);
+        let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
+        let silencing = Silencing::new(graph, &resolved, diagnostics);
+        Self {
+            resolved,
+            pinned,
+            targets,
+            gates,
+            silencing,
+        }
+    }
+
+    /// One selection's plan (`None` when it has errors), and what was found.
+    fn build(
+        &self,
+        graph: &GraphView<'_>,
+        options: &PlanOptions,
+        selection: &Selection,
+    ) -> (Option<Plan>, Vec<Diagnostic>) {
+        build_selection(
+            graph,
+            options,
+            &self.resolved,
+            &self.targets,
+            &self.pinned,
+            &self.gates,
+            self.silencing.as_ref(),
+            selection,
+        )
+    }
+}
+
 /// Builds the plan of the update schedule's variable cadence, with every
 /// diagnostic about the registrations as a whole.
 pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
     let mut diagnostics = Vec::new();
-    declared_twice(graph, &mut diagnostics);
-    let resolved = Resolved::new(graph, &mut diagnostics);
-    let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
-    crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
-    let targets = Targets::new(graph, &resolved, &mut diagnostics);
-    let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
-    let silencing = Silencing::new(graph, &resolved, &mut diagnostics);
-    let (plan, found) = build_selection(
-        graph,
-        options,
-        &resolved,
-        &targets,
-        &pinned,
-        &gates,
-        silencing.as_ref(),
-        &Selection::UPDATE,
-    );
+    let prepared = Prepared::new(graph, &mut diagnostics);
+    let (plan, found) = prepared.build(graph, options, &Selection::UPDATE);
     diagnostics.extend(found);
     finish(plan, diagnostics)
 }
@@ -357,13 +390,7 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
 /// cadences of the update schedule); each problem is reported once.
 pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plans, PlanErrors> {
     let mut diagnostics = Vec::new();
-    declared_twice(graph, &mut diagnostics);
-    let resolved = Resolved::new(graph, &mut diagnostics);
-    let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
-    crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
-    let targets = Targets::new(graph, &resolved, &mut diagnostics);
-    let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
-    let silencing = Silencing::new(graph, &resolved, &mut diagnostics);
+    let prepared = Prepared::new(graph, &mut diagnostics);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
     let mut seen: HashMap<Selection, ()> = HashMap::default();
     seen.extend(selections.iter().map(|selection| (selection.clone(), ())));
@@ -385,16 +412,7 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
             .push(at);
     }
     for selection in selections {
-        let (plan, found) = build_selection(
-            graph,
-            options,
-            &resolved,
-            &targets,
-            &pinned,
-            &gates,
-            silencing.as_ref(),
-            &selection,
-        );
+        let (plan, found) = prepared.build(graph, options, &selection);
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
             // every selection: report it once.
