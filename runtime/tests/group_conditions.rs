@@ -406,3 +406,41 @@ fn the_plan_says_why_a_member_waits_for_its_group_condition() {
         "{text:?}"
     );
 }
+
+#[test]
+fn a_condition_sits_in_the_earliest_phase_of_its_members() {
+    for (executor, threads) in executors() {
+        let mut world = world_on(executor, threads);
+        world.insert(Paused(false));
+        world.insert(Log::default());
+        world.add_group(Group::new("Input"));
+        world.run_group_if("Input", |p: &Paused| !p.0);
+        world.add_system(
+            NodeBuilder::new("late")
+                .in_group("Input")
+                .phase(Phase::PostUpdate)
+                .system(|log: &mut Log| log.0.push("late".into())),
+        );
+        world.add_system(
+            NodeBuilder::new("early")
+                .in_group("Input")
+                .phase(Phase::PreUpdate)
+                .system(|log: &mut Log| log.0.push("early".into())),
+        );
+        // In `Update`: after the condition, which is in `PreUpdate` with
+        // `early`, so pausing here skips `late` only from the next frame.
+        world.add_system(
+            NodeBuilder::new("pause").system(|p: &mut Paused, log: &mut Log| {
+                p.0 = true;
+                log.0.push("pause".into());
+            }),
+        );
+        world.run_iteration().unwrap();
+        world.run_iteration().unwrap();
+        assert_eq!(
+            world.get::<Log>().unwrap().0,
+            ["early", "pause", "late", "pause"],
+            "{executor:?} on {threads}"
+        );
+    }
+}

@@ -221,7 +221,7 @@ impl Explicit {
         let markers = graph.markers().len();
         let is_member = |i: usize| member.as_ref().is_none_or(|m| m[i]);
         let org_base = (n + markers) as u32;
-        let org = organise::edges(graph, resolved, &is_member, org_base, shared);
+        let org = organise::edges(graph, resolved, &is_member, org_base, shared, gates);
         let vertices = n + markers + org.vertices.len();
         let groups = graph.organisation().groups();
         let removed = |v: usize| v < n && nodes[v].state() == NodeState::Removed;
