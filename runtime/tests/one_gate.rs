@@ -987,6 +987,21 @@ fn local_rows(rows: &mut Vec<Row>) {
 /// gate as one run condition's are (`DeclaredBy::Condition`), combined
 /// operands are parts of their own, and its reads sit beside the members'
 /// gates in other nodes, never inside them.
+fn subscribes_twice(a: Subscribe<'_, M>, b: Subscribe<'_, M>) -> bool {
+    let _ = (a, b);
+    true
+}
+
+fn subscribes(a: Subscribe<'_, M>) -> bool {
+    let _ = a;
+    true
+}
+
+fn gates_r(r: &mut R) {
+    let _ = r;
+    ran();
+}
+
 fn group_condition_rows(rows: &mut Vec<Row>) {
     use sluice::{ConditionExt, Group};
     let rows_of: [(&'static str, &'static str, fn(&mut World), Expect); 5] = [
@@ -995,10 +1010,7 @@ fn group_condition_rows(rows: &mut Vec<Row>) {
             "a group condition with Subscribe<M> twice",
             |w| {
                 w.add_group(Group::new("G"));
-                w.run_group_if("G", |a: Subscribe<'_, M>, b: Subscribe<'_, M>| {
-                    let _ = (a, b);
-                    true
-                });
+                w.run_group_if("G", subscribes_twice);
                 w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
             },
             Expect::RefusedIn("run_if(G)", "Messages"),
@@ -1008,15 +1020,7 @@ fn group_condition_rows(rows: &mut Vec<Row>) {
             "two combined group conditions each with Subscribe<M>",
             |w| {
                 w.add_group(Group::new("G"));
-                let first = |a: Subscribe<'_, M>| {
-                    let _ = a;
-                    true
-                };
-                let second = |b: Subscribe<'_, M>| {
-                    let _ = b;
-                    true
-                };
-                w.run_group_if("G", first.and(second));
+                w.run_group_if("G", subscribes.and(subscribes));
                 w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
             },
             Expect::Runs,
@@ -1027,10 +1031,7 @@ fn group_condition_rows(rows: &mut Vec<Row>) {
             |w| {
                 w.add_group(Group::new("G"));
                 w.run_group_if("G", reads_r);
-                w.add_system(NodeBuilder::new("row").in_group("G").system(|r: &mut R| {
-                    let _ = r;
-                    ran();
-                }));
+                w.add_system(NodeBuilder::new("row").in_group("G").system(gates_r));
             },
             Expect::Runs,
         ),
@@ -1039,10 +1040,7 @@ fn group_condition_rows(rows: &mut Vec<Row>) {
             "a stage condition with Subscribe<M> twice",
             |w| {
                 w.add_stage("S", 0);
-                w.run_stage_if("S", |a: Subscribe<'_, M>, b: Subscribe<'_, M>| {
-                    let _ = (a, b);
-                    true
-                });
+                w.run_stage_if("S", subscribes_twice);
                 w.add_system(NodeBuilder::new("row").in_stage("S").system(ran));
             },
             Expect::RefusedIn("run_if(S)", "Messages"),
@@ -1053,10 +1051,7 @@ fn group_condition_rows(rows: &mut Vec<Row>) {
             |w| {
                 w.add_set("Audio", 0);
                 w.run_set_if("Audio", reads_r);
-                w.add_system(NodeBuilder::new("row").in_set("Audio").system(|r: &mut R| {
-                    let _ = r;
-                    ran();
-                }));
+                w.add_system(NodeBuilder::new("row").in_set("Audio").system(gates_r));
             },
             Expect::Runs,
         ),
