@@ -99,7 +99,8 @@ pub use plan::{
 pub use system::{
     AndCondition, Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionExt, ConditionFn,
     FactoryFn, Gate, Local, Next, NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, NotCondition,
-    OrCondition, Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn, not,
+    OrCondition, Out, Param, ParamItem, PipeCondition, PipedConditionFn, ReadOnlyParam, Service,
+    ServiceCells, SystemFn, not,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,

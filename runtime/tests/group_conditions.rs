@@ -39,6 +39,14 @@ impl Runs {
     }
 }
 
+fn evaluations(world: &World) -> u32 {
+    world
+        .get::<Evaluations>()
+        .unwrap()
+        .0
+        .load(Ordering::Relaxed)
+}
+
 fn counted_unpaused(paused: &Paused, evaluations: &Evaluations) -> bool {
     evaluations.0.fetch_add(1, Ordering::Relaxed);
     !paused.0
@@ -65,11 +73,7 @@ fn check_once_per_iteration(world: &mut World, n: usize, what: &str) {
         world.run_iteration().unwrap();
         unpaused += u32::from(!paused);
     }
-    let evaluations = world
-        .get::<Evaluations>()
-        .unwrap()
-        .0
-        .load(Ordering::Relaxed);
+    let evaluations = evaluations(&world);
     assert_eq!(
         evaluations,
         iterations(),
@@ -138,6 +142,22 @@ fn stage_and_set_conditions_gate_their_members_once() {
 #[derive(Default)]
 struct Log(Vec<String>);
 
+/// A world with `Paused(paused)`, an empty `Log`, and the group `group`
+/// run only while not paused.
+fn logged_group(
+    executor: ExecutorKind,
+    threads: usize,
+    paused: bool,
+    group: &'static str,
+) -> World {
+    let mut world = world_on(executor, threads);
+    world.insert(Paused(paused));
+    world.insert(Log::default());
+    world.add_group(Group::new(group));
+    world.run_group_if(group, |p: &Paused| !p.0);
+    world
+}
+
 #[test]
 fn nested_groups_skip_inner_members_and_their_condition_when_the_outer_is_false() {
     for (executor, threads) in executors() {
@@ -172,11 +192,7 @@ fn nested_groups_skip_inner_members_and_their_condition_when_the_outer_is_false(
             ["integrate", "outside", "outside", "integrate", "outside"],
             "{what}"
         );
-        let evaluations = world
-            .get::<Evaluations>()
-            .unwrap()
-            .0
-            .load(Ordering::Relaxed);
+        let evaluations = evaluations(&world);
         assert_eq!(
             evaluations, 2,
             "{what}: not evaluated while Simulation's is false"
@@ -247,6 +263,15 @@ fn the_condition_reads_what_a_serial_run_leaves_before_the_first_member() {
     }
 }
 
+/// The node a failed iteration names.
+fn failed_node(world: &mut World, what: &str) -> String {
+    let error = world.run_iteration().unwrap_err();
+    let IterationError::NodePanicked(panic) = &error else {
+        panic!("{what}: {error}");
+    };
+    panic.node().to_owned()
+}
+
 fn panics(_: &Paused) -> bool {
     panic!("{PLANNED}: a group condition");
 }
@@ -265,11 +290,7 @@ fn a_panicking_group_condition_fails_the_iteration_by_name_and_no_member_runs() 
         world.add_group(Group::new("Physics"));
         let condition = world.run_group_if("Physics", panics);
         add_members(&mut world, n, |node| node.in_group("Physics"));
-        let error = world.run_iteration().unwrap_err();
-        let IterationError::NodePanicked(panic) = &error else {
-            panic!("{what}: {error}");
-        };
-        assert_eq!(panic.node(), "run_if(Physics)", "{what}");
+        assert_eq!(failed_node(&mut world, &what), "run_if(Physics)", "{what}");
         assert_eq!(world.get::<Runs>().unwrap().read(), vec![0; n], "{what}");
         // Removed, the group runs again.
         world.remove_node(condition).unwrap();
@@ -297,11 +318,7 @@ fn combinators_over_panicking_group_conditions_short_circuit_or_fail() {
                     runs.0[1].fetch_add(1, Ordering::Relaxed);
                 }),
         );
-        let error = world.run_iteration().unwrap_err();
-        let IterationError::NodePanicked(panic) = &error else {
-            panic!("{what}: {error}");
-        };
-        assert_eq!(panic.node(), "run_if(Fails)", "{what}");
+        assert_eq!(failed_node(&mut world, &what), "run_if(Fails)", "{what}");
         assert_eq!(world.get::<Runs>().unwrap().read()[1], 0, "{what}");
     }
 }
@@ -309,11 +326,7 @@ fn combinators_over_panicking_group_conditions_short_circuit_or_fail() {
 #[test]
 fn a_whole_world_member_is_skipped_with_its_group() {
     for (executor, threads) in executors() {
-        let mut world = world_on(executor, threads);
-        world.insert(Paused(true));
-        world.insert(Log::default());
-        world.add_group(Group::new("Save"));
-        world.run_group_if("Save", |p: &Paused| !p.0);
+        let mut world = logged_group(executor, threads, true, "Save");
         world.add_system(NodeBuilder::new("save").in_group("Save").world(|world| {
             world.insert(Log(vec!["saved".into()]));
         }));
@@ -342,14 +355,7 @@ fn two_conditions_on_one_group_must_both_hold_each_evaluated_once() {
     assert_eq!(plan.node_name(first), "run_if(G)");
     assert_eq!(plan.node_name(second), "run_if(G)#2");
     world.run_iteration().unwrap();
-    assert_eq!(
-        world
-            .get::<Evaluations>()
-            .unwrap()
-            .0
-            .load(Ordering::Relaxed),
-        2
-    );
+    assert_eq!(evaluations(&world), 2);
     world.insert(Paused(true));
     world.run_iteration().unwrap();
     assert_eq!(world.get::<Runs>().unwrap().read(), [1, 1, 1]);
@@ -410,11 +416,7 @@ fn the_plan_says_why_a_member_waits_for_its_group_condition() {
 #[test]
 fn a_condition_sits_in_the_earliest_phase_of_its_members() {
     for (executor, threads) in executors() {
-        let mut world = world_on(executor, threads);
-        world.insert(Paused(false));
-        world.insert(Log::default());
-        world.add_group(Group::new("Input"));
-        world.run_group_if("Input", |p: &Paused| !p.0);
+        let mut world = logged_group(executor, threads, false, "Input");
         world.add_system(
             NodeBuilder::new("late")
                 .in_group("Input")
@@ -442,5 +444,79 @@ fn a_condition_sits_in_the_earliest_phase_of_its_members() {
             ["early", "pause", "late", "pause"],
             "{executor:?} on {threads}"
         );
+    }
+}
+
+/// Whether the roof is closed (read by the piped condition).
+struct Roof(bool);
+
+fn raining(paused: &Paused, evaluations: &Evaluations) -> bool {
+    evaluations.0.fetch_add(1, Ordering::Relaxed);
+    paused.0
+}
+
+fn wet(raining: bool, roof: &Roof, evaluations: &Evaluations) -> bool {
+    evaluations.0.fetch_add(1, Ordering::Relaxed);
+    raining && !roof.0
+}
+
+#[test]
+fn a_condition_reads_another_conditions_result_each_evaluated_once() {
+    let n = members().min(10);
+    for (executor, threads) in executors() {
+        let what = format!("{executor:?} on {threads}");
+        let mut world = world_with_counters(executor, threads, n);
+        world.insert(Roof(false));
+        world.add_group(Group::new("Puddles"));
+        world.run_group_if("Puddles", raining.pipe(wet));
+        add_members(&mut world, n, |node| node.in_group("Puddles"));
+        let mut ran = 0;
+        for i in 0..iterations() {
+            let (rain, roof) = (i % 2 == 0, i % 4 == 0);
+            world.insert(Paused(rain));
+            world.insert(Roof(roof));
+            world.run_iteration().unwrap();
+            ran += u32::from(rain && !roof);
+        }
+        let evaluations = evaluations(&world);
+        assert_eq!(
+            evaluations,
+            2 * iterations(),
+            "{what}: each part once per iteration"
+        );
+        assert_eq!(world.get::<Runs>().unwrap().read(), vec![ran; n], "{what}");
+    }
+}
+
+fn decides_or_panics(input: bool, _: &Paused) -> bool {
+    if input {
+        panic!("{PLANNED}: a piped condition");
+    }
+    input
+}
+
+#[test]
+fn a_piped_condition_that_panics_fails_the_iteration_by_name() {
+    quiet_planned_panics();
+    for (executor, threads) in executors() {
+        let what = format!("{executor:?} on {threads}");
+        let mut world = world_with_counters(executor, threads, 1);
+        world.add_group(Group::new("G"));
+        world.run_group_if("G", yes.pipe(decides_or_panics));
+        add_members(&mut world, 1, |node| node.in_group("G"));
+        assert_eq!(failed_node(&mut world, &what), "run_if(G)", "{what}");
+        assert_eq!(world.get::<Runs>().unwrap().read(), [0], "{what}");
+        // On a single node: `not(yes).pipe(..)` hands it `false`, no panic,
+        // and `.or(yes)` lets the node run.
+        let mut world = world_with_counters(executor, threads, 1);
+        world.add_system(
+            NodeBuilder::new("single")
+                .system(|runs: &Runs| {
+                    runs.0[0].fetch_add(10, Ordering::Relaxed);
+                })
+                .run_if(not(yes).pipe(decides_or_panics).or(yes)),
+        );
+        world.run_iteration().unwrap();
+        assert_eq!(world.get::<Runs>().unwrap().read(), [10], "{what}");
     }
 }

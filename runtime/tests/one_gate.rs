@@ -997,6 +997,16 @@ fn subscribes(a: Subscribe<'_, M>) -> bool {
     true
 }
 
+fn piped_subscribes(input: bool, a: Subscribe<'_, M>) -> bool {
+    let _ = a;
+    input
+}
+
+fn piped_subscribes_twice(input: bool, a: Subscribe<'_, M>, b: Subscribe<'_, M>) -> bool {
+    let _ = (a, b);
+    input
+}
+
 fn gates_r(r: &mut R) {
     let _ = r;
     ran();
@@ -1004,7 +1014,27 @@ fn gates_r(r: &mut R) {
 
 fn group_condition_rows(rows: &mut Vec<Row>) {
     use sluice::{ConditionExt, Group};
-    let rows_of: [(&'static str, &'static str, fn(&mut World), Expect); 5] = [
+    let rows_of: [(&'static str, &'static str, fn(&mut World), Expect); 7] = [
+        (
+            "World::run_group_if",
+            "a piped condition's second part with Subscribe<M> twice",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", subscribes.pipe(piped_subscribes_twice));
+                w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
+            },
+            Expect::RefusedIn("run_if(G)", "Messages"),
+        ),
+        (
+            "World::run_group_if",
+            "a piped condition with Subscribe<M> in each part",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", subscribes.pipe(piped_subscribes));
+                w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
+            },
+            Expect::Runs,
+        ),
         (
             "World::run_group_if",
             "a group condition with Subscribe<M> twice",

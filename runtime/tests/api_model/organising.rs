@@ -1,7 +1,8 @@
 //! Issue 36's conditions on groups and silenced ambiguities in the API
 //! model: a group whose condition holds, is false, or panics through a
 //! combinator (`or`, `and(not(..))`), and two nodes whose ambiguity one of
-//! them silences (or that name a node that does not exist).
+//! them silences (or that name a node that does not exist); a condition
+//! reading another's result (`pipe`) that panics on a false one.
 //!
 //! The model knows what the documentation promises: the group's condition
 //! is evaluated once per iteration whatever the number of members, which
@@ -31,6 +32,9 @@ pub(super) enum Combined {
     OrPanics,
     /// `holds.and(not(panics))`: panics when `holds` is true.
     AndNotPanics,
+    /// `holds.pipe(passes_or_panics)`: reads `holds`' result, panics when
+    /// it is false.
+    Piped,
 }
 
 /// The operations of this module.
@@ -53,6 +57,7 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
         Just(Combined::Plain),
         Just(Combined::OrPanics),
         Just(Combined::AndNotPanics),
+        Just(Combined::Piped),
     ];
     prop_oneof![
         (1u8..6, any::<bool>(), combined).prop_map(|(members, holds, combined)| {
@@ -90,6 +95,13 @@ fn panics(_: &GroupProbe) -> bool {
     std::panic::panic_any(super::INJECTED);
 }
 
+fn passes_or_panics(held: bool, _: &GroupProbe) -> bool {
+    if !held {
+        std::panic::panic_any(super::INJECTED);
+    }
+    held
+}
+
 /// Groups cannot be removed: each op declares one of its own.
 static GROUPS: AtomicUsize = AtomicUsize::new(0);
 
@@ -120,6 +132,9 @@ pub(super) fn apply(
                 Combined::AndNotPanics => real
                     .world
                     .run_group_if(name.clone(), holds.and(not(panics))),
+                Combined::Piped => real
+                    .world
+                    .run_group_if(name.clone(), holds.pipe(passes_or_panics)),
             };
             let nodes: Vec<_> = (0..members)
                 .map(|i| {
@@ -141,7 +156,7 @@ pub(super) fn apply(
             }
             let fails = match combined {
                 Combined::Plain => false,
-                Combined::OrPanics => !verdict,
+                Combined::OrPanics | Combined::Piped => !verdict,
                 Combined::AndNotPanics => verdict,
             };
             let probe = real.world.get::<GroupProbe>().expect("the probe");
