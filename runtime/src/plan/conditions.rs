@@ -70,6 +70,11 @@ fn in_group(resolved: &Resolved, group: Option<u32>, target: u32) -> bool {
     false
 }
 
+/// In a per-vertex gate array ([`NodeGates::per_vertex`]): no gate.
+pub(crate) const NO_GATE: u32 = u32::MAX;
+/// In a per-vertex gate array: more than one gate (look in [`NodeGates::of`]).
+pub(crate) const MANY_GATES: u32 = u32::MAX - 1;
+
 /// Per registered node, the condition nodes that gate it (CSR): what the
 /// executor checks before it runs a member.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +114,21 @@ impl NodeGates {
             offsets: counts.into_boxed_slice(),
             conditions: conditions.into_boxed_slice(),
         })
+    }
+
+    /// Per vertex of an execution (`vertex_nodes`: each vertex's node,
+    /// `u32::MAX` for a barrier), its one gate, [`NO_GATE`] or
+    /// [`MANY_GATES`]: one load per member on the executor's path, where a
+    /// lookup in the CSR arrays cost about twenty instructions.
+    pub(crate) fn per_vertex(&self, vertex_nodes: &[u32]) -> Box<[u32]> {
+        vertex_nodes
+            .iter()
+            .map(|&node| match self.of(node as usize) {
+                [] => NO_GATE,
+                &[one] => one,
+                _ => MANY_GATES,
+            })
+            .collect()
     }
 
     /// The condition nodes gating `node` (registration index).

@@ -94,6 +94,24 @@ impl WorldNode {
         }
     }
 
+    /// Whether the gate `gate` of a vertex ([`NodeGates::per_vertex`]:
+    /// a condition node, `NO_GATE` or `MANY_GATES`, then in `many`) is open.
+    ///
+    /// [`NodeGates::per_vertex`]: crate::plan::conditions::NodeGates::per_vertex
+    #[inline]
+    pub(crate) fn gate_open<'a>(
+        nodes: &[WorldNode],
+        gate: u32,
+        many: impl FnOnce() -> &'a [u32],
+    ) -> bool {
+        use crate::plan::conditions::{MANY_GATES, NO_GATE};
+        match gate {
+            NO_GATE => true,
+            MANY_GATES => Self::gates_open(nodes, many()),
+            gate => Self::gates_open(nodes, &[gate]),
+        }
+    }
+
     /// Whether every group, stage and set condition in `gates` (condition
     /// nodes' registration indices) held this iteration.
     #[inline]

@@ -410,7 +410,7 @@ impl World {
             &self.nodes,
             &execution.vertex_nodes,
             &execution.vertex_ranks,
-            gates,
+            execution.vertex_gates.as_deref().zip(gates),
             ServiceCells::new(slots),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
@@ -717,7 +717,7 @@ fn node_runner<'s>(
     nodes: &'s [WorldNode],
     vertex_nodes: &'s [u32],
     vertex_ranks: &'s [u32],
-    gates: Option<&'s NodeGates>,
+    gates: Option<(&'s [u32], &'s NodeGates)>,
     cells: ServiceCells<'s>,
     graph: &'s GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
@@ -734,8 +734,8 @@ fn node_runner<'s>(
         let index = index as usize;
         // A member of a group, stage or set whose condition was false this
         // iteration is skipped (and, if it is itself a condition, closes).
-        if let Some(gates) = gates
-            && !WorldNode::gates_open(nodes, gates.of(index))
+        if let Some((vertex_gates, gates)) = gates
+            && !WorldNode::gate_open(nodes, vertex_gates[cx.node()], || gates.of(index))
         {
             if let WorldNode::Gate(gate) = &nodes[index] {
                 gate.close();

@@ -50,6 +50,9 @@ pub(crate) struct Execution {
     /// Per vertex: its position in the plan's order (the serial order),
     /// where the records of its node land.
     pub(crate) vertex_ranks: Box<[u32]>,
+    /// Per vertex: the group, stage or set condition node it waits on
+    /// ([`NodeGates::per_vertex`]); `None` when no vertex has one.
+    pub(crate) vertex_gates: Option<Box<[u32]>>,
     pub(crate) state: ExecutionState,
     pub(crate) adaptive: Adaptive,
     /// Where the world's own factories (`sluice::plan`, `sluice::execution`)
@@ -171,10 +174,12 @@ impl Execution {
             .filter(|&(_, &v)| (vertex_nodes[v as usize] as usize) < BUILTIN_NODES)
             .map(|(at, _)| at as u32)
             .collect();
+        let vertex_gates = plan.gates.as_ref().map(|g| g.per_vertex(&vertex_nodes));
         Self {
             graph,
             vertex_nodes,
             vertex_ranks,
+            vertex_gates,
             state,
             adaptive: Adaptive::default(),
             own_positions,
