@@ -73,7 +73,7 @@ fn check_once_per_iteration(world: &mut World, n: usize, what: &str) {
         world.run_iteration().unwrap();
         unpaused += u32::from(!paused);
     }
-    let evaluations = evaluations(&world);
+    let evaluations = evaluations(world);
     assert_eq!(
         evaluations,
         iterations(),

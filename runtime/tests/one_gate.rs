@@ -1014,7 +1014,9 @@ fn gates_r(r: &mut R) {
 
 fn group_condition_rows(rows: &mut Vec<Row>) {
     use sluice::{ConditionExt, Group};
-    let rows_of: [(&'static str, &'static str, fn(&mut World), Expect); 7] = [
+    // An entry point, then a `Pair`.
+    type EntryPair = (&'static str, &'static str, fn(&mut World), Expect);
+    let rows_of: [EntryPair; 7] = [
         (
             "World::run_group_if",
             "a piped condition's second part with Subscribe<M> twice",

@@ -334,7 +334,6 @@ struct Prepared<'g> {
     resolved: Resolved,
     pinned: Vec<bool>,
     targets: Targets<'g>,
-    gates: Vec<(u32, u32)>,
     silencing: Option<Silencing>,
 }
 
@@ -345,13 +344,11 @@ impl<'g> Prepared<'g> {
         let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
         crate::plan::pinned::unpinned_non_send(graph, &pinned, diagnostics);
         let targets = Targets::new(graph, &resolved, diagnostics);
-        let gates = crate::plan::conditions::gate_pairs(graph, &resolved);
         let silencing = Silencing::new(graph, &resolved, diagnostics);
         Self {
             resolved,
             pinned,
             targets,
-            gates,
             silencing,
         }
     }
@@ -369,7 +366,6 @@ impl<'g> Prepared<'g> {
             &self.resolved,
             &self.targets,
             &self.pinned,
-            &self.gates,
             self.silencing.as_ref(),
             selection,
         )
@@ -442,7 +438,6 @@ fn build_selection(
     resolved: &Resolved,
     targets: &Targets<'_>,
     pinned: &[bool],
-    gates: &[(u32, u32)],
     silencing: Option<&Silencing>,
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
@@ -461,7 +456,6 @@ fn build_selection(
         member,
         selection,
         true,
-        gates,
         &mut diagnostics,
     );
     let sorted = match order::sort(graph, resolved, &edges) {
@@ -476,7 +470,6 @@ fn build_selection(
                 edges.member.clone(),
                 selection,
                 false,
-                gates,
                 &mut Vec::new(),
             );
             diagnostics.extend(order::sort(graph, resolved, &edges).err().unwrap_or(cycles));
@@ -492,7 +485,7 @@ fn build_selection(
     plan.selection = selection.clone();
     plan.hierarchy = Hierarchy::new(graph, resolved);
     plan.pinned = pinned.to_vec();
-    plan.gates = crate::plan::conditions::NodeGates::new(nodes.len(), gates, &|i| {
+    plan.gates = crate::plan::conditions::NodeGates::new(nodes.len(), &resolved.gates, &|i| {
         selection.contains(&nodes[i])
     })
     .map(std::sync::Arc::new);

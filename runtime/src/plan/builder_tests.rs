@@ -61,7 +61,6 @@ fn a_folded_marker_stands_for_a_bounded_number_of_vertices() {
         None,
         &selection,
         true,
-        &[],
         &mut diagnostics,
     );
     assert!(diagnostics.is_empty(), "{diagnostics:?}");

@@ -213,7 +213,6 @@ impl Explicit {
         member: Option<Vec<bool>>,
         selection: &Selection,
         shared: bool,
-        gates: &[(u32, u32)],
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let nodes = graph.nodes();
@@ -221,7 +220,7 @@ impl Explicit {
         let markers = graph.markers().len();
         let is_member = |i: usize| member.as_ref().is_none_or(|m| m[i]);
         let org_base = (n + markers) as u32;
-        let org = organise::edges(graph, resolved, &is_member, org_base, shared, gates);
+        let org = organise::edges(graph, resolved, &is_member, org_base, shared);
         let vertices = n + markers + org.vertices.len();
         let groups = graph.organisation().groups();
         let removed = |v: usize| v < n && nodes[v].state() == NodeState::Removed;
@@ -326,7 +325,7 @@ impl Explicit {
         }
         edges.push_produce_edges(graph, &is_member, selection, diagnostics);
         edges.push_append_edges(graph, &is_member);
-        for &(condition, gated) in gates {
+        for &(condition, gated) in &resolved.gates {
             if !is_member(condition as usize) {
                 continue;
             }

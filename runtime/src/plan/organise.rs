@@ -121,6 +121,9 @@ pub(crate) struct Resolved {
     pub(crate) phases: bool,
     /// Whether anything is organised at all (otherwise nothing is added).
     pub(crate) any: bool,
+    /// Every `(condition node, member)` pair of the group, stage and set
+    /// conditions (`plan/conditions.rs`), whatever the selection.
+    pub(crate) gates: Vec<(u32, u32)>,
 }
 
 impl Resolved {
@@ -214,6 +217,7 @@ impl Resolved {
             .collect();
         resolved.by_name = by_name;
         resolved.resolve_ranks(graph, diagnostics);
+        resolved.gates = crate::plan::conditions::gate_pairs(graph, &resolved);
         resolved
     }
 
@@ -633,8 +637,8 @@ pub(crate) fn edges(
     member: &dyn Fn(usize) -> bool,
     base: u32,
     shared: bool,
-    gates: &[(u32, u32)],
 ) -> OrgEdges {
+    let gates = &resolved.gates;
     let groups = graph.organisation().groups();
     let nodes = graph.nodes();
     let mut out = OrgEdges {

@@ -408,9 +408,11 @@ impl World {
         let body = node_runner(
             self.id,
             &self.nodes,
-            &execution.vertex_nodes,
-            &execution.vertex_ranks,
-            execution.vertex_gates.as_deref().zip(gates),
+            Vertices {
+                nodes: &execution.vertex_nodes,
+                ranks: &execution.vertex_ranks,
+                gates: execution.vertex_gates.as_deref().zip(gates),
+            },
             ServiceCells::new(slots),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
@@ -700,6 +702,18 @@ fn report_warnings(plan: &Plan) {
     }
 }
 
+/// What the node runner reads per vertex of an execution.
+#[derive(Clone, Copy)]
+struct Vertices<'s> {
+    /// Each vertex's node (registration index), `u32::MAX` for a barrier.
+    nodes: &'s [u32],
+    /// Each vertex's position in the plan's order.
+    ranks: &'s [u32],
+    /// Each vertex's gate ([`NodeGates::per_vertex`]) and the gates of the
+    /// nodes with several; `None` when no vertex has one.
+    gates: Option<(&'s [u32], &'s NodeGates)>,
+}
+
 /// The body the executor calls for every node of one iteration; `'s` is the
 /// run's scope, for which the world's nodes and cells are borrowed.
 /// Whether the world's own factories would skip their bodies this
@@ -715,13 +729,16 @@ fn own_factories_unchanged(nodes: &mut [WorldNode], registry: &crate::registry::
 fn node_runner<'s>(
     world: u64,
     nodes: &'s [WorldNode],
-    vertex_nodes: &'s [u32],
-    vertex_ranks: &'s [u32],
-    gates: Option<(&'s [u32], &'s NodeGates)>,
+    vertices: Vertices<'s>,
     cells: ServiceCells<'s>,
     graph: &'s GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
 ) -> impl Fn(&RunContext<'s>) -> NodeOutcome + Sync + 's {
+    let Vertices {
+        nodes: vertex_nodes,
+        ranks: vertex_ranks,
+        gates,
+    } = vertices;
     move |cx| {
         // A barrier (an order kept as a vertex) completes the moment it runs.
         let Some(&index) = vertex_nodes.get(cx.node()).filter(|&&n| n != u32::MAX) else {
