@@ -10,31 +10,16 @@ use sluice::{Cadence, Phase, RankKind, SiblingOrder};
 /// What a `SYSTEM` line's columns must be.
 pub(super) const SYSTEM_EXPECTED: &str =
     "expected `SYSTEM <name> <reads> <writes> <after> [<before>]`";
+#[rustfmt::skip]
 const SYSTEM_ATTRIBUTES: &[&str] = &[
-    "group",
-    "order",
-    "stage",
-    "set",
-    "phase",
-    "cadence",
-    "append",
-    "commit",
-    "ambiguous_with",
+    "group", "order", "stage", "set", "phase", "cadence", "append", "commit", "ambiguous_with",
 ];
 const GROUP_EXPECTED: &str = "expected `GROUP <name> [<attr>=<value> ...]`";
 const GROUP_ATTRIBUTES: &[&str] = &["group", "order", "after", "before", "ambiguous_with"];
 /// Every attribute of the format, on any line kind.
+#[rustfmt::skip]
 const ATTRIBUTES: &[&str] = &[
-    "group",
-    "order",
-    "after",
-    "before",
-    "stage",
-    "set",
-    "phase",
-    "cadence",
-    "append",
-    "commit",
+    "group", "order", "after", "before", "stage", "set", "phase", "cadence", "append", "commit",
     "ambiguous_with",
 ];
 
