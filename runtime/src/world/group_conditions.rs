@@ -35,6 +35,9 @@ impl World {
     /// - **Plans**: the condition runs in the variable cadence of the
     ///   update schedule; a member in another cadence or schedule is SL0003.
     /// - **Names**: an undeclared group is SL0002, as a node naming it.
+    /// - **Lifting it**: removing or disabling the condition node
+    ///   ([`World::remove_node`], [`World::set_enabled`]) lifts the
+    ///   condition from the next plan on.
     ///
     /// ```
     /// use sluice::{Group, NodeBuilder, World};
