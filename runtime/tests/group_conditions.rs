@@ -520,3 +520,21 @@ fn a_piped_condition_that_panics_fails_the_iteration_by_name() {
         assert_eq!(world.get::<Runs>().unwrap().read(), [10], "{what}");
     }
 }
+
+#[test]
+fn disabling_the_condition_node_lifts_it() {
+    let mut world = world_with_counters(ExecutorKind::Serial, 1, 2);
+    world.insert(Paused(true));
+    world.add_group(Group::new("G"));
+    let condition = world.run_group_if("G", counted_unpaused);
+    add_members(&mut world, 2, |node| node.in_group("G"));
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Runs>().unwrap().read(), [0, 0]);
+    world.set_enabled(condition, false);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Runs>().unwrap().read(), [1, 1], "no condition");
+    assert_eq!(evaluations(&world), 1, "not evaluated while disabled");
+    world.set_enabled(condition, true);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Runs>().unwrap().read(), [1, 1], "paused again");
+}
