@@ -2,16 +2,21 @@
 //! `cargo run --example organising`.
 //!
 //! A frame organised with phases, nested groups, a chain, a fixed cadence,
-//! a startup schedule, a named schedule and lifecycle hooks. Every node
-//! appends its name to a log, so the run order is printed and checked.
+//! a startup schedule, a named schedule and lifecycle hooks; then a group
+//! run only while the game is not paused (one condition for all its
+//! members) and an ambiguity silenced on purpose. Every node appends its
+//! name to a log, so the run order is printed and checked.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sluice::{
-    Cadence, FixedTime, Group, IterationError, NodeBuilder, NodeSpec, Phase, Schedule, TreeItem,
-    World,
+    Cadence, FixedTime, Group, IterationError, Level, NodeBuilder, NodeSpec, Phase, Schedule,
+    TreeItem, World,
 };
+
+/// Whether the game is paused: the condition of the `Simulation` group.
+struct Paused(bool);
 
 /// What ran, in order (one gated service: every node is ordered against the others).
 struct Log(Vec<String>);
@@ -118,5 +123,38 @@ fn main() -> Result<(), IterationError> {
         ["create audio", "destroy audio"]
     );
     println!("lifecycle: create audio, destroy audio");
+
+    // One condition for the whole Simulation group (Bevy's
+    // `configure_sets(Simulation.run_if(..))`), evaluated once per frame.
+    world.insert(Paused(true));
+    world.run_group_if("Simulation", |paused: &Paused| !paused.0);
+    world.run_iteration()?;
+    let frame = take_log(&mut world);
+    println!("paused: {}", frame.join(" -> "));
+    assert_eq!(frame, ["read_input", "present"]);
+    world.insert(Paused(false));
+    world.run_iteration()?;
+    assert_eq!(take_log(&mut world).len(), 5);
+
+    // Two overlays that may draw in either order, on purpose: still
+    // reported, as silenced, never as a warning.
+    let overlay = |name| {
+        NodeBuilder::new(name)
+            .phase(Phase::PostUpdate)
+            .after("present")
+    };
+    world.add_system(logging(overlay("fps")));
+    world.add_system(logging(overlay("ping").ambiguous_with("fps")));
+    let plan = world.plan()?;
+    let silenced: Vec<String> = plan
+        .diagnostics()
+        .iter()
+        .filter(|d| d.level == Level::Silenced)
+        .map(ToString::to_string)
+        .collect();
+    for line in &silenced {
+        println!("{line}");
+    }
+    assert!(silenced.iter().any(|d| d.contains("`fps` and `ping`")));
     Ok(())
 }

@@ -118,6 +118,43 @@ fn warn_ambiguous_reports_sl0008_on_stderr() {
 }
 
 #[test]
+fn ambiguous_with_silences_a_pair_and_reports_it_as_silenced() {
+    let path = file(
+        "silenced.plan",
+        "SYSTEM health - Hp - ambiguous_with=regen\nSYSTEM poison - Hp health\n\
+         SYSTEM regen - Hp -\nGROUP Quiet ambiguous_with=*\n",
+    );
+    let run = sluice(&["plan", "--warn-ambiguous", &path]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "warning[SL0008]: {path}:2, {path}:3: `poison` and `regen`"
+        )),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        lines[1],
+        format!(
+            "silenced[SL0008]: {path}:1, {path}:3: 1 pair conflicting on Hp ordered by \
+             registration order on purpose: `health` and `regen` (silenced by `health`: \
+             ambiguous_with(\"regen\"))"
+        )
+    );
+    let unknown = file("unknown.plan", "SYSTEM a - Hp - ambiguous_with=nobody\n");
+    let run = sluice(&["plan", &unknown]);
+    assert_ne!(run.status, 0);
+    assert!(run.stderr.contains("error[SL0002]"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ambiguous_with `nobody`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn warn_ambiguous_on_thousands_of_writers_is_one_capped_line() {
     let text: String = (0..3000).map(|i| format!("SYSTEM s{i} - Hp -\n")).collect();
     let path = file("writers.plan", &text);
@@ -647,8 +684,8 @@ fn malformed_attribute_lines_say_what_was_expected() {
          SET V 99999999999999999999\n",
     );
     let system = "expected SYSTEM attributes among `group=`, `order=`, `stage=`, `set=`, \
-                  `phase=`, `cadence=`, `append=`, `commit=`";
-    let group = "expected GROUP attributes among `group=`, `order=`, `after=`, `before=`";
+                  `phase=`, `cadence=`, `append=`, `commit=`, `ambiguous_with=`";
+    let group = "expected GROUP attributes among `group=`, `order=`, `after=`, `before=`, `ambiguous_with=`";
     assert_eq!(
         errors(&["plan", &path]),
         [

@@ -8,6 +8,11 @@
 //!   `ready.and(not(paused))` over two services (bevy 0.20:
 //!   `ready.and_then(not(paused))`, its short-circuiting `and`, over two
 //!   resources); both operands are evaluated and hold, so every body runs.
+//! - `group_condition_holds` / `group_condition_skips`: the same systems
+//!   in one group whose condition (`ready`, one read of a service) is
+//!   evaluated once per iteration (`World::run_group_if`; bevy 0.20:
+//!   `configure_sets(Members.run_if(ready))`), holding (every body runs) or
+//!   false (every member skipped).
 //!
 //! Peers: sluice's default (adaptive) and serial executors, bevy's
 //! single-threaded and multi-threaded executors (the multi-threaded ones on
@@ -19,13 +24,13 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use bevy_ecs::prelude::{
-    IntoScheduleConfigs, Local as BevyLocal, Res, Resource, Schedule, SystemCondition,
+    IntoScheduleConfigs, Local as BevyLocal, Res, Resource, Schedule, SystemCondition, SystemSet,
     World as BevyWorld, not as bevy_not,
 };
 use bevy_ecs::schedule::{MultiThreadedExecutor, SingleThreadedExecutor};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use sluice::exec::ThreadPool;
-use sluice::{ConditionExt, ExecutorKind, Local, NodeBuilder, World, not};
+use sluice::{ConditionExt, ExecutorKind, Group, Local, NodeBuilder, World, not};
 use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
 const SYSTEMS: usize = 100;
@@ -37,6 +42,10 @@ struct Ready(bool);
 struct BevyPaused(bool);
 #[derive(Resource)]
 struct BevyReady(bool);
+
+/// The set every member of the group workloads is in.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+struct Members;
 
 fn paused(paused: &Paused) -> bool {
     paused.0
@@ -68,18 +77,32 @@ fn bevy_count(mut runs: BevyLocal<u64>) {
 enum Workload {
     LocalCounter,
     CombinedCondition,
+    /// The members' group condition, holding or not.
+    GroupCondition(bool),
+}
+
+impl Workload {
+    /// What `ready` returns.
+    fn ready(self) -> bool {
+        !matches!(self, Workload::GroupCondition(false))
+    }
 }
 
 fn sluice_world(executor: ExecutorKind, workload: Workload) -> World {
     let mut world = World::with_pool(ThreadPool::new(bench_threads()).expect("pool"));
     world.set_executor(executor);
     world.insert(Paused(false));
-    world.insert(Ready(true));
+    world.insert(Ready(workload.ready()));
+    if let Workload::GroupCondition(_) = workload {
+        world.add_group(Group::new("Members"));
+        world.run_group_if("Members", ready);
+    }
     for i in 0..SYSTEMS {
-        let node = NodeBuilder::new(format!("count{i}")).system(count);
+        let node = NodeBuilder::new(format!("count{i}"));
         let node = match workload {
-            Workload::LocalCounter => node,
-            Workload::CombinedCondition => node.run_if(ready.and(not(paused))),
+            Workload::LocalCounter => node.system(count),
+            Workload::CombinedCondition => node.system(count).run_if(ready.and(not(paused))),
+            Workload::GroupCondition(_) => node.in_group("Members").system(count),
         };
         world.add_system(node);
     }
@@ -90,7 +113,7 @@ fn sluice_world(executor: ExecutorKind, workload: Workload) -> World {
 fn bevy_world(multi_threaded: bool, workload: Workload) -> (BevyWorld, Schedule) {
     let mut world = BevyWorld::new();
     world.insert_resource(BevyPaused(false));
-    world.insert_resource(BevyReady(true));
+    world.insert_resource(BevyReady(workload.ready()));
     let mut schedule = Schedule::default();
     if multi_threaded {
         init_bevy_pool(bench_threads());
@@ -98,8 +121,14 @@ fn bevy_world(multi_threaded: bool, workload: Workload) -> (BevyWorld, Schedule)
     } else {
         schedule.set_executor(SingleThreadedExecutor::new());
     }
+    if let Workload::GroupCondition(_) = workload {
+        schedule.configure_sets(Members.run_if(bevy_ready));
+    }
     for _ in 0..SYSTEMS {
         match workload {
+            Workload::GroupCondition(_) => {
+                schedule.add_systems(bevy_count.in_set(Members));
+            }
             Workload::LocalCounter => {
                 schedule.add_systems(bevy_count);
             }
@@ -172,5 +201,10 @@ fn combined_condition(c: &mut Criterion) {
     group(c, "combined_condition", Workload::CombinedCondition);
 }
 
-criterion_group!(benches, local_counter, combined_condition);
+fn group_condition(c: &mut Criterion) {
+    group(c, "group_condition_holds", Workload::GroupCondition(true));
+    group(c, "group_condition_skips", Workload::GroupCondition(false));
+}
+
+criterion_group!(benches, local_counter, combined_condition, group_condition);
 criterion_main!(benches);

@@ -80,7 +80,7 @@ pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
-    Point, RuntimeOnly,
+    Point, RuntimeOnly, Silenced,
 };
 pub use organise::{
     Cadence, Group, Organisation, Phase, Placement, Rank, RankKind, Schedule, SiblingOrder,
@@ -95,12 +95,13 @@ pub use exec::{
 pub use plan::{
     AmbiguityLevel, CompiledPlan, Diagnostic, DiagnosticKind, Edge, Graph, GroupIndex, Hierarchy,
     LaneKind, Level, MarkerIndex, NodeIndex, NodeRef, Packing, Plan, PlanErrors, PlanOptions,
-    Plans, Reason, Relation, Selection, TreeItem,
+    Plans, Reason, Relation, Selection, SilencedBy, TreeItem,
 };
 pub use system::{
     AndCondition, Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionExt, ConditionFn,
     FactoryFn, Gate, Local, Next, NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, NotCondition,
-    OrCondition, Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn, not,
+    OrCondition, Out, Param, ParamItem, PipeCondition, PipedConditionFn, ReadOnlyParam, Service,
+    ServiceCells, SystemFn, not,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use crate::access::{AccessKind, AccessSet, INLINE_ACCESSES, ServiceId, SmallList};
-use crate::organise::{Cadence, Phase, Placement, Schedule, SiblingOrder};
+use crate::organise::{Cadence, Gated, Phase, Placement, Schedule, SiblingOrder};
 use crate::registry::Registry;
 
 /// A node or marker name as written by the user: borrowed when static, owned
@@ -43,6 +43,36 @@ struct Rare {
     spike_exempt: bool,
     /// Runs only on the thread that runs the iteration.
     pinned: bool,
+    /// A group's, stage's or set's run condition node: what it gates.
+    gated: Option<Gated>,
+    /// Silenced ambiguities (see [`Silenced`]).
+    silenced: Silenced,
+}
+
+/// The ambiguities (SL0008) a node or group silences on purpose: with the
+/// nodes or groups named, or with every node. A silenced pair is still
+/// reported, as silenced and by whom, never dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Silenced {
+    /// The nodes (by name or key) and groups named by `ambiguous_with`, each
+    /// once, in declaration order.
+    pub with: Vec<Label>,
+    /// Whether `ambiguous_with_all` was called.
+    pub all: bool,
+}
+
+impl Silenced {
+    /// Adds `target`; naming one twice is a no-op (it is silenced once).
+    pub(crate) fn add(&mut self, target: Label) {
+        if !self.with.contains(&target) {
+            self.with.push(target);
+        }
+    }
+
+    /// Whether nothing is silenced.
+    pub fn is_empty(&self) -> bool {
+        self.with.is_empty() && !self.all
+    }
 }
 
 /// Where one declaration of a node's access came from, so that a node naming
@@ -501,6 +531,33 @@ impl NodeBuilder {
         self
     }
 
+    /// Silences the ambiguity (SL0008) between this node and `target`, a
+    /// node (by name or key) or a group (every node in it, at any depth):
+    /// their order by registration is what you want. The pair is still
+    /// reported, at [`Level::Silenced`](crate::plan::Level::Silenced),
+    /// naming who silenced it. Naming one target twice is a no-op; a name
+    /// that matches no node or group is SL0002.
+    pub fn ambiguous_with(mut self, target: impl Into<Label>) -> Self {
+        self.rare
+            .get_or_insert_default()
+            .silenced
+            .add(target.into());
+        self
+    }
+
+    /// Silences every ambiguity (SL0008) this node is part of (bevy's
+    /// `ambiguous_with_all`); each is still reported as silenced.
+    pub fn ambiguous_with_all(mut self) -> Self {
+        self.rare.get_or_insert_default().silenced.all = true;
+        self
+    }
+
+    /// The node is the run condition of its group, stage or set.
+    pub(crate) fn gating(mut self, gated: Gated) -> Self {
+        self.rare.get_or_insert_default().gated = Some(gated);
+        self
+    }
+
     /// Whether [`spike_exempt`](Self::spike_exempt) was called.
     pub(crate) fn is_marked_spike_exempt(&self) -> bool {
         self.rare.as_ref().is_some_and(|rare| rare.spike_exempt)
@@ -634,18 +691,18 @@ impl NodeBuilder {
     pub fn build(self, registry: &mut Registry) -> NodeDescriptor {
         let mut access = AccessSet::new();
         access.set_exclusive(self.exclusive);
-        let (key, names, placement, whole_world, builtin, spike_exempt, pinned) = match self.rare {
-            Some(rare) => (
-                rare.key,
-                rare.names,
-                rare.placement,
-                rare.whole_world,
-                rare.builtin,
-                rare.spike_exempt,
-                rare.pinned,
-            ),
-            None => (None, Vec::new(), None, false, false, false, false),
-        };
+        let rare = self.rare.map(|rare| *rare).unwrap_or_default();
+        let Rare {
+            key,
+            names,
+            placement,
+            whole_world,
+            builtin,
+            spike_exempt,
+            pinned,
+            gated,
+            silenced,
+        } = rare;
         let declared = self.accesses.as_slice();
         let mut ids = SmallList::<u32, INLINE_ACCESSES>::default();
         let mut runtime_only = Vec::new();
@@ -693,6 +750,8 @@ impl NodeBuilder {
             point: Point::Only,
             spike_exempt,
             pinned,
+            gated,
+            silenced,
         }
     }
 }
@@ -771,6 +830,8 @@ pub struct NodeDescriptor {
     point: Point,
     spike_exempt: bool,
     pinned: bool,
+    gated: Option<Gated>,
+    silenced: Silenced,
 }
 
 /// Which point of its registration a node is: reference 003's `Instanced`
@@ -892,6 +953,22 @@ impl NodeDescriptor {
     /// pins it too ([`Plan::is_pinned`](crate::Plan::is_pinned) says both).
     pub fn is_pinned(&self) -> bool {
         self.pinned
+    }
+
+    /// Whether the node is the run condition of a group, stage or set
+    /// ([`World::run_group_if`](crate::World::run_group_if) and its kin):
+    /// evaluated once per iteration, before every member.
+    pub fn is_group_condition(&self) -> bool {
+        self.gated.is_some()
+    }
+
+    pub(crate) fn gated(&self) -> Option<Gated> {
+        self.gated
+    }
+
+    /// The ambiguities the node silences on purpose.
+    pub fn silenced(&self) -> &Silenced {
+        &self.silenced
     }
 
     /// Enabled, disabled or removed.

@@ -36,7 +36,7 @@
 //! assert_eq!(world.get::<FixedTime>().map(|t| t.total), Some(2));
 //! ```
 
-use crate::node::Label;
+use crate::node::{Label, Silenced};
 
 /// The three built-in phases of an update (reference 000). Never registered,
 /// only targeted: a world where no node names a phase gains no edges; once
@@ -216,6 +216,15 @@ pub enum SiblingOrder {
     Last,
 }
 
+/// What a group's, stage's or set's run condition node gates: every member
+/// of the group it is in (at any depth), or of its stage or set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Gated {
+    Group,
+    Stage,
+    Set,
+}
+
 /// A node's organisation: everything but its accesses and explicit edges.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {
@@ -270,6 +279,7 @@ pub struct Group {
     before: Vec<Label>,
     spike_exempt: bool,
     pinned: bool,
+    silenced: Silenced,
 }
 
 impl Group {
@@ -283,7 +293,31 @@ impl Group {
             before: Vec::new(),
             spike_exempt: false,
             pinned: false,
+            silenced: Silenced::default(),
         }
+    }
+
+    /// Silences the ambiguities (SL0008) between every node in the group,
+    /// at any depth, and `target`: a node (by name or key) or a group
+    /// (every node in it). Still reported, as silenced by this group; see
+    /// [`NodeBuilder::ambiguous_with`](crate::NodeBuilder::ambiguous_with).
+    /// Naming one target twice is a no-op; naming the group itself silences
+    /// the pairs among its own members.
+    pub fn ambiguous_with(mut self, target: impl Into<Label>) -> Self {
+        self.silenced.add(target.into());
+        self
+    }
+
+    /// Silences every ambiguity (SL0008) of every node in the group, at any
+    /// depth; each is still reported as silenced by this group.
+    pub fn ambiguous_with_all(mut self) -> Self {
+        self.silenced.all = true;
+        self
+    }
+
+    /// The ambiguities the group silences on purpose.
+    pub fn silenced(&self) -> &Silenced {
+        &self.silenced
     }
 
     /// The spike watch reports no node inside the group, at any depth (as

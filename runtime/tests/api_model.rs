@@ -53,7 +53,13 @@
 //!   it on the shared pool runs normally, and a closure's `Err` is a panic;
 //! - idle and wake-up time (issue 21, `api_model/run_stats.rs`):
 //!   `World::run_stats` is zeros with timing off, measured and within its
-//!   bounds on the pool with timing on, unmeasured on the serial executor.
+//!   bounds on the pool with timing on, unmeasured on the serial executor;
+//! - conditions on groups and silenced ambiguities (issue 36,
+//!   `api_model/organising.rs`): a group's condition is evaluated once per
+//!   iteration, its members run exactly when it holds, a combinator over a
+//!   panicking operand short-circuits or fails the iteration naming
+//!   `run_if(<group>)`; a silenced pair is reported as silenced, an unknown
+//!   name is SL0002.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -178,6 +184,8 @@ mod entities;
 mod model_check;
 #[path = "api_model/optional.rs"]
 mod optional;
+#[path = "api_model/organising.rs"]
+mod organising;
 #[path = "api_model/par_init.rs"]
 mod par_init;
 #[path = "api_model/queries.rs"]
@@ -332,6 +340,8 @@ enum Op {
     /// Issue 36: `insert_if_new`, partial removal, derived bundles,
     /// required components, disabled entities (`entities.rs`).
     Entities(entities::EntityOp),
+    /// Issue 36: group conditions, silenced ambiguities (`organising.rs`).
+    Organising(organising::OrganisingOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -404,6 +414,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => queries::op().prop_map(Op::Queries),
         1 => systems::op(),
         2 => entities::op().prop_map(Op::Entities),
+        1 => organising::op(),
     ]
 }
 
@@ -1609,6 +1620,7 @@ fn apply(
         Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
         Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
+        Op::Organising(ref op) => organising::apply(op, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

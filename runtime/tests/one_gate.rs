@@ -660,6 +660,7 @@ fn table() -> Vec<Row> {
     optional_and_conditioned_rows(&mut rows);
     vocabulary_rows(&mut rows);
     local_rows(&mut rows);
+    group_condition_rows(&mut rows);
     rows.push(Row {
         entry: "World::add_batch_processor",
         shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
@@ -979,6 +980,124 @@ fn local_rows(rows: &mut Vec<Row>) {
     }
 }
 
+// ---- issue 36: conditions on groups, stages and sets ----
+
+/// A group's, stage's or set's condition is a node of its own
+/// (`run_if(<name>)`): its parameters are judged against each other by the
+/// gate as one run condition's are (`DeclaredBy::Condition`), combined
+/// operands are parts of their own, and its reads sit beside the members'
+/// gates in other nodes, never inside them.
+fn subscribes_twice(a: Subscribe<'_, M>, b: Subscribe<'_, M>) -> bool {
+    let _ = (a, b);
+    true
+}
+
+fn subscribes(a: Subscribe<'_, M>) -> bool {
+    let _ = a;
+    true
+}
+
+fn piped_subscribes(input: bool, a: Subscribe<'_, M>) -> bool {
+    let _ = a;
+    input
+}
+
+fn piped_subscribes_twice(input: bool, a: Subscribe<'_, M>, b: Subscribe<'_, M>) -> bool {
+    let _ = (a, b);
+    input
+}
+
+fn gates_r(r: &mut R) {
+    let _ = r;
+    ran();
+}
+
+fn group_condition_rows(rows: &mut Vec<Row>) {
+    use sluice::{ConditionExt, Group};
+    // An entry point, then a `Pair`.
+    type EntryPair = (&'static str, &'static str, fn(&mut World), Expect);
+    let rows_of: [EntryPair; 7] = [
+        (
+            "World::run_group_if",
+            "a piped condition's second part with Subscribe<M> twice",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", subscribes.pipe(piped_subscribes_twice));
+                w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
+            },
+            Expect::RefusedIn("run_if(G)", "Messages"),
+        ),
+        (
+            "World::run_group_if",
+            "a piped condition with Subscribe<M> in each part",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", subscribes.pipe(piped_subscribes));
+                w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
+            },
+            Expect::Runs,
+        ),
+        (
+            "World::run_group_if",
+            "a group condition with Subscribe<M> twice",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", subscribes_twice);
+                w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
+            },
+            Expect::RefusedIn("run_if(G)", "Messages"),
+        ),
+        (
+            "World::run_group_if",
+            "two combined group conditions each with Subscribe<M>",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", subscribes.and(subscribes));
+                w.add_system(NodeBuilder::new("row").in_group("G").system(ran));
+            },
+            Expect::Runs,
+        ),
+        (
+            "World::run_group_if",
+            "a group condition reading R beside a member gating R",
+            |w| {
+                w.add_group(Group::new("G"));
+                w.run_group_if("G", reads_r);
+                w.add_system(NodeBuilder::new("row").in_group("G").system(gates_r));
+            },
+            Expect::Runs,
+        ),
+        (
+            "World::run_stage_if",
+            "a stage condition with Subscribe<M> twice",
+            |w| {
+                w.add_stage("S", 0);
+                w.run_stage_if("S", subscribes_twice);
+                w.add_system(NodeBuilder::new("row").in_stage("S").system(ran));
+            },
+            Expect::RefusedIn("run_if(S)", "Messages"),
+        ),
+        (
+            "World::run_set_if",
+            "a set condition reading R beside a member gating R",
+            |w| {
+                w.add_set("Audio", 0);
+                w.run_set_if("Audio", reads_r);
+                w.add_system(NodeBuilder::new("row").in_set("Audio").system(gates_r));
+            },
+            Expect::Runs,
+        ),
+    ];
+    for (entry, shape, register, expect) in rows_of {
+        rows.push(Row {
+            entry,
+            shape,
+            register,
+            expect,
+        });
+    }
+}
+
 fn run_row(row: &Row) {
     RAN.store(0, Ordering::SeqCst);
     let mut world = world();
@@ -1067,6 +1186,9 @@ const REGISTRATION_SITES: &[(&str, &str, &[&str])] = &[
         "world/mod.rs",
         "add_point",
         &[
+            "World::run_group_if",
+            "World::run_stage_if",
+            "World::run_set_if",
             "NodeSpec::commit",
             "IntoSystem::commit",
             "World::add_system",

@@ -585,6 +585,12 @@ fn node(system: &parse::System<'_>, keep: &mut Keep<'_>) -> NodeBuilder {
     for target in before {
         node = node.before(target.to_owned());
     }
+    for &target in &system.silenced.with {
+        node = node.ambiguous_with(target.to_owned());
+    }
+    if system.silenced.all {
+        node = node.ambiguous_with_all();
+    }
     placed(node, system)
 }
 
@@ -646,6 +652,12 @@ fn group(declaration: &parse::Group<'_>, keep: &mut Keep<'_>) -> Group {
     }
     for target in before {
         group = group.before(target.to_owned());
+    }
+    for &target in &declaration.silenced.with {
+        group = group.ambiguous_with(target.to_owned());
+    }
+    if declaration.silenced.all {
+        group = group.ambiguous_with_all();
     }
     group
 }

@@ -10,14 +10,17 @@ use sluice::{Cadence, Phase, RankKind, SiblingOrder};
 /// What a `SYSTEM` line's columns must be.
 pub(super) const SYSTEM_EXPECTED: &str =
     "expected `SYSTEM <name> <reads> <writes> <after> [<before>]`";
+#[rustfmt::skip]
 const SYSTEM_ATTRIBUTES: &[&str] = &[
-    "group", "order", "stage", "set", "phase", "cadence", "append", "commit",
+    "group", "order", "stage", "set", "phase", "cadence", "append", "commit", "ambiguous_with",
 ];
 const GROUP_EXPECTED: &str = "expected `GROUP <name> [<attr>=<value> ...]`";
-const GROUP_ATTRIBUTES: &[&str] = &["group", "order", "after", "before"];
+const GROUP_ATTRIBUTES: &[&str] = &["group", "order", "after", "before", "ambiguous_with"];
 /// Every attribute of the format, on any line kind.
+#[rustfmt::skip]
 const ATTRIBUTES: &[&str] = &[
     "group", "order", "after", "before", "stage", "set", "phase", "cadence", "append", "commit",
+    "ambiguous_with",
 ];
 
 /// One `SYSTEM` line.
@@ -41,6 +44,16 @@ pub(super) struct System<'t> {
     /// `commit=`: services the system's second point, `<name>@commit`,
     /// gates (issue 20's extension); empty for a one-point system.
     pub(super) commit: Vec<&'t str>,
+    /// `ambiguous_with=`: the ambiguities it silences (issue 36's extension).
+    pub(super) silenced: Silenced<'t>,
+}
+
+/// `ambiguous_with=a,b` (those nodes or groups) or `ambiguous_with=*`
+/// (every ambiguity of the system or group).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Silenced<'t> {
+    pub(super) with: Vec<&'t str>,
+    pub(super) all: bool,
 }
 
 /// One `GROUP` line.
@@ -52,6 +65,8 @@ pub(super) struct Group<'t> {
     pub(super) order: Option<SiblingOrder>,
     pub(super) after: Vec<&'t str>,
     pub(super) before: Vec<&'t str>,
+    /// `ambiguous_with=`: the ambiguities its members silence.
+    pub(super) silenced: Silenced<'t>,
 }
 
 /// One `STAGE` or `SET` line.
@@ -296,6 +311,7 @@ fn system<'t>(
             .unwrap_or_default(),
         append: attributes.list("append")?,
         commit: attributes.list("commit")?,
+        silenced: attributes.silenced()?,
     })
 }
 
@@ -318,6 +334,7 @@ fn group<'t>(
         order: attributes.order()?,
         after: attributes.list("after")?,
         before: attributes.list("before")?,
+        silenced: attributes.silenced()?,
     })
 }
 
@@ -470,6 +487,20 @@ impl<'t> Attributes<'t> {
                 }
             }
         }
+    }
+
+    /// `ambiguous_with=`: names, or `*` for all.
+    fn silenced(&self) -> Result<Silenced<'t>, String> {
+        if self.get("ambiguous_with") == Some("*") {
+            return Ok(Silenced {
+                with: Vec::new(),
+                all: true,
+            });
+        }
+        Ok(Silenced {
+            with: self.list("ambiguous_with")?,
+            all: false,
+        })
     }
 
     /// A value among `choices`.

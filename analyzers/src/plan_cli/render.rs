@@ -1,7 +1,7 @@
 //! Diagnostics for standard error: `error[CODE]: FILE:3, FILE:7: message`,
 //! the planner's message with the line of every declaration at fault.
 
-use sluice::{Diagnostic, DiagnosticKind, Level, NodeRef};
+use sluice::{Diagnostic, DiagnosticKind, Level, NodeIndex, NodeRef};
 
 /// The line of each registration, by the index the planner knows it by.
 #[derive(Debug, Default)]
@@ -57,15 +57,9 @@ impl Lines<'_> {
             DiagnosticKind::NoStage { node }
             | DiagnosticKind::UnknownRank { node, .. }
             | DiagnosticKind::DeclaredTwice { node, .. } => self.all(&[NodeRef::Node(*node)]),
-            DiagnosticKind::Ambiguity { pairs, .. } => {
-                let mut lines: Vec<usize> = pairs
-                    .iter()
-                    .flat_map(|&(a, b)| [a, b])
-                    .filter_map(|n| self.of(&NodeRef::Node(n)))
-                    .collect();
-                lines.sort_unstable();
-                lines.dedup();
-                lines
+            DiagnosticKind::Ambiguity { pairs, .. } => self.pair_lines(pairs.iter().copied()),
+            DiagnosticKind::SilencedAmbiguity { pairs, .. } => {
+                self.pair_lines(pairs.iter().map(|(a, b, _)| (*a, *b)))
             }
             // Any other kind: the lines of the systems it names.
             _ => self
@@ -76,11 +70,23 @@ impl Lines<'_> {
                 .collect(),
         }
     }
+
+    /// The lines of the nodes of `pairs`, each once, ascending.
+    fn pair_lines(&self, pairs: impl Iterator<Item = (NodeIndex, NodeIndex)>) -> Vec<usize> {
+        let mut lines: Vec<usize> = pairs
+            .flat_map(|(a, b)| [a, b])
+            .filter_map(|n| self.of(&NodeRef::Node(n)))
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
 }
 
 /// `error[SL0004]: FILE:3, FILE:7: message`.
 pub(super) fn render(file: &str, lines: &Lines<'_>, diagnostic: &Diagnostic) -> String {
     let level = match diagnostic.level {
+        Level::Silenced => "silenced",
         Level::Warning => "warning",
         Level::Error => "error",
     };

@@ -32,6 +32,7 @@
 use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::Explicit;
+use crate::plan::silence::Silencing;
 use crate::plan::{GraphView, NodeIndex, Plan};
 
 /// How many pairs one SL0008 diagnostic lists; the rest are counted.
@@ -46,6 +47,10 @@ struct Group {
     total: u64,
     /// `(later position, earlier position)`, sorted, at most [`LISTED`].
     listed: Vec<(u32, u32)>,
+    /// The pairs silenced on purpose, counted and listed apart.
+    silenced_total: u64,
+    /// `(later position, earlier position)`, at most [`LISTED`].
+    silenced: Vec<(u32, u32)>,
 }
 
 /// One lane: its accessors' plan positions in order, and which of them write.
@@ -126,6 +131,8 @@ struct Chunk<'a> {
     own: &'a [u32],
     /// The chunk's bits of `own`.
     own_mask: u64,
+    /// What the nodes silence (`None`: nothing).
+    silencing: Option<&'a Silencing>,
 }
 
 impl Chunk<'_> {
@@ -148,6 +155,21 @@ impl Chunk<'_> {
         }
         if let Some(reached) = self.down.get(self.order[at] as usize) {
             mask &= !reached;
+        }
+        if let Some(silencing) = self.silencing {
+            let mut bits = mask;
+            while bits != 0 {
+                let bit = bits & bits.wrapping_neg();
+                let later = self.start + bits.trailing_zeros() as usize;
+                if silencing.by(self.order[at], self.order[later]).is_some() {
+                    mask &= !bit;
+                    group.silenced_total += 1;
+                    if group.silenced.len() < LISTED {
+                        group.silenced.push((later as u32, earlier));
+                    }
+                }
+                bits &= !bit;
+            }
         }
         group.total += u64::from(mask.count_ones());
         if group.listed.len() < LISTED {
@@ -198,6 +220,7 @@ pub(crate) fn find(
     released: &[u32],
     plan: &Plan,
     level: Level,
+    silencing: Option<&Silencing>,
 ) -> Vec<Diagnostic> {
     let nodes = graph.nodes();
     let order = &plan.node_order;
@@ -274,6 +297,7 @@ pub(crate) fn find(
             order,
             own: &own,
             own_mask,
+            silencing,
         };
         for position in start..end {
             let bit = 1u64 << (position - start);
@@ -322,15 +346,85 @@ pub(crate) fn find(
     }
 
     let mut diagnostics = Vec::new();
-    for (s, group) in groups.iter().enumerate() {
+    let services = groups
+        .iter()
+        .enumerate()
+        .map(|(s, group)| (Some(ServiceId(s as u32)), group));
+    for (service, group) in services.chain([(None, &world)]) {
         if group.total > 0 {
-            diagnostics.push(diagnostic(plan, Some(ServiceId(s as u32)), group, level));
+            diagnostics.push(diagnostic(plan, service, group, level));
+        }
+        if let (Some(silencing), true) = (silencing, group.silenced_total > 0) {
+            diagnostics.push(silenced(plan, service, group, silencing));
         }
     }
-    if world.total > 0 {
-        diagnostics.push(diagnostic(plan, None, &world, level));
-    }
     diagnostics
+}
+
+/// The pairs of `group` silenced on purpose, at [`Level::Silenced`], each
+/// with who silenced it.
+fn silenced(
+    plan: &Plan,
+    service: Option<ServiceId>,
+    group: &Group,
+    silencing: &Silencing,
+) -> Diagnostic {
+    let order = &plan.node_order;
+    let mut listed = group.silenced.clone();
+    listed.sort_unstable();
+    let pairs: Vec<_> = listed
+        .iter()
+        .map(|&(later, earlier)| {
+            let (a, b) = (order[earlier as usize], order[later as usize]);
+            let by = silencing.by(a, b).cloned().expect("listed as silenced");
+            (NodeIndex(a), NodeIndex(b), by)
+        })
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut message = format!("{} pair", group.silenced_total);
+    if group.silenced_total != 1 {
+        message.push('s');
+    }
+    match service {
+        Some(s) => message.push_str(&format!(
+            " conflicting on {} ordered by registration order on purpose: ",
+            plan.service_name(s)
+        )),
+        None => {
+            message.push_str(" with an exclusive node ordered by registration order on purpose: ")
+        }
+    }
+    for (i, (a, b, by)) in pairs.iter().enumerate() {
+        let (a, b) = (plan.node_name(*a), plan.node_name(*b));
+        for name in [a, b] {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+        if i > 0 {
+            message.push_str(", ");
+        }
+        let who = match by.by {
+            crate::plan::NodeRef::Node(n) => format!("`{}`", plan.node_name(n)),
+            crate::plan::NodeRef::Group(g) => format!("group `{}`", plan.hierarchy.group_name(g)),
+            crate::plan::NodeRef::Marker(m) => format!("`{}`", plan.marker_name(m)),
+        };
+        let how = match &by.with {
+            Some(target) => format!("ambiguous_with(\"{target}\")"),
+            None => "ambiguous_with_all()".to_owned(),
+        };
+        message.push_str(&format!("`{a}` and `{b}` (silenced by {who}: {how})"));
+    }
+    let more = group.silenced_total - pairs.len() as u64;
+    if more > 0 {
+        message.push_str(&format!(", and {more} more"));
+    }
+    let kind = DiagnosticKind::SilencedAmbiguity {
+        service,
+        pairs,
+        total: group.silenced_total,
+    };
+    Diagnostic::new(Level::Silenced, kind, message, names)
 }
 
 /// Fills `down[v]` with the nodes at plan positions `start..end` that vertex

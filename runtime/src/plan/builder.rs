@@ -6,6 +6,7 @@ use crate::access::{ServiceId, Touch};
 use crate::plan::diagnostics::{Diagnostic, DiagnosticKind, Level};
 use crate::plan::order::{self, Explicit, Targets};
 use crate::plan::organise::{self, OrgVertex, Resolved, Selection};
+use crate::plan::silence::Silencing;
 use crate::plan::view::{EdgeRecord, Hierarchy, Names};
 use crate::plan::{
     AmbiguityLevel, CompiledPlan, GraphView, LaneKind, MarkerIndex, NodeIndex, Packing, Plan,
@@ -327,23 +328,56 @@ impl Ancestors {
     }
 }
 
+/// What every selection's plan is built from, resolved once, with every
+/// diagnostic about the registrations as a whole.
+struct Prepared<'g> {
+    resolved: Resolved,
+    pinned: Vec<bool>,
+    targets: Targets<'g>,
+    silencing: Option<Silencing>,
+}
+
+impl<'g> Prepared<'g> {
+    fn new(graph: &GraphView<'g>, diagnostics: &mut Vec<Diagnostic>) -> Self {
+        declared_twice(graph, diagnostics);
+        let resolved = Resolved::new(graph, diagnostics);
+        let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
+        crate::plan::pinned::unpinned_non_send(graph, &pinned, diagnostics);
+        let targets = Targets::new(graph, &resolved, diagnostics);
+        let silencing = Silencing::new(graph, &resolved, diagnostics);
+        Self {
+            resolved,
+            pinned,
+            targets,
+            silencing,
+        }
+    }
+
+    /// One selection's plan (`None` when it has errors), and what was found.
+    fn build(
+        &self,
+        graph: &GraphView<'_>,
+        options: &PlanOptions,
+        selection: &Selection,
+    ) -> (Option<Plan>, Vec<Diagnostic>) {
+        build_selection(
+            graph,
+            options,
+            &self.resolved,
+            &self.targets,
+            &self.pinned,
+            self.silencing.as_ref(),
+            selection,
+        )
+    }
+}
+
 /// Builds the plan of the update schedule's variable cadence, with every
 /// diagnostic about the registrations as a whole.
 pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan, PlanErrors> {
     let mut diagnostics = Vec::new();
-    declared_twice(graph, &mut diagnostics);
-    let resolved = Resolved::new(graph, &mut diagnostics);
-    let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
-    crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
-    let targets = Targets::new(graph, &resolved, &mut diagnostics);
-    let (plan, found) = build_selection(
-        graph,
-        options,
-        &resolved,
-        &targets,
-        &pinned,
-        &Selection::UPDATE,
-    );
+    let prepared = Prepared::new(graph, &mut diagnostics);
+    let (plan, found) = prepared.build(graph, options, &Selection::UPDATE);
     diagnostics.extend(found);
     finish(plan, diagnostics)
 }
@@ -352,11 +386,7 @@ pub(crate) fn build(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plan
 /// cadences of the update schedule); each problem is reported once.
 pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<Plans, PlanErrors> {
     let mut diagnostics = Vec::new();
-    declared_twice(graph, &mut diagnostics);
-    let resolved = Resolved::new(graph, &mut diagnostics);
-    let pinned = crate::plan::pinned::pinned_nodes(graph, &resolved);
-    crate::plan::pinned::unpinned_non_send(graph, &pinned, &mut diagnostics);
-    let targets = Targets::new(graph, &resolved, &mut diagnostics);
+    let prepared = Prepared::new(graph, &mut diagnostics);
     let mut selections = vec![Selection::UPDATE, Selection::FIXED];
     let mut seen: HashMap<Selection, ()> = HashMap::default();
     seen.extend(selections.iter().map(|selection| (selection.clone(), ())));
@@ -378,8 +408,7 @@ pub(crate) fn build_all(graph: &GraphView<'_>, options: &PlanOptions) -> Result<
             .push(at);
     }
     for selection in selections {
-        let (plan, found) =
-            build_selection(graph, options, &resolved, &targets, &pinned, &selection);
+        let (plan, found) = prepared.build(graph, options, &selection);
         for diagnostic in found {
             // A cycle among groups alone, or a duplicate key, is found by
             // every selection: report it once.
@@ -409,6 +438,7 @@ fn build_selection(
     resolved: &Resolved,
     targets: &Targets<'_>,
     pinned: &[bool],
+    silencing: Option<&Silencing>,
     selection: &Selection,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -455,6 +485,10 @@ fn build_selection(
     plan.selection = selection.clone();
     plan.hierarchy = Hierarchy::new(graph, resolved);
     plan.pinned = pinned.to_vec();
+    plan.gates = crate::plan::conditions::NodeGates::new(nodes.len(), &resolved.gates, &|i| {
+        selection.contains(&nodes[i])
+    })
+    .map(std::sync::Arc::new);
     plan.marker_names = marker_names(graph, resolved, &edges);
     if options.ambiguity != AmbiguityLevel::Ignore {
         let level = match options.ambiguity {
@@ -467,6 +501,7 @@ fn build_selection(
             &sorted.vertices,
             &plan,
             level,
+            silencing,
         ));
     }
     if diagnostics.iter().any(|d| d.level == Level::Error) {
@@ -850,6 +885,7 @@ fn walk_lanes(
         selection: Selection::UPDATE,
         hierarchy: Hierarchy::default(),
         pinned: Vec::new(),
+        gates: None,
     }
 }
 

@@ -9,6 +9,10 @@ use crate::plan::{GroupIndex, MarkerIndex, NodeIndex};
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
+    /// Reported but asked for: an ambiguity (SL0008) silenced on purpose
+    /// ([`NodeBuilder::ambiguous_with`](crate::NodeBuilder::ambiguous_with)),
+    /// never printed as a warning nor made an error.
+    Silenced,
     /// Reported; the plan is still built.
     Warning,
     /// The plan is not built.
@@ -49,6 +53,8 @@ pub enum Relation {
     Before,
     /// `in_group(target)`: membership of a group.
     InGroup,
+    /// `ambiguous_with(target)`: an ambiguity silenced on purpose.
+    AmbiguousWith,
 }
 
 impl fmt::Display for Relation {
@@ -57,6 +63,7 @@ impl fmt::Display for Relation {
             Relation::After => "after",
             Relation::Before => "before",
             Relation::InGroup => "in the group",
+            Relation::AmbiguousWith => "ambiguous with",
         })
     }
 }
@@ -188,6 +195,19 @@ pub enum DiagnosticKind {
         /// How many pairs in all, listed or not.
         total: u64,
     },
+    /// SL0008 at [`Level::Silenced`]: conflicting nodes ordered only by
+    /// registration order on purpose, grouped as [`Ambiguity`](Self::Ambiguity)
+    /// is, each listed pair with who silenced it and how.
+    SilencedAmbiguity {
+        /// The service the pairs conflict on; `None` for the pairs with an
+        /// exclusive node.
+        service: Option<ServiceId>,
+        /// The first pairs (at most 8), each `(earlier, later)` in plan
+        /// order, with their silencer.
+        pairs: Vec<(NodeIndex, NodeIndex, crate::plan::SilencedBy)>,
+        /// How many silenced pairs in all, listed or not.
+        total: u64,
+    },
 }
 
 impl DiagnosticKind {
@@ -206,7 +226,7 @@ impl DiagnosticKind {
             DiagnosticKind::DeclaredTwice { .. } => "SL0009",
             DiagnosticKind::RuntimeService { .. } => "SL0010",
             DiagnosticKind::UnpinnedNonSend { .. } => "SL0011",
-            DiagnosticKind::Ambiguity { .. } => "SL0008",
+            DiagnosticKind::Ambiguity { .. } | DiagnosticKind::SilencedAmbiguity { .. } => "SL0008",
         }
     }
 }
@@ -246,6 +266,7 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let level = match self.level {
+            Level::Silenced => "silenced",
             Level::Warning => "warning",
             Level::Error => "error",
         };

@@ -24,6 +24,7 @@
 
 mod ambiguity;
 mod builder;
+pub(crate) mod conditions;
 mod diagnostics;
 mod dot;
 mod graph;
@@ -31,6 +32,7 @@ mod order;
 mod organise;
 mod pinned;
 mod plans;
+mod silence;
 mod stages;
 mod svg;
 mod view;
@@ -42,6 +44,7 @@ pub use diagnostics::{
 pub use graph::{Graph, GraphView, MarkerIndex, NodeIndex};
 pub use organise::{GroupIndex, Selection};
 pub use plans::Plans;
+pub use silence::SilencedBy;
 pub use svg::to_svg;
 pub use view::{CompiledPlan, Edge, Hierarchy, LaneKind, Plan, Reason, TreeItem};
 

@@ -325,6 +325,24 @@ impl Explicit {
         }
         edges.push_produce_edges(graph, &is_member, selection, diagnostics);
         edges.push_append_edges(graph, &is_member);
+        for &(condition, gated) in &resolved.gates {
+            if !is_member(condition as usize) {
+                continue;
+            }
+            if is_member(gated as usize) {
+                edges.push(condition, gated, Reason::RunCondition);
+            } else if nodes[gated as usize].is_enabled() {
+                // A member in another plan would read a verdict its own
+                // plan never evaluated.
+                diagnostics.push(cross_selection(
+                    graph,
+                    selection,
+                    gated,
+                    condition,
+                    Relation::InGroup,
+                ));
+            }
+        }
         for &(from, to) in &org.edges {
             edges.push(from, to, Reason::After);
         }

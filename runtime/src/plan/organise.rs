@@ -121,6 +121,9 @@ pub(crate) struct Resolved {
     pub(crate) phases: bool,
     /// Whether anything is organised at all (otherwise nothing is added).
     pub(crate) any: bool,
+    /// Every `(condition node, member)` pair of the group, stage and set
+    /// conditions (`plan/conditions.rs`), whatever the selection.
+    pub(crate) gates: Vec<(u32, u32)>,
 }
 
 impl Resolved {
@@ -214,6 +217,7 @@ impl Resolved {
             .collect();
         resolved.by_name = by_name;
         resolved.resolve_ranks(graph, diagnostics);
+        resolved.gates = crate::plan::conditions::gate_pairs(graph, &resolved);
         resolved
     }
 
@@ -313,7 +317,15 @@ impl Resolved {
                                 NONE
                             }
                         },
-                        None if kind == RankKind::Stage && !declared.is_empty() => {
+                        // A group's or set's condition node stands
+                        // before its members, in whatever stages they are.
+                        None if kind == RankKind::Stage
+                            && !declared.is_empty()
+                            && !matches!(
+                                node.gated(),
+                                Some(crate::organise::Gated::Group | crate::organise::Gated::Set)
+                            ) =>
+                        {
                             diagnostics.push(no_stage(node, node_ref));
                             NONE
                         }
@@ -626,6 +638,7 @@ pub(crate) fn edges(
     base: u32,
     shared: bool,
 ) -> OrgEdges {
+    let gates = &resolved.gates;
     let groups = graph.organisation().groups();
     let nodes = graph.nodes();
     let mut out = OrgEdges {
@@ -662,6 +675,28 @@ pub(crate) fn edges(
     // the groups' vertices, so that every vertex an ordering can name has
     // the same number in every selection.
     out.phases = phase_base(resolved, base, groups.len());
+    // A group's, stage's or set's condition naming no phase sits in the
+    // earliest phase of its members: evaluated when the first of them is
+    // due, never ordered against their phases.
+    let mut gate_phase: Vec<Option<Phase>> = Vec::new();
+    if out.phases.is_some() && !gates.is_empty() {
+        gate_phase = vec![None; nodes.len()];
+        for &(gate, gated) in gates {
+            let (gate, gated) = (gate as usize, gated as usize);
+            if member(gate) && member(gated) && nodes[gated].gated().is_none() {
+                let phase = nodes[gated].placement().phase.unwrap_or(Phase::Update);
+                let earliest = gate_phase[gate].map_or(phase, |p| p.min(phase));
+                gate_phase[gate] = Some(earliest);
+            }
+        }
+    }
+    let phase_of = |index: usize| {
+        let node = &nodes[index];
+        node.placement()
+            .phase
+            .or_else(|| gate_phase.get(index).copied().flatten())
+            .unwrap_or(Phase::Update)
+    };
     if out.phases.is_some() {
         out.vertices.push(OrgVertex::PhaseStart);
         for phase in [Phase::PreUpdate, Phase::Update, Phase::PostUpdate] {
@@ -769,12 +804,8 @@ pub(crate) fn edges(
         for k in 0..3 {
             out.edges.push((bounds + k, bounds + k + 1));
         }
-        for (index, node) in nodes
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| !shared && organised(i))
-        {
-            let k = node.placement().phase.unwrap_or(Phase::Update) as u32;
+        for index in (0..nodes.len()).filter(|&i| !shared && organised(i)) {
+            let k = phase_of(index) as u32;
             out.edges.push((bounds + k, index as u32));
             out.edges.push((index as u32, bounds + k + 1));
         }
@@ -797,9 +828,7 @@ pub(crate) fn edges(
             sibling: node.placement().sibling,
             stage: level(resolved.node_stage.get(index)),
             set: level(resolved.node_set.get(index)),
-            phase: out.phases.map_or(NONE, |_| {
-                node.placement().phase.unwrap_or(Phase::Update) as u32
-            }),
+            phase: out.phases.map_or(NONE, |_| phase_of(index) as u32),
         };
         let pair = match last {
             Some((previous, pair)) if previous == placed => pair,

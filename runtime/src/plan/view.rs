@@ -51,6 +51,9 @@ pub enum Reason {
     },
     /// The source appends to a service the target gates (and so commits).
     Appends(ServiceId),
+    /// The source is the run condition of a group, stage or set the target
+    /// is in: evaluated once, before every member.
+    RunCondition,
 }
 
 /// The arrays an executor runs a plan from, over *vertices*: the plan's
@@ -125,6 +128,7 @@ impl<'p> Edge<'p> {
             Reason::Produces(service) => format!("produces {}", plan.service_name(service)),
             Reason::Appends(service) => format!("appends {}", plan.service_name(service)),
             Reason::Exclusive => "exclusive".to_owned(),
+            Reason::RunCondition => format!("run condition {}", plan.node_name(self.from)),
             Reason::Lane { service, kind } => {
                 format!("lane {}: {}", plan.service_name(service), kind.text())
             }
@@ -290,6 +294,9 @@ pub struct Plan {
     /// Per registered node, whether it is pinned to the main thread (by
     /// itself or a group).
     pub(crate) pinned: Vec<bool>,
+    /// Per registered node, the group, stage and set conditions it waits
+    /// on; `None` when no node of the plan has one.
+    pub(crate) gates: Option<std::sync::Arc<crate::plan::conditions::NodeGates>>,
 }
 
 impl Plan {

@@ -1,10 +1,13 @@
 //! Run-condition combinators: [`not`], [`ConditionExt::and`],
-//! [`ConditionExt::or`].
+//! [`ConditionExt::or`], and a condition reading another's result,
+//! [`ConditionExt::pipe`].
 
+use crate::access::ServiceId;
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 use crate::system::body::NodeEnv;
-use crate::system::condition::ConditionFn;
+use crate::system::condition::{ConditionFn, ReadOnlyParam};
+use crate::system::function::{ParamItem, param_fn_items, params_validate};
 use crate::system::output::BoundaryHooks;
 
 /// Combines run conditions: `a.and(b)`, `a.or(b)`, and with [`not`],
@@ -61,6 +64,44 @@ pub trait ConditionExt<Marker>: ConditionFn<Marker> + Sized {
     fn or<M, C: ConditionFn<M>>(self, other: C) -> OrCondition<Self, C> {
         OrCondition(self, other)
     }
+
+    /// Hands this condition's result to `next`, whose first parameter is
+    /// that `bool` and whose other parameters read as any condition's do
+    /// (bevy's `condition.pipe(system)` with `In<bool>`): `next`'s signature
+    /// declares that it reads another condition's result. `self` is
+    /// evaluated once per evaluation of the whole, always (no
+    /// short-circuit), and `next` decides.
+    ///
+    /// ```
+    /// use sluice::{ConditionExt, NodeBuilder, World};
+    ///
+    /// struct Hp(u32);
+    /// struct GodMode(bool);
+    /// #[derive(Default)]
+    /// struct Deaths(u32);
+    ///
+    /// fn dead(hp: &Hp) -> bool { hp.0 == 0 }
+    /// // Dies when dead, unless in god mode.
+    /// fn mortal(dead: bool, god: &GodMode) -> bool { dead && !god.0 }
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Hp(0));
+    /// world.insert(GodMode(true));
+    /// world.insert(Deaths::default());
+    /// world.add_system(
+    ///     NodeBuilder::new("die")
+    ///         .system(|d: &mut Deaths| d.0 += 1)
+    ///         .run_if(dead.pipe(mortal)),
+    /// );
+    /// world.run_iteration()?;
+    /// world.insert(GodMode(false));
+    /// world.run_iteration()?;
+    /// assert_eq!(world.get::<Deaths>().unwrap().0, 1);
+    /// # Ok::<(), sluice::IterationError>(())
+    /// ```
+    fn pipe<M, C: PipedConditionFn<M>>(self, next: C) -> PipeCondition<Self, C> {
+        PipeCondition(self, next)
+    }
 }
 
 impl<Marker, C: ConditionFn<Marker>> ConditionExt<Marker> for C {}
@@ -81,6 +122,112 @@ pub struct OrCondition<A, B>(A, B);
 /// A run condition negated ([`not`]).
 #[derive(Debug, Clone, Copy)]
 pub struct NotCondition<C>(C);
+
+/// A run condition whose result another reads ([`ConditionExt::pipe`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PipeCondition<A, B>(A, B);
+
+/// Marks the [`ConditionFn`] impl of [`PipeCondition`].
+#[derive(Debug)]
+pub struct PipeMarker<A, B>(std::marker::PhantomData<(A, B)>);
+
+/// A function that reads another run condition's result: its first
+/// parameter is that `bool`, every other one read-only, and it returns
+/// `bool` ([`ConditionExt::pipe`]).
+pub trait PipedConditionFn<Marker>: Send + 'static {
+    /// The resolved service id of every parameter after the first.
+    type Ids: Copy + Send + Sync + 'static;
+    /// Adds every parameter's (shared) access to `node`.
+    fn declare(node: NodeBuilder) -> NodeBuilder;
+    /// Every parameter's service id.
+    fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids;
+    /// Evaluates the condition with `input`, the result it reads.
+    ///
+    /// # Safety
+    /// As for [`ConditionFn::call`].
+    unsafe fn call(&mut self, input: bool, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool;
+}
+
+macro_rules! impl_piped_condition {
+    ($($param:ident $index:tt),*) => {
+        impl<Func, $($param: ReadOnlyParam),*> PipedConditionFn<fn(bool, $($param,)*) -> bool> for Func
+        where
+            Func: Send + 'static,
+            for<'a> &'a mut Func:
+                FnMut(bool, $($param),*) -> bool + FnMut(bool, $(ParamItem<'_, $param>),*) -> bool,
+        {
+            param_fn_items!(($($param $index),*), |node| node);
+
+            #[inline]
+            #[allow(unused_variables)]
+            unsafe fn call(&mut self, input: bool, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool {
+                // A parameter that refuses the run makes the condition false.
+                if !params_validate!(ids, &env.cells, ($($param $index),*)) {
+                    return false;
+                }
+                // Calling through a helper pins the argument types, so the
+                // compiler picks the `FnMut(bool, Item<..>)` bound.
+                #[allow(non_snake_case, clippy::too_many_arguments)]
+                fn call_inner<$($param),*>(
+                    mut f: impl FnMut(bool, $($param),*) -> bool,
+                    input: bool,
+                    $($param: $param),*
+                ) -> bool {
+                    f(input, $($param),*)
+                }
+                // SAFETY: `ids` resolve each parameter (the caller's
+                // guarantee) and the node runs under the plan, as
+                // `Param::fetch` requires; every parameter is read-only
+                // (`ReadOnlyParam`), and the gate refused any that alias
+                // (SL0009, `DeclaredBy::Condition`).
+                #[allow(non_snake_case)]
+                let ($($param,)*) = ($(unsafe { $param::fetch(ids[$index], &env.cells) },)*);
+                call_inner(self, input, $($param),*)
+            }
+        }
+    };
+}
+
+impl_piped_condition!();
+crate::tuples::for_tuples!(impl_piped_condition, 8);
+
+/// The items of a condition made of two parts, `$a` then `$b`: both ids,
+/// and each part's declarations as a part of its own (each is called on
+/// its own, so its parameters may name what the other's name).
+macro_rules! two_part_items {
+    ($a:ident, $b:ident) => {
+        type Ids = ($a::Ids, $b::Ids);
+
+        fn declare(node: NodeBuilder) -> NodeBuilder {
+            $b::declare($a::declare(node.condition_operand()).condition_operand())
+        }
+
+        fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
+            ($a::resolve(registry, hooks), $b::resolve(registry, hooks))
+        }
+    };
+}
+
+impl<A, B, MA, MB> ConditionFn<PipeMarker<MA, MB>> for PipeCondition<A, B>
+where
+    A: ConditionFn<MA>,
+    B: PipedConditionFn<MB>,
+    MA: 'static,
+    MB: 'static,
+{
+    two_part_items!(A, B);
+
+    #[inline]
+    unsafe fn call(&mut self, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool {
+        // SAFETY: both were resolved by `resolve` for this world and their
+        // reads declared by `declare`; the node runs under the plan (the
+        // caller's guarantee, forwarded).
+        unsafe {
+            let input = self.0.call(&ids.0, env);
+            self.1.call(input, &ids.1, env)
+        }
+    }
+}
 
 /// Marks the [`ConditionFn`] impl of [`AndCondition`].
 #[derive(Debug)]
@@ -105,16 +252,7 @@ macro_rules! binary_condition {
             MA: 'static,
             MB: 'static,
         {
-            type Ids = (A::Ids, B::Ids);
-
-            fn declare(node: NodeBuilder) -> NodeBuilder {
-                // Each operand is called on its own: its parameters are one part.
-                B::declare(A::declare(node.condition_operand()).condition_operand())
-            }
-
-            fn resolve(registry: &mut Registry, hooks: &mut BoundaryHooks) -> Self::Ids {
-                (A::resolve(registry, hooks), B::resolve(registry, hooks))
-            }
+            two_part_items!(A, B);
 
             #[inline]
             unsafe fn call(&mut self, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool {

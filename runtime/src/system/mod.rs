@@ -17,7 +17,8 @@ pub use append::{Append, AppendBuffer};
 pub use body::{NodeBody, NodeEnv};
 pub use cells::ServiceCells;
 pub use combinator::{
-    AndCondition, AndMarker, ConditionExt, NotCondition, NotMarker, OrCondition, OrMarker, not,
+    AndCondition, AndMarker, ConditionExt, NotCondition, NotMarker, OrCondition, OrMarker,
+    PipeCondition, PipeMarker, PipedConditionFn, not,
 };
 pub(crate) use condition::Condition;
 pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};

@@ -18,6 +18,7 @@ mod context;
 mod declared;
 mod entities;
 mod error;
+mod group_conditions;
 mod lifecycle;
 mod messages;
 mod node;
@@ -605,9 +606,13 @@ impl World {
         let access = self.graph.node(index).access();
         let is_factory = access.produced().next().is_some();
         let inputs = access.shared().chain(access.gated()).collect();
-        self.nodes.push(WorldNode::Body(NodeCell::new(
-            body, conditions, inputs, is_factory,
-        )));
+        let cell = NodeCell::new(body, conditions, inputs, is_factory);
+        self.nodes
+            .push(if self.graph.node(index).gated().is_some() {
+                WorldNode::Gate(node::GateCell::new(cell))
+            } else {
+                WorldNode::Body(cell)
+            });
     }
 
     /// The plan the world runs now, built first if registrations changed

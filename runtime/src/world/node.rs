@@ -3,9 +3,10 @@
 use sync_wrapper::SyncWrapper;
 
 use crate::exec::{NodeContext as RunContext, NodeOutcome};
+use crate::sync::{AtomicBool, Ordering};
 use crate::system::NodeEnv;
 use crate::world::conditions::{BatchCell, RunConditions};
-use crate::world::node_cell::NodeCell;
+use crate::world::node_cell::{NodeCell, Ran};
 
 /// A registered node's run-time side.
 pub(crate) enum WorldNode {
@@ -14,6 +15,9 @@ pub(crate) enum WorldNode {
     /// A batch processor or parallel query (with its run conditions),
     /// complete when its last slice is.
     Batch(BatchCell),
+    /// A group's, stage's or set's run condition: a cell with an empty
+    /// body and the conditions, and the verdict its members read.
+    Gate(GateCell),
     /// A removed node: never planned again (its index is not reused).
     Removed,
     /// A whole-world system: run by the world itself, alone, between the
@@ -30,6 +34,40 @@ pub(crate) struct WholeCell {
     pub(crate) conditions: RunConditions,
 }
 
+/// A group's, stage's or set's run condition node
+/// ([`World::run_group_if`](crate::World::run_group_if)): evaluated once per
+/// iteration, before every member (the plan orders it so); each member reads
+/// `open` when it is due and is skipped when it is false.
+pub(crate) struct GateCell {
+    cell: NodeCell,
+    /// Whether every condition held in this iteration's evaluation. Written
+    /// before the members start and read after (the plan's edges from this
+    /// node to each member order the two).
+    open: AtomicBool,
+}
+
+impl GateCell {
+    pub(crate) fn new(cell: NodeCell) -> Self {
+        Self {
+            cell,
+            open: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the members may run this iteration.
+    #[inline]
+    pub(crate) fn is_open(&self) -> bool {
+        self.open.load(Ordering::Acquire)
+    }
+
+    /// Closes the gate: it was itself skipped (an enclosing group's
+    /// condition was false), so its members are too.
+    #[inline]
+    pub(crate) fn close(&self) {
+        self.open.store(false, Ordering::Release);
+    }
+}
+
 /// The body of a whole-world system.
 pub(crate) type WholeWorldBody = Box<dyn FnMut(&mut crate::World) + Send>;
 
@@ -40,6 +78,7 @@ impl WorldNode {
         match self {
             Self::Body(cell) => cell.clamp_cursors(now),
             Self::Batch(batch) => batch.clamp_cursors(now),
+            Self::Gate(gate) => gate.cell.clamp_cursors(now),
             Self::Whole(whole) => whole.get_mut().conditions.clamp_cursors(now),
             Self::Removed => {}
         }
@@ -49,10 +88,38 @@ impl WorldNode {
     /// or is a factory. Only such a node keeps [`skipped`](Self::skipped).
     pub(crate) fn skippable(&self) -> bool {
         match self {
-            Self::Body(cell) => cell.skippable(),
+            Self::Body(cell) | Self::Gate(GateCell { cell, .. }) => cell.skippable(),
             Self::Batch(batch) => batch.skippable(),
             Self::Removed | Self::Whole(_) => false,
         }
+    }
+
+    /// Whether the gate `gate` of a vertex ([`NodeGates::per_vertex`]:
+    /// a condition node, `NO_GATE` or `MANY_GATES`, then in `many`) is open.
+    ///
+    /// [`NodeGates::per_vertex`]: crate::plan::conditions::NodeGates::per_vertex
+    #[inline]
+    pub(crate) fn gate_open<'a>(
+        nodes: &[WorldNode],
+        gate: u32,
+        many: impl FnOnce() -> &'a [u32],
+    ) -> bool {
+        use crate::plan::conditions::{MANY_GATES, NO_GATE};
+        match gate {
+            NO_GATE => true,
+            MANY_GATES => Self::gates_open(nodes, many()),
+            gate => Self::gates_open(nodes, &[gate]),
+        }
+    }
+
+    /// Whether every group, stage and set condition in `gates` (condition
+    /// nodes' registration indices) held this iteration.
+    #[inline]
+    pub(crate) fn gates_open(nodes: &[WorldNode], gates: &[u32]) -> bool {
+        gates.iter().all(|&gate| match nodes.get(gate as usize) {
+            Some(WorldNode::Gate(gate)) => gate.is_open(),
+            _ => true,
+        })
     }
 
     /// Whether the node's last run skipped its body (a run condition was
@@ -60,7 +127,7 @@ impl WorldNode {
     /// always false for a node that is not [`skippable`](Self::skippable).
     pub(crate) fn skipped(&mut self) -> bool {
         match self {
-            Self::Body(cell) => cell.skipped(),
+            Self::Body(cell) | Self::Gate(GateCell { cell, .. }) => cell.skipped(),
             Self::Batch(batch) => batch.skipped(),
             Self::Removed | Self::Whole(_) => false,
         }
@@ -88,6 +155,12 @@ impl WorldNode {
             WorldNode::Body(cell) => {
                 // SAFETY: forwarded from the caller.
                 unsafe { cell.run(env, world, node, rank) };
+                NodeOutcome::Done
+            }
+            WorldNode::Gate(gate) => {
+                // SAFETY: forwarded from the caller.
+                let ran = unsafe { gate.cell.run(env, world, node, rank) };
+                gate.open.store(ran == Ran::Body, Ordering::Release);
                 NodeOutcome::Done
             }
             WorldNode::Batch(batch) => {

@@ -10,6 +10,7 @@ use sluice_collections::Pooled;
 use crate::ServiceId;
 use crate::exec::{NodeContext as RunContext, NodeFailure, NodeOutcome, RunStats, SystemTiming};
 use crate::organise::Schedule;
+use crate::plan::conditions::NodeGates;
 use crate::plan::{GraphView, Level, Plan, Plans};
 use crate::system::{BoundaryNodes, NextValue, NodeEnv, ServiceCells};
 use crate::world::adaptive::Choice;
@@ -306,6 +307,12 @@ impl World {
     /// Runs the whole-world system `node` of plan `index` with the world to
     /// itself.
     fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
+        // A member of a group, stage or set whose condition was false.
+        if let Some(gates) = &self.executions.0[index].gates
+            && !WorldNode::gates_open(&self.nodes, gates.of(node as usize))
+        {
+            return Ok(());
+        }
         let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
             return Ok(());
         };
@@ -371,7 +378,9 @@ impl World {
         }
         #[cfg(loom)]
         let own = self.executions.0[index].is_own(part);
-        let Part::Nodes(execution) = &mut self.executions.0[index].parts[part] else {
+        let run = &mut self.executions.0[index];
+        let gates = run.gates.as_deref();
+        let Part::Nodes(execution) = &mut run.parts[part] else {
             return Ok(());
         };
         let (choice, timed) = match self.executor {
@@ -399,8 +408,11 @@ impl World {
         let body = node_runner(
             self.id,
             &self.nodes,
-            &execution.vertex_nodes,
-            &execution.vertex_ranks,
+            Vertices {
+                nodes: &execution.vertex_nodes,
+                ranks: &execution.vertex_ranks,
+                gates: execution.vertex_gates.as_deref().zip(gates),
+            },
             ServiceCells::new(slots),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
@@ -690,6 +702,18 @@ fn report_warnings(plan: &Plan) {
     }
 }
 
+/// What the node runner reads per vertex of an execution.
+#[derive(Clone, Copy)]
+struct Vertices<'s> {
+    /// Each vertex's node (registration index), `u32::MAX` for a barrier.
+    nodes: &'s [u32],
+    /// Each vertex's position in the plan's order.
+    ranks: &'s [u32],
+    /// Each vertex's gate ([`NodeGates::per_vertex`]) and the gates of the
+    /// nodes with several; `None` when no vertex has one.
+    gates: Option<(&'s [u32], &'s NodeGates)>,
+}
+
 /// The body the executor calls for every node of one iteration; `'s` is the
 /// run's scope, for which the world's nodes and cells are borrowed.
 /// Whether the world's own factories would skip their bodies this
@@ -705,12 +729,16 @@ fn own_factories_unchanged(nodes: &mut [WorldNode], registry: &crate::registry::
 fn node_runner<'s>(
     world: u64,
     nodes: &'s [WorldNode],
-    vertex_nodes: &'s [u32],
-    vertex_ranks: &'s [u32],
+    vertices: Vertices<'s>,
     cells: ServiceCells<'s>,
     graph: &'s GraphView<'s>,
     #[cfg(any(debug_assertions, feature = "checked"))] borrows: &'s BorrowTracker,
 ) -> impl Fn(&RunContext<'s>) -> NodeOutcome + Sync + 's {
+    let Vertices {
+        nodes: vertex_nodes,
+        ranks: vertex_ranks,
+        gates,
+    } = vertices;
     move |cx| {
         // A barrier (an order kept as a vertex) completes the moment it runs.
         let Some(&index) = vertex_nodes.get(cx.node()).filter(|&&n| n != u32::MAX) else {
@@ -721,6 +749,16 @@ fn node_runner<'s>(
         let node = index;
         let rank = vertex_ranks[cx.node()];
         let index = index as usize;
+        // A member of a group, stage or set whose condition was false this
+        // iteration is skipped (and, if it is itself a condition, closes).
+        if let Some((vertex_gates, gates)) = gates
+            && !WorldNode::gate_open(nodes, vertex_gates[cx.node()], || gates.of(index))
+        {
+            if let WorldNode::Gate(gate) = &nodes[index] {
+                gate.close();
+            }
+            return NodeOutcome::Done;
+        }
         let env = NodeEnv {
             cells,
             graph,

@@ -18,6 +18,7 @@ use sluice_collections::{Pooled, Taken};
 
 use crate::access::ServiceId;
 use crate::exec::{CompiledGraph, ExecutionState};
+use crate::plan::conditions::NodeGates;
 use crate::plan::{GraphView, NodeIndex, Plan, PlanErrors, PlanOptions, Plans};
 use crate::system::{NextValue, NodeBody, NodeEnv};
 use crate::world::BUILTIN_NODES;
@@ -49,6 +50,9 @@ pub(crate) struct Execution {
     /// Per vertex: its position in the plan's order (the serial order),
     /// where the records of its node land.
     pub(crate) vertex_ranks: Box<[u32]>,
+    /// Per vertex: the group, stage or set condition node it waits on
+    /// ([`NodeGates::per_vertex`]); `None` when no vertex has one.
+    pub(crate) vertex_gates: Option<Box<[u32]>>,
     pub(crate) state: ExecutionState,
     pub(crate) adaptive: Adaptive,
     /// Where the world's own factories (`sluice::plan`, `sluice::execution`)
@@ -170,10 +174,12 @@ impl Execution {
             .filter(|&(_, &v)| (vertex_nodes[v as usize] as usize) < BUILTIN_NODES)
             .map(|(at, _)| at as u32)
             .collect();
+        let vertex_gates = plan.gates.as_ref().map(|g| g.per_vertex(&vertex_nodes));
         Self {
             graph,
             vertex_nodes,
             vertex_ranks,
+            vertex_gates,
             state,
             adaptive: Adaptive::default(),
             own_positions,
@@ -208,6 +214,8 @@ fn plan_ranks(plan: &Plan) -> Vec<u32> {
 #[derive(Debug)]
 pub(crate) struct PlanRun {
     pub(crate) parts: Vec<Part>,
+    /// Per node, the group, stage and set conditions it waits on.
+    pub(crate) gates: Option<Arc<NodeGates>>,
 }
 
 impl PlanRun {
@@ -228,6 +236,7 @@ impl PlanRun {
         if parts.is_empty() && !order.iter().any(|&v| whole_world(v)) {
             return Self {
                 parts: vec![Part::Nodes(Box::new(Execution::compile(plan, order)))],
+                gates: plan.gates.clone(),
             };
         }
         let ranks = plan_ranks(plan);
@@ -249,7 +258,10 @@ impl PlanRun {
         if !current.is_empty() {
             parts.push(Part::Nodes(Box::new(Execution::compile(plan, &current))));
         }
-        Self { parts }
+        Self {
+            parts,
+            gates: plan.gates.clone(),
+        }
     }
 
     /// Whether part `part` is the world's own factories, which a model runs

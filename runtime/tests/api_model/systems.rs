@@ -247,7 +247,10 @@ fn service_scope(
 }
 
 /// An iteration no node failed: `Ok`, or only the model's refused commands.
-fn ran_whole(result: &Result<(), IterationError>, refused: usize) -> Result<(), TestCaseError> {
+pub(super) fn ran_whole(
+    result: &Result<(), IterationError>,
+    refused: usize,
+) -> Result<(), TestCaseError> {
     match result {
         Ok(()) => check(refused == 0, || {
             format!("the model refused {refused} commands")
@@ -268,7 +271,7 @@ fn log(world: &mut World, value: i64) {
     }
 }
 
-fn remove(world: &mut World, node: sluice::NodeIndex) -> Result<(), TestCaseError> {
+pub(super) fn remove(world: &mut World, node: sluice::NodeIndex) -> Result<(), TestCaseError> {
     world
         .remove_node(node)
         .map_err(|e| TestCaseError::fail(e.to_string()))
