@@ -377,7 +377,9 @@ impl World {
         let (choice, timed) = match self.executor {
             ExecutorKind::Parallel => (Choice::Pool, false),
             ExecutorKind::Serial => (Choice::Inline, false),
-            ExecutorKind::Adaptive if self.pool.num_threads() == 1 => (Choice::Inline, false),
+            ExecutorKind::Adaptive if super::pool_threads(&self.pool) == 1 => {
+                (Choice::Inline, false)
+            }
             // A model explores the pool's interleavings; timing it is moot.
             #[cfg(loom)]
             ExecutorKind::Adaptive => (Choice::Pool, false),
@@ -415,12 +417,19 @@ impl World {
                 .run(&execution.graph, &mut execution.state, body);
         }
         let started = timed.then(Instant::now);
-        let result = match choice {
-            Choice::Pool => {
-                self.pool
-                    .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
+        // A world run from inside a node of its own pool (one world's system
+        // running another on the shared pool) runs inline: the pool's run
+        // would wait for the very thread it is called on.
+        let pool = match choice {
+            Choice::Pool => Some(super::pool_or_shared(&self.pool))
+                .filter(|pool| !pool.runs_on_current_thread()),
+            Choice::Inline => None,
+        };
+        let result = match pool {
+            Some(pool) => {
+                pool.run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
             }
-            Choice::Inline => self.serial.run_with_loose_skipping(
+            None => self.serial.run_with_loose_skipping(
                 &execution.graph,
                 &mut execution.state,
                 &self.loose,
