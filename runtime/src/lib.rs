@@ -75,7 +75,7 @@ pub use entity::{
     TICK_CHECK_INTERVAL, Target, With, Without,
 };
 pub use entity::{AnyOf, Has, Or, Populated, Single};
-pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
+pub use message::{MessageSender, Messages, ParRead, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,

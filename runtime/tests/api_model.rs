@@ -172,6 +172,8 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 struct PinnedCommits(Vec<std::thread::ThreadId>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/messages.rs"]
+mod messages;
 #[path = "api_model/model_check.rs"]
 mod model_check;
 #[path = "api_model/optional.rs"]
@@ -327,6 +329,8 @@ enum Op {
     Queries(queries::QueryOp),
     /// Issue 36: `Local`, custom commands, combinators (`systems.rs`).
     Systems(systems::SystemsOp),
+    /// Issue 36's messages: `write_batch`, `par_read`, `clear`, `drain`.
+    Messages(messages::MessagesOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -398,6 +402,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 36 ---
         2 => queries::op().prop_map(Op::Queries),
         1 => systems::op(),
+        1 => messages::op(),
     ]
 }
 
@@ -1598,6 +1603,7 @@ fn apply(
         Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
         Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
+        Op::Messages(ref op) => messages::apply(op, real, model)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

@@ -63,7 +63,7 @@ struct Guarded(u32);
 /// A node of this module: after every other (in `PostUpdate`), and
 /// exempt from the spike watch, whose model tracks only its own nodes and
 /// the systems of `Op::AddSystem`.
-fn probe(name: &'static str) -> NodeBuilder {
+pub(super) fn probe(name: &'static str) -> NodeBuilder {
     NodeBuilder::new(name)
         .phase(Phase::PostUpdate)
         .spike_exempt()
@@ -187,7 +187,7 @@ pub(super) fn apply(
 }
 
 /// An iteration no node failed: `Ok`, or only the model's refused commands.
-fn ran_whole(result: &Result<(), IterationError>, refused: usize) -> Result<(), TestCaseError> {
+pub(super) fn ran_whole(result: &Result<(), IterationError>, refused: usize) -> Result<(), TestCaseError> {
     match result {
         Ok(()) => check(refused == 0, || {
             format!("the model refused {refused} commands")
@@ -208,7 +208,7 @@ fn log(world: &mut World, value: i64) {
     }
 }
 
-fn remove(world: &mut World, node: sluice::NodeIndex) -> Result<(), TestCaseError> {
+pub(super) fn remove(world: &mut World, node: sluice::NodeIndex) -> Result<(), TestCaseError> {
     world
         .remove_node(node)
         .map_err(|e| TestCaseError::fail(e.to_string()))
