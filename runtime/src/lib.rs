@@ -106,7 +106,7 @@ pub use world::{
     Context, Declared, DeclaredFn, DeclaredMarker, EntityCommands, EntityMut, EntityRef,
     ExecutorKind, FactoryDeclaration, FactoryMarker, FixedTime, FrameTime, FromWorld,
     FunctionMarker, IntoChain, IntoFactory, IntoSystem, IterationError, MAX_SPIKE_WINDOW,
-    MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, Spawned, Spike,
-    SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration, UnbuiltDeclaration,
-    UnbuiltMarker, World,
+    MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, RunSystemError,
+    Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration, SystemId,
+    UnbuiltDeclaration, UnbuiltMarker, World,
 };

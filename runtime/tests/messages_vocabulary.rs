@@ -8,8 +8,8 @@ mod executors;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use executors::{PLANNED, executors, quiet_planned_panics, world_on};
-use sluice::prelude::*;
 use sluice::Messages;
+use sluice::prelude::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hit(u64);
@@ -61,7 +61,11 @@ fn par_read_reads_each_batch_message_once_and_lands_in_message_order() {
         );
         let once: Vec<u64> = (0..messages()).step_by(100).collect();
         let twice: Vec<u64> = once.iter().chain(&once).copied().collect();
-        assert_eq!(world.get::<Landed>().unwrap().0, twice, "{executor:?} on {threads}");
+        assert_eq!(
+            world.get::<Landed>().unwrap().0,
+            twice,
+            "{executor:?} on {threads}"
+        );
     }
 }
 
@@ -150,6 +154,10 @@ fn clear_and_drain_move_every_reader_past_without_missing() {
         messages.send(Hit(6));
         world.run_iteration().unwrap();
         world.run_iteration().unwrap();
-        assert_eq!(world.get::<Landed>().unwrap().0, [6], "{executor:?} on {threads}");
+        assert_eq!(
+            world.get::<Landed>().unwrap().0,
+            [6],
+            "{executor:?} on {threads}"
+        );
     }
 }

@@ -324,6 +324,9 @@ impl<T: Send + Sync + 'static> Messages<T> {
         } = self;
         let log = log.get_mut();
         log.gather(pending.get_mut(), nodes.failed_ranks);
+        if nodes.gather_only {
+            return;
+        }
         if let Some(inbox) = inbox {
             inbox.drain(nodes.world, nodes.failed, |message| {
                 log.messages.push_back(message);

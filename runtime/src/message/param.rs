@@ -3,7 +3,6 @@
 
 use std::iter::FusedIterator;
 
-
 use super::{Cursor, Log, Messages, Pending, ReaderKey};
 use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;

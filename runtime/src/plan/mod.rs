@@ -24,6 +24,7 @@
 
 mod ambiguity;
 mod builder;
+pub(crate) use builder::gate_verdicts;
 mod diagnostics;
 mod dot;
 mod graph;

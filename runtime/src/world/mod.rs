@@ -23,6 +23,7 @@ mod messages;
 mod node;
 mod node_cell;
 mod non_send;
+mod one_shot;
 mod par_query;
 mod run;
 mod schedule;
@@ -58,6 +59,7 @@ pub use declared::{
 };
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
+pub use one_shot::{RunSystemError, SystemId};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use services::FromWorld;
 pub use spawned::{CommandEntity, Spawned};
@@ -256,6 +258,8 @@ pub struct World {
     spawns: spawned::SpawnTable,
     /// The non-`Send` services inserted, and the thread each belongs to.
     non_send: Vec<(ServiceId, std::thread::ThreadId)>,
+    /// The one-shot systems registered, and those running.
+    one_shots: one_shot::OneShots,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -370,6 +374,7 @@ impl World {
             failed_ranks: Vec::new(),
             spawns: spawned::SpawnTable::default(),
             non_send: Vec::new(),
+            one_shots: one_shot::OneShots::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

@@ -516,6 +516,7 @@ impl World {
         }
         self.apply_commands(&mut failures);
         self.messages_boundary(&mut failures);
+        self.one_shots.at_boundary();
         // What the next iteration writes is newer than anything so far;
         // removal records of the last two iterations are kept.
         let (oldest, previous) = self.removal_ticks;
@@ -537,6 +538,17 @@ impl World {
     /// joins the log (what failed nodes sent is dropped); the cursors of
     /// removed nodes go; read messages are dropped.
     fn messages_boundary(&mut self, failures: &mut Vec<BoundaryFailure>) {
+        self.settle_messages(false, failures);
+    }
+
+    /// Every message type's boundary, or (`gather_only`, at the end of a
+    /// one-shot system's run) only what running nodes sent joining the
+    /// log, less what failed ones sent.
+    pub(super) fn settle_messages(
+        &mut self,
+        gather_only: bool,
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
         let nodes = &self.nodes;
         let live = |node: u32| {
             nodes
@@ -549,6 +561,7 @@ impl World {
             failed: &self.failed_nodes,
             failed_ranks: &self.failed_ranks,
             world: self.id,
+            gather_only,
         };
         self.hooks
             .apply_messages(slots, &boundary, |service, payload| {
@@ -578,16 +591,7 @@ impl World {
     fn apply_commands(&mut self, failures: &mut Vec<BoundaryFailure>) {
         // By id, and without moving its version: nothing plans on it, and
         // most boundaries find it empty.
-        let queue = self
-            .graph
-            .registry_mut()
-            .slot_mut(self.builtin.commands)
-            .and_then(|slot| {
-                slot.value
-                    .as_deref_mut()?
-                    .downcast_mut::<crate::world::CommandQueue>()
-            })
-            .expect("every world holds its CommandQueue");
+        let queue = self.command_queue_mut();
         if queue.is_empty() {
             return;
         }
@@ -598,6 +602,51 @@ impl World {
             self.discard_failed(&mut commands, failures);
         }
         let stale = std::mem::replace(&mut self.stale, false);
+        self.land_commands(&mut commands, failures);
+        // Registrations from the ledger are planned by the plan factory, not
+        // before the next iteration: bump what it reads instead, and only
+        // when a command registered something (a game inserting a service
+        // every frame does not replan every frame).
+        let registered = std::mem::replace(&mut self.stale, stale);
+        if registered
+            && let Some(slot) = self
+                .graph
+                .registry_mut()
+                .slot_mut(self.builtin.registrations)
+        {
+            slot.version += 1;
+        }
+    }
+
+    /// Lands what a one-shot system recorded into `queue`, now, in record
+    /// order (its `Spawned` handles resolve among its own commands); what
+    /// failed to land, listed.
+    pub(super) fn land_one_shot_commands(
+        &mut self,
+        queue: &mut crate::world::CommandQueue,
+    ) -> Vec<BoundaryFailure> {
+        let mut failures = Vec::new();
+        if queue.is_empty() {
+            return failures;
+        }
+        let (queue_id, generation) = queue.stamp();
+        let (mut commands, slots) = queue.take_all();
+        // Landing inside a boundary (a `Commands::run_system`): the
+        // boundary's own spawns table is put back after.
+        let outer = std::mem::take(&mut self.spawns);
+        self.spawns.start(queue_id, generation, slots);
+        self.land_commands(&mut commands, &mut failures);
+        self.spawns = outer;
+        failures
+    }
+
+    /// Lands `commands` in order; each failure is listed and the others
+    /// still land.
+    fn land_commands(
+        &mut self,
+        commands: &mut Vec<RecordedChange>,
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
         for (index, command) in commands.drain(..).enumerate() {
             let RecordedChange {
                 label,
@@ -620,19 +669,6 @@ impl World {
                 Ok(Err(refused)) => failures.push(BoundaryFailure::refused(step(), refused)),
                 Err(payload) => failures.push(BoundaryFailure::new(step(), payload)),
             }
-        }
-        // Registrations from the ledger are planned by the plan factory, not
-        // before the next iteration: bump what it reads instead, and only
-        // when a command registered something (a game inserting a service
-        // every frame does not replan every frame).
-        let registered = std::mem::replace(&mut self.stale, stale);
-        if registered
-            && let Some(slot) = self
-                .graph
-                .registry_mut()
-                .slot_mut(self.builtin.registrations)
-        {
-            slot.version += 1;
         }
     }
 }

@@ -85,28 +85,30 @@ pub(super) fn apply(
         .enumerate()
         .map(|(i, &v)| Batched(i, i64::from(v)))
         .collect();
-    let writer = real
-        .world
-        .add_system(probe("batch_writer").system(move |out: Publish<Batched>| {
-            out.write_batch(batch.iter().copied());
-        }));
+    let writer =
+        real.world
+            .add_system(probe("batch_writer").system(move |out: Publish<Batched>| {
+                out.write_batch(batch.iter().copied());
+            }));
     let panic_at = panic_at.map(usize::from).filter(|&at| at < values.len());
-    let reader = real.world.add_system(probe("par_reader").after("batch_writer").system(
-        move |mut input: Subscribe<Batched>, sum: &BatchSum| {
-            let read = input.par_read();
-            let read = match per_slice {
-                0 => read,
-                n => read.messages_per_slice(usize::from(n)),
-            };
-            read.for_each(|&Batched(i, v)| {
-                if Some(i) == panic_at {
-                    std::panic::panic_any(super::INJECTED);
-                }
-                sum.0.fetch_add(v, Ordering::Relaxed);
-                sum.1.fetch_add(1, Ordering::Relaxed);
-            });
-        },
-    ));
+    let reader = real
+        .world
+        .add_system(probe("par_reader").after("batch_writer").system(
+            move |mut input: Subscribe<Batched>, sum: &BatchSum| {
+                let read = input.par_read();
+                let read = match per_slice {
+                    0 => read,
+                    n => read.messages_per_slice(usize::from(n)),
+                };
+                read.for_each(|&Batched(i, v)| {
+                    if Some(i) == panic_at {
+                        std::panic::panic_any(super::INJECTED);
+                    }
+                    sum.0.fetch_add(v, Ordering::Relaxed);
+                    sum.1.fetch_add(1, Ordering::Relaxed);
+                });
+            },
+        ));
     // Sent between iterations, then cleared or drained: no reader sees them.
     let messages = real
         .world
@@ -123,7 +125,9 @@ pub(super) fn apply(
     } else {
         messages.clear();
     }
-    check(messages.is_empty(), || "messages kept after clear/drain".into())?;
+    check(messages.is_empty(), || {
+        "messages kept after clear/drain".into()
+    })?;
     let result = real.world.run_iteration();
     let refused = model.run();
     remove(&mut real.world, writer)?;

@@ -187,7 +187,10 @@ pub(super) fn apply(
 }
 
 /// An iteration no node failed: `Ok`, or only the model's refused commands.
-pub(super) fn ran_whole(result: &Result<(), IterationError>, refused: usize) -> Result<(), TestCaseError> {
+pub(super) fn ran_whole(
+    result: &Result<(), IterationError>,
+    refused: usize,
+) -> Result<(), TestCaseError> {
     match result {
         Ok(()) => check(refused == 0, || {
             format!("the model refused {refused} commands")
