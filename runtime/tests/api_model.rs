@@ -176,6 +176,8 @@ struct PinnedCommits(Vec<std::thread::ThreadId>);
 mod messages;
 #[path = "api_model/model_check.rs"]
 mod model_check;
+#[path = "api_model/one_shot.rs"]
+mod one_shot;
 #[path = "api_model/optional.rs"]
 mod optional;
 #[path = "api_model/par_init.rs"]
@@ -331,6 +333,8 @@ enum Op {
     Systems(systems::SystemsOp),
     /// Issue 36's messages: `write_batch`, `par_read`, `clear`, `drain`.
     Messages(messages::MessagesOp),
+    /// Issue 36's one-shot systems.
+    OneShot(one_shot::OneShotOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -403,6 +407,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => queries::op().prop_map(Op::Queries),
         1 => systems::op(),
         1 => messages::op(),
+        1 => one_shot::op(),
     ]
 }
 
@@ -1604,6 +1609,7 @@ fn apply(
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
         Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
         Op::Messages(ref op) => messages::apply(op, real, model)?,
+        Op::OneShot(ref op) => one_shot::apply(op, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
