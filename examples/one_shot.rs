@@ -47,7 +47,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     world.run_system_once(|commands: Commands<'_>| {
         commands.spawn((Enemy { wave: 0 },));
     })?;
-    println!("level set up: {} enemy", world.query::<&Enemy>().iter().count());
+    println!(
+        "level set up: {} enemy",
+        world.query::<&Enemy>().iter().count()
+    );
 
     let waves = world.register_system(spawn_wave);
     world.insert(Waves(waves));

@@ -156,13 +156,18 @@ impl std::error::Error for RunSystemError {}
 pub(crate) struct OneShots {
     /// Registered and not unregistered (node indices).
     registered: Vec<u32>,
+    /// Those of them the gate let through once (a node's declarations
+    /// never change, so it is asked once).
+    passed_gate: Vec<u32>,
     /// Running now, outermost first.
     running: Vec<u32>,
     /// Runs since the last boundary: the next run's rank is
     /// `FIRST_ONE_SHOT_RANK + runs`.
     runs: u32,
-    /// A spare command queue, swapped in while a one-shot system runs.
-    spare: Option<CommandQueue>,
+    /// A spare command queue (a `CommandQueue`, boxed as the world's slot
+    /// holds it), swapped in while a one-shot system runs: two pointers
+    /// move, not the queue.
+    spare: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl OneShots {
@@ -234,6 +239,7 @@ impl World {
             return Err(RunSystemError::Recursive { system });
         }
         self.one_shots.registered.retain(|&n| n != node);
+        self.one_shots.passed_gate.retain(|&n| n != node);
         self.remove_node(id.node)
             .map_err(|error| RunSystemError::Commands {
                 system,
@@ -293,15 +299,21 @@ impl World {
     pub fn run_system(&mut self, id: SystemId) -> Result<(), RunSystemError> {
         let node = self.one_shot_node(id)?;
         let index = node as usize;
-        let system = self.graph.nodes()[index].name().to_owned();
         if self.one_shots.running.contains(&node) {
-            return Err(RunSystemError::Recursive { system });
+            return Err(RunSystemError::Recursive {
+                system: self.system_name(node),
+            });
         }
-        self.check_one_shot(index, &system)?;
+        self.check_one_shot(index)?;
         self.one_shots.running.push(node);
-        let ran = self.run_one_shot(node, &system);
+        let ran = self.run_one_shot(node);
         self.one_shots.running.pop();
         ran
+    }
+
+    /// The name of node `node` (made only for an error).
+    fn system_name(&self, node: u32) -> String {
+        self.graph.nodes()[node as usize].name().to_owned()
     }
 
     /// The node `id` names, if it is a registered one-shot system here.
@@ -323,15 +335,20 @@ impl World {
 
     /// What a plan would check before running the node: the gate, the
     /// services, what kind of node it is.
-    fn check_one_shot(&self, index: usize, system: &str) -> Result<(), RunSystemError> {
+    fn check_one_shot(&mut self, index: usize) -> Result<(), RunSystemError> {
         let graph = self.graph.view();
-        let mut verdicts = Vec::new();
-        crate::plan::gate_verdicts(&graph, index, &mut verdicts);
-        if !verdicts.is_empty() {
-            return Err(RunSystemError::Refused {
-                system: system.to_owned(),
-                errors: PlanErrors::new(verdicts),
-            });
+        let system = graph.nodes()[index].name();
+        let node = index as u32;
+        if !self.one_shots.passed_gate.contains(&node) {
+            let mut verdicts = Vec::new();
+            crate::plan::gate_verdicts(&graph, index, &mut verdicts);
+            if !verdicts.is_empty() {
+                return Err(RunSystemError::Refused {
+                    system: system.to_owned(),
+                    errors: PlanErrors::new(verdicts),
+                });
+            }
+            self.one_shots.passed_gate.push(node);
         }
         let unsupported = |what| RunSystemError::Unsupported {
             system: system.to_owned(),
@@ -346,34 +363,43 @@ impl World {
             return Err(unsupported("a factory (it produces a value)"));
         }
         let registry = self.graph.registry();
-        let missing: Vec<MissingService> = access
-            .shared()
-            .map(|id| (id, false))
-            .chain(access.gated().map(|id| (id, true)))
-            .filter(|&(id, _)| {
-                !registry.slot(id).is_some_and(|slot| slot.value.is_some())
-                    && !descriptor.is_optional(id)
-            })
+        let accesses = || {
+            access
+                .shared()
+                .map(|id| (id, false))
+                .chain(access.gated().map(|id| (id, true)))
+        };
+        let absent = |id| {
+            !registry.slot(id).is_some_and(|slot| slot.value.is_some())
+                && !descriptor.is_optional(id)
+        };
+        // Looked for first, collected only when some are missing: a run
+        // allocates nothing.
+        if !accesses().any(|(id, _)| absent(id)) {
+            return Ok(());
+        }
+        let missing = accesses()
+            .filter(|&(id, _)| absent(id))
             .map(|(id, gated)| MissingService {
                 node: system.to_owned(),
                 service: registry.table().name(id).to_owned(),
                 gated,
             })
             .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(RunSystemError::MissingServices(missing))
-        }
+        Err(RunSystemError::MissingServices(missing))
     }
 
     /// Runs the checked one-shot system `node` with a command queue of its
     /// own, then lands what it recorded (or drops it, if it panicked).
-    fn run_one_shot(&mut self, node: u32, system: &str) -> Result<(), RunSystemError> {
+    fn run_one_shot(&mut self, node: u32) -> Result<(), RunSystemError> {
         let rank = FIRST_ONE_SHOT_RANK.saturating_add(self.one_shots.runs);
         self.one_shots.runs = self.one_shots.runs.saturating_add(1);
-        let spare = self.one_shots.spare.take().unwrap_or_default();
-        let outer = std::mem::replace(self.command_queue_mut(), spare);
+        let mut queue = self
+            .one_shots
+            .spare
+            .take()
+            .unwrap_or_else(|| Box::new(CommandQueue::default()));
+        self.swap_command_queue(&mut queue);
         let ran = if matches!(self.nodes[node as usize], WorldNode::Whole(_)) {
             self.run_one_shot_whole(node)
         } else {
@@ -397,7 +423,11 @@ impl World {
                 cell.run(&env, world, node, rank);
             }))
         };
-        let mut mine = std::mem::replace(self.command_queue_mut(), outer);
+        // `queue` is the world's own again; the one-shot's is back in `queue`.
+        self.swap_command_queue(&mut queue);
+        let mine = queue
+            .downcast_mut::<CommandQueue>()
+            .expect("the spare is a CommandQueue");
         // What it sent with `Publish` joins the log now, after what was sent
         // before it; if it failed, it is dropped (with what failed nodes of
         // a failed iteration sent, when run by a command at its boundary).
@@ -414,14 +444,13 @@ impl World {
         }
         let result = match ran {
             Ok(()) => {
-                let mut failures = self.land_one_shot_commands(&mut mine);
-                failures.splice(0..0, sent);
-                if failures.is_empty() {
+                self.land_one_shot_commands(mine, &mut sent);
+                if sent.is_empty() {
                     Ok(())
                 } else {
                     Err(RunSystemError::Commands {
-                        system: system.to_owned(),
-                        failures,
+                        system: self.system_name(node),
+                        failures: sent,
                     })
                 }
             }
@@ -434,14 +463,14 @@ impl World {
                     let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(command)));
                 }
                 Err(RunSystemError::Panicked {
-                    system: system.to_owned(),
+                    system: self.system_name(node),
                     message: crate::exec::panic_message(&*payload)
                         .unwrap_or("a panic without a message")
                         .to_owned(),
                 })
             }
         };
-        self.one_shots.spare = Some(mine);
+        self.one_shots.spare = Some(queue);
         result
     }
 
@@ -471,6 +500,18 @@ impl World {
             cell.get_mut().body = Some(body);
         }
         result
+    }
+
+    /// Swaps the world's command queue (the service every `Commands`
+    /// records into) with `queue`, a boxed `CommandQueue`.
+    fn swap_command_queue(&mut self, queue: &mut Box<dyn std::any::Any + Send + Sync>) {
+        let slot = self
+            .graph
+            .registry_mut()
+            .slot_mut(self.builtin.commands)
+            .and_then(|slot| slot.value.as_mut())
+            .expect("every world holds its CommandQueue");
+        std::mem::swap(slot, queue);
     }
 
     /// The world's command queue (the service every `Commands` records

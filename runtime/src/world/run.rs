@@ -620,14 +620,14 @@ impl World {
 
     /// Lands what a one-shot system recorded into `queue`, now, in record
     /// order (its `Spawned` handles resolve among its own commands); what
-    /// failed to land, listed.
+    /// failed to land goes to `failures`.
     pub(super) fn land_one_shot_commands(
         &mut self,
         queue: &mut crate::world::CommandQueue,
-    ) -> Vec<BoundaryFailure> {
-        let mut failures = Vec::new();
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
         if queue.is_empty() {
-            return failures;
+            return;
         }
         let (queue_id, generation) = queue.stamp();
         let (mut commands, slots) = queue.take_all();
@@ -635,9 +635,8 @@ impl World {
         // boundary's own spawns table is put back after.
         let outer = std::mem::take(&mut self.spawns);
         self.spawns.start(queue_id, generation, slots);
-        self.land_commands(&mut commands, &mut failures);
+        self.land_commands(&mut commands, failures);
         self.spawns = outer;
-        failures
     }
 
     /// Lands `commands` in order; each failure is listed and the others
