@@ -370,8 +370,7 @@ impl World {
                 .chain(access.gated().map(|id| (id, true)))
         };
         let absent = |id| {
-            !registry.slot(id).is_some_and(|slot| slot.value.is_some())
-                && !descriptor.is_optional(id)
+            registry.slot(id).is_none_or(|slot| slot.value.is_none()) && !descriptor.is_optional(id)
         };
         // Looked for first, collected only when some are missing: a run
         // allocates nothing.
@@ -476,21 +475,7 @@ impl World {
 
     /// A whole-world one-shot system: its run conditions, then its body.
     fn run_one_shot_whole(&mut self, node: u32) -> std::thread::Result<()> {
-        let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
-            return Ok(());
-        };
-        let cell = cell.get_mut();
-        let (graph, slots) = self.graph.parts_mut();
-        let env = NodeEnv {
-            cells: ServiceCells::new(slots),
-            graph: &graph,
-            descriptor: &graph.nodes()[node as usize],
-        };
-        // SAFETY: the world is borrowed exclusively and no plan runs now:
-        // the conditions' reads overlap with nothing.
-        let holds =
-            panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }))?;
-        let Some(mut body) = cell.body.take().filter(|_| holds) else {
+        let Some(mut body) = self.take_due_whole_body(node)? else {
             return Ok(());
         };
         let previous = std::mem::replace(&mut self.running_whole, true);

@@ -303,15 +303,19 @@ impl World {
         )))
     }
 
-    /// Runs the whole-world system `node` of plan `index` with the world to
-    /// itself.
-    fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
+    /// Evaluates the run conditions of the whole-world system `node`, once,
+    /// on this thread, and takes its body out if they hold (the caller puts
+    /// it back); a condition's panic is returned.
+    pub(super) fn take_due_whole_body(
+        &mut self,
+        node: u32,
+    ) -> std::thread::Result<Option<crate::world::node::WholeWorldBody>> {
         let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
-            return Ok(());
+            return Ok(None);
         };
         let cell = cell.get_mut();
-        // Its run conditions first, once, here: nothing else runs while a
-        // whole-world system is due, so they read the services alone.
+        // Nothing else runs while a whole-world system is due, so its
+        // conditions read the services alone.
         let (graph, slots) = self.graph.parts_mut();
         let env = NodeEnv {
             cells: ServiceCells::new(slots),
@@ -319,16 +323,21 @@ impl World {
             descriptor: &graph.nodes()[node as usize],
         };
         // SAFETY: the world is borrowed exclusively (`&mut self`) and no
-        // part of the plan runs now, so the conditions' reads (declared by
-        // the node, which is exclusive) overlap with nothing.
-        let holds = panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }));
-        match holds {
-            Ok(true) => {}
-            Ok(false) => return Ok(()),
+        // part of a plan runs now (between its parts, or between
+        // iterations for a one-shot system), so the conditions' reads
+        // (declared by the node, which is exclusive) overlap with nothing.
+        let holds =
+            panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }))?;
+        Ok(cell.body.take().filter(|_| holds))
+    }
+
+    /// Runs the whole-world system `node` of plan `index` with the world to
+    /// itself.
+    fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
+        let mut body = match self.take_due_whole_body(node) {
+            Ok(Some(body)) => body,
+            Ok(None) => return Ok(()),
             Err(payload) => return Err(NodeFailure::new(node as usize, payload)),
-        }
-        let Some(mut body) = cell.body.take() else {
-            return Ok(());
         };
         let started = self.clocks_on().then(Instant::now);
         self.running_whole = true;
