@@ -270,3 +270,24 @@ fn what_cannot_run_is_a_clear_error_never_a_panic() {
     world.run_iteration().unwrap();
     assert!(world.get::<Messages<Note>>().is_none());
 }
+
+/// Whether the conditioned whole-world system may run.
+struct Open(bool);
+
+#[test]
+fn a_whole_world_one_shot_obeys_its_condition_and_keeps_its_body() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    world.insert(Open(false));
+    let id = world.register_system(
+        NodeBuilder::new("gated")
+            .world(|world: &mut World| world.get_mut::<Log>().unwrap().0.push(1))
+            .run_if(|open: &Open| open.0),
+    );
+    world.run_system(id).unwrap();
+    assert!(world.get::<Log>().unwrap().0.is_empty(), "skipped");
+    world.get_mut::<Open>().unwrap().0 = true;
+    world.run_system(id).unwrap();
+    world.run_system(id).unwrap();
+    assert_eq!(world.get::<Log>().unwrap().0, [1, 1]);
+}

@@ -328,7 +328,8 @@ impl World {
         // (declared by the node, which is exclusive) overlap with nothing.
         let holds =
             panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }))?;
-        Ok(cell.body.take().filter(|_| holds))
+        // Taken only when due: a body left in place is kept for later.
+        Ok(if holds { cell.body.take() } else { None })
     }
 
     /// Runs the whole-world system `node` of plan `index` with the world to
