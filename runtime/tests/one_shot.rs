@@ -221,7 +221,7 @@ fn a_system_running_itself_is_refused_by_name() {
         ));
         world.get_mut::<Me>().unwrap().0 = Some(queued);
         let error = world.run_system(queued).unwrap_err();
-        let RunSystemError::Commands { system, failures } = &error else {
+        let RunSystemError::CommandsFailed { system, failures } = &error else {
             panic!("its command failed: {error}");
         };
         assert_eq!(system, "queued");

@@ -93,7 +93,7 @@ pub enum RunSystemError {
     /// It ran, and some of the commands it recorded failed to land (a
     /// refused entity command, a custom command that panicked); the others
     /// landed.
-    Commands {
+    CommandsFailed {
         /// The system's name.
         system: String,
         /// What failed, in record order.
@@ -138,7 +138,7 @@ impl fmt::Display for RunSystemError {
             Self::Panicked { system, message } => {
                 write!(f, "one-shot system `{system}` panicked: {message}")
             }
-            Self::Commands { system, failures } => {
+            Self::CommandsFailed { system, failures } => {
                 write!(f, "commands of one-shot system `{system}` failed:")?;
                 for failure in failures {
                     write!(f, " {failure};")?;
@@ -231,7 +231,7 @@ impl World {
     /// # Errors
     /// [`RunSystemError::NotRegistered`] or [`RunSystemError::Removed`];
     /// [`RunSystemError::Recursive`] while it runs; a panic of its hooks'
-    /// `on_destroy` as [`RunSystemError::Commands`].
+    /// `on_destroy` as [`RunSystemError::CommandsFailed`].
     pub fn unregister_system(&mut self, id: SystemId) -> Result<(), RunSystemError> {
         let node = self.one_shot_node(id)?;
         let system = self.graph.nodes()[node as usize].name().to_owned();
@@ -241,7 +241,7 @@ impl World {
         self.one_shots.registered.retain(|&n| n != node);
         self.one_shots.passed_gate.retain(|&n| n != node);
         self.remove_node(id.node)
-            .map_err(|error| RunSystemError::Commands {
+            .map_err(|error| RunSystemError::CommandsFailed {
                 system,
                 failures: match error {
                     crate::IterationError::Boundary(failures) => failures,
@@ -447,7 +447,7 @@ impl World {
                 if sent.is_empty() {
                     Ok(())
                 } else {
-                    Err(RunSystemError::Commands {
+                    Err(RunSystemError::CommandsFailed {
                         system: self.system_name(node),
                         failures: sent,
                     })
