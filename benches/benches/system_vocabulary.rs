@@ -13,6 +13,10 @@
 //!   evaluated once per iteration (`World::run_group_if`; bevy 0.20:
 //!   `configure_sets(Members.run_if(ready))`), holding (every body runs) or
 //!   false (every member skipped).
+//! - `run_system`: one call of a registered one-shot system (a `Local<u64>`
+//!   and a service written through `&mut`) between iterations:
+//!   `World::run_system(id)` beside bevy's `World::run_system(id)` of the
+//!   same system (`Local<u64>`, `ResMut`).
 //!
 //! Peers: sluice's default (adaptive) and serial executors, bevy's
 //! single-threaded and multi-threaded executors (the multi-threaded ones on
@@ -206,5 +210,47 @@ fn group_condition(c: &mut Criterion) {
     group(c, "group_condition_skips", Workload::GroupCondition(false));
 }
 
-criterion_group!(benches, local_counter, combined_condition, group_condition);
+struct Score(u64);
+
+#[derive(Resource)]
+struct BevyScore(u64);
+
+fn score(mut calls: Local<u64>, score: &mut Score) {
+    *calls += 1;
+    score.0 += *calls;
+}
+
+fn bevy_score(mut calls: BevyLocal<u64>, mut score: bevy_ecs::prelude::ResMut<BevyScore>) {
+    *calls += 1;
+    score.0 += *calls;
+}
+
+fn run_system(c: &mut Criterion) {
+    let mut group = c.benchmark_group("system_vocabulary/run_system");
+    let mut world = World::new();
+    world.insert(Score(0));
+    let id = world.register_system(score);
+    group.bench_function("sluice", |b| {
+        b.iter(|| world.run_system(black_box(id)).unwrap());
+    });
+    let mut bevy = BevyWorld::new();
+    bevy.insert_resource(BevyScore(0));
+    let bevy_id = bevy.register_system(bevy_score);
+    group.bench_function("bevy", |b| {
+        b.iter(|| bevy.run_system(black_box(bevy_id)).unwrap());
+    });
+    group.finish();
+    black_box((
+        world.get::<Score>().map(|s| s.0),
+        bevy.resource::<BevyScore>().0,
+    ));
+}
+
+criterion_group!(
+    benches,
+    local_counter,
+    combined_condition,
+    group_condition,
+    run_system
+);
 criterion_main!(benches);

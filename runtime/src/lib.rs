@@ -76,7 +76,7 @@ pub use entity::{
 };
 pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
-pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
+pub use message::{MessageSender, Messages, ParRead, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{
     Declaration, DeclaredBy, DeclaredTwice, Label, Marker, NodeBuilder, NodeDescriptor, NodeState,
@@ -108,7 +108,7 @@ pub use world::{
     Context, Declared, DeclaredFn, DeclaredMarker, EntityCommands, EntityMut, EntityRef,
     ExecutorKind, FactoryDeclaration, FactoryMarker, FixedTime, FrameTime, FromWorld,
     FunctionMarker, IntoChain, IntoFactory, IntoSystem, IterationError, MAX_SPIKE_WINDOW,
-    MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, Spawned, Spike,
-    SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration, UnbuiltDeclaration,
-    UnbuiltMarker, World,
+    MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, RunSystemError,
+    Spawned, Spike, SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration, SystemId,
+    UnbuiltDeclaration, UnbuiltMarker, World,
 };

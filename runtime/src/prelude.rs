@@ -46,6 +46,6 @@ pub use crate::system::{
 };
 pub use crate::world::{
     Commands, Context, EntityCommands, EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime,
-    FromWorld, IntoSystem, IterationError, NodeSpec, World,
+    FromWorld, IntoSystem, IterationError, NodeSpec, RunSystemError, SystemId, World,
 };
 pub use sluice_macros::{Bundle, factory, run_condition, system};

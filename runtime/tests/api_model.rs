@@ -180,8 +180,12 @@ struct PinnedCommits(Vec<std::thread::ThreadId>);
 
 #[path = "api_model/entities.rs"]
 mod entities;
+#[path = "api_model/messages.rs"]
+mod messages;
 #[path = "api_model/model_check.rs"]
 mod model_check;
+#[path = "api_model/one_shot.rs"]
+mod one_shot;
 #[path = "api_model/optional.rs"]
 mod optional;
 #[path = "api_model/organising.rs"]
@@ -342,6 +346,10 @@ enum Op {
     Entities(entities::EntityOp),
     /// Issue 36: group conditions, silenced ambiguities (`organising.rs`).
     Organising(organising::OrganisingOp),
+    /// Issue 36's messages: `write_batch`, `par_read`, `clear`, `drain`.
+    Messages(messages::MessagesOp),
+    /// Issue 36's one-shot systems.
+    OneShot(one_shot::OneShotOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -415,6 +423,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => systems::op(),
         2 => entities::op().prop_map(Op::Entities),
         1 => organising::op(),
+        1 => messages::op(),
+        1 => one_shot::op(),
     ]
 }
 
@@ -1621,6 +1631,8 @@ fn apply(
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
         Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
         Op::Organising(ref op) => organising::apply(op, real, model, serial)?,
+        Op::Messages(ref op) => messages::apply(op, real, model)?,
+        Op::OneShot(ref op) => one_shot::apply(op, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

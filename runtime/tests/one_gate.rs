@@ -82,6 +82,19 @@ enum Expect {
     RefusedIn(&'static str, &'static str),
     /// The plan accepts it and the body runs.
     Runs,
+    /// A one-shot system (`World::run_system_once`, `World::run_system`):
+    /// refused with this code (SL0009, SL0010) naming this lane, its body
+    /// never run; the row's `register` keeps the outcome in [`OneShot`].
+    OneShotRefused(&'static str, &'static str),
+    /// A one-shot system the gate lets through: it ran.
+    OneShotRuns,
+}
+
+/// What a one-shot row's system returned (its error's message).
+struct OneShot(Result<(), String>);
+
+fn keep_one_shot(world: &mut World, outcome: Result<(), sluice::RunSystemError>) {
+    world.insert(OneShot(outcome.map_err(|error| error.to_string())));
 }
 
 struct Row {
@@ -672,6 +685,54 @@ fn table() -> Vec<Row> {
         },
         expect: Expect::Runs,
     });
+    rows.push(Row {
+        entry: "World::run_system_once",
+        shape: "Query<(&mut A, &A)>",
+        register: |w| {
+            let outcome =
+                w.run_system_once(NodeBuilder::new("row").system(one_query::<(&mut A, &A), ()>));
+            keep_one_shot(w, outcome);
+        },
+        expect: Expect::OneShotRefused("SL0009", "A"),
+    });
+    rows.push(Row {
+        entry: "World::run_system_once, the store",
+        shape: "&Entities",
+        register: |w| {
+            let outcome =
+                w.run_system_once(NodeBuilder::new("row").system(|entities: &Entities| {
+                    let _ = entities.len();
+                    ran();
+                }));
+            keep_one_shot(w, outcome);
+        },
+        expect: Expect::OneShotRefused("SL0010", "Entities"),
+    });
+    rows.push(Row {
+        entry: "World::register_system",
+        shape: "&mut R beside &R",
+        register: |w| {
+            let id = w.register_system(NodeBuilder::new("row").system(|a: &mut R, b: &R| {
+                let _ = (a, b);
+                ran();
+            }));
+            let outcome = w.run_system(id);
+            keep_one_shot(w, outcome);
+        },
+        expect: Expect::OneShotRefused("SL0009", "R"),
+    });
+    rows.push(Row {
+        entry: "World::register_system, sound",
+        shape: "Query<(&mut A, Entity), Changed<A>>",
+        register: |w| {
+            let id = w.register_system(
+                NodeBuilder::new("row").system(one_query::<(&mut A, Entity), Changed<A>>),
+            );
+            let outcome = w.run_system(id);
+            keep_one_shot(w, outcome);
+        },
+        expect: Expect::OneShotRuns,
+    });
     rows
 }
 
@@ -1103,6 +1164,26 @@ fn run_row(row: &Row) {
     let mut world = world();
     (row.register)(&mut world);
     let what = format!("{} with {}", row.entry, row.shape);
+    match row.expect {
+        Expect::OneShotRefused(code, lane) => {
+            let outcome = &world.get::<OneShot>().expect("the row kept its outcome").0;
+            let error = outcome.as_ref().expect_err(&format!("{what}: refused"));
+            assert!(
+                error.contains(code) && error.contains(lane),
+                "{what}: {error}"
+            );
+            assert!(error.contains("`row`"), "{what}: names the system: {error}");
+            assert_eq!(RAN.load(Ordering::SeqCst), 0, "{what}: nothing of it ran");
+            return;
+        }
+        Expect::OneShotRuns => {
+            let outcome = &world.get::<OneShot>().expect("the row kept its outcome").0;
+            assert!(outcome.is_ok(), "{what}: runs, got {outcome:?}");
+            assert!(RAN.load(Ordering::SeqCst) > 0, "{what}: its body ran");
+            return;
+        }
+        _ => {}
+    }
     // Commands register at the first boundary, and the plan built in the
     // next iteration runs in the one after: three iterations reach it.
     let mut outcome = Ok(());
@@ -1115,7 +1196,7 @@ fn run_row(row: &Row) {
     let (code, lane) = match row.expect {
         Expect::Refused(lane) | Expect::RefusedIn(_, lane) => ("SL0009", lane),
         Expect::RuntimeOnly(service) => ("SL0010", service),
-        Expect::Runs => ("", ""),
+        Expect::Runs | Expect::OneShotRefused(..) | Expect::OneShotRuns => ("", ""),
     };
     match row.expect {
         Expect::Refused(_) | Expect::RefusedIn(..) | Expect::RuntimeOnly(_) => {
@@ -1143,6 +1224,7 @@ fn run_row(row: &Row) {
             outcome.unwrap_or_else(|e| panic!("{what}: runs, got {e}"));
             assert!(RAN.load(Ordering::SeqCst) > 0, "{what}: its body ran");
         }
+        Expect::OneShotRefused(..) | Expect::OneShotRuns => unreachable!("returned above"),
     }
 }
 
@@ -1210,6 +1292,11 @@ const REGISTRATION_SITES: &[(&str, &str, &[&str])] = &[
         &["World::add_batch_processor"],
     ),
     ("world/mod.rs", "add_par_query", &["World::add_par_query"]),
+    (
+        "world/one_shot.rs",
+        "register_system",
+        &["World::register_system", "World::run_system_once"],
+    ),
     // The world's own scheduling factories: no user body.
     ("world/mod.rs", "add_builtin", &[]),
     ("world/commands.rs", "add_system", &["Commands::add_system"]),

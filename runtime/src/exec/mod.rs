@@ -49,6 +49,7 @@ mod placement;
 mod pool;
 mod run;
 mod serial;
+mod shared;
 mod slices;
 mod state;
 mod timing;

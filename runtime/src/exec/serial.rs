@@ -49,6 +49,16 @@ impl SerialExecutor {
         }
     }
 
+    /// A serial executor with one seat: a world's own, which runs one
+    /// iteration at a time and keeps its seat between them (a world is made
+    /// often; each seat costs its deque).
+    pub(crate) fn single_seat() -> Self {
+        Self {
+            registry: serial_registry(1),
+            held: None,
+        }
+    }
+
     /// Runs every node of `graph` once, in order; see
     /// [`ThreadPool::run`](super::ThreadPool::run) for the contract.
     pub fn run<'scope, F>(

@@ -24,5 +24,6 @@ pub fn boundary<T: Send + Sync + 'static>(messages: &mut Messages<T>) {
         failed: &[],
         failed_ranks: &[],
         world: WORLD,
+        gather_only: false,
     });
 }

@@ -62,7 +62,7 @@ use crate::recording::Place;
 use crate::sync::UnsafeCell;
 use crate::system::BoundaryNodes;
 
-pub use param::{Publish, Subscribe, Unread};
+pub use param::{ParRead, Publish, Subscribe, Unread};
 pub(crate) use param::{ReaderPart, resolve_messages};
 use sender::Inbox;
 pub use sender::{MessageSender, SendError};
@@ -260,6 +260,43 @@ impl<T: Send + Sync + 'static> Messages<T> {
         self.log_mut().messages.push_back(message);
     }
 
+    /// Drops every message kept (and what writers sent since the last
+    /// reader), read or not: every reader's cursor moves past them, and
+    /// none of them counts as [missed](Subscribe::missed) (they were
+    /// dropped on purpose). What other threads sent through a
+    /// [`MessageSender`] joins at the next boundary, as always.
+    pub fn clear(&mut self) {
+        drop(self.drain());
+    }
+
+    /// Takes every message kept (and what writers sent since the last
+    /// reader) out, oldest first: every reader's cursor moves past them, as
+    /// [`clear`](Self::clear) does. Messages the iterator is dropped before
+    /// reaching are dropped.
+    ///
+    /// ```
+    /// use sluice::message::Messages;
+    ///
+    /// let mut messages = Messages::new();
+    /// messages.send(1);
+    /// messages.send(2);
+    /// assert_eq!(messages.drain().collect::<Vec<_>>(), [1, 2]);
+    /// assert!(messages.is_empty());
+    /// ```
+    pub fn drain(&mut self) -> impl ExactSizeIterator<Item = T> + DoubleEndedIterator + '_ {
+        self.gather();
+        let log = self.log_mut();
+        // Numbers and cursors move first: a message's `Drop` that panics
+        // mid-drain leaves the log consistent (the rest are dropped by the
+        // unwinding iterator).
+        let end = log.end();
+        log.first = end;
+        for cursor in &mut log.readers {
+            cursor.next = cursor.next.max(end);
+        }
+        log.messages.drain(..)
+    }
+
     /// Moves what writers sent into the log.
     fn gather(&mut self) {
         let (pending, log) = (self.pending.get_mut(), self.log.get_mut());
@@ -287,6 +324,9 @@ impl<T: Send + Sync + 'static> Messages<T> {
         } = self;
         let log = log.get_mut();
         log.gather(pending.get_mut(), nodes.failed_ranks);
+        if nodes.gather_only {
+            return;
+        }
         if let Some(inbox) = inbox {
             inbox.drain(nodes.world, nodes.failed, |message| {
                 log.messages.push_back(message);

@@ -116,6 +116,15 @@ impl<T: Send + Sync + 'static> Publish<'_, T> {
             .pending
             .with(|pending_array| unsafe { (*pending_array).push(pending) });
     }
+
+    /// Sends every message of `messages`, in order, as that many
+    /// [`send`](Self::send)s would (bevy's `MessageWriter::write_batch`).
+    #[doc(alias = "send_batch")]
+    pub fn write_batch(&self, messages: impl IntoIterator<Item = T>) {
+        for message in messages {
+            self.send(message);
+        }
+    }
 }
 
 // SAFETY: `declare` declares shared access to `Messages<T>`; `fetch` reads
@@ -186,6 +195,51 @@ impl<T: Send + Sync + 'static> Subscribe<'_, T> {
         }
     }
 
+    /// Reads the unread messages in parallel: [`ParRead::for_each`] cuts
+    /// them into slices that the threads of the world's pool run while this
+    /// system waits, as [`Query::par_for_each`](crate::Query::par_for_each)
+    /// does with rows. Every unread message is marked read when it starts.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use sluice::{NodeBuilder, Publish, Subscribe, World};
+    ///
+    /// struct Hit(u64);
+    /// #[derive(Default)]
+    /// struct Total(AtomicU64);
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Total::default());
+    /// world.add_system(NodeBuilder::new("hit").system(|hits: Publish<Hit>| {
+    ///     hits.write_batch((1..=1_000).map(Hit));
+    /// }));
+    /// world.add_system(NodeBuilder::new("sum").after("hit").system(
+    ///     |mut hits: Subscribe<Hit>, total: &Total| {
+    ///         hits.par_read().for_each(|hit| {
+    ///             total.0.fetch_add(hit.0, Ordering::Relaxed);
+    ///         });
+    ///     },
+    /// ));
+    /// world.run_iteration().unwrap();
+    /// assert_eq!(world.get::<Total>().unwrap().0.load(Ordering::Relaxed), 500_500);
+    /// ```
+    pub fn par_read(&mut self) -> ParRead<'_, T> {
+        let Log {
+            messages,
+            first,
+            readers,
+            ..
+        } = &mut *self.log;
+        let cursor = &mut readers[self.reader].next;
+        let start = (*cursor - *first) as usize;
+        *cursor = *first + messages.len() as u64;
+        ParRead {
+            messages,
+            start,
+            per_slice: None,
+        }
+    }
+
     /// How many messages are unread.
     pub fn len(&self) -> usize {
         (self.log.end() - self.cursor().next) as usize
@@ -235,6 +289,67 @@ impl<'s, T> Iterator for Unread<'s, T> {
 
 impl<T> ExactSizeIterator for Unread<'_, T> {}
 impl<T> FusedIterator for Unread<'_, T> {}
+
+/// Slices per thread when the caller does not choose a slice size (as for
+/// a query's `par_for_each`).
+const SLICES_PER_THREAD: usize = 16;
+
+/// The smallest automatic slice: below it, a slice costs more to hand out
+/// than to read.
+const MIN_AUTO_MESSAGES: usize = 64;
+
+/// The messages a [`Subscribe::par_read`] took, read in parallel slices
+/// by [`for_each`](Self::for_each) (bevy's `MessageParIter`).
+#[derive(Debug)]
+pub struct ParRead<'s, T> {
+    messages: &'s std::collections::VecDeque<T>,
+    /// The first of them in `messages`.
+    start: usize,
+    per_slice: Option<usize>,
+}
+
+impl<T: Send + Sync> ParRead<'_, T> {
+    /// Slices of `messages` messages (0 is taken as 1) instead of about
+    /// sixteen per thread of at least 64 each.
+    pub fn messages_per_slice(mut self, messages: usize) -> Self {
+        self.per_slice = Some(messages.max(1));
+        self
+    }
+
+    /// How many messages it reads.
+    pub fn len(&self) -> usize {
+        self.messages.len() - self.start
+    }
+
+    /// Whether it reads none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with each message, in parallel slices on the threads of the
+    /// world's pool taking part (on one thread, or outside a pool, in order
+    /// on this one). What `f` records (`Commands`, `Publish`) lands in
+    /// message order, whatever the thread count. Allocates nothing.
+    ///
+    /// # Panics
+    /// A panic in `f` stops the slices not yet started and is resumed here
+    /// once those in flight are done (the system fails as usual).
+    pub fn for_each(self, f: impl Fn(&T) + Sync) {
+        let count = self.len();
+        let per_slice = self.per_slice.unwrap_or_else(|| {
+            let threads = crate::exec::current_thread_count();
+            count
+                .div_ceil(threads * SLICES_PER_THREAD)
+                .max(MIN_AUTO_MESSAGES)
+        });
+        let (messages, start) = (self.messages, self.start);
+        crate::exec::for_each_slice(count.div_ceil(per_slice), &|slices| {
+            let from = start + slices.start * per_slice;
+            let to = (start + slices.end * per_slice).min(messages.len());
+            messages.range(from..to).for_each(&f);
+        });
+    }
+}
 
 // SAFETY: `declare` declares gated access to `Messages<T>` (so the node
 // runs alone in the lane: no writer pushes and no other reader runs while

@@ -539,43 +539,55 @@ fn declared_twice(graph: &GraphView<'_>, diagnostics: &mut Vec<Diagnostic>) {
         .iter()
         .enumerate()
         .filter(|(_, n)| n.is_enabled());
-    for (index, node) in active {
-        let mut refuse = |kind, message| {
-            let nodes = vec![node.name().to_owned()];
-            diagnostics.push(Diagnostic::new(Level::Error, kind, message, nodes));
+    for (index, _) in active {
+        gate_verdicts(graph, index, diagnostics);
+    }
+}
+
+/// The gate's verdicts (SL0009, SL0010) on node `index` alone, enabled or
+/// not: what a plan would refuse it for (a one-shot system, run outside
+/// any plan, is refused for the same).
+pub(crate) fn gate_verdicts(
+    graph: &GraphView<'_>,
+    index: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let node = &graph.nodes()[index];
+    let mut refuse = |kind, message| {
+        let nodes = vec![node.name().to_owned()];
+        diagnostics.push(Diagnostic::new(Level::Error, kind, message, nodes));
+    };
+    for twice in node.declared_twice() {
+        let service = graph.table().name(twice.service);
+        let message = format!(
+            "node `{}` names `{service}` twice in ways that would alias: {} and {}; \
+             a node may name a service more than once only as shared `&T`: take it \
+             once (as `&mut T` if any use writes it)",
+            node.name(),
+            twice.first,
+            twice.second,
+        );
+        let kind = DiagnosticKind::DeclaredTwice {
+            node: NodeIndex(index as u32),
+            twice: *twice,
         };
-        for twice in node.declared_twice() {
-            let service = graph.table().name(twice.service);
-            let message = format!(
-                "node `{}` names `{service}` twice in ways that would alias: {} and {}; \
-                 a node may name a service more than once only as shared `&T`: take it \
-                 once (as `&mut T` if any use writes it)",
-                node.name(),
-                twice.first,
-                twice.second,
-            );
-            let kind = DiagnosticKind::DeclaredTwice {
-                node: NodeIndex(index as u32),
-                twice: *twice,
-            };
-            refuse(kind, message);
-        }
-        for named in node.runtime_only() {
-            let service = graph.table().name(named.service);
-            let message = format!(
-                "node `{}` names `{service}` ({}), which only the runtime may declare: \
-                 holding it would reach data on lanes the node never declared; read \
-                 entities through `Query`, `Target<T>` or `Removed<T>` and change them \
-                 through `Commands`",
-                node.name(),
-                named.declaration,
-            );
-            let kind = DiagnosticKind::RuntimeService {
-                node: NodeIndex(index as u32),
-                named: *named,
-            };
-            refuse(kind, message);
-        }
+        refuse(kind, message);
+    }
+    for named in node.runtime_only() {
+        let service = graph.table().name(named.service);
+        let message = format!(
+            "node `{}` names `{service}` ({}), which only the runtime may declare: \
+             holding it would reach data on lanes the node never declared; read \
+             entities through `Query`, `Target<T>` or `Removed<T>` and change them \
+             through `Commands`",
+            node.name(),
+            named.declaration,
+        );
+        let kind = DiagnosticKind::RuntimeService {
+            node: NodeIndex(index as u32),
+            named: *named,
+        };
+        refuse(kind, message);
     }
 }
 

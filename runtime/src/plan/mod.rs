@@ -25,6 +25,7 @@
 mod ambiguity;
 mod builder;
 pub(crate) mod conditions;
+pub(crate) use builder::gate_verdicts;
 mod diagnostics;
 mod dot;
 mod graph;

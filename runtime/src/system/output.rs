@@ -220,6 +220,9 @@ pub(crate) struct BoundaryNodes<'a> {
     pub(crate) failed_ranks: &'a [u32],
     /// The world's identity in recordings.
     pub(crate) world: u64,
+    /// Only what running nodes sent joins (or, sent by a failed one, is
+    /// dropped): the end of a one-shot system's run, not a boundary.
+    pub(crate) gather_only: bool,
 }
 
 /// What the world does at each iteration boundary for the nodes registered so

@@ -61,6 +61,8 @@ pub(crate) enum CommandLabel {
     CancelScript(&'static str, ScriptId),
     /// Runs a custom command: the closure's type, where it was queued.
     Custom(&'static str, &'static std::panic::Location<'static>),
+    /// Runs the registered one-shot system on this node.
+    RunSystem(u32),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -82,6 +84,7 @@ impl std::fmt::Display for CommandLabel {
             CommandLabel::Custom(command, at) => {
                 write!(f, "custom command `{command}` queued at {at}")
             }
+            CommandLabel::RunSystem(node) => write!(f, "run one-shot system (node {node})"),
         }
     }
 }
@@ -279,6 +282,45 @@ impl Commands<'_> {
             world.run_custom_command(command);
             Ok(())
         });
+    }
+
+    /// Runs the registered one-shot system `id`
+    /// ([`World::register_system`]) at the boundary, in command order: it
+    /// sees what the commands before it changed, and what its own commands
+    /// change lands before the next command. If it cannot run (unknown or
+    /// unregistered id, running itself, a missing service) or panics, the
+    /// iteration reports a boundary failure naming it
+    /// ([`RunSystemError`](crate::RunSystemError)'s message) and the other
+    /// commands land.
+    ///
+    /// ```
+    /// use sluice::prelude::*;
+    ///
+    /// #[derive(Default)]
+    /// struct Spawns(u32);
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Spawns::default());
+    /// let count = world.register_system(|spawns: &mut Spawns| spawns.0 += 1);
+    /// world.add_system(NodeBuilder::new("ask").system(move |commands: Commands<'_>| {
+    ///     commands.run_system(count);
+    /// }));
+    /// world.run_iteration()?;
+    /// world.run_iteration()?;
+    /// assert_eq!(world.get::<Spawns>().unwrap().0, 2);
+    /// # Ok::<(), sluice::IterationError>(())
+    /// ```
+    pub fn run_system(&self, id: crate::world::SystemId) {
+        let node = u32::try_from(id.node().index()).unwrap_or(u32::MAX);
+        self.queue
+            .push(CommandLabel::RunSystem(node), move |world| {
+                if let Err(error) = world.run_system(id) {
+                    // Reported as the boundary reports a panicking command,
+                    // with the error's message; no panic hook runs.
+                    std::panic::resume_unwind(Box::new(error.to_string()));
+                }
+                Ok(())
+            });
     }
 
     /// Inserts (or replaces) a service at the boundary. If the replaced

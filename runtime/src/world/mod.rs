@@ -24,6 +24,7 @@ mod messages;
 mod node;
 mod node_cell;
 mod non_send;
+mod one_shot;
 mod par_query;
 mod run;
 mod schedule;
@@ -59,6 +60,7 @@ pub use declared::{
 };
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
+pub use one_shot::{RunSystemError, SystemId};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use services::FromWorld;
 pub use spawned::{CommandEntity, Spawned};
@@ -122,6 +124,30 @@ struct BuiltinIds {
     commands: ServiceId,
 }
 
+/// A world's own pool, or the shared one (started by this call if need be).
+fn pool_or_shared(pool: &Option<ThreadPool>) -> &ThreadPool {
+    match pool {
+        Some(pool) => pool,
+        #[cfg(not(loom))]
+        None => ThreadPool::shared(),
+        #[cfg(loom)]
+        None => unreachable!("under loom every world has a pool of its own"),
+    }
+}
+
+/// How many threads a world's own pool has, or the shared one has or will
+/// have once started (without starting it).
+fn pool_threads(pool: &Option<ThreadPool>) -> usize {
+    match pool {
+        Some(pool) => pool.num_threads(),
+        #[cfg(not(loom))]
+        None => ThreadPool::shared_if_started()
+            .map_or_else(ThreadPool::shared_threads, ThreadPool::num_threads),
+        #[cfg(loom)]
+        None => 1,
+    }
+}
+
 /// A read-only handle on a world's current plan, for other threads (an
 /// inspector, a debug overlay): loads are lock-free and never block the world.
 #[derive(Debug, Clone)]
@@ -166,7 +192,9 @@ pub struct World {
     /// The `Next<T>` swaps of the registered nodes.
     hooks: BoundaryHooks,
     builtin: BuiltinIds,
-    pool: ThreadPool,
+    /// Its own pool, or `None`: the shared one ([`ThreadPool::shared`]),
+    /// started at the first parallel run.
+    pool: Option<ThreadPool>,
     /// Runs inline iterations; kept so choosing it allocates nothing.
     serial: SerialExecutor,
     executor: ExecutorKind,
@@ -231,6 +259,8 @@ pub struct World {
     spawns: spawned::SpawnTable,
     /// The non-`Send` services inserted, and the thread each belongs to.
     non_send: Vec<(ServiceId, std::thread::ThreadId)>,
+    /// The one-shot systems registered, and those running.
+    one_shots: one_shot::OneShots,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -241,7 +271,7 @@ impl std::fmt::Debug for World {
             .field("nodes", &self.nodes.len())
             .field("services", &self.graph.registry().table().len())
             .field("executor", &self.executor)
-            .field("threads", &self.pool.num_threads())
+            .field("threads", &self.pool_threads())
             .finish_non_exhaustive()
     }
 }
@@ -264,23 +294,33 @@ impl Default for World {
 }
 
 impl World {
-    /// An empty world on a pool of its own, one thread per core.
+    /// An empty world on the process's shared pool ([`ThreadPool::shared`],
+    /// one thread per core), which starts at the first parallel run of any
+    /// world on it and is never stopped: making and dropping a world starts
+    /// and joins no thread, and hundreds of worlds share the one pool. Use
+    /// [`with_pool`](World::with_pool) for a pool of its own.
+    ///
+    /// Under `--cfg loom` each world has a pool of its own (a model cannot
+    /// share threads across its iterations).
     ///
     /// # Panics
-    /// When the operating system refuses to start the pool's threads; under
-    /// `--cfg loom`, outside [`sluice::model`](crate::model()).
+    /// Under `--cfg loom`, outside [`sluice::model`](crate::model()).
     pub fn new() -> Self {
         #[cfg(not(loom))]
-        let pool = ThreadPool::new(0).expect("the operating system refused the pool's threads");
+        let pool = None;
         // The one failure under loom: outside `sluice::model`.
         #[cfg(loom)]
-        let pool = ThreadPool::new(0).unwrap_or_else(|error| panic!("World::new: {error}"));
-        Self::with_pool(pool)
+        let pool = Some(ThreadPool::new(0).unwrap_or_else(|error| panic!("World::new: {error}")));
+        Self::on_pool(pool)
     }
 
     /// An empty world running on `pool`, which other worlds may share (each
     /// at its own rate).
     pub fn with_pool(pool: ThreadPool) -> Self {
+        Self::on_pool(Some(pool))
+    }
+
+    fn on_pool(pool: Option<ThreadPool>) -> Self {
         let mut graph = Graph::new();
         let registry = graph.registry_mut();
         // The world's own services are private: resolved by type before
@@ -308,7 +348,7 @@ impl World {
             hooks: BoundaryHooks::default(),
             builtin,
             pool,
-            serial: SerialExecutor::new(),
+            serial: SerialExecutor::single_seat(),
             executor: ExecutorKind::default(),
             loose: LooseTasks::new(),
             current: Arc::new(ArcSwapOption::empty()),
@@ -335,6 +375,7 @@ impl World {
             failed_ranks: Vec::new(),
             spawns: spawned::SpawnTable::default(),
             non_send: Vec::new(),
+            one_shots: one_shot::OneShots::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
@@ -359,9 +400,17 @@ impl World {
         world
     }
 
-    /// The pool this world runs on (clone it to share it with another world).
+    /// The pool this world runs on (clone it to share it with another
+    /// world): its own, or the shared one, which this call starts if no
+    /// world has yet.
     pub fn pool(&self) -> &ThreadPool {
-        &self.pool
+        pool_or_shared(&self.pool)
+    }
+
+    /// How many threads the world's pool has (or the shared pool will have),
+    /// without starting the shared pool.
+    pub(crate) fn pool_threads(&self) -> usize {
+        pool_threads(&self.pool)
     }
 
     /// The executor iterations run on ([`set_executor`](World::set_executor)).

@@ -304,6 +304,35 @@ impl World {
         )))
     }
 
+    /// Evaluates the run conditions of the whole-world system `node`, once,
+    /// on this thread, and takes its body out if they hold (the caller puts
+    /// it back); a condition's panic is returned.
+    pub(super) fn take_due_whole_body(
+        &mut self,
+        node: u32,
+    ) -> std::thread::Result<Option<crate::world::node::WholeWorldBody>> {
+        let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
+            return Ok(None);
+        };
+        let cell = cell.get_mut();
+        // Nothing else runs while a whole-world system is due, so its
+        // conditions read the services alone.
+        let (graph, slots) = self.graph.parts_mut();
+        let env = NodeEnv {
+            cells: ServiceCells::new(slots),
+            graph: &graph,
+            descriptor: &graph.nodes()[node as usize],
+        };
+        // SAFETY: the world is borrowed exclusively (`&mut self`) and no
+        // part of a plan runs now (between its parts, or between
+        // iterations for a one-shot system), so the conditions' reads
+        // (declared by the node, which is exclusive) overlap with nothing.
+        let holds =
+            panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }))?;
+        // Taken only when due: a body left in place is kept for later.
+        Ok(if holds { cell.body.take() } else { None })
+    }
+
     /// Runs the whole-world system `node` of plan `index` with the world to
     /// itself.
     fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
@@ -313,29 +342,10 @@ impl World {
         {
             return Ok(());
         }
-        let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
-            return Ok(());
-        };
-        let cell = cell.get_mut();
-        // Its run conditions first, once, here: nothing else runs while a
-        // whole-world system is due, so they read the services alone.
-        let (graph, slots) = self.graph.parts_mut();
-        let env = NodeEnv {
-            cells: ServiceCells::new(slots),
-            graph: &graph,
-            descriptor: &graph.nodes()[node as usize],
-        };
-        // SAFETY: the world is borrowed exclusively (`&mut self`) and no
-        // part of the plan runs now, so the conditions' reads (declared by
-        // the node, which is exclusive) overlap with nothing.
-        let holds = panic::catch_unwind(AssertUnwindSafe(|| unsafe { cell.conditions.hold(&env) }));
-        match holds {
-            Ok(true) => {}
-            Ok(false) => return Ok(()),
+        let mut body = match self.take_due_whole_body(node) {
+            Ok(Some(body)) => body,
+            Ok(None) => return Ok(()),
             Err(payload) => return Err(NodeFailure::new(node as usize, payload)),
-        }
-        let Some(mut body) = cell.body.take() else {
-            return Ok(());
         };
         let started = self.clocks_on().then(Instant::now);
         self.running_whole = true;
@@ -386,7 +396,9 @@ impl World {
         let (choice, timed) = match self.executor {
             ExecutorKind::Parallel => (Choice::Pool, false),
             ExecutorKind::Serial => (Choice::Inline, false),
-            ExecutorKind::Adaptive if self.pool.num_threads() == 1 => (Choice::Inline, false),
+            ExecutorKind::Adaptive if super::pool_threads(&self.pool) == 1 => {
+                (Choice::Inline, false)
+            }
             // A model explores the pool's interleavings; timing it is moot.
             #[cfg(loom)]
             ExecutorKind::Adaptive => (Choice::Pool, false),
@@ -427,12 +439,19 @@ impl World {
                 .run(&execution.graph, &mut execution.state, body);
         }
         let started = timed.then(Instant::now);
-        let result = match choice {
-            Choice::Pool => {
-                self.pool
-                    .run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
+        // A world run from inside a node of its own pool (one world's system
+        // running another on the shared pool) runs inline: the pool's run
+        // would wait for the very thread it is called on.
+        let pool = match choice {
+            Choice::Pool => Some(super::pool_or_shared(&self.pool))
+                .filter(|pool| !pool.runs_on_current_thread()),
+            Choice::Inline => None,
+        };
+        let result = match pool {
+            Some(pool) => {
+                pool.run_with_loose(&execution.graph, &mut execution.state, &self.loose, body)
             }
-            Choice::Inline => self.serial.run_with_loose_skipping(
+            None => self.serial.run_with_loose_skipping(
                 &execution.graph,
                 &mut execution.state,
                 &self.loose,
@@ -519,6 +538,7 @@ impl World {
         }
         self.apply_commands(&mut failures);
         self.messages_boundary(&mut failures);
+        self.one_shots.at_boundary();
         // What the next iteration writes is newer than anything so far;
         // removal records of the last two iterations are kept.
         let (oldest, previous) = self.removal_ticks;
@@ -540,6 +560,17 @@ impl World {
     /// joins the log (what failed nodes sent is dropped); the cursors of
     /// removed nodes go; read messages are dropped.
     fn messages_boundary(&mut self, failures: &mut Vec<BoundaryFailure>) {
+        self.settle_messages(false, failures);
+    }
+
+    /// Every message type's boundary, or (`gather_only`, at the end of a
+    /// one-shot system's run) only what running nodes sent joining the
+    /// log, less what failed ones sent.
+    pub(super) fn settle_messages(
+        &mut self,
+        gather_only: bool,
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
         let nodes = &self.nodes;
         let live = |node: u32| {
             nodes
@@ -552,6 +583,7 @@ impl World {
             failed: &self.failed_nodes,
             failed_ranks: &self.failed_ranks,
             world: self.id,
+            gather_only,
         };
         self.hooks
             .apply_messages(slots, &boundary, |service, payload| {
@@ -581,16 +613,7 @@ impl World {
     fn apply_commands(&mut self, failures: &mut Vec<BoundaryFailure>) {
         // By id, and without moving its version: nothing plans on it, and
         // most boundaries find it empty.
-        let queue = self
-            .graph
-            .registry_mut()
-            .slot_mut(self.builtin.commands)
-            .and_then(|slot| {
-                slot.value
-                    .as_deref_mut()?
-                    .downcast_mut::<crate::world::CommandQueue>()
-            })
-            .expect("every world holds its CommandQueue");
+        let queue = self.command_queue_mut();
         if queue.is_empty() {
             return;
         }
@@ -601,6 +624,50 @@ impl World {
             self.discard_failed(&mut commands, failures);
         }
         let stale = std::mem::replace(&mut self.stale, false);
+        self.land_commands(&mut commands, failures);
+        // Registrations from the ledger are planned by the plan factory, not
+        // before the next iteration: bump what it reads instead, and only
+        // when a command registered something (a game inserting a service
+        // every frame does not replan every frame).
+        let registered = std::mem::replace(&mut self.stale, stale);
+        if registered
+            && let Some(slot) = self
+                .graph
+                .registry_mut()
+                .slot_mut(self.builtin.registrations)
+        {
+            slot.version += 1;
+        }
+    }
+
+    /// Lands what a one-shot system recorded into `queue`, now, in record
+    /// order (its `Spawned` handles resolve among its own commands); what
+    /// failed to land goes to `failures`.
+    pub(super) fn land_one_shot_commands(
+        &mut self,
+        queue: &mut crate::world::CommandQueue,
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
+        if queue.is_empty() {
+            return;
+        }
+        let (queue_id, generation) = queue.stamp();
+        let (mut commands, slots) = queue.take_all();
+        // Landing inside a boundary (a `Commands::run_system`): the
+        // boundary's own spawns table is put back after.
+        let outer = std::mem::take(&mut self.spawns);
+        self.spawns.start(queue_id, generation, slots);
+        self.land_commands(&mut commands, failures);
+        self.spawns = outer;
+    }
+
+    /// Lands `commands` in order; each failure is listed and the others
+    /// still land.
+    fn land_commands(
+        &mut self,
+        commands: &mut Vec<RecordedChange>,
+        failures: &mut Vec<BoundaryFailure>,
+    ) {
         for (index, command) in commands.drain(..).enumerate() {
             let RecordedChange {
                 label,
@@ -623,19 +690,6 @@ impl World {
                 Ok(Err(refused)) => failures.push(BoundaryFailure::refused(step(), refused)),
                 Err(payload) => failures.push(BoundaryFailure::new(step(), payload)),
             }
-        }
-        // Registrations from the ledger are planned by the plan factory, not
-        // before the next iteration: bump what it reads instead, and only
-        // when a command registered something (a game inserting a service
-        // every frame does not replan every frame).
-        let registered = std::mem::replace(&mut self.stale, stale);
-        if registered
-            && let Some(slot) = self
-                .graph
-                .registry_mut()
-                .slot_mut(self.builtin.registrations)
-        {
-            slot.version += 1;
         }
     }
 }

@@ -81,7 +81,7 @@ impl FromWorld for Tally {
 /// A node of this module: after every other (in `PostUpdate`), and
 /// exempt from the spike watch, whose model tracks only its own nodes and
 /// the systems of `Op::AddSystem`.
-fn probe(name: &'static str) -> NodeBuilder {
+pub(super) fn probe(name: &'static str) -> NodeBuilder {
     NodeBuilder::new(name)
         .phase(Phase::PostUpdate)
         .spike_exempt()
