@@ -40,17 +40,17 @@ fn battle(threads: usize) -> Result<Vec<(Entity, Pos, Option<Replaces>)>, Iterat
 
     world.add_system(NodeBuilder::new("steer").system(
         |mut units: Query<(&mut Aim, Target<Pos>)>| {
-            units.for_each(|(aim, captain)| aim.0 = captain.map_or(0.0, |p| p.0));
+            units.for_each(|(mut aim, captain)| aim.0 = captain.map_or(0.0, |p| p.0));
         },
     ));
     world.add_system(NodeBuilder::new("move").after("steer").system(
         |mut units: Query<(&mut Pos, &Vel, &Aim), With<Hp>>| {
-            units.par_for_each(|(pos, vel, aim)| pos.0 += vel.0 * (aim.0 - pos.0).signum());
+            units.par_for_each(|(mut pos, vel, aim)| pos.0 += vel.0 * (aim.0 - pos.0).signum());
         },
     ));
     world.add_system(NodeBuilder::new("wound").after("move").system(
         |mut units: Query<&mut Hp>| {
-            units.for_each(|hp| hp.0 -= 1);
+            units.for_each(|mut hp| hp.0 -= 1);
         },
     ));
     world.add_system(

@@ -69,9 +69,9 @@ pub mod world;
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
-    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Query,
-    QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId,
-    TICK_CHECK_INTERVAL, Target, With, Without,
+    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Mut,
+    Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Ref, Removed,
+    RunTicks, StoreId, TICK_CHECK_INTERVAL, Target, With, Without,
 };
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;
@@ -97,7 +97,7 @@ pub use plan::{
 pub use system::{
     Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Gate, Next,
     NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, Out, Param, ParamItem, ReadOnlyParam,
-    Service, ServiceCells, SystemFn,
+    Service, ServiceCells, SystemFn, Tracked, service_added, service_changed, service_exists,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,

@@ -703,7 +703,7 @@ impl Real {
         let mut other = World::with_pool(pool.clone());
         other.add_system(
             NodeBuilder::new("other bump").system(|mut q: Query<'_, &mut P>| {
-                q.par_for_each(|p| p.0 = p.0.wrapping_add(1));
+                q.par_for_each(|mut p| p.0 = p.0.wrapping_add(1));
             }),
         );
         world.insert(ReadLog::default());
@@ -758,10 +758,10 @@ impl Real {
         match system {
             Sys::Optional(system) => self.optional.spec(system, serial, node),
             Sys::Bump(k) => node.system(move |mut q: Query<'_, &mut P>| {
-                q.par_for_each(|p| p.0 = p.0.wrapping_add(i64::from(k)));
+                q.par_for_each(|mut p| p.0 = p.0.wrapping_add(i64::from(k)));
             }),
             Sys::Copy => node.system(|mut q: Query<'_, (&mut V, &P)>| {
-                q.for_each(|(v, p)| v.0 = p.0);
+                q.for_each(|(mut v, p)| v.0 = p.0);
             }),
             Sys::Spawner(m) => node.system(move |mut q: Query<'_, &P>, commands: Commands<'_>| {
                 let m = i64::from(m);
@@ -852,7 +852,7 @@ impl Real {
             Sys::Pinned(k) => pinned::system(node, k),
             Sys::InitBump(k, rows) => par_init::system(node, serial, k, rows),
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
-                q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
+                q.for_each(|(mut v, target)| v.0 = target.map_or(-1, |p| p.0));
             }),
             Sys::Observer { added: false } => node.system(
                 move |q: Query<'_, Entity, sluice::Changed<P>>, log: &mut ChangeLog| {

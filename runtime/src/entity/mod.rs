@@ -39,8 +39,8 @@ pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use entity::Entity;
 pub use query::{
-    Added, Changed, Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData,
-    Removed, With, Without,
+    Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,
+    ReadOnlyQueryData, Ref, Removed, RunTicks, With, Without,
 };
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,

@@ -38,9 +38,10 @@ pub unsafe trait Param {
     unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Self::Item<'w>;
 }
 
+/// Panics naming a declared service the world holds no value for.
 #[cold]
 #[inline(never)]
-fn missing(service: &str) -> ! {
+pub(crate) fn missing(service: &str) -> ! {
     panic!(
         "service `{service}` is declared but the world holds no value for it: insert it with `World::insert` or register a factory that produces it"
     )

@@ -306,15 +306,17 @@ impl World {
     /// Runs the whole-world system `node` of plan `index` with the world to
     /// itself.
     fn run_whole_world(&mut self, index: usize, node: u32) -> Result<(), NodeFailure> {
+        // Its run conditions first, once, here: nothing else runs while a
+        // whole-world system is due, so they read the services alone.
+        self.stamp_service_changes();
+        let entities = self.builtin.entities;
         let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
             return Ok(());
         };
         let cell = cell.get_mut();
-        // Its run conditions first, once, here: nothing else runs while a
-        // whole-world system is due, so they read the services alone.
         let (graph, slots) = self.graph.parts_mut();
         let env = NodeEnv {
-            cells: ServiceCells::new(slots),
+            cells: ServiceCells::new(slots).with_clock(entities),
             graph: &graph,
             descriptor: &graph.nodes()[node as usize],
         };
@@ -360,7 +362,17 @@ impl World {
         result.map_err(|payload| NodeFailure::new(node as usize, payload))
     }
 
+    /// Stamps the service changes made since the last part ran (between
+    /// iterations, or by a whole-world system) with the change clock's next
+    /// tick, so `Tracked<T>` readers compare them as the gated accesses
+    /// made while nodes run, which stamp themselves.
+    fn stamp_service_changes(&mut self) {
+        let next = self.entities().tick().wrapping_add(1);
+        self.graph.registry_mut().stamp_unstamped(next);
+    }
+
     fn execute(&mut self, index: usize, part: usize) -> Result<(), NodeFailure> {
+        self.stamp_service_changes();
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
@@ -395,13 +407,14 @@ impl World {
         } else {
             &[]
         };
+        let entities = self.builtin.entities;
         let (graph, slots) = self.graph.parts_mut();
         let body = node_runner(
             self.id,
             &self.nodes,
             &execution.vertex_nodes,
             &execution.vertex_ranks,
-            ServiceCells::new(slots),
+            ServiceCells::new(slots).with_clock(entities),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
             &self.borrows,
@@ -519,6 +532,7 @@ impl World {
             for node in &mut self.nodes {
                 node.clamp_cursors(now);
             }
+            self.graph.registry_mut().clamp_ticks(now);
         }
         self.removal_ticks = (previous, now);
         failures

@@ -1,15 +1,15 @@
-//! What a query yields per entity: `&C`, `&mut C`, `Entity`, `Option<&C>`
-//! and tuples of them.
+//! What a query yields per entity: `&C`, `Entity`, `Option<&C>` and tuples
+//! of them (`&mut C`, `Option<&mut C>` and `Ref<C>`: `change.rs`).
 
 use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::access::AccessKind;
 use crate::entity::column::Column;
+use crate::entity::query::RunTicks;
 use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::{Declaration, DeclaredBy, NodeBuilder, would_alias};
 use crate::registry::Registry;
-use crate::sync::UnsafeCell;
 
 /// A component's lane: the service id the planner orders accesses to `C`
 /// by. `&C` in a query is shared on it, `&mut C` gated, so the one ordering
@@ -72,7 +72,8 @@ pub unsafe trait QueryData {
     /// ([`QueryEntityError::MissingComponent`](super::QueryEntityError::MissingComponent)).
     /// `None` exactly when [`matches`](Self::matches) would say yes.
     fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str>;
-    /// `archetype`'s columns (`archetype` is one of `entities`').
+    /// `archetype`'s columns (`archetype` is one of `entities`'), for a run
+    /// comparing and stamping with `ticks`.
     ///
     /// # Safety
     /// `archetype` matches `ids`, and the node runs under the plan.
@@ -80,7 +81,7 @@ pub unsafe trait QueryData {
         ids: Self::Ids,
         entities: &'w Entities,
         archetype: &'w Archetype,
-        tick: u32,
+        ticks: RunTicks,
     ) -> Self::Fetch<'w>;
     /// Row `row`'s item.
     ///
@@ -88,31 +89,6 @@ pub unsafe trait QueryData {
     /// `row` is below the archetype's length, and no other item of this row
     /// handed out by this query is alive when a `&mut` is handed out.
     unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w>;
-}
-
-/// One archetype's column of `C`, for writing: the values and their
-/// changed ticks.
-pub struct WriteFetch<'w, C> {
-    data: *mut C,
-    /// The column's changed ticks, one per row.
-    ticks: &'w [UnsafeCell<u32>],
-    tick: u32,
-}
-
-impl<C> Clone for WriteFetch<'_, C> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<C> Copy for WriteFetch<'_, C> {}
-
-impl<C> std::fmt::Debug for WriteFetch<'_, C> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WriteFetch")
-            .field("tick", &self.tick)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Query data that only reads: a query of it may hand out items through
@@ -151,6 +127,7 @@ macro_rules! required_component {
         }
     };
 }
+pub(crate) use required_component;
 
 /// `C`'s type name when `archetype` has no `C` column.
 pub(crate) fn lacks<C: Component>(
@@ -221,7 +198,7 @@ unsafe impl<C: Component> QueryData for &C {
         id: ComponentId,
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
         column::<C>(archetype, id)
     }
@@ -237,46 +214,6 @@ unsafe impl<C: Component> QueryData for &C {
 
 // SAFETY: `&C` hands out shared references only.
 unsafe impl<C: Component> ReadOnlyQueryData for &C {}
-
-// SAFETY: declares `C` gated; `item` writes row `row` of `C`'s column and
-// its changed tick.
-unsafe impl<C: Component> QueryData for &mut C {
-    type Item<'w> = &'w mut C;
-    type Ids = ComponentId;
-    type Fetch<'w> = WriteFetch<'w, C>;
-
-    required_component!(gate, true);
-
-    unsafe fn fetch<'w>(
-        id: ComponentId,
-        _entities: &'w Entities,
-        archetype: &'w Archetype,
-        tick: u32,
-    ) -> Self::Fetch<'w> {
-        let column = column_of(archetype, id);
-        WriteFetch {
-            data: column.data().cast::<C>(),
-            ticks: column.changed_cells(),
-            tick,
-        }
-    }
-
-    #[inline]
-    unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> &'w mut C {
-        let WriteFetch { data, ticks, tick } = fetch;
-        // SAFETY:
-        // - `row` is a live row (caller): below the column's length, which
-        //   is the length of `ticks`;
-        // - the node holds `C`'s lane gated, so no other system touches the
-        //   column while it runs, and this query hands out row `row` once
-        //   per borrow of it (caller), so the tick and the value have one
-        //   writer (`Column::mark_changed`'s contract).
-        unsafe {
-            ticks.get_unchecked(row).with_mut(|changed| *changed = tick);
-            &mut *data.add(row)
-        }
-    }
-}
 
 // SAFETY: yields only the entity handle, which touches no lane.
 unsafe impl QueryData for Entity {
@@ -308,7 +245,7 @@ unsafe impl QueryData for Entity {
         (): (),
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
         archetype.entities()
     }
@@ -356,7 +293,7 @@ unsafe impl<C: Component> QueryData for Option<&C> {
         id: Option<ComponentId>,
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
         id.filter(|&id| archetype.contains(id))
             .map(|id| column::<C>(archetype, id).cast_const())
@@ -407,9 +344,9 @@ macro_rules! impl_tuples {
                 None$(.or_else(|| $name::missing(components, archetype)))+
             }
 
-            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
+            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, ticks: RunTicks) -> Self::Fetch<'w> {
                 // SAFETY: forwarded from the caller.
-                ($(unsafe { $name::fetch(ids.$index, entities, archetype, tick) },)+)
+                ($(unsafe { $name::fetch(ids.$index, entities, archetype, ticks) },)+)
             }
 
             #[inline]

@@ -9,10 +9,13 @@
 //! run, so the archetypes and columns it walks hold still.
 //!
 //! - `data.rs`: what a query yields per entity ([`QueryData`]).
+//! - `change.rs`: the items that write or read with change ticks
+//!   ([`Mut`], [`Ref`]).
 //! - `filter.rs`: which archetypes it visits ([`QueryFilter`]).
 //! - `param.rs`: the [`Param`](crate::system::Param) impl.
 //! - `par.rs`: parallel iteration on the world's pool.
 
+mod change;
 mod cursor;
 mod data;
 mod error;
@@ -25,7 +28,8 @@ use std::marker::PhantomData;
 
 use crate::entity::{Archetype, Entities, Entity};
 
-pub(crate) use cursor::ChangeRun;
+pub use change::{Mut, ReadFetch, Ref, RunTicks, WriteFetch};
+pub(crate) use cursor::{ChangeRun, current as change_cursor};
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
 pub(crate) use data::{assert_no_alias, column_of, lacks};
 pub use error::QueryEntityError;
@@ -48,7 +52,7 @@ pub use removed::Removed;
 /// world.spawn((Pos(0.0), Vel(2.0)));
 /// let foe = world.spawn((Pos(5.0), Vel(-1.0), Enemy));
 /// world.add_system(NodeBuilder::new("move").system(|mut moving: Query<(&mut Pos, &Vel)>| {
-///     moving.for_each(|(pos, vel)| pos.0 += vel.0);
+///     moving.for_each(|(mut pos, vel)| pos.0 += vel.0);
 /// }));
 /// world.run_iteration().unwrap();
 /// assert_eq!(world.entity(foe).unwrap().get::<Pos>().unwrap().0, 4.0);
@@ -110,6 +114,14 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
     }
 
+    /// The ticks its items compare and stamp with.
+    fn ticks(&self) -> RunTicks {
+        RunTicks {
+            last_run: self.last_run,
+            this_run: self.tick,
+        }
+    }
+
     /// The data's and the filter's ids, or `None` when nothing can match.
     fn ids(&self) -> Option<(D::Ids, F::Ids)> {
         let components = self.entities.components();
@@ -125,7 +137,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         for archetype in archetypes.filter(|archetype| visits::<D, F>(ids, filter, archetype)) {
             // SAFETY: `archetype` matches `ids`; the query holds its lanes
             // (`new`'s contract).
-            let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
+            let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
             // SAFETY: as for the data.
             let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
             for row in 0..archetype.len() {
@@ -208,7 +220,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
         // SAFETY: the archetype matches; `row` is the entity's live row; the
         // caller holds `&self` for read-only data or `&mut self` otherwise.
-        Ok(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.tick), row) })
+        Ok(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) })
     }
 }
 
@@ -262,6 +274,16 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
     }
 }
 
+impl<D: QueryData, F: QueryFilter> QueryIter<'_, D, F> {
+    /// The ticks its items compare and stamp with.
+    fn ticks(&self) -> RunTicks {
+        RunTicks {
+            last_run: self.last_run,
+            this_run: self.tick,
+        }
+    }
+}
+
 impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
     type Item = D::Item<'q>;
 
@@ -287,7 +309,7 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
             if visits::<D, F>(ids, filter, archetype) {
                 // SAFETY: the archetype matches `ids`; the query holds its
                 // lanes (`Query::new`'s contract).
-                let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
+                let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
                 // SAFETY: as above.
                 let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
                 self.current = Some((fetch, rows, archetype.len()));
