@@ -172,6 +172,8 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 struct PinnedCommits(Vec<std::thread::ThreadId>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/change.rs"]
+mod change;
 #[path = "api_model/model_check.rs"]
 mod model_check;
 #[path = "api_model/optional.rs"]
@@ -230,6 +232,9 @@ enum Sys {
     Observer { added: bool },
     /// Issue 20: a pinned system adding k to the non-`Send` counter (`pinned.rs`).
     Pinned(i8),
+    /// Issue 36: writing some of the rows handed out, and `Ref` observers
+    /// (`change.rs`).
+    Change(change::ChangeSys),
 }
 
 /// One public operation.
@@ -331,6 +336,7 @@ fn sys() -> impl Strategy<Value = Sys> {
         Just(Sys::Publisher),
         Just(Sys::Follower),
         any::<bool>().prop_map(|added| Sys::Observer { added }),
+        change::sys().prop_map(Sys::Change),
         // --- issue 20: appending ---
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
@@ -555,6 +561,14 @@ impl Model {
                         self.par_init.ran(serial, rows);
                     }
                 }
+                Sys::Change(system) => change::run(
+                    system,
+                    serial,
+                    tick,
+                    &mut self.ents,
+                    &mut self.cursors,
+                    &mut self.observed,
+                ),
                 Sys::Observer { added } => {
                     let last = self.cursors.get(&serial).copied().unwrap_or(0);
                     let seen: Vec<usize> = (0..self.ents.len())
@@ -850,6 +864,7 @@ impl Real {
                 }),
             // --- issue 20: appending (end) ---
             Sys::Pinned(k) => pinned::system(node, k),
+            Sys::Change(system) => change::spec(system, serial, node),
             Sys::InitBump(k, rows) => par_init::system(node, serial, k, rows),
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
                 q.for_each(|(mut v, target)| v.0 = target.map_or(-1, |p| p.0));

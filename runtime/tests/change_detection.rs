@@ -61,7 +61,7 @@ fn rows() -> u32 {
 /// Whether frame `frame` writes the row with key `key`: a third of the
 /// rows, a different third each frame.
 fn writes(key: u32, frame: u32) -> bool {
-    (key + frame) % 3 == 0
+    (key + frame).is_multiple_of(3)
 }
 
 fn frames() -> u32 {

@@ -4,10 +4,9 @@
 //! [`Ref<C>`] reads a row and says whether it changed or was added since
 //! the system last ran; `Option<&mut C>` yields `Option<Mut<C>>`.
 //!
-//! A `Mut` holds the row's value, a cell for its changed tick, and the
-//! run's ticks; a write is one store of the run's tick into that cell, made
-//! again on every `DerefMut` (the compiler merges a loop body's repeated
-//! stores into one). The column's changed ticks are cells because the
+//! A `Mut` holds the row's value, a cell for its changed tick, the run's
+//! ticks and whether it was written; a `DerefMut` sets that flag, and the
+//! item stores the run's tick into the cell once, when it drops. The column's changed ticks are cells because the
 //! system writes them through a shared borrow of the column: the planner
 //! gives it `C`'s lane gated, so no other node touches the column while it
 //! runs, and the query hands each row out once per borrow.
@@ -76,6 +75,9 @@ pub struct Mut<'w, T> {
     changed: &'w UnsafeCell<u32>,
     added: u32,
     ticks: RunTicks,
+    /// Whether the row was written through this item: its changed tick is
+    /// stamped once, when the item drops (see `Drop`).
+    written: bool,
 }
 
 impl<'w, T> Mut<'w, T> {
@@ -92,17 +94,16 @@ impl<'w, T> Mut<'w, T> {
         // SAFETY: this item is the row's only handle (the query hands each
         // row out once per borrow, under `C`'s gated lane), and no write
         // through `self.changed` is in progress while `&self` is held.
-        self.ticks
-            .is_new(self.changed.with(|tick| unsafe { *tick }))
+        self.written
+            || self
+                .ticks
+                .is_new(self.changed.with(|tick| unsafe { *tick }))
     }
 
     /// Marks the row changed without writing it.
     #[inline]
     pub fn set_changed(&mut self) {
-        let tick = self.ticks.this_run;
-        // SAFETY: this item is the row's only handle (see `is_changed`),
-        // and `&mut self` makes this the only access through it now.
-        self.changed.with_mut(|changed| unsafe { *changed = tick });
+        self.written = true;
     }
 
     /// The value, for writing without marking the row changed: a write
@@ -130,15 +131,41 @@ impl<'w, T> Mut<'w, T> {
     /// The value for the rest of `'w`, marking the row changed (the caller
     /// may write it).
     #[inline]
-    pub fn into_inner(mut self) -> &'w mut T {
-        self.set_changed();
-        self.value
+    pub fn into_inner(self) -> &'w mut T {
+        self.stamp();
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again, so the `&mut` read
+        // out of it is the only one left (a move out of a `Drop` type).
+        unsafe { std::ptr::read(&raw const this.value) }
+    }
+
+    /// Stamps the row's changed tick with this run's tick.
+    #[inline]
+    fn stamp(&self) {
+        let tick = self.ticks.this_run;
+        // SAFETY: this item is the row's only handle (see `is_changed`),
+        // and nothing reads or writes the cell through it meanwhile.
+        self.changed.with_mut(|changed| unsafe { *changed = tick });
     }
 
     /// The ticks this item compares and stamps with.
     #[inline]
     pub fn ticks(&self) -> RunTicks {
         self.ticks
+    }
+}
+
+/// The row is stamped once, when the item goes, if it was written: a loop
+/// body writing several fields stores the tick once, after them, rather
+/// than once per `DerefMut` between the value's own loads and stores (which
+/// the compiler cannot prove apart from the tick, and so reloads). An item
+/// leaked with `mem::forget` marks nothing.
+impl<T> Drop for Mut<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.written {
+            self.stamp();
+        }
     }
 }
 
@@ -316,6 +343,7 @@ impl<'w, C> WriteFetch<'w, C> {
                 changed: self.changed.get_unchecked(row),
                 added: *self.added.get_unchecked(row),
                 ticks: self.ticks,
+                written: false,
             }
         }
     }
