@@ -4,12 +4,16 @@
 //! A squad of units steering after a frozen captain through a
 //! `ComponentRef`, moved by a parallel query, damaged, despawned and
 //! respawned through `Commands`. The same frames run on one thread and on
-//! four, and give the same entities with the same ids.
+//! four, and give the same entities with the same ids. Then the query
+//! vocabulary: a `Single` camera skipped until there is one player, a
+//! `Populated` system skipped while nothing matches, `Has`, and the
+//! captain's squad pulling on each other pair by pair
+//! (`iter_combinations_mut`).
 
 use sluice::exec::ThreadPool;
 use sluice::{
-    Changed, Commands, ComponentRef, Entity, IterationError, NodeBuilder, Query, Target, With,
-    World,
+    Changed, Commands, ComponentRef, Entity, Has, IterationError, NodeBuilder, Populated, Query,
+    Single, Target, With, World,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,7 +115,75 @@ fn battle(threads: usize) -> Result<Vec<(Entity, Pos, Option<Replaces>)>, Iterat
     Ok(units)
 }
 
+/// Where the camera looks: the one player's position.
+struct Camera(f32);
+struct Player;
+/// How many frames the medic ran (it needs someone wounded).
+struct Medic(u32);
+struct Wounded;
+
+/// The query vocabulary on `threads` threads: returns the camera's
+/// position, the medic's runs and the pair forces.
+fn vocabulary(threads: usize) -> Result<(f32, u32, Vec<f32>), IterationError> {
+    let mut world = World::with_pool(ThreadPool::new(threads).expect("a pool"));
+    world.insert(Camera(-1.0));
+    world.insert(Medic(0));
+    let squad: Vec<Entity> = (0..5)
+        .map(|i| world.spawn((Pos(i as f32 * i as f32), Vel(0.0))))
+        .collect();
+    world.add_system(
+        NodeBuilder::new("camera")
+            .system(|player: Single<&Pos, With<Player>>, camera: &mut Camera| camera.0 = player.0),
+    );
+    world.add_system(NodeBuilder::new("medic").system(
+        |wounded: Populated<(Entity, Has<Player>), With<Wounded>>, medic: &mut Medic| {
+            assert!(wounded.iter().all(|(_, is_player)| !is_player));
+            medic.0 += 1;
+        },
+    ));
+    // Every pair once: each pulls the other towards it (velocities add up
+    // to zero, as forces between pairs do).
+    world.add_system(
+        NodeBuilder::new("cohesion").system(|mut squad: Query<(&Pos, &mut Vel)>| {
+            let mut pairs = squad.iter_combinations_mut();
+            while let Some([(a, mut va), (b, mut vb)]) = pairs.fetch_next() {
+                let pull = (b.0 - a.0).signum();
+                va.0 += pull;
+                vb.0 -= pull;
+            }
+        }),
+    );
+    world.run_iteration()?; // no player, nobody wounded: camera and medic skipped
+    world
+        .entity_mut(squad[2])
+        .unwrap()
+        .insert((Player,))
+        .unwrap();
+    world
+        .entity_mut(squad[4])
+        .unwrap()
+        .insert((Wounded,))
+        .unwrap();
+    world.run_iteration()?;
+    let forces = world
+        .query::<&Vel>()
+        .get_many([squad[0], squad[4]])
+        .expect("alive")
+        .map(|v| v.0);
+    Ok((
+        world.get::<Camera>().unwrap().0,
+        world.get::<Medic>().unwrap().0,
+        forces.to_vec(),
+    ))
+}
+
 fn main() -> Result<(), IterationError> {
+    let (camera, medic, forces) = vocabulary(1)?;
+    println!("camera on the player at {camera}, medic ran {medic} time(s), end forces {forces:?}");
+    assert_eq!((camera, medic), (4.0, 1));
+    assert_eq!(forces, [8.0, -8.0]); // two frames, four pulls each
+    assert_eq!(vocabulary(4)?, (camera, medic, forces));
+
     let one = battle(1)?;
     let four = battle(4)?;
     let replaced = one.iter().filter(|(_, _, r)| r.is_some()).count();

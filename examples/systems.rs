@@ -142,5 +142,56 @@ fn main() -> Result<(), IterationError> {
     assert_eq!(world.get::<Reward>().map(|r| r.0), Some(100));
     assert_eq!(hud_frames.load(Ordering::Relaxed), 5);
     println!("ok: five frames, two navmesh builds, one failure that landed nothing");
+    vocabulary()
+}
+
+/// Issue 36's vocabulary: `Local<T>`, combined run conditions,
+/// `init_service` / `service_scope`, and a custom command.
+fn vocabulary() -> Result<(), IterationError> {
+    use sluice::prelude::*;
+
+    #[derive(Default)]
+    struct Tally(Vec<u32>);
+    struct Paused(bool);
+    struct Deck(Vec<u32>);
+
+    fn paused(p: &Paused) -> bool {
+        p.0
+    }
+    fn every_other(mut calls: Local<u32>) -> bool {
+        *calls += 1;
+        calls.is_multiple_of(2)
+    }
+
+    let mut world = World::new();
+    world.init_service::<Tally>();
+    world.insert(Paused(false));
+    world.insert(Deck(vec![7, 8, 9]));
+    world.add_system(
+        NodeBuilder::new("tally")
+            .system(
+                |mut runs: Local<u32>, tally: &mut Tally, commands: Commands| {
+                    *runs += 1;
+                    tally.0.push(*runs);
+                    // Lands at the boundary, after what `tally` recorded before it.
+                    commands.queue(|world: &mut World| {
+                        world.service_scope(|world, deck: &mut Deck| {
+                            let card = deck.0.pop().unwrap_or(0);
+                            world.get_mut::<Tally>().unwrap().0.push(card * 100);
+                        });
+                    });
+                },
+            )
+            .run_if(not(paused).and(every_other)),
+    );
+    for _ in 0..4 {
+        world.run_iteration()?;
+    }
+    world.insert(Paused(true));
+    world.run_iteration()?; // paused: `every_other` is not even evaluated
+    let tally = &world.get::<Tally>().expect("initialised").0;
+    println!("vocabulary: the local counted, the custom commands drew: {tally:?}");
+    assert_eq!(*tally, [1, 900, 2, 800]);
+    assert_eq!(world.get::<Deck>().expect("put back").0, [7]);
     Ok(())
 }

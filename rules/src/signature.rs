@@ -26,7 +26,8 @@ pub enum ParamKind {
         next: bool,
     },
     /// A handle the runtime hands out by value and that makes its own
-    /// declarations: `Commands<'_>`, `Removed<T>`, or a `Query<..>` (its components are
+    /// declarations: `Commands<'_>`, `Removed<T>`, `Local<T>` (a node's own
+    /// state, which declares nothing), or a `Query<..>` (its components are
     /// lanes; the runtime refuses a query that aliases another parameter,
     /// SL0009).
     Handle,
@@ -36,7 +37,14 @@ pub enum ParamKind {
 }
 
 /// The last path segments of the by-value handles the runtime hands out.
-const HANDLES: [&str; 5] = ["Commands", "Query", "Removed", "Publish", "Subscribe"];
+const HANDLES: [&str; 6] = [
+    "Commands",
+    "Query",
+    "Removed",
+    "Publish",
+    "Subscribe",
+    "Local",
+];
 
 /// One typed parameter of a node function.
 #[derive(Clone, Debug)]

@@ -131,6 +131,15 @@ impl ServiceTable {
         id
     }
 
+    /// A new id of a node's own state (a [`Local`](crate::Local)): no type
+    /// and no name reach it, and no declaration may name it (it is private),
+    /// so only the parameter that asked for it ever touches its slot.
+    pub(crate) fn push_local(&mut self, name: &str) -> ServiceId {
+        let id = self.push(name, None);
+        self.private[id.index()] = true;
+        id
+    }
+
     /// Whether `id` is one of the runtime's own services (the entity store,
     /// the command queue, the scheduling state), which only the runtime's
     /// own declarations may name.

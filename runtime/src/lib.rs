@@ -57,6 +57,7 @@ pub mod model;
 pub mod node;
 mod non_send;
 pub mod organise;
+pub mod prelude;
 mod recording;
 pub mod registry;
 mod running;
@@ -73,6 +74,7 @@ pub use entity::{
     Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Ref, Removed,
     RunTicks, StoreId, TICK_CHECK_INTERVAL, Target, With, Without,
 };
+pub use entity::{AnyOf, Has, Or, Populated, Single};
 pub use message::{MessageSender, Messages, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{
@@ -95,15 +97,17 @@ pub use plan::{
     Plans, Reason, Relation, Selection, TreeItem,
 };
 pub use system::{
-    Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionFn, FactoryFn, Gate, Next,
-    NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, Out, Param, ParamItem, ReadOnlyParam,
-    Service, ServiceCells, SystemFn, Tracked, service_added, service_changed, service_exists,
+    AndCondition, Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionExt, ConditionFn,
+    FactoryFn, Gate, Local, Next, NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, NotCondition,
+    OrCondition, Out, Param, ParamItem, ReadOnlyParam, Service, ServiceCells, SystemFn, Tracked,
+    not, service_added, service_changed, service_exists,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,
     Context, Declared, DeclaredFn, DeclaredMarker, EntityCommands, EntityMut, EntityRef,
-    ExecutorKind, FactoryDeclaration, FactoryMarker, FixedTime, FrameTime, FunctionMarker,
-    IntoChain, IntoFactory, IntoSystem, IterationError, MAX_SPIKE_WINDOW, MAX_SPIKES_KEPT,
-    MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, Spawned, Spike, SpikeHistory,
-    SpikeWatch, SpikeWatchError, SystemDeclaration, UnbuiltDeclaration, UnbuiltMarker, World,
+    ExecutorKind, FactoryDeclaration, FactoryMarker, FixedTime, FrameTime, FromWorld,
+    FunctionMarker, IntoChain, IntoFactory, IntoSystem, IterationError, MAX_SPIKE_WINDOW,
+    MAX_SPIKES_KEPT, MissingService, NodePanic, NodeSpec, OrderTarget, PlanWatch, Spawned, Spike,
+    SpikeHistory, SpikeWatch, SpikeWatchError, SystemDeclaration, UnbuiltDeclaration,
+    UnbuiltMarker, World,
 };

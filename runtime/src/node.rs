@@ -56,9 +56,17 @@ pub enum DeclaredBy {
     Parameter(u8),
     /// A factory's return value.
     ReturnValue,
-    /// A run condition's parameter: conditions run before the body, never
-    /// beside it, so they may read what the body writes.
-    Condition,
+    /// Parameter `at` (from 0) of a run condition: conditions run before
+    /// the body, never beside it, so they may read what the body writes;
+    /// `part` tells the node's conditions (and a combined condition's
+    /// operands, called one after the other) apart, and the parameters of
+    /// one part must not alias each other, as a body's must not.
+    Condition {
+        /// Which condition (or operand) of the node, in declaration order.
+        part: u16,
+        /// The parameter's position in it.
+        at: u8,
+    },
     /// The runtime itself (a batch processor gating its buffer).
     Runtime,
 }
@@ -68,6 +76,18 @@ impl DeclaredBy {
     /// its own (which must not overlap another such handle).
     fn hands_out(self) -> bool {
         matches!(self, DeclaredBy::Parameter(_) | DeclaredBy::ReturnValue)
+    }
+
+    /// Whether the handles of `self` and `other` are alive at once: both
+    /// the body's, or both one condition's (its parameters are fetched
+    /// together for one call).
+    fn live_together(self, other: DeclaredBy) -> bool {
+        match (self, other) {
+            (DeclaredBy::Condition { part, .. }, DeclaredBy::Condition { part: other, .. }) => {
+                part == other
+            }
+            _ => self.hands_out() && other.hands_out(),
+        }
     }
 }
 
@@ -92,7 +112,13 @@ impl std::fmt::Display for Declaration {
             DeclaredBy::Builder => write!(f, "{how} by a builder call"),
             DeclaredBy::Parameter(at) => write!(f, "{how} by parameter {}", u32::from(at) + 1),
             DeclaredBy::ReturnValue => write!(f, "{how} by the return value"),
-            DeclaredBy::Condition => write!(f, "{how} by a run condition"),
+            DeclaredBy::Condition { at, .. } => {
+                write!(
+                    f,
+                    "{how} by parameter {} of a run condition",
+                    u32::from(at) + 1
+                )
+            }
             DeclaredBy::Runtime => write!(f, "{how} by the runtime"),
         }
     }
@@ -135,7 +161,7 @@ pub(crate) fn would_alias(first: Declaration, second: Declaration) -> bool {
     // gate drains.
     let shares = |kind| matches!(kind, AccessKind::Shared | AccessKind::Appended);
     let both_shared = shares(first.kind) && shares(second.kind);
-    first.by.hands_out() && second.by.hands_out() && !both_shared
+    first.by.live_together(second.by) && !both_shared
 }
 
 /// A node that names one service twice in ways that would alias: two
@@ -188,7 +214,12 @@ enum Declaring {
     Builder,
     /// A function's parameters; the next one has this position.
     Parameters(u8),
-    Condition,
+    /// A run condition's (or operand's) parameters: its part, and the next
+    /// parameter's position.
+    Condition {
+        part: u16,
+        at: u8,
+    },
 }
 
 /// Builds a [`NodeDescriptor`]:
@@ -200,6 +231,8 @@ pub struct NodeBuilder {
     rare: Option<Box<Rare>>,
     exclusive: bool,
     declaring: Declaring,
+    /// How many condition parts were declared so far (numbering the next).
+    condition_parts: u16,
     after: Vec<Label>,
     before: Vec<Label>,
     create_after: Vec<Label>,
@@ -215,6 +248,7 @@ impl NodeBuilder {
             rare: None,
             exclusive: false,
             declaring: Declaring::Builder,
+            condition_parts: 0,
             after: Vec::new(),
             before: Vec::new(),
             create_after: Vec::new(),
@@ -240,7 +274,14 @@ impl NodeBuilder {
     fn next_declarer(&mut self) -> DeclaredBy {
         match &mut self.declaring {
             Declaring::Builder => DeclaredBy::Builder,
-            Declaring::Condition => DeclaredBy::Condition,
+            Declaring::Condition { part, at } => {
+                let by = DeclaredBy::Condition {
+                    part: *part,
+                    at: *at,
+                };
+                *at = at.saturating_add(1);
+                by
+            }
             Declaring::Parameters(at) => {
                 let by = DeclaredBy::Parameter(*at);
                 *at = at.saturating_add(1);
@@ -282,6 +323,13 @@ impl NodeBuilder {
         node
     }
 
+    /// A parameter that declares nothing (a [`Local`](crate::Local)): the
+    /// parameters after it keep their positions in messages.
+    pub(crate) fn skips_parameter(mut self) -> Self {
+        let _ = self.next_declarer();
+        self
+    }
+
     /// Runs `declare` (an optional parameter's declarations: `Option<&T>`,
     /// `Option<&mut T>`) and marks what it declares optional. The lanes are
     /// exactly those `declare` adds, judged by the gate like any other; only
@@ -300,10 +348,23 @@ impl NodeBuilder {
     /// Runs `declare` (a run condition's declarations) with each access
     /// attributed to a condition.
     pub(crate) fn declaring_condition(mut self, declare: impl FnOnce(Self) -> Self) -> Self {
-        self.declaring = Declaring::Condition;
+        self.declaring = Declaring::Condition { part: 0, at: 0 };
+        self = self.condition_operand();
         let mut node = declare(self);
         node.declaring = Declaring::Builder;
         node
+    }
+
+    /// Starts the next part of the condition being declared: a combined
+    /// condition's operand, fetched for a call of its own, whose parameters
+    /// may name what another operand's name.
+    pub(crate) fn condition_operand(mut self) -> Self {
+        if let Declaring::Condition { .. } = self.declaring {
+            let part = self.condition_parts;
+            self.condition_parts = part.saturating_add(1);
+            self.declaring = Declaring::Condition { part, at: 0 };
+        }
+        self
     }
 
     /// A factory's return value: the node produces `T`.

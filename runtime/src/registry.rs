@@ -118,6 +118,20 @@ impl Registry {
         id
     }
 
+    /// A slot of its own for one [`Local`](crate::Local) parameter of one
+    /// registration, holding `value`: never shared with another parameter,
+    /// node or type (see [`ServiceTable::push_local`]).
+    pub(crate) fn add_local<T: Send + Sync + 'static>(
+        &mut self,
+        name: &str,
+        value: T,
+    ) -> ServiceId {
+        let id = self.table.push_local(name);
+        self.grow();
+        self.slots[id.index()].value = Some(Box::new(value));
+        id
+    }
+
     /// The id of the service called `name`, assigning one on first mention.
     pub fn resolve_name(&mut self, name: &str) -> ServiceId {
         let id = self.table.resolve_name(name);

@@ -180,10 +180,14 @@ mod model_check;
 mod optional;
 #[path = "api_model/par_init.rs"]
 mod par_init;
+#[path = "api_model/queries.rs"]
+mod queries;
 #[path = "api_model/run_stats.rs"]
 mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
+#[path = "api_model/systems.rs"]
+mod systems;
 
 /// A system of the random world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,6 +328,10 @@ enum Op {
     RunStats {
         timing: bool,
     },
+    /// Issue 36: `get_many_mut`, `Single`, `Populated` (`queries.rs`).
+    Queries(queries::QueryOp),
+    /// Issue 36: `Local`, custom commands, combinators (`systems.rs`).
+    Systems(systems::SystemsOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -393,6 +401,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => model_check::op(),
         // --- issue 21 ---
         1 => run_stats::op(),
+        // --- issue 36 ---
+        2 => queries::op().prop_map(Op::Queries),
+        1 => systems::op(),
     ]
 }
 
@@ -1427,6 +1438,7 @@ fn apply(
             model.sent_by_sender.push(m);
         }
         Op::Optional(op) => optional::apply(op, &mut real.world, &mut model.optional)?,
+        Op::Queries(op) => queries::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;
@@ -1600,6 +1612,7 @@ fn apply(
         Op::Pinned(ref op) => pinned::apply(op, real, model)?,
         Op::ModelCheck(ref op) => model_check::apply(op, &real.pool)?,
         Op::RunStats { timing } => run_stats::apply(timing, real, model, serial)?,
+        Op::Systems(ref op) => systems::apply(op, real, model, serial)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

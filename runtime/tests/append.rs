@@ -4,7 +4,10 @@
 //! other readers, and its commit (the gate on the buffer) starts only after
 //! every appender has finished. One registration, two vertices.
 
-use std::sync::Once;
+#[path = "support/executors.rs"]
+mod executors;
+
+use executors::{PLANNED, executors, quiet_planned_panics};
 
 use sluice::exec::ThreadPool;
 use sluice::{
@@ -20,38 +23,6 @@ struct QuadFactory(u32);
 struct SpriteUvs(u32);
 #[derive(Debug, Default)]
 struct Committed(Vec<Vec<u32>>);
-
-const PLANNED: &str = "planned failure";
-
-fn quiet_planned_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("");
-            if !message.starts_with(PLANNED) {
-                default(info);
-            }
-        }));
-    });
-}
-
-fn executors() -> Vec<(ExecutorKind, usize)> {
-    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
-    [
-        ExecutorKind::Serial,
-        ExecutorKind::Parallel,
-        ExecutorKind::Adaptive,
-    ]
-    .iter()
-    .flat_map(|&kind| threads.iter().map(move |&n| (kind, n)))
-    .collect()
-}
 
 fn terrain(quads: &QuadFactory, uvs: &SpriteUvs, instances: Append<'_, Instance>) {
     instances.push(Instance(quads.0 + uvs.0));

@@ -9,30 +9,16 @@
 //! on it. Each on every executor kind and on 1, 2 and 4 threads, and per-row
 //! ticks still compare right past 2^31 and 2^32.
 
+#[path = "support/executors.rs"]
+mod executors;
+
+use executors::{executors, world_on};
 use std::collections::BTreeSet;
 
 use sluice::{
-    Changed, Entity, ExecutorKind, Mut, NodeBuilder, Query, Ref, TICK_CHECK_INTERVAL, ThreadPool,
-    Tracked, World, service_added, service_changed, service_exists,
+    Changed, Entity, Mut, NodeBuilder, Query, Ref, TICK_CHECK_INTERVAL, Tracked, World,
+    service_added, service_changed, service_exists,
 };
-
-fn executors() -> Vec<(ExecutorKind, usize)> {
-    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
-    [
-        ExecutorKind::Serial,
-        ExecutorKind::Parallel,
-        ExecutorKind::Adaptive,
-    ]
-    .iter()
-    .flat_map(|&kind| threads.iter().map(move |&n| (kind, n)))
-    .collect()
-}
-
-fn world_on(executor: ExecutorKind, threads: usize) -> World {
-    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
-    world.set_executor(executor);
-    world
-}
 
 /// The written component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

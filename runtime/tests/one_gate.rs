@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::script::{ScriptKind, Scripts};
+use sluice::{Added, AnyOf, Has, Or, Populated, Single, Without};
 use sluice::{
     Append, AppendBuffer, BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph,
     IntoSystem, IterationError, NodeBuilder, Publish, Query, QueryData, QueryFilter, Ref,
@@ -728,6 +729,8 @@ fn table() -> Vec<Row> {
     });
     // --- issue 20: two-point nodes (end) ---
     optional_and_conditioned_rows(&mut rows);
+    vocabulary_rows(&mut rows);
+    local_rows(&mut rows);
     rows.push(Row {
         entry: "World::add_batch_processor",
         shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
@@ -907,6 +910,144 @@ fn optional_and_conditioned_rows(rows: &mut Vec<Row>) {
         },
         expect: Expect::Refused("A"),
     });
+}
+
+// ---- issue 36: `Local<T>` and run-condition combinators ----
+
+#[system]
+fn macro_local(mut count: sluice::Local<'_, u64>, written: &mut R) {
+    *count += 1;
+    written.0 = *count;
+    ran();
+}
+
+fn reads_r(r: &R) -> bool {
+    r.0 < u64::MAX
+}
+
+/// A `Local<T>` declares no lane (its state is its node part's alone), so
+/// beside anything it aliases nothing, and it does not shift the positions
+/// the gate names; a combined condition's reads merge with the body's
+/// declarations as any condition's do.
+fn local_rows(rows: &mut Vec<Row>) {
+    use sluice::{ConditionExt, Local, not};
+    let pairs: [Pair; 8] = [
+        // One condition's parameters are fetched together for one call: two
+        // readers of one message log there would be two `&mut` of it.
+        (
+            "a run condition with Subscribe<M> twice",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(ran).run_if(
+                    |a: Subscribe<'_, M>, b: Subscribe<'_, M>| {
+                        let _ = (a, b);
+                        true
+                    },
+                ));
+            },
+            Expect::Refused("Messages"),
+        ),
+        // A combined condition calls its operands one after the other.
+        (
+            "two combined conditions each with Subscribe<M>",
+            |w| {
+                let first = |a: Subscribe<'_, M>| {
+                    let _ = a;
+                    true
+                };
+                let second = |b: Subscribe<'_, M>| {
+                    let _ = b;
+                    true
+                };
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(ran)
+                        .run_if(first.and(second)),
+                );
+            },
+            Expect::Runs,
+        ),
+        (
+            "Local<R> beside &mut R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(|l: Local<R>, r: &mut R| {
+                    let _ = (l, r);
+                    ran();
+                }));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Local<u64> beside Local<u64>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |mut a: Local<u64>, mut b: Local<u64>| {
+                        *a += 1;
+                        *b += 1;
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+        (
+            "&mut R, Local<u64>, &mut R",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: &mut R, l: Local<u64>, b: &mut R| {
+                        let _ = (a, l, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("by parameter 3"),
+        ),
+        (
+            "#[system] with Local<u64> beside &mut R",
+            |w| {
+                w.add_system(macro_local);
+            },
+            Expect::Runs,
+        ),
+        (
+            "run_if(Local<u64> condition) beside a body gating R",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(|r: &mut R| {
+                            let _ = r;
+                            ran();
+                        })
+                        .run_if(|mut calls: Local<u64>| {
+                            *calls += 1;
+                            true
+                        }),
+                );
+            },
+            Expect::Runs,
+        ),
+        (
+            "run_if(not(reads R).or(reads R)) beside a body gating R",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(|r: &mut R| {
+                            let _ = r;
+                            ran();
+                        })
+                        .run_if(not(reads_r).or(reads_r)),
+                );
+            },
+            Expect::Runs,
+        ),
+    ];
+    for (shape, register, expect) in pairs {
+        rows.push(Row {
+            entry: "World::add_system(NodeBuilder::system(closure))",
+            shape,
+            register,
+            expect,
+        });
+    }
 }
 
 fn run_row(row: &Row) {
@@ -1105,5 +1246,134 @@ fn every_registration_site_is_in_the_table() {
             site.1,
             site.0
         );
+    }
+}
+
+// ---- issue 36: the query vocabulary ----
+
+/// `Has`, `AnyOf`, `Or`, `Single` and `Populated` on every query entry
+/// point and beside other queries: `Has` declares nothing (an archetype
+/// check), `AnyOf` and `Or` declare what their elements do, `Single` and
+/// `Populated` what the query they stand for does.
+fn vocabulary_rows(rows: &mut Vec<Row>) {
+    query_rows!(
+        rows,
+        "Query<(Has<A>, &mut A)> (Has reads no data)",
+        ((Has<A>, &mut A)),
+        (),
+        Expect::Runs
+    );
+    query_rows!(
+        rows,
+        "Query<(AnyOf<(&mut A, Entity)>, &A)>",
+        ((AnyOf<(&mut A, Entity)>, &A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(AnyOf<(&A, Has<R>)>, Option<&A>)> (shared only)",
+        ((AnyOf<(&A, Has<R>)>, Option<&A>)),
+        (),
+        Expect::Runs
+    );
+    query_rows!(
+        rows,
+        "Query<&mut A, Or<(Changed<A>, Added<A>)>> (the filter beside its own data)",
+        (&mut A),
+        Or<(Changed<A>, Added<A>)>,
+        Expect::Runs
+    );
+    let pairs: [Pair; 7] = [
+        (
+            "Query<&mut A> beside Query<Entity, Or<(Without<R>, Changed<A>)>>",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(two_queries::<&mut A, Entity, Or<(Without<R>, Changed<A>)>>),
+                );
+            },
+            Expect::Refused("A"),
+        ),
+        (
+            "Query<Has<A>> beside Query<&mut A>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(two_queries::<Has<A>, &mut A, ()>));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Single<&mut A> beside Query<&A>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Single<'_, &mut A>, b: Query<'_, &A>| {
+                        let _ = (a, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("A"),
+        ),
+        (
+            "Populated<&mut A> beside Single<(Entity, &A)>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Populated<'_, &mut A>, b: Single<'_, (Entity, &A)>| {
+                        let _ = (a, b);
+                        ran();
+                    },
+                ));
+            },
+            Expect::Refused("A"),
+        ),
+        (
+            "Single<(&mut A, Has<A>), Without<ComponentRef<A>>> (one match)",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |a: Single<'_, (&mut A, Has<A>), Without<ComponentRef<A>>>| {
+                        let (mut a, has) = a.into_inner();
+                        assert!(has);
+                        a.0 += 1;
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Populated<AnyOf<(&mut A, &R)>> beside Populated<Has<A>>",
+            |w| {
+                w.add_system(NodeBuilder::new("row").system(
+                    |mut a: Populated<'_, AnyOf<(&mut A, &R)>>, b: Populated<'_, Has<A>>| {
+                        a.for_each(|(a, _)| a.expect("every entity has A").0 += 1);
+                        let _ = b;
+                        ran();
+                    },
+                ));
+            },
+            Expect::Runs,
+        ),
+        (
+            "Single<&A> in a run condition beside a body gating A",
+            |w| {
+                w.add_system(
+                    NodeBuilder::new("row")
+                        .system(|mut a: Query<'_, &mut A>| {
+                            a.for_each(|mut a| a.0 += 1);
+                            ran();
+                        })
+                        .run_if(|a: Single<'_, &A, Without<ComponentRef<A>>>| a.0 == 0),
+                );
+            },
+            Expect::Runs,
+        ),
+    ];
+    for (shape, register, expect) in pairs {
+        rows.push(Row {
+            entry: "World::add_system(NodeBuilder::system(closure))",
+            shape,
+            register,
+            expect,
+        });
     }
 }

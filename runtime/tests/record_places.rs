@@ -4,51 +4,14 @@
 //! order of a serial run, not in registration order. Each on every
 //! executor kind and on 1, 2 and 4 threads.
 
-use std::sync::Once;
+#[path = "support/executors.rs"]
+mod executors;
+
+use executors::{PLANNED, executors, quiet_planned_panics, world_on};
 
 use sluice::{
-    Append, AppendBuffer, Commands, ExecutorKind, IterationError, NodeBuilder, Publish, Query,
-    Subscribe, ThreadPool, World,
+    Append, AppendBuffer, Commands, IterationError, NodeBuilder, Publish, Query, Subscribe, World,
 };
-
-const PLANNED: &str = "planned failure";
-
-/// Keeps the planned panics off the test output.
-fn quiet_planned_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("");
-            if !message.starts_with(PLANNED) {
-                default(info);
-            }
-        }));
-    });
-}
-
-fn executors() -> Vec<(ExecutorKind, usize)> {
-    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
-    [
-        ExecutorKind::Serial,
-        ExecutorKind::Parallel,
-        ExecutorKind::Adaptive,
-    ]
-    .iter()
-    .flat_map(|&kind| threads.iter().map(move |&n| (kind, n)))
-    .collect()
-}
-
-fn world_on(executor: ExecutorKind, threads: usize) -> World {
-    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
-    world.set_executor(executor);
-    world
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct V(u32);
@@ -84,6 +47,15 @@ fn add_collectors(world: &mut World) {
             read.0.push(messages.unread().map(|m| m.0).collect());
         },
     ));
+}
+
+/// A system recording `value` three ways: appended, spawned as a tag, sent.
+fn record(value: u32) -> impl Fn(Append<V>, Commands, Publish<M>) + Send + Sync + 'static {
+    move |out: Append<V>, commands: Commands, messages: Publish<M>| {
+        out.push(V(value));
+        commands.spawn((Tag(value),));
+        messages.send(M(value));
+    }
 }
 
 /// The tags of the world's entities in row order, which is the order
@@ -140,13 +112,6 @@ fn records_from_a_nodes_own_threads_land_at_its_place() {
     for (executor, threads) in executors() {
         let mut world = world_on(executor, threads);
         add_collectors(&mut world);
-        let record = |value: u32| {
-            move |out: Append<V>, commands: Commands, messages: Publish<M>| {
-                out.push(V(value));
-                commands.spawn((Tag(value),));
-                messages.send(M(value));
-            }
-        };
         world.add_system(NodeBuilder::new("first").system(record(1)));
         world.add_system(NodeBuilder::new("threaded").after("first").system(
             |out: Append<V>, commands: Commands, messages: Publish<M>| {
@@ -245,13 +210,6 @@ fn records_land_in_plan_order_not_registration_order() {
     for (executor, threads) in executors() {
         let mut world = world_on(executor, threads);
         add_collectors(&mut world);
-        let record = |value: u32| {
-            move |out: Append<V>, commands: Commands, messages: Publish<M>| {
-                out.push(V(value));
-                commands.spawn((Tag(value),));
-                messages.send(M(value));
-            }
-        };
         world.add_system(NodeBuilder::new("b").after("a").system(record(2)));
         world.add_system(NodeBuilder::new("a").system(record(1)));
         let frames = if cfg!(miri) { 2 } else { 5 };

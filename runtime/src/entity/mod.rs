@@ -42,6 +42,7 @@ pub use query::{
     Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,
     ReadOnlyQueryData, Ref, Removed, RunTicks, With, Without,
 };
+pub use query::{AnyOf, Has, Or, Populated, Single};
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
 };

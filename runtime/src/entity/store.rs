@@ -413,6 +413,7 @@ impl Entities {
     }
 
     /// Where `entity` lives: its archetype and row.
+    #[inline]
     pub(crate) fn location_of(&self, entity: Entity) -> Option<(&Archetype, usize)> {
         let location = self.slots.get(entity)?.location;
         let archetype = self.archetypes.get(location.archetype)?;

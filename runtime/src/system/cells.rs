@@ -159,6 +159,23 @@ impl<'w> ServiceCells<'w> {
         slot.value.as_deref_mut()?.downcast_mut()
     }
 
+    /// A node's own state in slot `id` (a [`Local`](crate::Local)), mutably;
+    /// leaves the version where it is (nothing plans on a local).
+    ///
+    /// # Safety
+    /// - `id` is a local slot the calling node part resolved for itself
+    ///   (no declaration of any node names it, so no other node reaches it).
+    /// - The node runs on one thread at a time (the executor's contract,
+    ///   SOUNDNESS.md S5), and the caller holds no other reference into
+    ///   this slot.
+    pub(crate) unsafe fn local_mut<T: 'static>(&self, id: ServiceId) -> Option<&'w mut T> {
+        let slot = self.slot_ptr(id);
+        // SAFETY: `slot` is in bounds, and by the caller's guarantee this is
+        // the only reference to the slot while it lives.
+        let slot = unsafe { &mut *slot };
+        slot.value.as_deref_mut()?.downcast_mut()
+    }
+
     /// Stores `value` as the service `id` (a factory's output), overwriting in
     /// place when the slot already holds a `T` so a steady factory does not
     /// allocate; bumps the version.

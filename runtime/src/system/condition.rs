@@ -5,7 +5,7 @@ use crate::access::ServiceId;
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 use crate::system::body::NodeEnv;
-use crate::system::function::{ParamItem, fetch_and_call, param_fn_items};
+use crate::system::function::{ParamItem, fetch_and_call, param_fn_items, params_validate};
 use crate::system::output::BoundaryHooks;
 use crate::system::param::Param;
 
@@ -40,6 +40,10 @@ macro_rules! impl_condition {
             #[inline]
             #[allow(unused_variables)]
             unsafe fn call(&mut self, ids: &Self::Ids, env: &NodeEnv<'_>) -> bool {
+                // A parameter that refuses the run makes the condition false.
+                if !params_validate!(ids, &env.cells, ($($param $index),*)) {
+                    return false;
+                }
                 // Each parameter is read-only (`ReadOnlyParam`).
                 fetch_and_call!(self, ids, &env.cells, ($($param $index),*))
             }

@@ -54,6 +54,17 @@ pub trait FactoryFn<Marker>: Send + 'static {
     /// # Safety
     /// As for [`SystemFn::call`].
     unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> Self::Out;
+    /// Whether every parameter lets the body run now
+    /// ([`Param::validate`](crate::system::Param::validate)); when not, the
+    /// factory is skipped and its last output stays, as when its inputs did
+    /// not move.
+    ///
+    /// # Safety
+    /// As for [`FactoryFn::call`].
+    #[inline]
+    unsafe fn validate(&self, _ids: &Self::Ids, _cells: &ServiceCells<'_>) -> bool {
+        true
+    }
 }
 
 /// The items every function-as-node impl shares for the parameters
@@ -102,7 +113,17 @@ macro_rules! fetch_and_call {
     }};
 }
 
-pub(crate) use {fetch_and_call, param_fn_items};
+/// Whether every parameter `$param` lets the body run now
+/// ([`Param::validate`]), asked before any is fetched.
+macro_rules! params_validate {
+    ($ids:expr, $cells:expr, ($($param:ident $index:tt),*)) => {
+        // SAFETY: as for `fetch_and_call!`: `$ids` resolve each parameter
+        // and the node runs under the plan.
+        true $(&& unsafe { $param::validate($ids[$index], $cells) })*
+    };
+}
+
+pub(crate) use {fetch_and_call, param_fn_items, params_validate};
 
 macro_rules! impl_functions {
     ($($param:ident $index:tt),*) => {
@@ -116,6 +137,9 @@ macro_rules! impl_functions {
             #[inline]
             #[allow(unused_variables, clippy::unused_unit)]
             unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) {
+                if !params_validate!(ids, cells, ($($param $index),*)) {
+                    return;
+                }
                 fetch_and_call!(self, ids, cells, ($($param $index),*))
             }
         }
@@ -130,6 +154,9 @@ macro_rules! impl_functions {
             #[inline]
             #[allow(unused_variables)]
             unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) {
+                if !params_validate!(ids, cells, ($($param $index),*)) {
+                    return;
+                }
                 // The zero-sized token is all a declared system returns.
                 let Declared { .. } = fetch_and_call!(&mut self.0, ids, cells, ($($param $index),*));
             }
@@ -147,6 +174,12 @@ macro_rules! impl_functions {
             #[allow(unused_variables)]
             unsafe fn call(&mut self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> Out {
                 fetch_and_call!(self, ids, cells, ($($param $index),*))
+            }
+
+            #[inline]
+            #[allow(unused_variables)]
+            unsafe fn validate(&self, ids: &Self::Ids, cells: &ServiceCells<'_>) -> bool {
+                params_validate!(ids, cells, ($($param $index),*))
             }
         }
     };
@@ -182,6 +215,10 @@ pub(crate) struct FactoryBody<F: FactoryFn<M>, M> {
 impl<F: FactoryFn<M>, M: 'static> NodeBody for FactoryBody<F, M> {
     #[inline]
     unsafe fn run(&mut self, env: &NodeEnv<'_>) {
+        // SAFETY: as for `SystemBody::run`.
+        if !unsafe { self.function.validate(&self.ids, &env.cells) } {
+            return;
+        }
         // SAFETY: as for `SystemBody::run`.
         let value = unsafe { self.function.call(&self.ids, &env.cells) };
         // SAFETY: the node declared that it produces `output` (`declare`), and

@@ -4,8 +4,10 @@
 mod append;
 mod body;
 mod cells;
+mod combinator;
 mod condition;
 mod function;
+mod local;
 mod non_send;
 mod optional;
 mod output;
@@ -15,10 +17,14 @@ mod tracked;
 pub use append::{Append, AppendBuffer};
 pub use body::{NodeBody, NodeEnv};
 pub use cells::ServiceCells;
+pub use combinator::{
+    AndCondition, AndMarker, ConditionExt, NotCondition, NotMarker, OrCondition, OrMarker, not,
+};
 pub(crate) use condition::Condition;
 pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};
 pub(crate) use function::{FactoryBody, SystemBody};
 pub use function::{FactoryFn, ParamItem, SystemFn};
+pub use local::Local;
 pub use non_send::{NonSend, NonSendMut};
 pub(crate) use output::BoundaryNodes;
 pub use output::{BoundaryHooks, Next, NextValue, Out};

@@ -232,9 +232,32 @@ pub struct BoundaryHooks {
     /// index, 0 for the body or `i + 1` for run condition `i`), so a message
     /// reader gets its cursor when registered, not when it first runs.
     pub(crate) registering: Option<(u32, u32)>,
+    /// Every [`Local`](crate::Local)'s slot and the node (registration
+    /// index) it belongs to: emptied when the node is removed.
+    locals: Vec<(u32, ServiceId)>,
 }
 
 impl BoundaryHooks {
+    /// Records that the local in slot `id` belongs to the node being
+    /// registered (a local resolved off any registration belongs to none).
+    pub(crate) fn add_local(&mut self, id: ServiceId) {
+        if let Some((node, _)) = self.registering {
+            self.locals.push((node, id));
+        }
+    }
+
+    /// Forgets the locals of `node` (registration index), handing their
+    /// slots to `each` to be emptied.
+    pub(crate) fn remove_locals(&mut self, node: u32, mut each: impl FnMut(ServiceId)) {
+        self.locals.retain(|&(owner, id)| {
+            let keep = owner != node;
+            if !keep {
+                each(id);
+            }
+            keep
+        });
+    }
+
     /// Runs `boundary` on the `Messages<T>` in `id` at every boundary (once
     /// per service, however many nodes read or send it).
     pub(crate) fn add_messages(&mut self, id: ServiceId, boundary: MessagesBoundary) {

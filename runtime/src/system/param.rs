@@ -36,6 +36,20 @@ pub unsafe trait Param {
     /// - The node this parameter belongs to is running as a node of the
     ///   world's current plan, so no conflicting node runs concurrently.
     unsafe fn fetch<'w>(id: ServiceId, cells: &ServiceCells<'w>) -> Self::Item<'w>;
+    /// Whether the body may run with this parameter now. `false` skips the
+    /// body for this run, as a false run condition does (its change cursor
+    /// and message cursors stay where they were): a
+    /// [`Single`](crate::entity::query::Single) with no match or several.
+    /// Asked of every parameter before any is fetched; a run condition
+    /// with a parameter that says no is false. Most parameters always say
+    /// yes.
+    ///
+    /// # Safety
+    /// As for [`fetch`](Self::fetch).
+    #[inline]
+    unsafe fn validate(_id: ServiceId, _cells: &ServiceCells<'_>) -> bool {
+        true
+    }
 }
 
 /// Panics naming a declared service the world holds no value for.

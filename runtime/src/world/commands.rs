@@ -59,6 +59,8 @@ pub(crate) enum CommandLabel {
     StartScript(&'static str, String),
     /// Cancels a script of this kind.
     CancelScript(&'static str, ScriptId),
+    /// Runs a custom command: the closure's type, where it was queued.
+    Custom(&'static str, &'static std::panic::Location<'static>),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -77,6 +79,9 @@ impl std::fmt::Display for CommandLabel {
             CommandLabel::Freeze(entity) => write!(f, "freeze {entity}"),
             CommandLabel::StartScript(kind, name) => write!(f, "start script `{name}` of `{kind}`"),
             CommandLabel::CancelScript(kind, id) => write!(f, "cancel script {id} of `{kind}`"),
+            CommandLabel::Custom(command, at) => {
+                write!(f, "custom command `{command}` queued at {at}")
+            }
         }
     }
 }
@@ -230,6 +235,48 @@ impl Commands<'_> {
         let label = CommandLabel::AddNode(spec.builder.name_label().clone());
         self.queue.push(label, move |world| {
             world.add_spec(spec);
+            Ok(())
+        });
+    }
+
+    /// Runs `command` with the world at the boundary: a custom command,
+    /// landing in the same order as every other command (by recording node
+    /// in plan order, then in record order), on every executor.
+    ///
+    /// It may change the world as a whole-world system may (insert, remove,
+    /// spawn, register nodes, scope a service), not run it: an iteration,
+    /// update or schedule asked for inside is refused
+    /// ([`IterationError::Reentrant`](crate::IterationError::Reentrant)).
+    /// If it panics, the panic is reported as a boundary failure naming
+    /// the command (its closure's type and where it was queued), what it
+    /// changed before panicking stays, and the commands after it land.
+    /// Like every command, it is dropped unrun if its node fails.
+    ///
+    /// ```
+    /// use sluice::{Commands, NodeBuilder, World};
+    ///
+    /// #[derive(Default)]
+    /// struct Log(Vec<&'static str>);
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Log::default());
+    /// world.add_system(NodeBuilder::new("record").system(|commands: Commands| {
+    ///     commands.insert(7u32);
+    ///     commands.queue(|world: &mut sluice::World| {
+    ///         let seen = *world.get::<u32>().unwrap(); // the insert above landed first
+    ///         world.get_mut::<Log>().unwrap().0.push(if seen == 7 { "after" } else { "before" });
+    ///     });
+    /// }));
+    /// world.run_iteration()?;
+    /// assert_eq!(world.get::<Log>().unwrap().0, ["after"]);
+    /// # Ok::<(), sluice::IterationError>(())
+    /// ```
+    #[track_caller]
+    pub fn queue<F: FnOnce(&mut World) + Send + 'static>(&self, command: F) {
+        let label =
+            CommandLabel::Custom(std::any::type_name::<F>(), std::panic::Location::caller());
+        self.queue.push(label, move |world| {
+            world.run_custom_command(command);
             Ok(())
         });
     }

@@ -298,8 +298,10 @@ pub enum IterationError {
     /// and [`World::run_iteration`](crate::World::run_iteration) (the
     /// variable one) run; call one of those. Nothing ran.
     UpdateSchedule,
-    /// A whole-world system asked its world to run an iteration, an update
-    /// or a schedule; it may change the world, not run it. Nothing ran.
+    /// A whole-world system, or a custom command landing at the boundary
+    /// ([`Commands::queue`](crate::Commands::queue)), asked its world to run
+    /// an iteration, an update or a schedule; it may change the world, not
+    /// run it. Nothing ran.
     Reentrant,
     /// The world holds a non-`Send` service
     /// ([`World::insert_non_send`](crate::World::insert_non_send)) that
@@ -340,8 +342,9 @@ impl fmt::Display for IterationError {
                  iterations on the thread that inserted it (the main thread)"
             ),
             IterationError::Reentrant => f.write_str(
-                "a whole-world system asked its world to run; it may change the world \
-                 (register, insert, remove), and the world runs what it registers next",
+                "a whole-world system or a custom command asked its world to run; it may \
+                 change the world (register, insert, remove), and the world runs what it \
+                 registers next",
             ),
             IterationError::UnknownSchedule(name) if name == "Startup" => f.write_str(
                 "no node is in the schedule `Startup`; register nodes with \

@@ -26,6 +26,7 @@ mod non_send;
 mod par_query;
 mod run;
 mod schedule;
+mod services;
 mod spawned;
 mod spec;
 mod spikes;
@@ -58,6 +59,7 @@ pub use declared::{
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
+pub use services::FromWorld;
 pub use spawned::{CommandEntity, Spawned};
 use spec::SpecBody;
 pub use spec::{FunctionMarker, IntoFactory, IntoSystem, NodeSpec, WholeWorldMarker};
@@ -192,7 +194,8 @@ pub struct World {
     removal_ticks: (u32, u32),
     /// Hooks, and which nodes were created in which order.
     lifecycle: lifecycle::Lifecycle,
-    /// Whether a whole-world system is running (it may not run the world).
+    /// Whether a whole-world system or a custom command is running (it may
+    /// not run the world).
     running_whole: bool,
     /// Registrations changed between iterations: replan before the next one.
     stale: bool,
@@ -921,6 +924,14 @@ impl World {
         let failure = self.destroy(node);
         self.graph.set_state(node, crate::node::NodeState::Removed);
         self.nodes[node.index()] = WorldNode::Removed;
+        // Its locals go with its body: registered again, it starts afresh.
+        let registry = self.graph.registry_mut();
+        let node_index = u32::try_from(node.index()).expect("fewer than 2^32 nodes");
+        self.hooks.remove_locals(node_index, |id| {
+            if let Some(slot) = registry.slot_mut(id) {
+                drop(slot.value.take());
+            }
+        });
         self.spikes.forget(node);
         if let Some(hooks) = self.lifecycle.hooks.get_mut(node.index()) {
             *hooks = None;

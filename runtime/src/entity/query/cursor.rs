@@ -54,3 +54,17 @@ pub(crate) fn current(fresh: impl FnOnce() -> u32) -> (u32, u32) {
     let (last_run, this_run) = running::cursor_taking_tick(fresh);
     (Entities::cursor_for(last_run, this_run), this_run)
 }
+
+/// The running body's cursor as its queries would compare against it,
+/// without taking this run's tick: for a parameter that looks at the
+/// matches before the body runs ([`Single`](super::Single)), so a body it
+/// skips keeps its cursor.
+pub(crate) fn peek(entities: &Entities) -> u32 {
+    let run = running::replace_cursor((None, None));
+    running::replace_cursor(run);
+    let (last_run, this_run) = run;
+    Entities::cursor_for(
+        last_run,
+        this_run.unwrap_or_else(|| entities.tick().wrapping_add(1)),
+    )
+}

@@ -1,4 +1,5 @@
-//! Why [`Query::get`](super::Query::get) found no item.
+//! Why [`Query::get`](super::Query::get) (or `get_many_mut`) found no
+//! item.
 
 use crate::entity::Entity;
 
@@ -26,6 +27,10 @@ pub enum QueryEntityError {
         /// The query's filter, by type name.
         filter: &'static str,
     },
+    /// [`Query::get_many_mut`](super::Query::get_many_mut) was asked for
+    /// this entity twice: two writable items of one row would alias, so
+    /// none is handed out.
+    AliasedMutability(Entity),
 }
 
 impl QueryEntityError {
@@ -33,6 +38,7 @@ impl QueryEntityError {
     pub fn entity(&self) -> Entity {
         match *self {
             Self::NoSuchEntity(entity)
+            | Self::AliasedMutability(entity)
             | Self::MissingComponent { entity, .. }
             | Self::FilteredOut { entity, .. } => entity,
         }
@@ -49,6 +55,11 @@ impl std::fmt::Display for QueryEntityError {
             Self::FilteredOut { entity, filter } => {
                 write!(f, "{entity:?} is left out by the query's filter `{filter}`")
             }
+            Self::AliasedMutability(entity) => write!(
+                f,
+                "{entity:?} is named twice in one `get_many_mut`: two writable items of one \
+                 entity would alias"
+            ),
         }
     }
 }

@@ -14,15 +14,26 @@
 //! - `filter.rs`: which archetypes it visits ([`QueryFilter`]).
 //! - `param.rs`: the [`Param`](crate::system::Param) impl.
 //! - `par.rs`: parallel iteration on the world's pool.
+//! - `has.rs`, `any_of.rs`, `or.rs`: `Has<T>`, `AnyOf<(..)>`, `Or<(..)>`.
+//! - `single.rs`: `Single<D, F>` and `Populated<D, F>`, which skip their
+//!   system when there is not exactly one match, or none.
+//! - `many.rs`: `get_many`, `get_many_mut`, `iter_many`.
+//! - `combinations.rs`: `iter_combinations`, `iter_combinations_mut`.
 
+mod any_of;
 mod change;
+mod combinations;
 mod cursor;
 mod data;
 mod error;
 mod filter;
+mod has;
+mod many;
+mod or;
 mod par;
 mod param;
 mod removed;
+mod single;
 
 use std::marker::PhantomData;
 
@@ -35,6 +46,14 @@ pub(crate) use data::{assert_no_alias, column_of, lacks};
 pub use error::QueryEntityError;
 pub use filter::{Added, Changed, QueryFilter, With, Without};
 pub use removed::Removed;
+pub use {
+    any_of::AnyOf,
+    combinations::{Combinations, CombinationsMut},
+    has::Has,
+    many::IterMany,
+    or::Or,
+    single::{Populated, Single},
+};
 
 /// Every entity with the components `D` names (and passing `F`), as a
 /// system parameter. Iterate with [`iter`](Self::iter) (read-only data),
@@ -122,6 +141,63 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
     }
 
+    /// A query that only looks at which rows match, taking no tick (its
+    /// filters compare against the running body's cursor): what
+    /// [`Single`] and [`Populated`] ask before the body runs.
+    ///
+    /// # Safety
+    /// As for [`new`](Self::new); the query hands out no item (only
+    /// [`first_rows`](Self::first_rows) is called on it).
+    pub(crate) unsafe fn looking(entities: &'w Entities) -> Self {
+        Self {
+            entities,
+            last_run: cursor::peek(entities),
+            tick: entities.tick(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The archetype and row of each matching entity, in iteration order.
+    fn matching_rows(&self) -> impl Iterator<Item = (&'w Archetype, usize)> + '_ {
+        let entities: &'w Entities = self.entities;
+        let last_run = self.last_run;
+        self.ids().into_iter().flat_map(move |(ids, filter)| {
+            entities
+                .archetype_list()
+                .iter()
+                .filter(move |archetype| visits::<D, F>(ids, filter, archetype))
+                .flat_map(move |archetype| {
+                    // SAFETY: the archetype matches; the node holds the
+                    // filter's lanes (`new`'s contract).
+                    let rows = unsafe { F::fetch(filter, archetype, last_run) };
+                    (0..archetype.len())
+                        // SAFETY: every row below `len` is live.
+                        .filter(move |&row| !F::BY_ROW || unsafe { F::row(rows, row) })
+                        .map(move |row| (archetype, row))
+                })
+        })
+    }
+
+    /// How many entities match, counting no further than `limit`.
+    pub(crate) fn first_rows(&self, limit: usize) -> usize {
+        self.matching_rows().take(limit).count()
+    }
+
+    /// The one matching entity's item, or `None` when there is none or
+    /// more than one; consumes the query, so the item is its only one.
+    pub(crate) fn into_single(self) -> Option<D::Item<'w>> {
+        let mut rows = self.matching_rows();
+        let (archetype, row) = rows.next()?;
+        if rows.next().is_some() {
+            return None;
+        }
+        let (ids, _) = self.ids()?;
+        // SAFETY: the archetype matches; `row` is live; the query is
+        // consumed, so no other item of it exists (`new`'s contract holds
+        // the lanes).
+        Some(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) })
+    }
+
     /// The data's and the filter's ids, or `None` when nothing can match.
     fn ids(&self) -> Option<(D::Ids, F::Ids)> {
         let components = self.entities.components();
@@ -193,34 +269,69 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     }
 
     fn item_of<'q>(&'q self, entity: Entity) -> Result<D::Item<'q>, QueryEntityError> {
-        let (archetype, row) = self
-            .entities
+        let (archetype, row, ids) = self.locate(entity)?;
+        // SAFETY: `locate` found the entity's live row in a matching
+        // archetype; the caller holds `&self` for read-only data or
+        // `&mut self` otherwise.
+        Ok(unsafe { self.item_at(archetype, row, ids) })
+    }
+
+    /// `entity`'s archetype and row when the query has an item for it, or
+    /// why not; hands out nothing.
+    #[inline]
+    fn locate(&self, entity: Entity) -> Result<(&'w Archetype, usize, D::Ids), QueryEntityError> {
+        self.locate_with(self.ids(), entity)
+    }
+
+    /// [`locate`](Self::locate) with the query's [`ids`](Self::ids) looked
+    /// up once by the caller (a lookup by type each), for several
+    /// entities.
+    #[inline]
+    fn locate_with(
+        &self,
+        ids: Option<(D::Ids, F::Ids)>,
+        entity: Entity,
+    ) -> Result<(&'w Archetype, usize, D::Ids), QueryEntityError> {
+        let entities: &'w Entities = self.entities;
+        let (archetype, row) = entities
             .location_of(entity)
             .ok_or(QueryEntityError::NoSuchEntity(entity))?;
-        let components = self.entities.components();
-        let missing = |component| QueryEntityError::MissingComponent { entity, component };
-        if let Some(component) = D::missing(components, archetype) {
-            return Err(missing(component));
-        }
-        // `missing` said every required component is stored, so the ids
-        // exist; the fallback only keeps this total.
-        let (ids, filter) = self
-            .ids()
-            .ok_or_else(|| missing(std::any::type_name::<D>()))?;
+        let Some((ids, filter)) = ids.filter(|&(ids, _)| D::matches(ids, archetype)) else {
+            // Only now name what is missing (`missing` says `None` exactly
+            // when `matches` says yes; the fallback only keeps this total).
+            let component =
+                D::missing(entities.components(), archetype).unwrap_or(std::any::type_name::<D>());
+            return Err(QueryEntityError::MissingComponent { entity, component });
+        };
         let filtered_out = QueryEntityError::FilteredOut {
             entity,
             filter: std::any::type_name::<F>(),
         };
-        if !visits::<D, F>(ids, filter, archetype) {
+        if archetype.is_empty() || !F::matches(filter, archetype) {
             return Err(filtered_out);
         }
         // SAFETY: the archetype matches; `row` is the entity's live row.
         if F::BY_ROW && !unsafe { F::row(F::fetch(filter, archetype, self.last_run), row) } {
             return Err(filtered_out);
         }
-        // SAFETY: the archetype matches; `row` is the entity's live row; the
-        // caller holds `&self` for read-only data or `&mut self` otherwise.
-        Ok(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) })
+        Ok((archetype, row, ids))
+    }
+
+    /// The item of `row` of `archetype`.
+    ///
+    /// # Safety
+    /// `locate` returned `archetype`, `row` and `ids`, and no other live
+    /// item of this query is of the same row when the data writes.
+    #[inline]
+    unsafe fn item_at<'q>(
+        &'q self,
+        archetype: &'q Archetype,
+        row: usize,
+        ids: D::Ids,
+    ) -> D::Item<'q> {
+        // SAFETY: the archetype matches; `row` is live; the caller keeps
+        // the row's items apart.
+        unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) }
     }
 }
 

@@ -1,0 +1,245 @@
+//! Every set of `K` distinct matching entities: `iter_combinations` (the
+//! n-body case: each pair once) and its writing form,
+//! `iter_combinations_mut`, which lends each combination only until the
+//! next is asked for, so two live `&mut` never reach one row.
+
+use crate::entity::Archetype;
+use crate::entity::query::{Query, QueryData, QueryFilter, ReadOnlyQueryData};
+
+/// The matching rows, gathered once, and the `K` positions among them of
+/// the current combination (ascending, so its rows are distinct).
+struct Positions<const K: usize> {
+    /// Each matching row: the index of its archetype among the matching
+    /// ones, and its row there.
+    rows: Vec<(u32, u32)>,
+    indices: [usize; K],
+    /// Whether `indices` holds a combination not yet handed out.
+    pending: bool,
+}
+
+impl<const K: usize> Positions<K> {
+    fn new(rows: Vec<(u32, u32)>) -> Self {
+        Self {
+            pending: K > 0 && rows.len() >= K,
+            indices: std::array::from_fn(|i| i),
+            rows,
+        }
+    }
+
+    /// The next combination's rows, ascending in iteration order.
+    #[inline]
+    fn advance(&mut self) -> Option<[(u32, u32); K]> {
+        if !self.pending {
+            return None;
+        }
+        let rows = self.indices.map(|index| self.rows[index]);
+        // Move on: the last position that can still grow grows, and the
+        // ones after it follow it one by one.
+        let len = self.rows.len();
+        self.pending = false;
+        for i in (0..K).rev() {
+            if self.indices[i] < len - K + i {
+                self.indices[i] += 1;
+                for j in i + 1..K {
+                    self.indices[j] = self.indices[j - 1] + 1;
+                }
+                self.pending = true;
+                break;
+            }
+        }
+        Some(rows)
+    }
+
+    /// How many combinations are left: C(remaining) is not tracked, so
+    /// only whether any is.
+    fn is_done(&self) -> bool {
+        !self.pending
+    }
+}
+
+impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
+    /// The matching archetypes (with at least one matching row) and the
+    /// matching rows, as `(index among those archetypes, row)`.
+    fn gather(&self) -> (Vec<&'w Archetype>, Vec<(u32, u32)>) {
+        let mut archetypes: Vec<&'w Archetype> = Vec::new();
+        let mut rows = Vec::new();
+        for (archetype, row) in self.matching_rows() {
+            if archetypes
+                .last()
+                .is_none_or(|last| !std::ptr::eq(*last, archetype))
+            {
+                archetypes.push(archetype);
+            }
+            let at = u32::try_from(archetypes.len() - 1).expect("fewer than 2^32 archetypes");
+            rows.push((at, u32::try_from(row).expect("fewer than 2^32 rows")));
+        }
+        (archetypes, rows)
+    }
+
+    /// Every `K`-combination of distinct matching entities, each once, as
+    /// an array of their items in iteration order:
+    /// `iter_combinations::<2>()` yields each pair `[a, b]` once (never
+    /// `[b, a]`, never `[a, a]`). Gathers the matching rows first (one
+    /// allocation); `K == 0` or fewer than `K` matches yield nothing.
+    ///
+    /// ```
+    /// use sluice::{NodeBuilder, Query, World};
+    ///
+    /// struct Mass(f32);
+    ///
+    /// let mut world = World::new();
+    /// for mass in [1.0, 2.0, 3.0] {
+    ///     world.spawn((Mass(mass),));
+    /// }
+    /// world.add_system(NodeBuilder::new("pairs").system(|bodies: Query<&Mass>| {
+    ///     let products: f32 = bodies.iter_combinations().map(|[a, b]| a.0 * b.0).sum();
+    ///     assert_eq!(products, 1.0 * 2.0 + 1.0 * 3.0 + 2.0 * 3.0);
+    /// }));
+    /// world.run_iteration().unwrap();
+    /// ```
+    pub fn iter_combinations<const K: usize>(&self) -> Combinations<'_, D, K>
+    where
+        D: ReadOnlyQueryData,
+    {
+        let Gathered { fetches, positions } = self.archetype_fetches();
+        Combinations { fetches, positions }
+    }
+
+    /// Every `K`-combination of distinct matching entities, each once,
+    /// with items that may write: a lending iterator, whose
+    /// [`fetch_next`](CombinationsMut::fetch_next) borrows it until the
+    /// combination is dropped, so no two live items reach one row (the
+    /// positions of one combination are distinct rows). Or hand each
+    /// combination to a closure with
+    /// [`for_each`](CombinationsMut::for_each).
+    ///
+    /// ```
+    /// use sluice::{NodeBuilder, Query, World};
+    ///
+    /// struct Body { pos: f32, force: f32 }
+    ///
+    /// let mut world = World::new();
+    /// let near = world.spawn((Body { pos: 0.0, force: 0.0 },));
+    /// world.spawn((Body { pos: 1.0, force: 0.0 },));
+    /// world.add_system(NodeBuilder::new("gravity").system(|mut bodies: Query<&mut Body>| {
+    ///     let mut pairs = bodies.iter_combinations_mut();
+    ///     while let Some([mut a, mut b]) = pairs.fetch_next() {
+    ///         let pull = (b.pos - a.pos).signum();
+    ///         a.force += pull;
+    ///         b.force -= pull;
+    ///     }
+    /// }));
+    /// world.run_iteration().unwrap();
+    /// assert_eq!(world.entity(near).unwrap().get::<Body>().unwrap().force, 1.0);
+    /// ```
+    pub fn iter_combinations_mut<const K: usize>(&mut self) -> CombinationsMut<'_, D, K> {
+        CombinationsMut {
+            fetches: self.archetype_fetches(),
+        }
+    }
+
+    /// Every matching archetype's columns (each with a matching row), and
+    /// the matching rows among them.
+    fn archetype_fetches<const K: usize>(&self) -> Gathered<'w, D, K> {
+        let (archetypes, rows) = self.gather();
+        let fetches = match self.ids() {
+            Some((ids, _)) => archetypes
+                .iter()
+                // SAFETY: each archetype matches; the node holds the lanes
+                // (`new`'s contract). Fetching hands out no item.
+                .map(|archetype| unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) })
+                .collect(),
+            None => Vec::new(),
+        };
+        Gathered {
+            fetches,
+            positions: Positions::new(rows),
+        }
+    }
+}
+
+/// Each matching archetype's columns and the positions of the current
+/// combination among the matching rows.
+struct Gathered<'q, D: QueryData, const K: usize> {
+    fetches: Vec<D::Fetch<'q>>,
+    positions: Positions<K>,
+}
+
+/// The `K`-combinations of a query's read-only items
+/// ([`Query::iter_combinations`]).
+pub struct Combinations<'q, D: ReadOnlyQueryData, const K: usize> {
+    /// Each matching archetype's columns.
+    fetches: Vec<D::Fetch<'q>>,
+    positions: Positions<K>,
+}
+
+impl<'q, D: ReadOnlyQueryData, const K: usize> Iterator for Combinations<'q, D, K> {
+    type Item = [D::Item<'q>; K];
+
+    #[inline]
+    fn next(&mut self) -> Option<[D::Item<'q>; K]> {
+        let rows = self.positions.advance()?;
+        // SAFETY: each row is a live row of the archetype whose columns
+        // `fetches` holds; the data only reads, so items may live together.
+        Some(rows.map(|(at, row)| unsafe { D::item(self.fetches[at as usize], row as usize) }))
+    }
+}
+
+impl<D: ReadOnlyQueryData, const K: usize> std::fmt::Debug for Combinations<'_, D, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Combinations")
+            .field("k", &K)
+            .field("done", &self.positions.is_done())
+            .finish()
+    }
+}
+
+/// The `K`-combinations of a query's items that may write
+/// ([`Query::iter_combinations_mut`]): each lent until the next is asked
+/// for.
+pub struct CombinationsMut<'q, D: QueryData, const K: usize> {
+    fetches: Gathered<'q, D, K>,
+}
+
+impl<D: QueryData, const K: usize> CombinationsMut<'_, D, K> {
+    /// The next combination, lent until it is dropped (a new call needs
+    /// this borrow back, so the rows of two combinations are never held
+    /// at once); `None` when every combination was handed out.
+    #[inline]
+    pub fn fetch_next<'a>(&'a mut self) -> Option<[D::Item<'a>; K]> {
+        let Gathered { fetches, positions } = &mut self.fetches;
+        let rows = positions.advance()?;
+        Some(rows.map(|(at, row)| {
+            let fetch = &fetches[at as usize];
+            // SAFETY: `D::Fetch<'q>` and `D::Fetch<'a>` are one type but
+            // for a lifetime (`'q` outlives `'a`: `self` borrows for
+            // `'q`), so they have one layout, and a fetch valid for the
+            // query's borrow `'q` is valid for the shorter `'a`; the copy
+            // is `Copy` (no drop) and lives only in this call.
+            let fetch: D::Fetch<'a> = unsafe { std::mem::transmute_copy(fetch) };
+            // SAFETY: `fetch` holds the columns of a matching archetype in
+            // which `row` is live; the node holds the lanes
+            // (`Query::new`'s contract); the rows of one combination are
+            // distinct (ascending positions among distinct matching rows),
+            // and the previous combination's items are dead (this call
+            // borrows `self` mutably for the new ones' life).
+            unsafe { D::item(fetch, row as usize) }
+        }))
+    }
+
+    /// Calls `f` with every combination left, one at a time.
+    pub fn for_each(mut self, mut f: impl FnMut([D::Item<'_>; K])) {
+        while let Some(items) = self.fetch_next() {
+            f(items);
+        }
+    }
+}
+
+impl<D: QueryData, const K: usize> std::fmt::Debug for CombinationsMut<'_, D, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CombinationsMut")
+            .field("k", &K)
+            .field("done", &self.fetches.positions.is_done())
+            .finish()
+    }
+}
