@@ -14,7 +14,7 @@
 use std::any::TypeId;
 use std::ops::{Deref, DerefMut};
 
-use crate::entity::query::data::{Lane, QueryData, ReadOnlyQueryData, column_of, lacks};
+use crate::entity::query::data::{Lane, QueryData, ReadOnlyQueryData, column_of, lacks, within};
 use crate::entity::{Archetype, Component, ComponentId, Components, Entities};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
@@ -395,6 +395,25 @@ unsafe impl<C: Component> QueryData for &mut C {
         // SAFETY: forwarded from the caller: `row` is live and this row's
         // item is handed out once; the node holds `C` gated (`declare`).
         unsafe { fetch.item(row) }
+    }
+
+    #[inline]
+    unsafe fn scoped<'w, R>(
+        fetch: Self::Fetch<'w>,
+        len: usize,
+        body: impl FnOnce(Self::Fetch<'w>) -> R,
+    ) -> R {
+        // SAFETY: the column holds `len` initialised `C`s from `fetch.data`
+        // (the archetype's length, caller), and no other reference to one
+        // exists for the call (caller): the items `body` hands out are made
+        // from the slice's own pointer.
+        let column = unsafe { std::slice::from_raw_parts_mut(fetch.data, len) };
+        within(column, |column| {
+            body(WriteFetch {
+                data: column.as_mut_ptr(),
+                ..fetch
+            })
+        })
     }
 }
 

@@ -89,6 +89,52 @@ pub unsafe trait QueryData {
     /// `row` is below the archetype's length, and no other item of this row
     /// handed out by this query is alive when a `&mut` is handed out.
     unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w>;
+
+    /// Runs `body` on `fetch`, one archetype of `len` rows: where
+    /// [`Query::for_each`](super::Query::for_each) walks the rows. An
+    /// element that hands out references to a column passes the column to
+    /// `body` as a slice argument of a function of its own
+    /// ([`within`]), so the compiler knows, while the loop runs, that the
+    /// columns do not overlap each other or anything else it writes (and
+    /// may keep loads across the loop body's stores, or pair them into
+    /// vector operations). The default runs `body` as it is.
+    ///
+    /// # Safety
+    /// `len` is the length of the archetype `fetch` was fetched from, and
+    /// for the length of the call no reference to a row of a column this
+    /// data writes exists other than those `body` makes from the fetch it
+    /// is given (nor, for a column it reads, a `&mut`).
+    #[inline]
+    unsafe fn scoped<'w, R>(
+        fetch: Self::Fetch<'w>,
+        len: usize,
+        body: impl FnOnce(Self::Fetch<'w>) -> R,
+    ) -> R {
+        let _ = len;
+        body(fetch)
+    }
+}
+
+/// Runs `body` on `column`, a `&mut [C]` or `&[C]`, inside a function
+/// that takes it as an argument: such an argument tells the compiler that
+/// nothing else touches the column for the call, and that holds for
+/// everything inlined into it (the loop over the rows included).
+///
+/// The guard makes the function too costly for rustc's own (MIR) inliner,
+/// which would inline it before LLVM sees the argument, and so lose what
+/// the argument tells; LLVM inlines it later (the guard's drop is empty).
+#[inline]
+pub(crate) fn within<S, R>(column: S, body: impl FnOnce(S) -> R) -> R {
+    let _keep_as_a_function = ScopeGuard;
+    body(column)
+}
+
+/// See [`within`].
+struct ScopeGuard;
+
+impl Drop for ScopeGuard {
+    #[inline]
+    fn drop(&mut self) {}
 }
 
 /// Query data that only reads: a query of it may hand out items through
@@ -210,6 +256,19 @@ unsafe impl<C: Component> QueryData for &C {
         // exists while the node runs.
         unsafe { &*fetch.add(row) }
     }
+
+    #[inline]
+    unsafe fn scoped<'w, R>(
+        fetch: Self::Fetch<'w>,
+        len: usize,
+        body: impl FnOnce(Self::Fetch<'w>) -> R,
+    ) -> R {
+        // SAFETY: the column holds `len` initialised `C`s from `fetch` (the
+        // archetype's length, caller), and no `&mut` to one exists for the
+        // call (caller).
+        let column = unsafe { std::slice::from_raw_parts(fetch, len) };
+        within(column, |column| body(column.as_ptr()))
+    }
 }
 
 // SAFETY: `&C` hands out shared references only.
@@ -309,6 +368,19 @@ unsafe impl<C: Component> QueryData for Option<&C> {
 // SAFETY: shared references only.
 unsafe impl<C: Component> ReadOnlyQueryData for Option<&C> {}
 
+/// `P0::scoped(fetch.0, len, |P0| P1::scoped(fetch.1, len, |P1| ..
+/// body((P0, P1, ..))))`: each element's scope inside the one before.
+macro_rules! nest_scopes {
+    ($fetch:ident, $len:ident, $body:ident, [$($done:ident)*];) => {
+        $body(($($done,)*))
+    };
+    ($fetch:ident, $len:ident, $body:ident, [$($done:ident)*]; $name:ident $index:tt $($rest:tt)*) => {
+        $name::scoped($fetch.$index, $len, move |$name| {
+            nest_scopes!($fetch, $len, $body, [$($done)* $name]; $($rest)*)
+        })
+    };
+}
+
 macro_rules! impl_tuples {
     ($($name:ident $index:tt),+) => {
         // SAFETY: each element keeps its own contract; the elements of one
@@ -353,6 +425,13 @@ macro_rules! impl_tuples {
             unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w> {
                 // SAFETY: forwarded from the caller.
                 ($(unsafe { $name::item(fetch.$index, row) },)+)
+            }
+
+            #[inline]
+            #[allow(non_snake_case)] // each element's fetch is named after its type
+            unsafe fn scoped<'w, R>(fetch: Self::Fetch<'w>, len: usize, body: impl FnOnce(Self::Fetch<'w>) -> R) -> R {
+                // SAFETY: forwarded from the caller, element by element.
+                unsafe { nest_scopes!(fetch, len, body, []; $($name $index)+) }
             }
         }
 

@@ -216,15 +216,24 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
             // SAFETY: as for the data.
             let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
-            for row in 0..archetype.len() {
-                // SAFETY: `row` is live; the node holds the filter's lanes.
-                if F::BY_ROW && !unsafe { F::row(rows, row) } {
-                    continue;
+            let len = archetype.len();
+            let f = &mut f;
+            let rows_of = |fetch| {
+                for row in 0..len {
+                    // SAFETY: `row` is live; the node holds the filter's
+                    // lanes.
+                    if F::BY_ROW && !unsafe { F::row(rows, row) } {
+                        continue;
+                    }
+                    // SAFETY: `row` is live, and each row's item is handed
+                    // out once while `&mut self` is held.
+                    f(unsafe { D::item(fetch, row) });
                 }
-                // SAFETY: `row` is live, and each row's item is handed out
-                // once while `&mut self` is held.
-                f(unsafe { D::item(fetch, row) });
-            }
+            };
+            // SAFETY: `len` is the archetype's; while `&mut self` is held no
+            // item of this query is alive but those `rows_of` makes, and the
+            // node holds the lanes, so nothing else refers to the rows.
+            unsafe { D::scoped(fetch, len, rows_of) };
         }
     }
 
