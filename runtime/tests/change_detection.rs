@@ -318,6 +318,81 @@ fn partial_writes_compare_right_past_the_wrap() {
     );
 }
 
+/// Rows left unwritten for longer than the comparison's window (past 2^31
+/// and 2^32 ticks, while one row is written every frame) never read as
+/// changed: not to a reader that runs every frame, not through `Ref`, and
+/// not to a reader that runs once in ten frames, whose cursor ages past
+/// `MAX_TICK_AGE` between its runs (the store moves both up to that age).
+#[test]
+fn rows_left_unwritten_past_the_wrap_stay_unchanged() {
+    /// What the readers saw: per frame, the every-frame reader's keys, the
+    /// keys `Ref` called changed, and the late reader's keys (on its runs).
+    #[derive(Debug, Default)]
+    struct Log(Vec<(BTreeSet<u32>, BTreeSet<u32>, Option<BTreeSet<u32>>)>);
+
+    let rows: u32 = if cfg!(miri) { 4 } else { 64 };
+    let intervals: u32 = 22; // 22 * 2^28 ticks: past 2^32
+    let runs = if cfg!(miri) { 1 } else { executors().len() };
+    for (executor, threads) in executors().into_iter().take(runs) {
+        let mut world = world_on(executor, threads);
+        world.insert(Frame(0));
+        world.insert(Log::default());
+        for key in 0..rows {
+            world.spawn((Key(key), A(0)));
+        }
+        world.add_system(
+            NodeBuilder::new("write").system(|mut q: Query<(&Key, &mut A)>| {
+                q.for_each(|(key, mut a)| {
+                    if key.0 == 0 {
+                        a.0 += 1;
+                    }
+                });
+            }),
+        );
+        world.add_system(NodeBuilder::new("read").after("write").system(
+            |changed: Query<&Key, Changed<A>>, all: Query<(&Key, Ref<A>)>, log: &mut Log| {
+                let refs = all.iter().filter(|(_, a)| a.is_changed()).map(|(k, _)| k.0);
+                log.0
+                    .push((changed.iter().map(|k| k.0).collect(), refs.collect(), None));
+            },
+        ));
+        world.add_system(
+            NodeBuilder::new("late")
+                .after("read")
+                .system(|changed: Query<&Key, Changed<A>>, log: &mut Log| {
+                    let last = log.0.last_mut().expect("read ran first");
+                    last.2 = Some(changed.iter().map(|k| k.0).collect());
+                })
+                .run_if(|frame: &Frame| frame.0 % 10 == 1),
+        );
+        for interval in 0..intervals {
+            world.entities_mut().advance_ticks(TICK_CHECK_INTERVAL);
+            world.get_mut::<Frame>().unwrap().0 = interval;
+            world.run_iteration().expect("runs");
+        }
+        // 16 intervals are 2^32 ticks.
+        assert!(
+            world.entities().tick() < TICK_CHECK_INTERVAL * (intervals - 15),
+            "the tick wrapped"
+        );
+        let log = &world.get::<Log>().unwrap().0;
+        let all: BTreeSet<u32> = (0..rows).collect();
+        let hot = BTreeSet::from([0]);
+        for (frame, (changed, refs, late)) in log.iter().enumerate() {
+            let first = frame == 0;
+            let at = format!("{executor:?}/{threads}, frame {frame}");
+            assert_eq!(changed, if first { &all } else { &hot }, "{at}");
+            assert_eq!(refs, changed, "{at}: Ref agrees with Changed");
+            let expected_late = match frame {
+                1 => Some(&all), // its first run: every row is new to it
+                11 | 21 => Some(&hot),
+                _ => None,
+            };
+            assert_eq!(late.as_ref(), expected_late, "{at}: the late reader");
+        }
+    }
+}
+
 /// A service.
 #[derive(Debug, Default, PartialEq)]
 struct Score(u32);
