@@ -424,29 +424,7 @@ unsafe impl<C: Component> QueryData for Option<&mut C> {
     type Ids = Option<ComponentId>;
     type Fetch<'w> = Option<WriteFetch<'w, C>>;
 
-    fn declare(node: NodeBuilder) -> NodeBuilder {
-        Lane::<C>::gate(node)
-    }
-
-    fn lanes(out: &mut Vec<(TypeId, bool)>) {
-        out.push((TypeId::of::<Lane<C>>(), true));
-    }
-
-    fn resolve(registry: &mut Registry) {
-        Lane::<C>::resolve(registry);
-    }
-
-    fn ids(components: &Components) -> Option<Option<ComponentId>> {
-        Some(components.id_of::<C>())
-    }
-
-    fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
-        true
-    }
-
-    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
-        None
-    }
+    crate::entity::query::data::optional_component!(gate, true);
 
     unsafe fn fetch<'w>(
         id: Option<ComponentId>,

@@ -144,9 +144,10 @@ impl Drop for ScopeGuard {
 /// `item` hands out no `&mut`.
 pub unsafe trait ReadOnlyQueryData: QueryData {}
 
-/// The methods of a `QueryData` impl that requires one component `C`,
-/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate).
-macro_rules! required_component {
+/// The `declare`, `lanes` and `resolve` of a `QueryData` impl on one
+/// component `C`, declaring its lane with `Lane::<C>::$access` (`$writes`:
+/// a gate).
+macro_rules! component_lane {
     ($access:ident, $writes:expr) => {
         fn declare(node: NodeBuilder) -> NodeBuilder {
             Lane::<C>::$access(node)
@@ -159,6 +160,15 @@ macro_rules! required_component {
         fn resolve(registry: &mut Registry) {
             Lane::<C>::resolve(registry);
         }
+    };
+}
+pub(crate) use component_lane;
+
+/// The methods of a `QueryData` impl that requires one component `C`,
+/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate).
+macro_rules! required_component {
+    ($access:ident, $writes:expr) => {
+        $crate::entity::query::data::component_lane!($access, $writes);
 
         fn ids(components: &Components) -> Option<ComponentId> {
             components.id_of::<C>()
@@ -174,6 +184,37 @@ macro_rules! required_component {
     };
 }
 pub(crate) use required_component;
+
+/// The methods of a `QueryData` impl that takes `C` where an archetype has
+/// it and matches every archetype (`Option<&C>`, `Option<&mut C>`),
+/// declaring `C`'s lane with `Lane::<C>::$access` (`$writes`: a gate).
+macro_rules! optional_component {
+    ($access:ident, $writes:expr) => {
+        $crate::entity::query::data::component_lane!($access, $writes);
+
+        $crate::entity::query::data::any_archetype!(C);
+    };
+}
+pub(crate) use optional_component;
+
+/// The `ids`, `matches` and `missing` of a `QueryData` impl that matches
+/// every archetype and looks `$c`'s id up (for the archetypes that have it).
+macro_rules! any_archetype {
+    ($c:ident) => {
+        fn ids(components: &Components) -> Option<Option<ComponentId>> {
+            Some(components.id_of::<$c>())
+        }
+
+        fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
+            true
+        }
+
+        fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
+            None
+        }
+    };
+}
+pub(crate) use any_archetype;
 
 /// `C`'s type name when `archetype` has no `C` column.
 pub(crate) fn lacks<C: Component>(
@@ -324,29 +365,7 @@ unsafe impl<C: Component> QueryData for Option<&C> {
     type Ids = Option<ComponentId>;
     type Fetch<'w> = Option<*const C>;
 
-    fn declare(node: NodeBuilder) -> NodeBuilder {
-        Lane::<C>::read(node)
-    }
-
-    fn lanes(out: &mut Vec<(TypeId, bool)>) {
-        out.push((TypeId::of::<Lane<C>>(), false));
-    }
-
-    fn resolve(registry: &mut Registry) {
-        Lane::<C>::resolve(registry);
-    }
-
-    fn ids(components: &Components) -> Option<Option<ComponentId>> {
-        Some(components.id_of::<C>())
-    }
-
-    fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
-        true
-    }
-
-    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
-        None
-    }
+    optional_component!(read, false);
 
     unsafe fn fetch<'w>(
         id: Option<ComponentId>,

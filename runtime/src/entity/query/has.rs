@@ -58,17 +58,7 @@ unsafe impl<T: Component> QueryData for Has<T> {
 
     fn resolve(_registry: &mut Registry) {}
 
-    fn ids(components: &Components) -> Option<Option<ComponentId>> {
-        Some(components.id_of::<T>())
-    }
-
-    fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
-        true
-    }
-
-    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
-        None
-    }
+    crate::entity::query::data::any_archetype!(T);
 
     unsafe fn fetch<'w>(
         id: Option<ComponentId>,
