@@ -325,10 +325,11 @@ fn partial_writes_compare_right_past_the_wrap() {
 /// `MAX_TICK_AGE` between its runs (the store moves both up to that age).
 #[test]
 fn rows_left_unwritten_past_the_wrap_stay_unchanged() {
+    type Keys = BTreeSet<u32>;
     /// What the readers saw: per frame, the every-frame reader's keys, the
     /// keys `Ref` called changed, and the late reader's keys (on its runs).
     #[derive(Debug, Default)]
-    struct Log(Vec<(BTreeSet<u32>, BTreeSet<u32>, Option<BTreeSet<u32>>)>);
+    struct Log(Vec<(Keys, Keys, Option<Keys>)>);
 
     let rows: u32 = if cfg!(miri) { 4 } else { 64 };
     let intervals: u32 = 22; // 22 * 2^28 ticks: past 2^32
