@@ -94,7 +94,7 @@ pub unsafe trait QueryData {
     /// [`Query::for_each`](super::Query::for_each) walks the rows. An
     /// element that hands out references to a column passes the column to
     /// `body` as a slice argument of a function of its own
-    /// ([`within`]), so the compiler knows, while the loop runs, that the
+    /// (`within`), so the compiler knows, while the loop runs, that the
     /// columns do not overlap each other or anything else it writes (and
     /// may keep loads across the loop body's stores, or pair them into
     /// vector operations). The default runs `body` as it is.
