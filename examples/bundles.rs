@@ -74,7 +74,7 @@ fn campaign(threads: usize) -> Result<(Report, Roll), Box<dyn std::error::Error>
     }
     world.add_system(
         NodeBuilder::new("march").system(|mut q: Query<(&mut Pos, &Vel)>| {
-            q.for_each(|(pos, vel)| pos.0 += vel.0);
+            q.for_each(|(mut pos, vel)| pos.0 += vel.0);
         }),
     );
     world.add_system(NodeBuilder::new("skirmish").after("march").system(

@@ -44,17 +44,17 @@ fn battle(threads: usize) -> Result<Vec<(Entity, Pos, Option<Replaces>)>, Iterat
 
     world.add_system(NodeBuilder::new("steer").system(
         |mut units: Query<(&mut Aim, Target<Pos>)>| {
-            units.for_each(|(aim, captain)| aim.0 = captain.map_or(0.0, |p| p.0));
+            units.for_each(|(mut aim, captain)| aim.0 = captain.map_or(0.0, |p| p.0));
         },
     ));
     world.add_system(NodeBuilder::new("move").after("steer").system(
         |mut units: Query<(&mut Pos, &Vel, &Aim), With<Hp>>| {
-            units.par_for_each(|(pos, vel, aim)| pos.0 += vel.0 * (aim.0 - pos.0).signum());
+            units.par_for_each(|(mut pos, vel, aim)| pos.0 += vel.0 * (aim.0 - pos.0).signum());
         },
     ));
     world.add_system(NodeBuilder::new("wound").after("move").system(
         |mut units: Query<&mut Hp>| {
-            units.for_each(|hp| hp.0 -= 1);
+            units.for_each(|mut hp| hp.0 -= 1);
         },
     ));
     world.add_system(
@@ -146,7 +146,7 @@ fn vocabulary(threads: usize) -> Result<(f32, u32, Vec<f32>), IterationError> {
     world.add_system(
         NodeBuilder::new("cohesion").system(|mut squad: Query<(&Pos, &mut Vel)>| {
             let mut pairs = squad.iter_combinations_mut();
-            while let Some([(a, va), (b, vb)]) = pairs.fetch_next() {
+            while let Some([(a, mut va), (b, mut vb)]) = pairs.fetch_next() {
                 let pull = (b.0 - a.0).signum();
                 va.0 += pull;
                 vb.0 -= pull;
@@ -198,5 +198,66 @@ fn main() -> Result<(), IterationError> {
     assert_eq!(replaced, UNITS / 10 * 7); // hp 0..=6 fell within seven frames
     assert!(one == four, "one thread and four give the same entities");
     println!("1 thread and 4 threads: the same ids, positions and links");
+    change_detection()?;
+    Ok(())
+}
+
+/// Change detection: a poison system handed every `Hp` writes a third of
+/// them, and `Changed<Hp>` reports exactly those; a `Tracked` service
+/// reader and `service_changed` see a service change once.
+fn change_detection() -> Result<(), IterationError> {
+    struct Poisoned(Vec<Entity>);
+    struct Difficulty(u8);
+    struct Retuned(u32);
+
+    for threads in [1, 4] {
+        let mut world = World::with_pool(ThreadPool::new(threads).expect("a pool"));
+        let units = world.spawn_batch((0..30).map(|i| (Hp(i),)));
+        world.insert(Poisoned(Vec::new()));
+        world.insert(Difficulty(1));
+        world.insert(Retuned(0));
+        world.add_system(NodeBuilder::new("poison").system(|mut q: Query<&mut Hp>| {
+            q.par_for_each(|mut hp| {
+                if hp.0 % 3 == 0 {
+                    hp.0 += 3; // marks this row; the others are only read
+                }
+            });
+        }));
+        world.add_system(NodeBuilder::new("watch").after("poison").system(
+            |changed: Query<Entity, Changed<Hp>>, log: &mut Poisoned| {
+                log.0 = changed.iter().collect();
+            },
+        ));
+        world.add_system(
+            NodeBuilder::new("retune")
+                .system(
+                    |difficulty: sluice::Tracked<Difficulty>, retuned: &mut Retuned| {
+                        assert!(difficulty.is_changed());
+                        retuned.0 += u32::from(difficulty.0);
+                    },
+                )
+                .run_if(sluice::service_changed::<Difficulty>),
+        );
+        world.run_iteration()?;
+        world.run_iteration()?;
+        let poisoned = world.get::<Poisoned>().expect("inserted").0.len();
+        let thirds: Vec<Entity> = units.iter().copied().step_by(3).collect();
+        assert_eq!(
+            world.get::<Poisoned>().expect("inserted").0,
+            thirds,
+            "exactly the rows written"
+        );
+        world.get_mut::<Difficulty>().expect("inserted").0 = 2;
+        world.run_iteration()?;
+        world.run_iteration()?;
+        assert_eq!(world.get::<Retuned>().expect("inserted").0, 1 + 2);
+        if threads == 1 {
+            println!(
+                "change detection: {} of {} rows written and reported; the service retuned twice",
+                poisoned,
+                units.len()
+            );
+        }
+    }
     Ok(())
 }

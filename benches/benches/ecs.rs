@@ -94,7 +94,7 @@ fn simple_iter(c: &mut Criterion) {
         b.iter(|| {
             world
                 .query::<(&Velocity, &mut Position)>()
-                .for_each(|(velocity, position)| {
+                .for_each(|(velocity, mut position)| {
                     for i in 0..3 {
                         position.0[i] += velocity.0[i];
                     }
@@ -160,7 +160,11 @@ fn frag_iter(c: &mut Criterion) {
     let mut group = c.benchmark_group("ecs/frag_iter");
     let (mut world, mut bevy, mut hecs) = frag_worlds();
     group.bench_function("sluice", |b| {
-        b.iter(|| world.query::<&mut Data>().for_each(|data| data.0 *= 2.0))
+        b.iter(|| {
+            world
+                .query::<&mut Data>()
+                .for_each(|mut data| data.0 *= 2.0)
+        })
     });
     let mut query = bevy.query::<&mut Data>();
     group.bench_function("bevy", |b| {
@@ -205,15 +209,15 @@ macro_rules! spawn_swappers {
 }
 
 fn sluice_ab(mut q: Query<(&mut SwapA, &mut SwapB)>) {
-    q.for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
+    q.for_each(|(mut a, mut b)| std::mem::swap(&mut a.0, &mut b.0));
 }
 
 fn sluice_cd(mut q: Query<(&mut SwapC, &mut SwapD)>) {
-    q.for_each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
+    q.for_each(|(mut c, mut d)| std::mem::swap(&mut c.0, &mut d.0));
 }
 
 fn sluice_ce(mut q: Query<(&mut SwapC, &mut SwapE)>) {
-    q.for_each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
+    q.for_each(|(mut c, mut e)| std::mem::swap(&mut c.0, &mut e.0));
 }
 
 fn bevy_ab(mut q: BevyQuery<(&mut SwapA, &mut SwapB)>) {
@@ -382,7 +386,7 @@ fn invert(matrix: &mut Matrix, position: &mut Position) {
 }
 
 fn sluice_heavy(mut q: Query<(&mut Matrix, &mut Position)>) {
-    q.par_for_each(|(matrix, position)| invert(matrix, position));
+    q.par_for_each(|(mut matrix, mut position)| invert(&mut matrix, &mut position));
 }
 
 fn bevy_heavy(mut q: BevyQuery<(&mut Matrix, &mut Position)>) {
@@ -397,7 +401,9 @@ fn heavy_compute(c: &mut Criterion) {
     world.add_par_query::<(&mut Matrix, &mut Position), ()>(
         NodeBuilder::new("heavy"),
         64,
-        |(matrix, position): (&mut Matrix, &mut Position)| invert(matrix, position),
+        |(mut matrix, mut position): (sluice::Mut<Matrix>, sluice::Mut<Position>)| {
+            invert(&mut matrix, &mut position)
+        },
     );
     world.run_iteration().expect("the heavy query plans");
     group.bench_function("sluice", |b| {
@@ -468,7 +474,7 @@ fn follow(c: &mut Criterion) {
         b.iter(|| {
             world
                 .query::<(&mut Velocity, Target<Position>)>()
-                .for_each(|(velocity, target)| {
+                .for_each(|(mut velocity, target)| {
                     if let Some(position) = target {
                         velocity.0 = position.0;
                     }

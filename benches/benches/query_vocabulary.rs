@@ -105,8 +105,8 @@ fn iter_combinations_mut(c: &mut Criterion) {
         b.iter(|| {
             let mut bodies = world.query::<&mut Body>();
             let mut pairs = bodies.iter_combinations_mut();
-            while let Some([x, y]) = pairs.fetch_next() {
-                let f = pull(x, y);
+            while let Some([mut x, mut y]) = pairs.fetch_next() {
+                let f = pull(&x, &y);
                 add(&mut x.force, f, 1.0);
                 add(&mut y.force, f, -1.0);
             }
@@ -150,7 +150,7 @@ fn get_many_mut(c: &mut Criterion) {
         b.iter(|| {
             let mut positions = world.query::<&mut Position>();
             for &pair in &sluice_pairs {
-                if let Ok([x, y]) = positions.get_many_mut(pair) {
+                if let Ok([mut x, mut y]) = positions.get_many_mut(pair) {
                     std::mem::swap(&mut x.0, &mut y.0);
                 }
             }

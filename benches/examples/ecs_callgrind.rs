@@ -1,5 +1,6 @@
-//! `ecs/add_remove`'s or `ecs/simple_insert`'s workload alone, for counting
-//! instructions per entity under callgrind, sluice's or hecs':
+//! `ecs/add_remove`'s, `ecs/simple_insert`'s or `ecs/simple_iter`'s workload
+//! alone, for counting instructions per entity under callgrind, sluice's or
+//! hecs' (and bevy_ecs' for `simple_iter`):
 //!
 //! ```text
 //! cargo build --release -p sluice-benches --example ecs_callgrind
@@ -7,6 +8,8 @@
 //!     target/release/examples/ecs_callgrind sluice 10000
 //! valgrind --tool=callgrind --toggle-collect='*simple_insert_*' \
 //!     target/release/examples/ecs_callgrind hecs 10000 simple_insert
+//! valgrind --tool=callgrind --toggle-collect='*simple_iter_*' \
+//!     target/release/examples/ecs_callgrind sluice 10000 simple_iter
 //! ```
 //!
 //! Arguments: the store (`sluice` or `hecs`, the default `sluice`),
@@ -17,19 +20,28 @@
 //! instructions divided by the entities are one insert plus one remove.
 //! `simple_insert`: a new store spawns the entities with four components
 //! in one batch and is dropped, all of it in `simple_insert_*`.
+//! `simple_iter`: the entities are spawned with four components, then
+//! `pos += vel` runs over every one of them [`ITER_ROUNDS`] times, each
+//! round one `simple_iter_*` call (sluice: `for_each` over `Mut` items), so
+//! the instructions divided by the entities and the rounds are one row's.
 
 use std::hint::black_box;
 
-#[derive(Clone, Copy)]
-struct Position(#[allow(dead_code)] [f32; 3]);
+use bevy_ecs::prelude::Component;
+
+/// How many passes `simple_iter` makes over the entities.
+const ITER_ROUNDS: usize = 100;
+
+#[derive(Component, Clone, Copy)]
+struct Position([f32; 3]);
 #[derive(Clone, Copy)]
 struct Extra(#[allow(dead_code)] f32);
-#[derive(Clone, Copy)]
+#[derive(Component, Clone, Copy)]
 struct Transform(#[allow(dead_code)] [f32; 16]);
-#[derive(Clone, Copy)]
+#[derive(Component, Clone, Copy)]
 struct Rotation(#[allow(dead_code)] [f32; 3]);
-#[derive(Clone, Copy)]
-struct Velocity(#[allow(dead_code)] [f32; 3]);
+#[derive(Component, Clone, Copy)]
+struct Velocity([f32; 3]);
 
 fn bundle() -> (Transform, Position, Rotation, Velocity) {
     (
@@ -81,6 +93,38 @@ fn add_remove_hecs(world: &mut hecs::World, entities: &[hecs::Entity]) {
     }
 }
 
+#[inline(never)]
+fn simple_iter_sluice(world: &mut sluice::World) {
+    world
+        .query::<(&Velocity, &mut Position)>()
+        .for_each(|(velocity, mut position)| {
+            for i in 0..3 {
+                position.0[i] += velocity.0[i];
+            }
+        });
+}
+
+#[inline(never)]
+fn simple_iter_hecs(world: &mut hecs::World) {
+    for (_, (velocity, position)) in world.query_mut::<(&Velocity, &mut Position)>() {
+        for i in 0..3 {
+            position.0[i] += velocity.0[i];
+        }
+    }
+}
+
+#[inline(never)]
+fn simple_iter_bevy(
+    world: &mut bevy_ecs::world::World,
+    query: &mut bevy_ecs::query::QueryState<(&Velocity, &mut Position)>,
+) {
+    query.iter_mut(world).for_each(|(velocity, mut position)| {
+        for i in 0..3 {
+            position.0[i] += velocity.0[i];
+        }
+    });
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let store = args.next().unwrap_or_else(|| "sluice".into());
@@ -103,8 +147,31 @@ fn main() {
         }
         ("sluice", "simple_insert") => simple_insert_sluice(count),
         ("hecs", "simple_insert") => simple_insert_hecs(count),
+        ("sluice", "simple_iter") => {
+            let mut world = sluice::World::new();
+            world.spawn_batch((0..count).map(|_| bundle()));
+            for _ in 0..ITER_ROUNDS {
+                simple_iter_sluice(black_box(&mut world));
+            }
+        }
+        ("hecs", "simple_iter") => {
+            let mut world = hecs::World::new();
+            world.spawn_batch((0..count).map(|_| bundle()));
+            for _ in 0..ITER_ROUNDS {
+                simple_iter_hecs(black_box(&mut world));
+            }
+        }
+        ("bevy", "simple_iter") => {
+            let mut world = bevy_ecs::world::World::new();
+            world.spawn_batch((0..count).map(|_| bundle()));
+            let mut query = world.query::<(&Velocity, &mut Position)>();
+            for _ in 0..ITER_ROUNDS {
+                simple_iter_bevy(black_box(&mut world), &mut query);
+            }
+        }
         other => panic!(
-            "unknown store or workload {other:?} (sluice or hecs; add_remove or simple_insert)"
+            "unknown store or workload {other:?} (sluice, hecs or bevy (simple_iter); add_remove, simple_insert or \
+             simple_iter)"
         ),
     }
     println!("{store}: {workload}, {count} entities");

@@ -207,7 +207,7 @@ pub fn build_grid<const TEAM: u8>(mut units: Query<(Entity, &Pos, &Team)>, grid:
 /// ties broken by the lower entity id, and starts reloading.
 #[system(stage = "Fight", group = "Combat")]
 pub fn aim(red: &RedGrid, blue: &BlueGrid, mut guns: Query<(&Pos, &Team, &mut Weapon)>) {
-    guns.par_for_each(|(pos, team, weapon)| {
+    guns.par_for_each(|(pos, team, mut weapon)| {
         weapon.target = None;
         if weapon.cooldown > 0 {
             return;
@@ -260,7 +260,7 @@ pub fn airstrike(input: &InputState, blue: &BlueGrid, hits: Publish<Damage>, sco
 #[system(stage = "Resolve", group = "Combat")]
 pub fn apply_damage(mut hits: Subscribe<Damage>, mut units: Query<&mut Health>, score: &mut Score) {
     for hit in hits.unread() {
-        if let Ok(health) = units.get_mut(hit.target)
+        if let Ok(mut health) = units.get_mut(hit.target)
             && health.0 > 0
         {
             health.0 -= hit.amount;

@@ -12,7 +12,7 @@ use crate::units::{ARENA, Pos, Vel, Weapon};
 #[system(cadence = Fixed, group = "Physics", stage = "Simulate")]
 pub fn integrate(time: &FixedTime, terrain: &Terrain, mut units: Query<(&mut Pos, &mut Vel)>) {
     let dt = time.step.as_secs_f32();
-    units.par_for_each(|(pos, vel)| {
+    units.par_for_each(|(mut pos, mut vel)| {
         let mut next = pos.0;
         next.x += vel.0.x * dt;
         if terrain.blocked(next) {
@@ -31,5 +31,5 @@ pub fn integrate(time: &FixedTime, terrain: &Terrain, mut units: Query<(&mut Pos
 /// Counts every gun's cooldown down by one step.
 #[system(cadence = Fixed, group = "Physics", stage = "Simulate")]
 pub fn reload(mut weapons: Query<&mut Weapon>) {
-    weapons.par_for_each(|weapon| weapon.cooldown = weapon.cooldown.saturating_sub(1));
+    weapons.par_for_each(|mut weapon| weapon.cooldown = weapon.cooldown.saturating_sub(1));
 }

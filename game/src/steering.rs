@@ -27,7 +27,7 @@ pub fn lead(
     mut captains: Query<(&mut Pos, &Captain)>,
 ) {
     let step = CAPTAIN_SPEED * time.delta.as_secs_f32();
-    captains.for_each(|(pos, captain)| {
+    captains.for_each(|(mut pos, captain)| {
         let lane = Vec2::new(0.0, (f32::from(captain.index) - 1.5) * 160.0);
         let goal = match captain.team {
             0 => input.rally + lane,
@@ -50,7 +50,7 @@ pub fn lead(
 /// captain is gone heads home.
 #[system(stage = "Think", group = "Ai", after = "lead")]
 pub fn steer(nav: &NavField, mut units: Query<(&mut Vel, &Pos, &Team, &Slot, Target<Pos>)>) {
-    units.par_for_each(|(vel, pos, team, slot, captain)| {
+    units.par_for_each(|(mut vel, pos, team, slot, captain)| {
         let goal = captain.map_or(base(team.0), |captain| captain.0 + slot.0);
         let toward = goal - pos.0;
         let urgency = (toward.length() / 32.0).min(1.0);

@@ -194,7 +194,7 @@ fn steer(
     mut actors: Query<(&mut Vel, &Squad)>,
 ) {
     let intents = [i0.0, i1.0, i2.0, i3.0];
-    actors.for_each(|(v, squad)| {
+    actors.for_each(|(mut v, squad)| {
         let goal = intents[squad.0 % intents.len()];
         v.0.x = 0.9 * v.0.x + 0.1 * (goal.x + input.stick.x);
         v.0.y = 0.9 * v.0.y + 0.1 * (goal.y + input.stick.y);
@@ -204,7 +204,7 @@ fn steer(
 /// Escorts turn towards their leader, reading its position through their
 /// `ComponentRef<Pos>` (they need no `Pos` of the leader's archetype).
 fn follow(mut escorts: Query<(&mut Heading, Target<Pos>)>) {
-    escorts.for_each(|(heading, leader)| {
+    escorts.for_each(|(mut heading, leader)| {
         if let Some(leader) = leader {
             heading.0 = Vec2 {
                 x: leader.0.x * 0.5,
@@ -219,7 +219,7 @@ fn follow(mut escorts: Query<(&mut Heading, Target<Pos>)>) {
 #[system(cadence = Fixed, group = "Physics")]
 fn integrate(time: &FixedTime, mut movers: Query<(&mut Pos, &Vel)>) {
     let dt = time.step.as_secs_f32();
-    movers.for_each(|(p, v)| {
+    movers.for_each(|(mut p, v)| {
         p.0.x += v.0.x * dt;
         p.0.y += v.0.y * dt;
     });
@@ -229,7 +229,7 @@ fn integrate(time: &FixedTime, mut movers: Query<(&mut Pos, &Vel)>) {
 #[system(cadence = Fixed, group = "Physics")]
 fn escort(time: &FixedTime, mut escorts: Query<(&mut Pos, &Heading)>) {
     let dt = time.step.as_secs_f32();
-    escorts.for_each(|(p, heading)| {
+    escorts.for_each(|(mut p, heading)| {
         p.0.x += (heading.0.x - p.0.x) * dt;
         p.0.y += (heading.0.y - p.0.y) * dt;
     });
@@ -249,7 +249,7 @@ fn damage(
     score: &mut Score,
     commands: Commands<'_>,
 ) {
-    for (entity, p, health, squad) in actors.iter_mut() {
+    for (entity, p, mut health, squad) in actors.iter_mut() {
         if p.0.x * p.0.x + p.0.y * p.0.y < 0.25 {
             health.0 -= 1.0;
             score.0 += 1;

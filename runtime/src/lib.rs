@@ -70,9 +70,9 @@ pub mod world;
 pub use access::{AccessKind, AccessSet, ServiceId, ServiceTable};
 pub use entity::{
     Added, Archetype, ArchetypeId, Bundle, Changed, Component, ComponentId, ComponentInfo,
-    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Query,
-    QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Removed, StoreId,
-    TICK_CHECK_INTERVAL, Target, With, Without,
+    ComponentRef, ComponentTicks, Components, Entities, Entity, EntityError, MAX_TICK_AGE, Mut,
+    Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData, Ref, Removed,
+    RunTicks, StoreId, TICK_CHECK_INTERVAL, Target, With, Without,
 };
 pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
@@ -101,7 +101,7 @@ pub use system::{
     AndCondition, Append, AppendBuffer, BoundaryHooks, ConditionBody, ConditionExt, ConditionFn,
     FactoryFn, Gate, Local, Next, NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, NotCondition,
     OrCondition, Out, Param, ParamItem, PipeCondition, PipedConditionFn, ReadOnlyParam, Service,
-    ServiceCells, SystemFn, not,
+    ServiceCells, SystemFn, Tracked, not, service_added, service_changed, service_exists,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,

@@ -33,8 +33,8 @@
 //! ```
 
 pub use crate::entity::{
-    Added, AnyOf, Bundle, Changed, Component, ComponentRef, Entity, EntityError, Has, Or,
-    Populated, Query, Removed, Single, Target, With, Without,
+    Added, AnyOf, Bundle, Changed, Component, ComponentRef, Entity, EntityError, Has, Mut, Or,
+    Populated, Query, Ref, Removed, Single, Target, With, Without,
 };
 pub use crate::entity::{Allow, Disabled};
 pub use crate::exec::BatchProcessor;
@@ -42,7 +42,8 @@ pub use crate::message::{MessageSender, Publish, Subscribe};
 pub use crate::node::{Marker, NodeBuilder};
 pub use crate::organise::{Cadence, Group, Phase, Schedule};
 pub use crate::system::{
-    Append, AppendBuffer, ConditionExt, Gate, Local, Next, NonSend, NonSendMut, Out, not,
+    Append, AppendBuffer, ConditionExt, Gate, Local, Next, NonSend, NonSendMut, Out, Tracked, not,
+    service_added, service_changed, service_exists,
 };
 pub use crate::world::{
     Commands, Context, EntityCommands, EntityMut, EntityRef, ExecutorKind, FixedTime, FrameTime,

@@ -18,6 +18,61 @@ pub struct ServiceSlot {
     /// Bumped by every gated access; factories compare it with the version
     /// they last saw to skip work whose inputs did not move.
     pub version: u64,
+    /// When the value last changed and was added, on the world's change
+    /// clock (the entity store's ticks), for `Tracked<T>` readers.
+    pub(crate) ticks: SlotTicks,
+}
+
+/// A service's change ticks. A gated access inside an iteration stamps
+/// `changed` (and `added`, when it fills an empty slot) with the clock's
+/// next tick at once; a change made between iterations (through the
+/// [`Registry`]) only moves the version, and is stamped when the next part
+/// of a plan starts ([`Registry::stamp_unstamped`]): until then the version
+/// differs from `stamped_version` and readers count the change as new.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SlotTicks {
+    /// The tick of the last stamped change.
+    pub(crate) changed: u32,
+    /// The tick at which the value was last added to an empty slot.
+    pub(crate) added: u32,
+    /// The slot's version when it was last stamped.
+    pub(crate) stamped_version: u64,
+    /// The slot's version when a value was last added to it empty.
+    pub(crate) added_version: u64,
+}
+
+impl ServiceSlot {
+    /// Marks the value added at this version when the slot held no value
+    /// of the same type before (`had` says whether it did).
+    fn note_added(&mut self, had: bool) {
+        if !had {
+            self.ticks.added_version = self.version;
+        }
+    }
+
+    /// Stamps the change that moved the version to where it is with
+    /// `tick`: as an addition too when one happened since the last stamp.
+    #[inline]
+    pub(crate) fn stamp(&mut self, tick: u32) {
+        if self.ticks.added_version > self.ticks.stamped_version {
+            self.ticks.added = tick;
+        }
+        self.ticks.changed = tick;
+        self.ticks.stamped_version = self.version;
+    }
+
+    /// Whether the value changed and was added after `last_run`, on the
+    /// change clock: `(changed, added)`. A change not stamped yet (made
+    /// between iterations, before this part of the plan started) is new to
+    /// every reader.
+    pub(crate) fn changed_since(&self, last_run: u32) -> (bool, bool) {
+        let ticks = &self.ticks;
+        let unstamped = self.version != ticks.stamped_version;
+        let added = (unstamped && ticks.added_version > ticks.stamped_version)
+            || crate::entity::Entities::is_newer(ticks.added, last_run);
+        let changed = unstamped || crate::entity::Entities::is_newer(ticks.changed, last_run);
+        (changed, added)
+    }
 }
 
 /// The services of one world, indexed by dense id.
@@ -100,6 +155,7 @@ impl Registry {
         let slot = &mut self.slots[id.index()];
         let old = slot.value.replace(Box::new(value));
         slot.version += 1;
+        slot.note_added(old.as_deref().is_some_and(<dyn Any + Send + Sync>::is::<T>));
         drop(old);
         id
     }
@@ -123,6 +179,10 @@ impl Registry {
         let slot = &mut self.slots[id.index()];
         let old = slot.value.replace(Box::new(cell));
         slot.version += 1;
+        slot.note_added(
+            old.as_deref()
+                .is_some_and(<dyn Any + Send + Sync>::is::<NonSendCell<T>>),
+        );
         drop(old);
         Some(id)
     }
@@ -205,6 +265,29 @@ impl Registry {
     /// The id table and the slots, borrowed apart.
     pub(crate) fn split_mut(&mut self) -> (&ServiceTable, &mut [ServiceSlot]) {
         (&self.table, &mut self.slots)
+    }
+
+    /// Stamps every change made since its slot was last stamped (between
+    /// iterations, through this registry) with `tick`: the world does when
+    /// a part of a plan starts, with the change clock's next tick, so
+    /// readers that ran before see the change as new and readers after
+    /// this one do not.
+    pub(crate) fn stamp_unstamped(&mut self, tick: u32) {
+        for slot in &mut self.slots {
+            if slot.version != slot.ticks.stamped_version {
+                slot.stamp(tick);
+            }
+        }
+    }
+
+    /// Moves every service tick older than the entity store's
+    /// `MAX_TICK_AGE` before `now` up to that age (with the store's own
+    /// ticks, at the same boundary).
+    pub(crate) fn clamp_ticks(&mut self, now: u32) {
+        for slot in &mut self.slots {
+            crate::entity::Entities::clamp_tick(&mut slot.ticks.changed, now);
+            crate::entity::Entities::clamp_tick(&mut slot.ticks.added, now);
+        }
     }
 
     /// All slots, indexed by id.

@@ -178,6 +178,8 @@ struct InstanceLog(Vec<Vec<(usize, i64)>>);
 struct PinnedCommits(Vec<std::thread::ThreadId>);
 // --- issue 20: appending (end) ---
 
+#[path = "api_model/change.rs"]
+mod change;
 #[path = "api_model/entities.rs"]
 mod entities;
 #[path = "api_model/messages.rs"]
@@ -248,6 +250,9 @@ enum Sys {
     Observer { added: bool },
     /// Issue 20: a pinned system adding k to the non-`Send` counter (`pinned.rs`).
     Pinned(i8),
+    /// Issue 36: writing some of the rows handed out, and `Ref` observers
+    /// (`change.rs`).
+    Change(change::ChangeSys),
 }
 
 /// One public operation.
@@ -362,6 +367,7 @@ fn sys() -> impl Strategy<Value = Sys> {
         Just(Sys::Publisher),
         Just(Sys::Follower),
         any::<bool>().prop_map(|added| Sys::Observer { added }),
+        change::sys().prop_map(Sys::Change),
         // --- issue 20: appending ---
         (-3i8..4).prop_map(Sys::Appender),
         Just(Sys::Instanced),
@@ -597,6 +603,14 @@ impl Model {
                         self.par_init.ran(serial, rows);
                     }
                 }
+                Sys::Change(system) => change::run(
+                    system,
+                    serial,
+                    tick,
+                    &mut self.ents,
+                    &mut self.cursors,
+                    &mut self.observed,
+                ),
                 Sys::Observer { added } => {
                     let last = self.cursors.get(&serial).copied().unwrap_or(0);
                     let seen: Vec<usize> = (0..self.ents.len())
@@ -745,7 +759,7 @@ impl Real {
         let mut other = World::with_pool(pool.clone());
         other.add_system(
             NodeBuilder::new("other bump").system(|mut q: Query<'_, &mut P>| {
-                q.par_for_each(|p| p.0 = p.0.wrapping_add(1));
+                q.par_for_each(|mut p| p.0 = p.0.wrapping_add(1));
             }),
         );
         world.insert(ReadLog::default());
@@ -800,10 +814,10 @@ impl Real {
         match system {
             Sys::Optional(system) => self.optional.spec(system, serial, node),
             Sys::Bump(k) => node.system(move |mut q: Query<'_, &mut P>| {
-                q.par_for_each(|p| p.0 = p.0.wrapping_add(i64::from(k)));
+                q.par_for_each(|mut p| p.0 = p.0.wrapping_add(i64::from(k)));
             }),
             Sys::Copy => node.system(|mut q: Query<'_, (&mut V, &P)>| {
-                q.for_each(|(v, p)| v.0 = p.0);
+                q.for_each(|(mut v, p)| v.0 = p.0);
             }),
             Sys::Spawner(m) => node.system(move |mut q: Query<'_, &P>, commands: Commands<'_>| {
                 let m = i64::from(m);
@@ -892,9 +906,10 @@ impl Real {
                 }),
             // --- issue 20: appending (end) ---
             Sys::Pinned(k) => pinned::system(node, k),
+            Sys::Change(system) => change::spec(system, serial, node),
             Sys::InitBump(k, rows) => par_init::system(node, serial, k, rows),
             Sys::Follower => node.system(|mut q: Query<'_, (&mut V, Target<P>)>| {
-                q.for_each(|(v, target)| v.0 = target.map_or(-1, |p| p.0));
+                q.for_each(|(mut v, target)| v.0 = target.map_or(-1, |p| p.0));
             }),
             Sys::Observer { added: false } => node.system(
                 move |q: Query<'_, Entity, sluice::Changed<P>>, log: &mut ChangeLog| {

@@ -101,11 +101,11 @@ fn followers_take_their_targets_position() {
         .collect();
     let mover = world.add_system(
         NodeBuilder::new("move")
-            .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+            .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(mut p, v)| p.0 += v.0)),
     );
     let steer = world.add_system(NodeBuilder::new("steer").system(
         |mut q: Query<(&mut Heading, &mut Lost, Target<Pos>)>| {
-            q.for_each(|(heading, lost, target)| match target {
+            q.for_each(|(mut heading, mut lost, target)| match target {
                 Some(pos) => *heading = Heading(pos.0, pos.1),
                 None => lost.0 = true,
             })
@@ -240,7 +240,7 @@ fn a_target_from_another_world_is_none() {
     let friend = b.spawn((Heading(0.0, 0.0), Lost(false), own));
     b.add_system(NodeBuilder::new("steer").system(
         |mut q: Query<(&mut Heading, &mut Lost, Target<Pos>)>| {
-            q.for_each(|(heading, lost, target)| match target {
+            q.for_each(|(mut heading, mut lost, target)| match target {
                 Some(pos) => *heading = Heading(pos.0, pos.1),
                 None => lost.0 = true,
             })

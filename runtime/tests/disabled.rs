@@ -167,12 +167,20 @@ fn parallel_queries_skip_disabled_entities() {
             world.spawn((Hp(i), Seen(0)));
             world.spawn((Hp(i), Seen(0), Disabled));
         }
-        world.add_par_query::<(&mut Seen, &Hp), ()>(NodeBuilder::new("mark"), 7, |(seen, hp)| {
-            seen.0 = hp.0 + 1;
-        });
-        world.add_par_query::<&mut Seen, Allow<Disabled>>(NodeBuilder::new("all"), 7, |seen| {
-            seen.0 += 1000;
-        });
+        world.add_par_query::<(&mut Seen, &Hp), ()>(
+            NodeBuilder::new("mark"),
+            7,
+            |(mut seen, hp)| {
+                seen.0 = hp.0 + 1;
+            },
+        );
+        world.add_par_query::<&mut Seen, Allow<Disabled>>(
+            NodeBuilder::new("all"),
+            7,
+            |mut seen| {
+                seen.0 += 1000;
+            },
+        );
         world.run_iteration().unwrap();
         let mut marked: Vec<(u32, bool)> = world
             .query_filtered::<(&Seen, Has<Disabled>), ()>()
@@ -210,7 +218,7 @@ fn references_reach_a_disabled_target_and_a_disabled_follower_is_skipped() {
         let asleep = world.spawn((Heading(0.0), reference, Disabled));
         world.add_system(NodeBuilder::new("steer").system(
             |mut q: Query<(&mut Heading, Target<Pos>)>| {
-                q.for_each(|(heading, target)| {
+                q.for_each(|(mut heading, target)| {
                     heading.0 = target.expect("a disabled target is still reached").0;
                 });
             },
@@ -227,7 +235,7 @@ fn references_reach_a_disabled_target_and_a_disabled_follower_is_skipped() {
         // Asking for disabled entities reaches the asleep follower too.
         world
             .query_filtered::<(&mut Heading, Target<Pos>), Allow<Disabled>>()
-            .for_each(|(heading, target)| heading.0 = target.unwrap().0 * 2.0);
+            .for_each(|(mut heading, target)| heading.0 = target.unwrap().0 * 2.0);
         assert_eq!(heading(&world, asleep), Some(Heading(10.0)), "{label}");
         // A frozen disabled target cannot be enabled again.
         assert_eq!(

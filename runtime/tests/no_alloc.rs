@@ -266,14 +266,16 @@ fn query_frames_allocate_nothing() {
         world.spawn_batch((0..100).map(|i| (Pos(i as f32), Vel(2.0), Tagged)));
         world.add_system(
             NodeBuilder::new("move")
-                .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+                .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(mut p, v)| p.0 += v.0)),
         );
         world.add_system(
             NodeBuilder::new("damp")
-                .system(|mut q: Query<&mut Vel, With<Tagged>>| q.for_each(|v| v.0 *= 0.5)),
+                .system(|mut q: Query<&mut Vel, With<Tagged>>| q.for_each(|mut v| v.0 *= 0.5)),
         );
         world.add_system(NodeBuilder::new("spread").system(
-            |mut q: Query<&mut Vel, Without<Tagged>>| q.par_for_each_sliced(64, |v| v.0 += 0.25),
+            |mut q: Query<&mut Vel, Without<Tagged>>| {
+                q.par_for_each_sliced(64, |mut v| v.0 += 0.25)
+            },
         ));
         world.add_system(NodeBuilder::new("shout").system(
             |q: Query<&Pos, With<Tagged>>, shouts: sluice::Publish<u32>| {
@@ -322,7 +324,7 @@ fn init_scratch_frames_allocate_nothing() {
                     q.par_for_each_init_sliced(
                         16,
                         || lists.0.take(),
-                        |list, (pos, vel)| {
+                        |list, (pos, mut vel)| {
                             list.clear();
                             list.extend([pos.0, vel.0, 1.0]);
                             vel.0 = list[1] + list[2] - 1.0;
@@ -426,7 +428,7 @@ fn spike_watch_frames_allocate_nothing() {
         world.spawn_batch((0..200).map(|i| (Pos(i as f32), Vel(1.0))));
         world.add_system(
             NodeBuilder::new("move")
-                .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+                .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(mut p, v)| p.0 += v.0)),
         );
         for i in 0..40 {
             world.add_system(NodeBuilder::new(format!("idle {i}")).system(|| {}));
@@ -535,7 +537,7 @@ fn pinned_frames_allocate_nothing(pools: &[ThreadPool]) {
             NodeBuilder::new("audio")
                 .pinned()
                 .after("present")
-                .system(|mut q: Query<&mut Pos>| q.for_each(|p| p.0 += 1.0)),
+                .system(|mut q: Query<&mut Pos>| q.for_each(|mut p| p.0 += 1.0)),
         );
         assert_steady_world_allocates_nothing(&format!("{executor:?}, pinned frames"), &mut world);
         assert_eq!(presented.get(), 5 + 20);

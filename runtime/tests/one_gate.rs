@@ -5,7 +5,7 @@
 //!
 //! The table below lists every public registration entry point and tries
 //! each aliasing shape on each: two `&mut`, `&mut` beside `&`, beside
-//! `Option<&>`, beside `Target<>`, beside another query's change filter,
+//! `Option<&>`, beside `Target<>`, `Option<&mut>` and `Ref<>` beside each, beside another query's change filter,
 //! messages twice, services twice, and the runtime's own entity store
 //! named by a user. A shape that must be refused is refused with SL0009
 //! (SL0010 for the store) naming the node and the lane, and its body never
@@ -19,8 +19,8 @@ use sluice::script::{ScriptKind, Scripts};
 use sluice::{Added, Allow, AnyOf, Disabled, Has, Or, Populated, Single, Without};
 use sluice::{
     Append, AppendBuffer, BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph,
-    IntoSystem, IterationError, NodeBuilder, Publish, Query, QueryData, QueryFilter, Subscribe,
-    Target, World, system,
+    IntoSystem, IterationError, NodeBuilder, Publish, Query, QueryData, QueryFilter, Ref,
+    Subscribe, Target, World, system,
 };
 
 /// How many bodies of the row under test ran (function items cannot
@@ -285,6 +285,77 @@ fn table() -> Vec<Row> {
         rows,
         "Query<(Entity, &mut A), Changed<A>> (the filter beside its own data)",
         ((Entity, &mut A)),
+        Changed<A>,
+        Expect::Runs
+    );
+    // Issue 36: `Option<&mut A>` gates `A` like `&mut A`; `Ref<A>` reads it.
+    query_rows!(
+        rows,
+        "Query<(Option<&mut A>, &A)>",
+        ((Option<&mut A>, &A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&A, Option<&mut A>)>",
+        ((&A, Option<&mut A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(Option<&mut A>, Option<&mut A>)>",
+        ((Option<&mut A>, Option<&mut A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, Option<&mut A>)>",
+        ((&mut A, Option<&mut A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(Option<&mut A>, Option<&A>)>",
+        ((Option<&mut A>, Option<&A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(Option<&mut A>, Target<A>)>",
+        ((Option<&mut A>, Target<A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<((Entity, Option<&mut A>), Ref<A>)> (nested)",
+        (((Entity, Option<&mut A>), Ref<A>)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(Ref<A>, &mut A)>",
+        ((Ref<A>, &mut A)),
+        (),
+        Expect::Refused("A")
+    );
+    query_rows!(
+        rows,
+        "Query<(Ref<A>, &A, Option<&A>)> (shared only)",
+        ((Ref<A>, &A, Option<&A>)),
+        (),
+        Expect::Runs
+    );
+    query_rows!(
+        rows,
+        "Query<(Entity, Option<&mut A>), Changed<A>> (the filter beside its own data)",
+        ((Entity, Option<&mut A>)),
         Changed<A>,
         Expect::Runs
     );
@@ -1483,7 +1554,7 @@ fn vocabulary_rows(rows: &mut Vec<Row>) {
             |w| {
                 w.add_system(NodeBuilder::new("row").system(
                     |a: Single<'_, (&mut A, Has<A>), Without<ComponentRef<A>>>| {
-                        let (a, has) = a.into_inner();
+                        let (mut a, has) = a.into_inner();
                         assert!(has);
                         a.0 += 1;
                         ran();
@@ -1511,7 +1582,7 @@ fn vocabulary_rows(rows: &mut Vec<Row>) {
                 w.add_system(
                     NodeBuilder::new("row")
                         .system(|mut a: Query<'_, &mut A>| {
-                            a.for_each(|a| a.0 += 1);
+                            a.for_each(|mut a| a.0 += 1);
                             ran();
                         })
                         .run_if(|a: Single<'_, &A, Without<ComponentRef<A>>>| a.0 == 0),

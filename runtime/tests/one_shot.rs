@@ -33,7 +33,7 @@ fn run_system_once_lands_its_commands_before_returning() {
         world
             .run_system_once(
                 |mut query: Query<&mut Health>, commands: Commands<'_>, log: &mut Log| {
-                    for health in query.iter_mut() {
+                    for mut health in query.iter_mut() {
                         health.0 -= 1;
                         log.0.push(i64::from(health.0));
                     }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::exec::ThreadPool;
-use sluice::{Changed, ExecutorKind, IterationError, NodeBuilder, Query, With, World};
+use sluice::{Changed, ExecutorKind, IterationError, Mut, NodeBuilder, Query, With, World};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pos(f32);
@@ -45,7 +45,7 @@ fn rows_once_in_slices_on_every_executor() {
         let integrate = world.add_par_query::<(&mut Pos, &Vel), ()>(
             NodeBuilder::new("integrate"),
             if cfg!(miri) { 7 } else { 64 },
-            move |(pos, vel): (&mut Pos, &Vel)| {
+            move |(mut pos, vel): (Mut<Pos>, &Vel)| {
                 pos.0 += vel.0;
                 counted.fetch_add(1, Ordering::Relaxed);
             },
@@ -53,7 +53,7 @@ fn rows_once_in_slices_on_every_executor() {
         world.add_par_query::<&mut Vel, With<Fast>>(
             NodeBuilder::new("boost"),
             16,
-            |vel: &mut Vel| vel.0 *= 2.0,
+            |mut vel: Mut<Vel>| vel.0 *= 2.0,
         );
         let sum = world.add_system(
             NodeBuilder::new("sum")
@@ -103,7 +103,7 @@ fn changed_rows_only() {
     assert_eq!(seen.swap(0, Ordering::Relaxed), 0, "nothing changed");
     world
         .query_filtered::<&mut Pos, With<Fast>>()
-        .for_each(|p| p.0 += 1.0);
+        .for_each(|mut p| p.0 += 1.0);
     world.run_iteration().unwrap();
     assert_eq!(seen.load(Ordering::Relaxed), entities().div_ceil(3));
 }
@@ -120,7 +120,7 @@ fn a_panicking_body_is_reported() {
         panic!("the body's panic is the iteration's");
     };
     assert!(panic.to_string().contains("fragile"), "{panic}");
-    world.query::<&mut Pos>().for_each(|p| {
+    world.query::<&mut Pos>().for_each(|mut p| {
         if p.0 == 10.0 {
             p.0 = 11.0;
         }
@@ -133,35 +133,35 @@ fn a_panicking_body_is_reported() {
 /// thread count, with the same final world as a sequential `for_each`.
 #[test]
 fn par_for_each_visits_every_row_once() {
-    let run = |executor: ExecutorKind, threads: usize, rows: usize| {
-        let mut world = world(executor, threads);
-        world.spawn_batch((0..entities() / 7).map(|i| (Pos(i as f32),)));
-        world.add_system(NodeBuilder::new("integrate").system(
-            move |mut q: Query<(&mut Pos, &Vel)>| {
-                let visited = AtomicUsize::new(0);
-                let body = |(pos, vel): (&mut Pos, &Vel)| {
-                    pos.0 += vel.0;
-                    visited.fetch_add(1, Ordering::Relaxed);
-                };
-                if rows == 0 {
-                    q.par_for_each(body);
-                } else {
-                    q.par_for_each_sliced(rows, body);
-                }
-                assert_eq!(visited.into_inner(), entities(), "every row once");
-            },
-        ));
-        world.add_system(
-            NodeBuilder::new("boost")
-                .system(|mut q: Query<&mut Vel, With<Fast>>| q.par_for_each(|vel| vel.0 *= 2.0)),
-        );
-        for _ in 0..3 {
-            world.run_iteration().expect("runs");
-        }
-        let mut positions: Vec<f32> = world.query::<&Pos>().iter().map(|p| p.0).collect();
-        positions.sort_by(f32::total_cmp);
-        positions
-    };
+    let run =
+        |executor: ExecutorKind, threads: usize, rows: usize| {
+            let mut world = world(executor, threads);
+            world.spawn_batch((0..entities() / 7).map(|i| (Pos(i as f32),)));
+            world.add_system(NodeBuilder::new("integrate").system(
+                move |mut q: Query<(&mut Pos, &Vel)>| {
+                    let visited = AtomicUsize::new(0);
+                    let body = |(mut pos, vel): (Mut<Pos>, &Vel)| {
+                        pos.0 += vel.0;
+                        visited.fetch_add(1, Ordering::Relaxed);
+                    };
+                    if rows == 0 {
+                        q.par_for_each(body);
+                    } else {
+                        q.par_for_each_sliced(rows, body);
+                    }
+                    assert_eq!(visited.into_inner(), entities(), "every row once");
+                },
+            ));
+            world.add_system(NodeBuilder::new("boost").system(
+                |mut q: Query<&mut Vel, With<Fast>>| q.par_for_each(|mut vel| vel.0 *= 2.0),
+            ));
+            for _ in 0..3 {
+                world.run_iteration().expect("runs");
+            }
+            let mut positions: Vec<f32> = world.query::<&Pos>().iter().map(|p| p.0).collect();
+            positions.sort_by(f32::total_cmp);
+            positions
+        };
     let reference = run(ExecutorKind::Serial, 1, 0);
     assert_everywhere(
         &[ExecutorKind::Parallel, ExecutorKind::Adaptive],
@@ -202,7 +202,7 @@ fn assert_everywhere<T: PartialEq + std::fmt::Debug>(
 fn par_for_each_outside_a_system_and_with_changed() {
     let mut world = world(ExecutorKind::Adaptive, 2);
     let doubled = AtomicUsize::new(0);
-    world.query::<&mut Pos>().par_for_each(|pos| {
+    world.query::<&mut Pos>().par_for_each(|mut pos| {
         pos.0 *= 2.0;
         doubled.fetch_add(1, Ordering::Relaxed);
     });
@@ -240,9 +240,9 @@ fn par_for_each_panic_fails_the_system() {
                 };
                 if in_init {
                     let init = || assert!(!armed.load(Ordering::Relaxed), "no scratch today");
-                    q.par_for_each_init_sliced(3, init, |(), pos| refuse(pos));
+                    q.par_for_each_init_sliced(3, init, |(), pos| refuse(&pos));
                 } else {
-                    q.par_for_each_sliced(3, |pos| refuse(pos));
+                    q.par_for_each_sliced(3, |pos| refuse(&pos));
                 }
             }),
         );
@@ -373,7 +373,7 @@ fn run_init(executor: ExecutorKind, threads: usize, rows: usize) -> Vec<f32> {
                     served: served.clone(),
                 }
             };
-            let body = |state: &mut Scratch, (pos, vel): (&Pos, &mut Vel)| {
+            let body = |state: &mut Scratch, (pos, mut vel): (&Pos, Mut<Vel>)| {
                 state.rows += 1;
                 vel.0 += spread(&mut state.list, pos.0);
             };
@@ -408,7 +408,7 @@ fn par_for_each_init_serves_every_slice_of_its_thread() {
     for _ in 0..3 {
         sequential
             .query::<(&Pos, &mut Vel)>()
-            .for_each(|(pos, vel)| vel.0 += spread(&mut scratch, pos.0));
+            .for_each(|(pos, mut vel)| vel.0 += spread(&mut scratch, pos.0));
     }
     let reference = velocities(&mut sequential);
     assert_everywhere(
@@ -435,7 +435,7 @@ fn par_for_each_init_runs_per_thread_not_per_slice() {
                 q.par_for_each_init_sliced(
                     1,
                     || counted.fetch_add(1, Ordering::Relaxed),
-                    |_, vel| vel.0 += 1.0,
+                    |_, mut vel| vel.0 += 1.0,
                 );
             }),
         );
@@ -466,7 +466,7 @@ fn par_for_each_init_outside_a_system_and_on_no_rows() {
             calls.fetch_add(1, Ordering::Relaxed);
             0usize
         },
-        |seen, vel| {
+        |seen, mut vel| {
             *seen += 1;
             vel.0 = *seen as f32;
         },

@@ -32,7 +32,7 @@ fn smoke() {
     world.add_system(
         NodeBuilder::new("move").system(|mut q: Query<(&mut Pos, &Vel)>| {
             assert_eq!(q.count(), 2);
-            q.for_each(|(pos, vel)| {
+            q.for_each(|(mut pos, vel)| {
                 pos.0 += vel.0;
                 pos.1 += vel.1;
             });
@@ -40,7 +40,7 @@ fn smoke() {
     );
     world.add_system(NodeBuilder::new("hurt").system(
         |mut q: Query<(Entity, &mut Hp), With<Enemy>>| {
-            for (_, hp) in q.iter_mut() {
+            for (_, mut hp) in q.iter_mut() {
                 hp.0 -= 3;
             }
         },
@@ -187,17 +187,19 @@ fn components_are_lanes() {
     let mut world = World::new();
     world.spawn((Pos(0.0, 0.0), Vel(1.0, 1.0)));
     let pos_writer = world.add_system(
-        NodeBuilder::new("pos_writer").system(|mut q: Query<&mut Pos>| q.for_each(|p| p.0 += 1.0)),
+        NodeBuilder::new("pos_writer")
+            .system(|mut q: Query<&mut Pos>| q.for_each(|mut p| p.0 += 1.0)),
     );
     let vel_writer = world.add_system(
-        NodeBuilder::new("vel_writer").system(|mut q: Query<&mut Vel>| q.for_each(|v| v.0 += 1.0)),
+        NodeBuilder::new("vel_writer")
+            .system(|mut q: Query<&mut Vel>| q.for_each(|mut v| v.0 += 1.0)),
     );
     let pos_reader = world.add_system(
         NodeBuilder::new("pos_reader").system(|q: Query<&Pos>| assert_eq!(q.count(), 1)),
     );
     let second_pos_writer = world.add_system(
         NodeBuilder::new("pos_writer_2")
-            .system(|mut q: Query<&mut Pos>| q.for_each(|p| p.1 += 1.0)),
+            .system(|mut q: Query<&mut Pos>| q.for_each(|mut p| p.1 += 1.0)),
     );
     let plan = world.plan().unwrap();
     assert!(plan.edge_between(pos_writer, vel_writer).is_none());
@@ -216,7 +218,7 @@ fn aliasing_queries_are_refused() {
     let e = world.spawn((Pos(0.0, 0.0),));
     world.add_system(NodeBuilder::new("aliases").system(
         |mut a: Query<&mut Pos>, b: Query<&Pos>| {
-            a.for_each(|p| p.0 += 1.0);
+            a.for_each(|mut p| p.0 += 1.0);
             b.iter().for_each(|p| assert!(p.0 >= 0.0));
         },
     ));
@@ -237,7 +239,7 @@ fn writes_mark_rows_changed() {
     let untouched = world.spawn((Pos(0.0, 0.0),));
     world.add_system(
         NodeBuilder::new("move")
-            .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(p, v)| p.0 += v.0)),
+            .system(|mut q: Query<(&mut Pos, &Vel)>| q.for_each(|(mut p, v)| p.0 += v.0)),
     );
     let before = world.entity(written).unwrap().ticks::<Pos>().unwrap();
     let untouched_before = world.entity(untouched).unwrap().ticks::<Pos>().unwrap();
@@ -271,18 +273,19 @@ fn serial_equivalence_across_thread_counts() {
         }
         world.add_system(
             NodeBuilder::new("integrate").system(|mut q: Query<(&mut Pos, &Vel)>| {
-                q.for_each(|(p, v)| {
+                q.for_each(|(mut p, v)| {
                     p.0 += v.0;
                     p.1 += v.1;
                 })
             }),
         );
         world.add_system(
-            NodeBuilder::new("damp").system(|mut q: Query<&mut Vel>| q.for_each(|v| v.0 *= 0.9)),
+            NodeBuilder::new("damp")
+                .system(|mut q: Query<&mut Vel>| q.for_each(|mut v| v.0 *= 0.9)),
         );
         world.add_system(NodeBuilder::new("bleed").system(
             |mut q: Query<(Entity, &mut Hp), Without<Vel>>, commands: Commands<'_>| {
-                for (e, hp) in q.iter_mut() {
+                for (e, mut hp) in q.iter_mut() {
                     hp.0 -= 2;
                     if hp.0 <= 0 {
                         commands.despawn(e);
@@ -361,7 +364,7 @@ fn changed_and_added_since_the_last_run() {
     // Only `a` moves: only `a` changes after the first run.
     world.add_system(
         NodeBuilder::new("move").system(|mut q: Query<(&mut Pos, &Vel)>| {
-            q.for_each(|(p, v)| {
+            q.for_each(|(mut p, v)| {
                 if v.0 != 0.0 {
                     p.0 += v.0;
                 }
@@ -417,7 +420,7 @@ fn a_skipped_body_catches_up() {
     world.add_system(
         NodeBuilder::new("hurt").system(|mut q: Query<&mut Hp>, open: &Open| {
             if !open.0 {
-                q.for_each(|hp| hp.0 -= 1);
+                q.for_each(|mut hp| hp.0 -= 1);
             }
         }),
     );
@@ -456,7 +459,7 @@ fn run_conditions_query_with_their_own_cursor() {
     world.spawn((Hp(3),));
     world.insert(Seen::default());
     world.add_system(
-        NodeBuilder::new("hurt").system(|mut q: Query<&mut Hp>| q.for_each(|hp| hp.0 -= 1)),
+        NodeBuilder::new("hurt").system(|mut q: Query<&mut Hp>| q.for_each(|mut hp| hp.0 -= 1)),
     );
     world.add_system(
         NodeBuilder::new("on_death")
@@ -576,7 +579,7 @@ fn changed_survives_tick_wraparound() {
     world.add_system(
         NodeBuilder::new("move").system(move |mut q: Query<&mut Pos>| {
             if writing.load(Ordering::Relaxed) {
-                q.for_each(|pos| pos.0 += 1.0);
+                q.for_each(|mut pos| pos.0 += 1.0);
             }
         }),
     );

@@ -39,7 +39,7 @@ fn has_yields_whether_the_entity_has_the_component_and_matches_every_entity() {
         world.spawn((Shield,));
         world.add_system(NodeBuilder::new("hit").system(
             |mut hit: Query<(&mut Hp, Has<Shield>)>| {
-                hit.for_each(|(hp, shielded)| hp.0 -= if shielded { 1 } else { 4 });
+                hit.for_each(|(mut hp, shielded)| hp.0 -= if shielded { 1 } else { 4 });
             },
         ));
         // Has declares nothing on Shield's lane: it runs beside a writer.
@@ -100,7 +100,7 @@ fn or_keeps_an_entity_that_any_element_keeps_by_archetype_and_by_row() {
         world.entity_mut(late).unwrap().insert((Vel(0.0),)).unwrap();
         world
             .query_filtered::<&mut Hp, With<Enemy>>()
-            .for_each(|hp| hp.0 = 20);
+            .for_each(|mut hp| hp.0 = 20);
         world.run_iteration().unwrap();
         let seen = &world.get::<Seen>().unwrap().0;
         assert_eq!(seen[0], [2, 3], "{kind:?} x{threads}");
@@ -134,7 +134,7 @@ fn any_of_matches_entities_with_at_least_one_element_and_writes_what_they_have()
                 let mut shapes = Vec::new();
                 any.for_each(|(hp, pos)| {
                     shapes.push(u32::from(hp.is_some()) * 2 + u32::from(pos.is_some()));
-                    if let Some(hp) = hp {
+                    if let Some(mut hp) = hp {
                         hp.0 += pos.map_or(1, |p| p.0 as u32);
                     }
                 });
@@ -239,7 +239,7 @@ fn single_writes_through_its_item_and_serves_a_run_condition() {
         );
         world.add_system(
             NodeBuilder::new("cheer")
-                .system(|mut hp: Query<&mut Hp, Without<Enemy>>| hp.for_each(|hp| hp.0 += 1))
+                .system(|mut hp: Query<&mut Hp, Without<Enemy>>| hp.for_each(|mut hp| hp.0 += 1))
                 .run_if(|player: Single<&Hp, With<Player>>| player.0 > 0),
         );
         world.run_iteration().unwrap();
@@ -266,7 +266,7 @@ fn populated_skips_its_system_when_nothing_matches() {
         ));
         world.add_system(NodeBuilder::new("fight").after("spawner").system(
             |mut enemies: Populated<&mut Hp, With<Enemy>>, seen: &mut Seen| {
-                enemies.for_each(|hp| hp.0 += 1);
+                enemies.for_each(|mut hp| hp.0 += 1);
                 seen.0.push(enemies.iter_mut().map(|hp| hp.0).collect());
             },
         ));
@@ -304,8 +304,8 @@ fn get_many_mut_refuses_one_entity_twice_and_marks_nothing_on_refusal() {
                     Some(QueryEntityError::NoSuchEntity(gone))
                 );
                 if seen.0.is_empty() {
-                    let [x, y] = hp.get_many_mut([a, b]).unwrap();
-                    std::mem::swap(x, y);
+                    let [mut x, mut y] = hp.get_many_mut([a, b]).unwrap();
+                    std::mem::swap(&mut *x, &mut *y);
                 }
                 seen.0.push(vec![]);
             },
@@ -409,7 +409,7 @@ fn iter_combinations_mut_gives_the_serial_n_body_forces() {
         world.add_system(
             NodeBuilder::new("gravity").system(|mut bodies: Query<&mut Body>| {
                 let mut pairs = bodies.iter_combinations_mut();
-                while let Some([a, b]) = pairs.fetch_next() {
+                while let Some([mut a, mut b]) = pairs.fetch_next() {
                     let pull = 1.0 / (b.pos - a.pos);
                     a.force += pull;
                     b.force -= pull;

@@ -147,7 +147,7 @@ fn counts(executor: ExecutorKind, threads: usize) -> Counts {
     world.add_system(
         NodeBuilder::new("heal")
             // 1000 rows in slices of 16.
-            .par_query::<&mut Hp, ()>(16, move |hp: &mut Hp| {
+            .par_query::<&mut Hp, ()>(16, move |mut hp: sluice::Mut<Hp>| {
                 hp.0 += 1;
                 counted_rows.fetch_add(1, Ordering::Relaxed);
             })

@@ -105,7 +105,7 @@ fn a_taken_helper_reports_its_wake_up_latency() {
                 || {
                     barrier.wait();
                 },
-                |(), slow| slow.0 = slow.0.wrapping_add(1),
+                |(), mut slow| slow.0 = slow.0.wrapping_add(1),
             );
         }),
     );

@@ -110,14 +110,14 @@ fn add_system(world: &mut World, index: usize, spec: &SystemSpec, logs: &[Log]) 
     match *spec {
         SystemSpec::Combine { a, b } => with_component!(a, |A| with_component!(b, |B| {
             world.add_system(NodeBuilder::new(name).system(|mut q: Query<(&mut A, &B)>| {
-                q.for_each(|(a, b)| a.0 = a.0.wrapping_mul(3).wrapping_add(b.0));
+                q.for_each(|(mut a, b)| a.0 = a.0.wrapping_mul(3).wrapping_add(b.0));
             }));
         })),
         SystemSpec::Mutate { a, without } => {
             with_component!(a, |A| with_component!(without, |W| {
                 world.add_system(NodeBuilder::new(name).system(
                     |mut q: Query<&mut A, Without<W>>| {
-                        q.for_each(|a| a.0 ^= 0x55);
+                        q.for_each(|mut a| a.0 ^= 0x55);
                     },
                 ));
             }))

@@ -983,13 +983,13 @@ mod queries {
     /// A query parameter in a `#[system]`: its components are lanes.
     #[sluice::system(phase = Update)]
     pub fn integrate(mut moving: Query<(&mut Pos, &Vel)>) {
-        moving.for_each(|(pos, vel)| pos.0 += vel.0);
+        moving.for_each(|(mut pos, vel)| pos.0 += vel.0);
     }
 
     #[sluice::system]
     pub fn follow(players: Query<(Entity, &Pos), With<Player>>, mut all: Query<&mut Vel>) {
         let target = players.iter().map(|(_, pos)| pos.0).next().unwrap_or(0.0);
-        all.for_each(|vel| vel.0 = target.signum());
+        all.for_each(|mut vel| vel.0 = target.signum());
     }
 }
 

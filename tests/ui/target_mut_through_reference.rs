@@ -6,7 +6,7 @@ struct Pos(f32);
 struct Heading(f32);
 
 fn steer(mut q: Query<(&mut Heading, Target<Pos>)>) {
-    q.for_each(|(heading, target)| {
+    q.for_each(|(mut heading, target)| {
         if let Some(pos) = target {
             heading.0 = pos.0;
             pos.0 = 0.0;

@@ -26,11 +26,11 @@ pub struct Damage {
 pub struct TeamGrid<const TEAM: u8>(pub Grid<Entity>);
 
 fn move_units(layout: &Layout, mut units: Query<(&mut Pos, &Vel)>) {
-    units.par_for_each(|(pos, vel)| integrate(pos, *vel, layout));
+    units.par_for_each(|(mut pos, vel)| integrate(&mut pos, *vel, layout));
 }
 
 fn reload_guns(mut guns: Query<&mut Weapon<Entity>>) {
-    guns.par_for_each(reload);
+    guns.par_for_each(|mut weapon| reload(&mut weapon));
 }
 
 fn build_grid<const TEAM: u8>(
@@ -59,14 +59,14 @@ type Steered<'a> = (
 );
 
 fn steer(layout: &Layout, red: &TeamGrid<0>, blue: &TeamGrid<1>, mut units: Query<Steered<'_>>) {
-    units.par_for_each(|(pos, slot, team, serial, vel, weapon)| {
+    units.par_for_each(|(pos, slot, team, serial, mut vel, mut weapon)| {
         let (friends, enemies) = match team.0 {
             0 => (&red.0, &blue.0),
             _ => (&blue.0, &red.0),
         };
         let decision = decide(layout, *pos, *vel, *slot, *serial, friends, enemies);
         *vel = decision.vel;
-        aim(weapon, decision.in_range);
+        aim(&mut weapon, decision.in_range);
     });
 }
 
@@ -83,7 +83,7 @@ fn fire(guns: Query<(&Serial, &Weapon<Entity>)>, hits: Publish<Damage>) {
 
 fn apply_damage(mut hits: Subscribe<Damage>, mut units: Query<&mut Health>, score: &mut Score) {
     for hit in hits.unread() {
-        if let Ok(health) = units.get_mut(hit.target) {
+        if let Ok(mut health) = units.get_mut(hit.target) {
             health.0 -= hit.amount;
             score.hits += 1;
         }

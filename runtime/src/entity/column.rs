@@ -375,6 +375,13 @@ impl Column {
         &self.changed
     }
 
+    /// Every row's added tick, for a query handing out rows with their
+    /// ticks.
+    #[inline]
+    pub(crate) fn added_ticks(&self) -> &[u32] {
+        &self.added
+    }
+
     /// The start of the values, for a query walking the rows in place.
     #[inline]
     pub(crate) fn data(&self) -> *mut u8 {

@@ -237,7 +237,7 @@ unsafe impl<T: Component> QueryData for Target<T> {
         id: ComponentId,
         entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: crate::entity::query::RunTicks,
     ) -> Self::Fetch<'w> {
         TargetFetch {
             refs: column_of(archetype, id).data().cast::<ComponentRef<T>>(),

@@ -42,8 +42,8 @@ pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
 pub use query::{
-    Added, Changed, Query, QueryData, QueryEntityError, QueryFilter, QueryIter, ReadOnlyQueryData,
-    Removed, With, Without,
+    Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,
+    ReadOnlyQueryData, Ref, Removed, RunTicks, With, Without,
 };
 pub use query::{AnyOf, Has, Or, Populated, Single};
 pub use required::RequiredError;

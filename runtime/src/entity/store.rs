@@ -247,6 +247,12 @@ impl Entities {
         self.id
     }
 
+    /// The change clock itself, for the service cells that stamp service
+    /// changes from it while systems run.
+    pub(crate) fn clock(&self) -> &AtomicU32 {
+        &self.tick
+    }
+
     /// The latest change tick handed out.
     pub fn tick(&self) -> u32 {
         self.tick.load(Ordering::Relaxed)

@@ -4,7 +4,9 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::access::ServiceId;
+use crate::entity::Entities;
 use crate::registry::ServiceSlot;
+use crate::sync::{AtomicU32, Ordering};
 
 /// Unsynchronised access to every service slot of a world for the length of
 /// one iteration, shared by all the threads running its nodes.
@@ -19,6 +21,10 @@ pub struct ServiceCells<'w> {
     /// Start of the slot array; valid for `len` slots for `'w`.
     slots: NonNull<ServiceSlot>,
     len: usize,
+    /// The world's change clock (its entity store's tick counter), when
+    /// the world gave it ([`with_clock`](Self::with_clock)): gated accesses
+    /// stamp their slot's change tick from it.
+    clock: Option<NonNull<AtomicU32>>,
     _world: PhantomData<&'w mut [ServiceSlot]>,
 }
 
@@ -35,8 +41,59 @@ impl<'w> ServiceCells<'w> {
         Self {
             len: slots.len(),
             slots: NonNull::from(slots).cast(),
+            clock: None,
             _world: PhantomData,
         }
+    }
+
+    /// The same cells, stamping service changes from the change clock of
+    /// the entity store held as service `entities` (none when it holds no
+    /// store). Without a clock a gated access only moves the version, and
+    /// the change is stamped when the next part of a plan starts.
+    pub(crate) fn with_clock(mut self, entities: ServiceId) -> Self {
+        // SAFETY: the world makes the cells before any node runs, and only
+        // the world, between iterations, takes its store mutably; the store
+        // stays in its slot (boxed) for `'w`.
+        self.clock =
+            unsafe { self.get::<Entities>(entities) }.map(|store| NonNull::from(store.clock()));
+        self
+    }
+
+    /// Whether the cells stamp from a change clock.
+    #[inline]
+    pub(crate) fn has_clock(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    /// The clock's next tick, without taking it: newer than every tick
+    /// handed out so far, and not newer than any handed out after this.
+    #[inline]
+    fn next_tick(&self) -> Option<u32> {
+        // SAFETY: the clock lives in the entity store, which outlives the
+        // cells (`with_clock`); it is only read or bumped atomically.
+        let clock = unsafe { self.clock?.as_ref() };
+        Some(clock.load(Ordering::Relaxed).wrapping_add(1))
+    }
+
+    /// Takes a fresh tick from the clock for a run that reads service
+    /// changes (as the entity store's `run_tick`), or `None` without one.
+    #[inline]
+    pub(crate) fn run_tick(&self) -> Option<u32> {
+        // SAFETY: as for `next_tick`.
+        let clock = unsafe { self.clock?.as_ref() };
+        Some(clock.fetch_add(1, Ordering::Relaxed).wrapping_add(1))
+    }
+
+    /// Whether the value of `id` changed and was added after `last_run`:
+    /// `(changed, added)`.
+    ///
+    /// # Safety
+    /// As for [`get`](Self::get).
+    pub(crate) unsafe fn changed_since(&self, id: ServiceId, last_run: u32) -> (bool, bool) {
+        let slot = self.slot_ptr(id);
+        // SAFETY: in bounds, and no `&mut` to the slot exists concurrently
+        // (caller's guarantee, as for `get`).
+        unsafe { (*slot).changed_since(last_run) }
     }
 
     /// The number of slots.
@@ -92,9 +149,14 @@ impl<'w> ServiceCells<'w> {
         // SAFETY: `slot` is in bounds, and by the caller's guarantee this is the
         // only reference to the slot while it lives.
         let slot = unsafe { &mut *slot };
-        let value = slot.value.as_deref_mut()?.downcast_mut()?;
+        if !slot.value.as_deref()?.is::<T>() {
+            return None;
+        }
         slot.version += 1;
-        Some(value)
+        if let Some(tick) = self.next_tick() {
+            slot.stamp(tick);
+        }
+        slot.value.as_deref_mut()?.downcast_mut()
     }
 
     /// A node's own state in slot `id` (a [`Local`](crate::Local)), mutably;
@@ -134,7 +196,13 @@ impl<'w> ServiceCells<'w> {
             .and_then(|v| v.downcast_mut::<T>())
         {
             Some(existing) => *existing = value,
-            None => slot.value = Some(Box::new(value)),
+            None => {
+                slot.value = Some(Box::new(value));
+                slot.ticks.added_version = slot.version;
+            }
+        }
+        if let Some(tick) = self.next_tick() {
+            slot.stamp(tick);
         }
     }
 

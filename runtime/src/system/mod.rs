@@ -12,6 +12,7 @@ mod non_send;
 mod optional;
 mod output;
 mod param;
+mod tracked;
 
 pub use append::{Append, AppendBuffer};
 pub use body::{NodeBody, NodeEnv};
@@ -29,3 +30,4 @@ pub use non_send::{NonSend, NonSendMut};
 pub(crate) use output::BoundaryNodes;
 pub use output::{BoundaryHooks, Next, NextValue, Out};
 pub use param::{Gate, Param, Service};
+pub use tracked::{Tracked, service_added, service_changed, service_exists};

@@ -52,9 +52,10 @@ pub unsafe trait Param {
     }
 }
 
+/// Panics naming a declared service the world holds no value for.
 #[cold]
 #[inline(never)]
-fn missing(service: &str) -> ! {
+pub(crate) fn missing(service: &str) -> ! {
     panic!(
         "service `{service}` is declared but the world holds no value for it: insert it with `World::insert` or register a factory that produces it"
     )

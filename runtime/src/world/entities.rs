@@ -133,7 +133,7 @@ impl World {
     /// struct Pos(f32);
     /// let mut world = World::new();
     /// world.spawn((Pos(1.0),));
-    /// world.query::<&mut Pos>().for_each(|pos| pos.0 *= 2.0);
+    /// world.query::<&mut Pos>().for_each(|mut pos| pos.0 *= 2.0);
     /// assert_eq!(world.query::<&Pos>().iter().map(|p| p.0).sum::<f32>(), 2.0);
     /// ```
     ///

@@ -532,7 +532,7 @@ impl World {
     /// world.add_par_query::<(&mut Pos, &Vel), ()>(
     ///     NodeBuilder::new("integrate"),
     ///     64,
-    ///     |(pos, vel): (&mut Pos, &Vel)| pos.0 += vel.0,
+    ///     |(mut pos, vel): (sluice::Mut<Pos>, &Vel)| pos.0 += vel.0,
     /// );
     /// world.run_iteration().unwrap();
     /// assert_eq!(world.query::<&Pos>().iter().map(|p| p.0).sum::<f32>(), 500_500.0);

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::access::ServiceId;
-use crate::entity::query::{QueryData, QueryFilter};
+use crate::entity::query::{QueryData, QueryFilter, RunTicks};
 use crate::entity::{Archetype, Entities};
 use crate::exec::{BatchNode, BatchProcessor, ClearBuffer, NodeContext as RunContext, NodeOutcome};
 use crate::node::NodeBuilder;
@@ -116,7 +116,15 @@ where
             // SAFETY: as above; the node holds the data's and filter's lanes.
             let (fetch, rows) = unsafe {
                 (
-                    D::fetch(slice.ids, entities, archetype, slice.tick),
+                    D::fetch(
+                        slice.ids,
+                        entities,
+                        archetype,
+                        RunTicks {
+                            last_run: slice.last_run,
+                            this_run: slice.tick,
+                        },
+                    ),
                     F::fetch(slice.filter, archetype, slice.last_run),
                 )
             };

@@ -311,6 +311,8 @@ impl World {
         &mut self,
         node: u32,
     ) -> std::thread::Result<Option<crate::world::node::WholeWorldBody>> {
+        self.stamp_service_changes();
+        let entities = self.builtin.entities;
         let WorldNode::Whole(cell) = &mut self.nodes[node as usize] else {
             return Ok(None);
         };
@@ -319,7 +321,7 @@ impl World {
         // conditions read the services alone.
         let (graph, slots) = self.graph.parts_mut();
         let env = NodeEnv {
-            cells: ServiceCells::new(slots),
+            cells: ServiceCells::new(slots).with_clock(entities),
             graph: &graph,
             descriptor: &graph.nodes()[node as usize],
         };
@@ -377,7 +379,17 @@ impl World {
         result.map_err(|payload| NodeFailure::new(node as usize, payload))
     }
 
+    /// Stamps the service changes made since the last part ran (between
+    /// iterations, or by a whole-world system) with the change clock's next
+    /// tick, so `Tracked<T>` readers compare them as the gated accesses
+    /// made while nodes run, which stamp themselves.
+    fn stamp_service_changes(&mut self) {
+        let next = self.entities().tick().wrapping_add(1);
+        self.graph.registry_mut().stamp_unstamped(next);
+    }
+
     fn execute(&mut self, index: usize, part: usize) -> Result<(), NodeFailure> {
+        self.stamp_service_changes();
         #[cfg(any(debug_assertions, feature = "checked"))]
         {
             let services = self.graph.registry().table().len();
@@ -416,6 +428,7 @@ impl World {
         } else {
             &[]
         };
+        let entities = self.builtin.entities;
         let (graph, slots) = self.graph.parts_mut();
         let body = node_runner(
             self.id,
@@ -425,7 +438,7 @@ impl World {
                 ranks: &execution.vertex_ranks,
                 gates: execution.vertex_gates.as_deref().zip(gates),
             },
-            ServiceCells::new(slots),
+            ServiceCells::new(slots).with_clock(entities),
             &graph,
             #[cfg(any(debug_assertions, feature = "checked"))]
             &self.borrows,
@@ -551,6 +564,7 @@ impl World {
             for node in &mut self.nodes {
                 node.clamp_cursors(now);
             }
+            self.graph.registry_mut().clamp_ticks(now);
         }
         self.removal_ticks = (previous, now);
         failures

@@ -64,7 +64,7 @@ pub(super) fn system(node: NodeBuilder, serial: usize, k: i8, rows: u8) -> NodeS
                 total: &served,
             }
         };
-        let body = |state: &mut Served<'_>, p: &mut P| {
+        let body = |state: &mut Served<'_>, mut p: sluice::Mut<P>| {
             state.rows += 1;
             p.0 = p.0.wrapping_add(i64::from(k));
         };

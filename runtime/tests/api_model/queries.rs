@@ -135,7 +135,7 @@ fn combinations(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError>
     )?;
     (real.world.query::<&mut P>())
         .iter_combinations_mut::<2>()
-        .for_each(|[a, b]| {
+        .for_each(|[mut a, mut b]| {
             a.0 += 1;
             b.0 += 1;
         });
@@ -175,7 +175,7 @@ fn get_many_mut(a: u8, b: u8, real: &mut Real, model: &mut Model) -> Result<(), 
         .world
         .query::<&mut P>()
         .get_many_mut([first, second])
-        .map(|[x, y]| std::mem::swap(x, y))
+        .map(|[mut x, mut y]| std::mem::swap(&mut *x, &mut *y))
         .err();
     check(got == expected, || {
         format!("get_many_mut([#{i}, #{j}]): {got:?}, the model says {expected:?}")

@@ -5,7 +5,7 @@ use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::entity::query::{QueryData, ReadOnlyQueryData};
-use crate::entity::{Archetype, Components, Entities};
+use crate::entity::{Archetype, Components, Entities, RunTicks};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -90,13 +90,13 @@ macro_rules! impl_any_of {
                 (!has_one).then(std::any::type_name::<Self>)
             }
 
-            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
+            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, ticks: RunTicks) -> Self::Fetch<'w> {
                 ($(
                     ids.$index
                         .filter(|&ids| $name::matches(ids, archetype))
                         // SAFETY: the element matches the archetype, and the
                         // node runs under the plan (the caller's guarantee).
-                        .map(|ids| unsafe { $name::fetch(ids, entities, archetype, tick) }),
+                        .map(|ids| unsafe { $name::fetch(ids, entities, archetype, ticks) }),
                 )+)
             }
 

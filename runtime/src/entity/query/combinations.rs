@@ -123,7 +123,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     /// world.spawn((Body { pos: 1.0, force: 0.0 },));
     /// world.add_system(NodeBuilder::new("gravity").system(|mut bodies: Query<&mut Body>| {
     ///     let mut pairs = bodies.iter_combinations_mut();
-    ///     while let Some([a, b]) = pairs.fetch_next() {
+    ///     while let Some([mut a, mut b]) = pairs.fetch_next() {
     ///         let pull = (b.pos - a.pos).signum();
     ///         a.force += pull;
     ///         b.force -= pull;
@@ -147,7 +147,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
                 .iter()
                 // SAFETY: each archetype matches; the node holds the lanes
                 // (`new`'s contract). Fetching hands out no item.
-                .map(|archetype| unsafe { D::fetch(ids, self.entities, archetype, self.tick) })
+                .map(|archetype| unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) })
                 .collect(),
             None => Vec::new(),
         };

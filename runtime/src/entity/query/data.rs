@@ -1,15 +1,15 @@
-//! What a query yields per entity: `&C`, `&mut C`, `Entity`, `Option<&C>`
-//! and tuples of them.
+//! What a query yields per entity: `&C`, `Entity`, `Option<&C>` and tuples
+//! of them (`&mut C`, `Option<&mut C>` and `Ref<C>`: `change.rs`).
 
 use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::access::AccessKind;
 use crate::entity::column::Column;
+use crate::entity::query::RunTicks;
 use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::{Declaration, DeclaredBy, NodeBuilder, would_alias};
 use crate::registry::Registry;
-use crate::sync::UnsafeCell;
 
 /// A component's lane: the service id the planner orders accesses to `C`
 /// by. `&C` in a query is shared on it, `&mut C` gated, so the one ordering
@@ -80,7 +80,8 @@ pub unsafe trait QueryData {
         false
     }
 
-    /// `archetype`'s columns (`archetype` is one of `entities`').
+    /// `archetype`'s columns (`archetype` is one of `entities`'), for a run
+    /// comparing and stamping with `ticks`.
     ///
     /// # Safety
     /// `archetype` matches `ids`, and the node runs under the plan.
@@ -88,7 +89,7 @@ pub unsafe trait QueryData {
         ids: Self::Ids,
         entities: &'w Entities,
         archetype: &'w Archetype,
-        tick: u32,
+        ticks: RunTicks,
     ) -> Self::Fetch<'w>;
     /// Row `row`'s item.
     ///
@@ -96,31 +97,52 @@ pub unsafe trait QueryData {
     /// `row` is below the archetype's length, and no other item of this row
     /// handed out by this query is alive when a `&mut` is handed out.
     unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w>;
-}
 
-/// One archetype's column of `C`, for writing: the values and their
-/// changed ticks.
-pub struct WriteFetch<'w, C> {
-    data: *mut C,
-    /// The column's changed ticks, one per row.
-    ticks: &'w [UnsafeCell<u32>],
-    tick: u32,
-}
-
-impl<C> Clone for WriteFetch<'_, C> {
-    fn clone(&self) -> Self {
-        *self
+    /// Runs `body` on `fetch`, one archetype of `len` rows: where
+    /// [`Query::for_each`](super::Query::for_each) walks the rows. An
+    /// element that hands out references to a column passes the column to
+    /// `body` as a slice argument of a function of its own
+    /// (`within`), so the compiler knows, while the loop runs, that the
+    /// columns do not overlap each other or anything else it writes (and
+    /// may keep loads across the loop body's stores, or pair them into
+    /// vector operations). The default runs `body` as it is.
+    ///
+    /// # Safety
+    /// `len` is the length of the archetype `fetch` was fetched from, and
+    /// for the length of the call no reference to a row of a column this
+    /// data writes exists other than those `body` makes from the fetch it
+    /// is given (nor, for a column it reads, a `&mut`).
+    #[inline]
+    unsafe fn scoped<'w, R>(
+        fetch: Self::Fetch<'w>,
+        len: usize,
+        body: impl FnOnce(Self::Fetch<'w>) -> R,
+    ) -> R {
+        let _ = len;
+        body(fetch)
     }
 }
 
-impl<C> Copy for WriteFetch<'_, C> {}
+/// Runs `body` on `column`, a `&mut [C]` or `&[C]`, inside a function
+/// that takes it as an argument: such an argument tells the compiler that
+/// nothing else touches the column for the call, and that holds for
+/// everything inlined into it (the loop over the rows included).
+///
+/// The guard makes the function too costly for rustc's own (MIR) inliner,
+/// which would inline it before LLVM sees the argument, and so lose what
+/// the argument tells; LLVM inlines it later (the guard's drop is empty).
+#[inline]
+pub(crate) fn within<S, R>(column: S, body: impl FnOnce(S) -> R) -> R {
+    let _keep_as_a_function = ScopeGuard;
+    body(column)
+}
 
-impl<C> std::fmt::Debug for WriteFetch<'_, C> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WriteFetch")
-            .field("tick", &self.tick)
-            .finish_non_exhaustive()
-    }
+/// See [`within`].
+struct ScopeGuard;
+
+impl Drop for ScopeGuard {
+    #[inline]
+    fn drop(&mut self) {}
 }
 
 /// Query data that only reads: a query of it may hand out items through
@@ -130,9 +152,10 @@ impl<C> std::fmt::Debug for WriteFetch<'_, C> {
 /// `item` hands out no `&mut`.
 pub unsafe trait ReadOnlyQueryData: QueryData {}
 
-/// The methods of a `QueryData` impl that requires one component `C`,
-/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate).
-macro_rules! required_component {
+/// The `declare`, `lanes` and `resolve` of a `QueryData` impl on one
+/// component `C`, declaring its lane with `Lane::<C>::$access` (`$writes`:
+/// a gate).
+macro_rules! component_lane {
     ($access:ident, $writes:expr) => {
         fn declare(node: NodeBuilder) -> NodeBuilder {
             Lane::<C>::$access(node)
@@ -145,6 +168,15 @@ macro_rules! required_component {
         fn resolve(registry: &mut Registry) {
             Lane::<C>::resolve(registry);
         }
+    };
+}
+pub(crate) use component_lane;
+
+/// The methods of a `QueryData` impl that requires one component `C`,
+/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate).
+macro_rules! required_component {
+    ($access:ident, $writes:expr) => {
+        $crate::entity::query::data::component_lane!($access, $writes);
 
         fn ids(components: &Components) -> Option<ComponentId> {
             components.id_of::<C>()
@@ -163,6 +195,42 @@ macro_rules! required_component {
         }
     };
 }
+pub(crate) use required_component;
+
+/// The methods of a `QueryData` impl that takes `C` where an archetype has
+/// it and matches every archetype (`Option<&C>`, `Option<&mut C>`),
+/// declaring `C`'s lane with `Lane::<C>::$access` (`$writes`: a gate).
+macro_rules! optional_component {
+    ($access:ident, $writes:expr) => {
+        $crate::entity::query::data::component_lane!($access, $writes);
+
+        $crate::entity::query::data::any_archetype!(C);
+
+        fn sees_disabled() -> bool {
+            $crate::entity::disabled::is_disabled::<C>()
+        }
+    };
+}
+pub(crate) use optional_component;
+
+/// The `ids`, `matches` and `missing` of a `QueryData` impl that matches
+/// every archetype and looks `$c`'s id up (for the archetypes that have it).
+macro_rules! any_archetype {
+    ($c:ident) => {
+        fn ids(components: &Components) -> Option<Option<ComponentId>> {
+            Some(components.id_of::<$c>())
+        }
+
+        fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
+            true
+        }
+
+        fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
+            None
+        }
+    };
+}
+pub(crate) use any_archetype;
 
 /// `C`'s type name when `archetype` has no `C` column.
 pub(crate) fn lacks<C: Component>(
@@ -233,7 +301,7 @@ unsafe impl<C: Component> QueryData for &C {
         id: ComponentId,
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
         column::<C>(archetype, id)
     }
@@ -245,50 +313,23 @@ unsafe impl<C: Component> QueryData for &C {
         // exists while the node runs.
         unsafe { &*fetch.add(row) }
     }
+
+    #[inline]
+    unsafe fn scoped<'w, R>(
+        fetch: Self::Fetch<'w>,
+        len: usize,
+        body: impl FnOnce(Self::Fetch<'w>) -> R,
+    ) -> R {
+        // SAFETY: the column holds `len` initialised `C`s from `fetch` (the
+        // archetype's length, caller), and no `&mut` to one exists for the
+        // call (caller).
+        let column = unsafe { std::slice::from_raw_parts(fetch, len) };
+        within(column, |column| body(column.as_ptr()))
+    }
 }
 
 // SAFETY: `&C` hands out shared references only.
 unsafe impl<C: Component> ReadOnlyQueryData for &C {}
-
-// SAFETY: declares `C` gated; `item` writes row `row` of `C`'s column and
-// its changed tick.
-unsafe impl<C: Component> QueryData for &mut C {
-    type Item<'w> = &'w mut C;
-    type Ids = ComponentId;
-    type Fetch<'w> = WriteFetch<'w, C>;
-
-    required_component!(gate, true);
-
-    unsafe fn fetch<'w>(
-        id: ComponentId,
-        _entities: &'w Entities,
-        archetype: &'w Archetype,
-        tick: u32,
-    ) -> Self::Fetch<'w> {
-        let column = column_of(archetype, id);
-        WriteFetch {
-            data: column.data().cast::<C>(),
-            ticks: column.changed_cells(),
-            tick,
-        }
-    }
-
-    #[inline]
-    unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> &'w mut C {
-        let WriteFetch { data, ticks, tick } = fetch;
-        // SAFETY:
-        // - `row` is a live row (caller): below the column's length, which
-        //   is the length of `ticks`;
-        // - the node holds `C`'s lane gated, so no other system touches the
-        //   column while it runs, and this query hands out row `row` once
-        //   per borrow of it (caller), so the tick and the value have one
-        //   writer (`Column::mark_changed`'s contract).
-        unsafe {
-            ticks.get_unchecked(row).with_mut(|changed| *changed = tick);
-            &mut *data.add(row)
-        }
-    }
-}
 
 // SAFETY: yields only the entity handle, which touches no lane.
 unsafe impl QueryData for Entity {
@@ -320,7 +361,7 @@ unsafe impl QueryData for Entity {
         (): (),
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
         archetype.entities()
     }
@@ -340,39 +381,13 @@ unsafe impl<C: Component> QueryData for Option<&C> {
     type Ids = Option<ComponentId>;
     type Fetch<'w> = Option<*const C>;
 
-    fn declare(node: NodeBuilder) -> NodeBuilder {
-        Lane::<C>::read(node)
-    }
-
-    fn sees_disabled() -> bool {
-        crate::entity::disabled::is_disabled::<C>()
-    }
-
-    fn lanes(out: &mut Vec<(TypeId, bool)>) {
-        out.push((TypeId::of::<Lane<C>>(), false));
-    }
-
-    fn resolve(registry: &mut Registry) {
-        Lane::<C>::resolve(registry);
-    }
-
-    fn ids(components: &Components) -> Option<Option<ComponentId>> {
-        Some(components.id_of::<C>())
-    }
-
-    fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
-        true
-    }
-
-    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
-        None
-    }
+    optional_component!(read, false);
 
     unsafe fn fetch<'w>(
         id: Option<ComponentId>,
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
         id.filter(|&id| archetype.contains(id))
             .map(|id| column::<C>(archetype, id).cast_const())
@@ -387,6 +402,19 @@ unsafe impl<C: Component> QueryData for Option<&C> {
 
 // SAFETY: shared references only.
 unsafe impl<C: Component> ReadOnlyQueryData for Option<&C> {}
+
+/// `P0::scoped(fetch.0, len, |P0| P1::scoped(fetch.1, len, |P1| ..
+/// body((P0, P1, ..))))`: each element's scope inside the one before.
+macro_rules! nest_scopes {
+    ($fetch:ident, $len:ident, $body:ident, [$($done:ident)*];) => {
+        $body(($($done,)*))
+    };
+    ($fetch:ident, $len:ident, $body:ident, [$($done:ident)*]; $name:ident $index:tt $($rest:tt)*) => {
+        $name::scoped($fetch.$index, $len, move |$name| {
+            nest_scopes!($fetch, $len, $body, [$($done)* $name]; $($rest)*)
+        })
+    };
+}
 
 macro_rules! impl_tuples {
     ($($name:ident $index:tt),+) => {
@@ -427,15 +455,22 @@ macro_rules! impl_tuples {
                 None$(.or_else(|| $name::missing(components, archetype)))+
             }
 
-            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, tick: u32) -> Self::Fetch<'w> {
+            unsafe fn fetch<'w>(ids: Self::Ids, entities: &'w Entities, archetype: &'w Archetype, ticks: RunTicks) -> Self::Fetch<'w> {
                 // SAFETY: forwarded from the caller.
-                ($(unsafe { $name::fetch(ids.$index, entities, archetype, tick) },)+)
+                ($(unsafe { $name::fetch(ids.$index, entities, archetype, ticks) },)+)
             }
 
             #[inline]
             unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w> {
                 // SAFETY: forwarded from the caller.
                 ($(unsafe { $name::item(fetch.$index, row) },)+)
+            }
+
+            #[inline]
+            #[allow(non_snake_case)] // each element's fetch is named after its type
+            unsafe fn scoped<'w, R>(fetch: Self::Fetch<'w>, len: usize, body: impl FnOnce(Self::Fetch<'w>) -> R) -> R {
+                // SAFETY: forwarded from the caller, element by element.
+                unsafe { nest_scopes!(fetch, len, body, []; $($name $index)+) }
             }
         }
 

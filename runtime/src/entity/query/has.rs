@@ -4,7 +4,7 @@ use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::entity::query::{QueryData, ReadOnlyQueryData};
-use crate::entity::{Archetype, Component, ComponentId, Components, Entities};
+use crate::entity::{Archetype, Component, ComponentId, Components, Entities, RunTicks};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -28,7 +28,7 @@ use crate::registry::Registry;
 /// let bare = world.spawn((Hp(5),));
 /// let shielded = world.spawn((Hp(5), Shield));
 /// world.add_system(NodeBuilder::new("hit").system(|mut hit: Query<(&mut Hp, Has<Shield>)>| {
-///     hit.for_each(|(hp, shielded)| hp.0 -= if shielded { 1 } else { 3 });
+///     hit.for_each(|(mut hp, shielded)| hp.0 -= if shielded { 1 } else { 3 });
 /// }));
 /// world.run_iteration().unwrap();
 /// assert_eq!(world.entity(bare).unwrap().get::<Hp>().unwrap().0, 2);
@@ -62,23 +62,13 @@ unsafe impl<T: Component> QueryData for Has<T> {
 
     fn resolve(_registry: &mut Registry) {}
 
-    fn ids(components: &Components) -> Option<Option<ComponentId>> {
-        Some(components.id_of::<T>())
-    }
-
-    fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
-        true
-    }
-
-    fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
-        None
-    }
+    crate::entity::query::data::any_archetype!(T);
 
     unsafe fn fetch<'w>(
         id: Option<ComponentId>,
         _entities: &'w Entities,
         archetype: &'w Archetype,
-        _tick: u32,
+        _ticks: RunTicks,
     ) -> bool {
         id.is_some_and(|id| archetype.contains(id))
     }

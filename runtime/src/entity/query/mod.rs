@@ -9,6 +9,8 @@
 //! run, so the archetypes and columns it walks hold still.
 //!
 //! - `data.rs`: what a query yields per entity ([`QueryData`]).
+//! - `change.rs`: the items that write or read with change ticks
+//!   ([`Mut`], [`Ref`]).
 //! - `filter.rs`: which archetypes it visits ([`QueryFilter`]).
 //! - `param.rs`: the [`Param`](crate::system::Param) impl.
 //! - `par.rs`: parallel iteration on the world's pool.
@@ -19,6 +21,7 @@
 //! - `combinations.rs`: `iter_combinations`, `iter_combinations_mut`.
 
 mod any_of;
+mod change;
 mod combinations;
 mod cursor;
 mod data;
@@ -37,7 +40,8 @@ use std::marker::PhantomData;
 use crate::entity::disabled;
 use crate::entity::{Archetype, Entities, Entity};
 
-pub(crate) use cursor::ChangeRun;
+pub use change::{Mut, ReadFetch, Ref, RunTicks, WriteFetch};
+pub(crate) use cursor::{ChangeRun, current as change_cursor};
 pub use data::{Lane, QueryData, ReadOnlyQueryData};
 pub(crate) use data::{assert_no_alias, column_of, lacks};
 pub use error::QueryEntityError;
@@ -68,7 +72,7 @@ pub use {
 /// world.spawn((Pos(0.0), Vel(2.0)));
 /// let foe = world.spawn((Pos(5.0), Vel(-1.0), Enemy));
 /// world.add_system(NodeBuilder::new("move").system(|mut moving: Query<(&mut Pos, &Vel)>| {
-///     moving.for_each(|(pos, vel)| pos.0 += vel.0);
+///     moving.for_each(|(mut pos, vel)| pos.0 += vel.0);
 /// }));
 /// world.run_iteration().unwrap();
 /// assert_eq!(world.entity(foe).unwrap().get::<Pos>().unwrap().0, 4.0);
@@ -130,6 +134,14 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
     }
 
+    /// The ticks its items compare and stamp with.
+    fn ticks(&self) -> RunTicks {
+        RunTicks {
+            last_run: self.last_run,
+            this_run: self.tick,
+        }
+    }
+
     /// A query that only looks at which rows match, taking no tick (its
     /// filters compare against the running body's cursor): what
     /// [`Single`] and [`Populated`] ask before the body runs.
@@ -184,7 +196,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         // SAFETY: the archetype matches; `row` is live; the query is
         // consumed, so no other item of it exists (`new`'s contract holds
         // the lanes).
-        Some(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.tick), row) })
+        Some(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) })
     }
 
     /// The data's and the filter's ids, or `None` when nothing can match.
@@ -202,18 +214,27 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         for archetype in archetypes.filter(|archetype| visits::<D, F>(ids, filter, archetype)) {
             // SAFETY: `archetype` matches `ids`; the query holds its lanes
             // (`new`'s contract).
-            let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
+            let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
             // SAFETY: as for the data.
             let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
-            for row in 0..archetype.len() {
-                // SAFETY: `row` is live; the node holds the filter's lanes.
-                if F::BY_ROW && !unsafe { F::row(rows, row) } {
-                    continue;
+            let len = archetype.len();
+            let f = &mut f;
+            let rows_of = |fetch| {
+                for row in 0..len {
+                    // SAFETY: `row` is live; the node holds the filter's
+                    // lanes.
+                    if F::BY_ROW && !unsafe { F::row(rows, row) } {
+                        continue;
+                    }
+                    // SAFETY: `row` is live, and each row's item is handed
+                    // out once while `&mut self` is held.
+                    f(unsafe { D::item(fetch, row) });
                 }
-                // SAFETY: `row` is live, and each row's item is handed out
-                // once while `&mut self` is held.
-                f(unsafe { D::item(fetch, row) });
-            }
+            };
+            // SAFETY: `len` is the archetype's; while `&mut self` is held no
+            // item of this query is alive but those `rows_of` makes, and the
+            // node holds the lanes, so nothing else refers to the rows.
+            unsafe { D::scoped(fetch, len, rows_of) };
         }
     }
 
@@ -323,7 +344,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     ) -> D::Item<'q> {
         // SAFETY: the archetype matches; `row` is live; the caller keeps
         // the row's items apart.
-        unsafe { D::item(D::fetch(ids, self.entities, archetype, self.tick), row) }
+        unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) }
     }
 }
 
@@ -387,6 +408,16 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
     }
 }
 
+impl<D: QueryData, F: QueryFilter> QueryIter<'_, D, F> {
+    /// The ticks its items compare and stamp with.
+    fn ticks(&self) -> RunTicks {
+        RunTicks {
+            last_run: self.last_run,
+            this_run: self.tick,
+        }
+    }
+}
+
 impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
     type Item = D::Item<'q>;
 
@@ -412,7 +443,7 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
             if visits::<D, F>(ids, filter, archetype) {
                 // SAFETY: the archetype matches `ids`; the query holds its
                 // lanes (`Query::new`'s contract).
-                let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.tick) };
+                let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
                 // SAFETY: as above.
                 let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
                 self.current = Some((fetch, rows, archetype.len()));

@@ -3,7 +3,7 @@
 //! through [`for_each_slice`](crate::exec::for_each_slice)'s runners (one
 //! per thread taking part, which is what holds a thread's `init` state).
 
-use super::{Query, QueryData, QueryFilter, visits};
+use super::{Query, QueryData, QueryFilter, RunTicks, visits};
 use crate::exec::{SliceRuns, for_each_slice_runs};
 
 /// Slices per thread when the caller does not choose a slice size: enough
@@ -35,7 +35,7 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
     /// let mut world = World::with_pool(sluice::exec::ThreadPool::new(2).unwrap());
     /// world.spawn_batch((0..1_000).map(|i| (Pos(i as f32),)));
     /// world.add_system(NodeBuilder::new("scale").system(|mut q: Query<&mut Pos>| {
-    ///     q.par_for_each(|pos| pos.0 *= 2.0);
+    ///     q.par_for_each(|mut pos| pos.0 *= 2.0);
     /// }));
     /// world.run_iteration().unwrap();
     /// let sum: f32 = world.query::<&Pos>().iter().map(|p| p.0).sum();
@@ -78,7 +78,7 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
     ///     |mut q: Query<(&Pos, &mut Neighbours)>| {
     ///         q.par_for_each_init(
     ///             || Vec::with_capacity(8), // one scratch list per thread
-    ///             |near: &mut Vec<f32>, (pos, count)| {
+    ///             |near: &mut Vec<f32>, (pos, mut count)| {
     ///                 near.clear();
     ///                 near.extend([pos.0 - 1.0, pos.0 + 1.0].iter().filter(|x| **x >= 0.0));
     ///                 count.0 = near.len() as u32;
@@ -144,7 +144,17 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
                         // SAFETY: `archetype` matches `ids`; the query holds
                         // its lanes (`Query::new`'s contract) while `&mut
                         // self` is held, for the whole call.
-                        let fetch = unsafe { D::fetch(ids, entities, archetype, tick) };
+                        let fetch = unsafe {
+                            D::fetch(
+                                ids,
+                                entities,
+                                archetype,
+                                RunTicks {
+                                    last_run,
+                                    this_run: tick,
+                                },
+                            )
+                        };
                         // SAFETY: as for the data.
                         let checks = unsafe { F::fetch(filter, archetype, last_run) };
                         for slice in start..end {
