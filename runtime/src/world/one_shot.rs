@@ -264,7 +264,7 @@ impl World {
     /// let mut world = World::new();
     /// world.spawn((Health(10),));
     /// world.run_system_once(|mut query: Query<&mut Health>, commands: Commands<'_>| {
-    ///     for health in query.iter_mut() {
+    ///     for mut health in query.iter_mut() {
     ///         health.0 -= 1;
     ///     }
     ///     commands.spawn((Health(5),));
