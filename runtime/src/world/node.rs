@@ -60,6 +60,21 @@ impl GateCell {
         self.open.load(Ordering::Acquire)
     }
 
+    /// Evaluates the conditions (the cell's body is empty) and records the
+    /// verdict.
+    ///
+    /// Out of line: the few condition nodes need no inlined copy of
+    /// [`NodeCell::run`] in the node runner, which every node pays for.
+    ///
+    /// # Safety
+    /// [`NodeCell::run`]'s.
+    #[inline(never)]
+    unsafe fn run(&self, env: &NodeEnv<'_>, world: u64, node: u32, rank: u32) {
+        // SAFETY: forwarded from the caller.
+        let ran = unsafe { self.cell.run(env, world, node, rank) };
+        self.open.store(ran == Ran::Body, Ordering::Release);
+    }
+
     /// Closes the gate: it was itself skipped (an enclosing group's
     /// condition was false), so its members are too.
     #[inline]
@@ -142,7 +157,7 @@ impl WorldNode {
     ///
     /// It runs as node `node` (registration index) of world `world`, at
     /// position `rank` of its plan's order: what it records lands there.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn run<'s>(
         &'s self,
         env: &NodeEnv<'s>,
@@ -159,8 +174,7 @@ impl WorldNode {
             }
             WorldNode::Gate(gate) => {
                 // SAFETY: forwarded from the caller.
-                let ran = unsafe { gate.cell.run(env, world, node, rank) };
-                gate.open.store(ran == Ran::Body, Ordering::Release);
+                unsafe { gate.run(env, world, node, rank) };
                 NodeOutcome::Done
             }
             WorldNode::Batch(batch) => {
