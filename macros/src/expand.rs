@@ -48,6 +48,10 @@ pub(crate) fn builder(node: &Node) -> TokenStream {
         SiblingOrder::First => quote!(.order_first()),
         SiblingOrder::Last => quote!(.order_last()),
     });
+    let ambiguous_with = &args.ambiguous_with;
+    let ambiguous_with_all = args
+        .ambiguous_with_all
+        .then(|| quote!(.ambiguous_with_all()));
     quote! {
         ::sluice::NodeBuilder::new(#name)
             .key(#key)
@@ -62,6 +66,8 @@ pub(crate) fn builder(node: &Node) -> TokenStream {
             #schedule
             #order
             #sibling
+            #(.ambiguous_with(#ambiguous_with))*
+            #ambiguous_with_all
     }
 }
 

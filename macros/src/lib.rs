@@ -117,6 +117,10 @@
 //!   `.in_schedule(::sluice::Schedule::named("Save"))`.
 //! - `order = -1` (an integer literal that fits an `i32`): `.order(-1)`.
 //! - `order_first` / `order_last` (flags, not both): `.order_first()`.
+//! - `ambiguous_with = "physics"` (repeatable, a system's or a group's
+//!   name) / `ambiguous_with_all` (a flag; not with `ambiguous_with`):
+//!   `.ambiguous_with("physics")` / `.ambiguous_with_all()`, the
+//!   ambiguities silenced on purpose (SL0008 at `Level::Silenced`).
 //!
 //! # `#[system]` on a method
 //!
@@ -208,7 +212,7 @@ use sluice_rules::NodeKind;
 /// expansion and the arguments (`after`, `before`, `name`, `key`,
 /// `exclusive`, `allow_locks`, `run_if`, and the organisation: `phase`,
 /// `group`, `stage`, `set`, `cadence`, `schedule`, `order`, `order_first`,
-/// `order_last`).
+/// `order_last`, `ambiguous_with`, `ambiguous_with_all`).
 #[proc_macro_attribute]
 pub fn system(attr: TokenStream, item: TokenStream) -> TokenStream {
     parse::node(NodeKind::System, attr.into(), item.into()).into()

@@ -67,6 +67,8 @@ impl NodeKind {
                 "order",
                 "order_first",
                 "order_last",
+                "ambiguous_with",
+                "ambiguous_with_all",
             ],
             NodeKind::RunCondition => &["name", "allow_locks"],
         }
@@ -227,6 +229,11 @@ pub struct NodeArgs {
     pub order: Option<Given<i32>>,
     /// `order_first` / `order_last`.
     pub sibling: Option<Given<SiblingOrder>>,
+    /// Every `ambiguous_with = "name"`, in order: systems or groups whose
+    /// ambiguities (SL0008) with this node are silenced on purpose.
+    pub ambiguous_with: Vec<LitStr>,
+    /// `ambiguous_with_all`: every ambiguity of this node is silenced.
+    pub ambiguous_with_all: bool,
 }
 
 fn invalid(span: Span, message: impl Into<String>, help: impl Into<String>) -> Diagnostic {
@@ -457,7 +464,8 @@ pub fn parse_args(kind: NodeKind, tokens: TokenStream) -> (NodeArgs, Vec<Diagnos
             ));
             continue;
         }
-        let repeatable = key == "after" || key == "before" || key == "run_if";
+        let repeatable =
+            key == "after" || key == "before" || key == "run_if" || key == "ambiguous_with";
         if !repeatable && seen.contains(&key) {
             diagnostics.push(invalid(
                 path.span(),
@@ -515,6 +523,18 @@ pub fn parse_args(kind: NodeKind, tokens: TokenStream) -> (NodeArgs, Vec<Diagnos
                     }
                 }
             }
+            ("ambiguous_with", Meta::NameValue(nv)) => {
+                match label_value(&key, &nv.value, "system or group", "physics") {
+                    Ok(lit) => args.ambiguous_with.push(lit),
+                    Err(d) => diagnostics.push(d),
+                }
+            }
+            ("ambiguous_with_all", Meta::Path(_)) => args.ambiguous_with_all = true,
+            ("ambiguous_with_all", other) => diagnostics.push(invalid(
+                other.span(),
+                "`ambiguous_with_all` takes no value",
+                "write a bare `ambiguous_with_all`",
+            )),
             ("order_first" | "order_last", other) => diagnostics.push(invalid(
                 other.span(),
                 format!("`{key}` takes no value"),
@@ -592,6 +612,16 @@ pub fn parse_args(kind: NodeKind, tokens: TokenStream) -> (NodeArgs, Vec<Diagnos
                 format!("write `{key} = ..`"),
             )),
         }
+    }
+    if let (true, Some(named)) = (args.ambiguous_with_all, args.ambiguous_with.first()) {
+        diagnostics.push(invalid(
+            named.span(),
+            format!(
+                "`ambiguous_with = {:?}` is redundant: `ambiguous_with_all` already silences every ambiguity of this node",
+                named.value()
+            ),
+            "keep `ambiguous_with_all`, or name the systems and drop `ambiguous_with_all`",
+        ));
     }
     (args, diagnostics)
 }
@@ -749,6 +779,44 @@ mod tests {
             messages(quote!(order_first, order_first)),
             ["`order_first` is given twice"]
         );
+        assert_eq!(
+            messages(quote!(ambiguous_with = "")),
+            ["`ambiguous_with` is empty"]
+        );
+        assert_eq!(
+            messages(quote!(ambiguous_with = physics)),
+            ["`ambiguous_with` must be a string: the name of the system or group"]
+        );
+        assert_eq!(
+            messages(quote!(ambiguous_with_all = true)),
+            ["`ambiguous_with_all` takes no value"]
+        );
+        assert_eq!(
+            messages(quote!(ambiguous_with_all, ambiguous_with_all)),
+            ["`ambiguous_with_all` is given twice"]
+        );
+        assert_eq!(
+            messages(quote!(ambiguous_with_all, ambiguous_with = "poison")),
+            [
+                "`ambiguous_with = \"poison\"` is redundant: `ambiguous_with_all` already \
+                 silences every ambiguity of this node"
+            ]
+        );
+    }
+
+    #[test]
+    fn ambiguous_with_repeats_and_keeps_its_order() {
+        let (args, diagnostics) = parse_args(
+            NodeKind::System,
+            quote!(ambiguous_with = "poison", ambiguous_with = "Render"),
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let names: Vec<String> = args.ambiguous_with.iter().map(LitStr::value).collect();
+        assert_eq!(names, ["poison", "Render"]);
+        assert!(!args.ambiguous_with_all);
+        let (args, diagnostics) = parse_args(NodeKind::System, quote!(ambiguous_with_all));
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert!(args.ambiguous_with_all);
     }
 
     /// The column a value's diagnostic starts at, parsing `source` (so the

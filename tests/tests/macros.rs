@@ -119,6 +119,59 @@ fn after_before_and_name_order_the_nodes() {
     );
 }
 
+mod silenced {
+    use super::*;
+
+    #[system(ambiguous_with = "poison")]
+    pub fn health(hp: &mut Hp) {
+        hp.0 += 1;
+    }
+
+    #[system]
+    pub fn poison(hp: &mut Hp) {
+        hp.0 -= 1;
+    }
+
+    #[system(ambiguous_with_all)]
+    pub fn regen(hp: &mut Hp) {
+        hp.0 += 2;
+    }
+}
+
+#[test]
+fn ambiguous_with_silences_the_named_pair_and_ambiguous_with_all_every_pair() {
+    let mut world = World::new();
+    world.insert(Hp(0));
+    world.set_plan_options(sluice::PlanOptions {
+        ambiguity: sluice::AmbiguityLevel::Warn,
+        ..sluice::PlanOptions::default()
+    });
+    world.add_system(silenced::health);
+    world.add_system(silenced::poison);
+    world.add_system(silenced::regen);
+    let plan = world.plan().unwrap();
+    let sl0008: Vec<(sluice::Level, String)> = plan
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code == "SL0008")
+        .map(|d| (d.level, d.to_string()))
+        .collect();
+    assert!(
+        sl0008
+            .iter()
+            .all(|(level, _)| *level == sluice::Level::Silenced),
+        "every pair is silenced, none warned: {sl0008:?}"
+    );
+    let text: String = sl0008.iter().map(|(_, text)| text.as_str()).collect();
+    assert!(
+        text.contains("`health` and `poison` (silenced by `health`: ambiguous_with(\"poison\"))"),
+        "{text}"
+    );
+    assert!(text.contains("ambiguous_with_all()"), "{text}");
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Hp>().unwrap().0, 2);
+}
+
 mod lanes {
     use super::*;
 
