@@ -37,6 +37,9 @@ pub use crate::entity::{
     Populated, Query, Ref, Removed, Single, Target, With, Without,
 };
 pub use crate::entity::{Allow, Disabled};
+pub use crate::entity::{
+    ChildOf, Children, GlobalTransform, HierarchyQueryExt, Transform, TransformPropagation,
+};
 pub use crate::exec::BatchProcessor;
 pub use crate::message::{MessageSender, Publish, Subscribe};
 pub use crate::node::{Marker, NodeBuilder};

@@ -330,6 +330,34 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         Ok((archetype, row, ids))
     }
 
+    /// The data's and filter's ids, looked up once for many
+    /// [`get_unchecked_with`](Self::get_unchecked_with) calls.
+    #[inline]
+    pub(crate) fn prepared_ids(&self) -> Option<(D::Ids, F::Ids)> {
+        self.ids()
+    }
+
+    /// `entity`'s item through `&self`, with ids from
+    /// [`prepared_ids`](Self::prepared_ids): what a traversal that hands
+    /// disjoint rows to several threads uses (the hierarchy's transform
+    /// propagation).
+    ///
+    /// # Safety
+    /// While the item lives, no other live item of this query is of the
+    /// same row when the data writes (the query's lanes are held, as for
+    /// every query, by its node).
+    #[inline]
+    pub(crate) unsafe fn get_unchecked_with(
+        &self,
+        ids: Option<(D::Ids, F::Ids)>,
+        entity: Entity,
+    ) -> Result<D::Item<'_>, QueryEntityError> {
+        let (archetype, row, ids) = self.locate_with(ids, entity)?;
+        // SAFETY: `locate_with` found the live row in a matching archetype;
+        // the caller keeps the row's items apart.
+        Ok(unsafe { self.item_at(archetype, row, ids) })
+    }
+
     /// The item of `row` of `archetype`.
     ///
     /// # Safety
