@@ -61,11 +61,17 @@ pub(crate) fn attach(
             return Err(EntityError::NoSuchEntity { entity });
         }
     }
-    // Walk up from the parent: meeting the child means a cycle. The
-    // relation is acyclic, so the walk ends; the bound only guards a
-    // relation forged behind the runtime's back.
+    // Walk up from the parent: meeting the child means a cycle. A child
+    // without children cannot be met (so building a deep chain leaf by
+    // leaf costs no walk). The relation is acyclic, so the walk ends; the
+    // bound only guards a relation forged behind the runtime's back.
     let mut at = parent;
-    for _ in 0..=entities.len() {
+    let steps = if entities.get::<Children>(child).is_some() {
+        entities.len() + 1
+    } else {
+        0
+    };
+    for _ in 0..steps {
         if at == child {
             return Err(EntityError::ParentCycle { child, parent });
         }
