@@ -18,6 +18,8 @@
 //! pure function of its ancestors' `Transform`s, computed by exactly one
 //! thread.
 
+use std::sync::{Mutex, PoisonError};
+
 use foldhash::HashSet;
 use glam::{Affine3A, Quat, Vec3};
 
@@ -163,6 +165,21 @@ impl TransformPropagation {
     }
 }
 
+/// One thread's finds in the scan, handed over when it is done.
+struct Found<'a> {
+    local: Vec<Entity>,
+    into: &'a Mutex<Vec<Entity>>,
+}
+
+impl Drop for Found<'_> {
+    fn drop(&mut self) {
+        if !self.local.is_empty() {
+            let mut into = self.into.lock().unwrap_or_else(PoisonError::into_inner);
+            into.append(&mut self.local);
+        }
+    }
+}
+
 /// Reused from run to run, so a steady frame allocates nothing.
 #[derive(Default, Debug)]
 pub struct PropagationScratch {
@@ -206,53 +223,69 @@ const STARTS_PER_SLICE: usize = 8;
 /// An entity without a `Transform` (or disabled) ends the walk: its
 /// subtree keeps its values until it gets one back.
 pub fn propagate_transforms(
-    mut nodes: Nodes<'_>,
-    moved: Moved<'_>,
+    nodes: Nodes<'_>,
+    mut moved: Moved<'_>,
     orphaned: Removed<'_, ChildOf>,
     mut scratch: Local<'_, PropagationScratch>,
 ) {
     let PropagationScratch { candidates, starts } = &mut *scratch;
     candidates.clear();
     starts.clear();
-    candidates.extend(moved.iter().map(|(entity, _)| entity));
+    // The scan of the change ticks is the whole cost of a static scene:
+    // in parallel, each thread gathering what it finds.
+    let found = Mutex::new(Vec::new());
+    moved.par_for_each_init(
+        || Found {
+            local: Vec::new(),
+            into: &found,
+        },
+        |found, (entity, _)| found.local.push(entity),
+    );
+    candidates.extend(found.into_inner().unwrap_or_else(PoisonError::into_inner));
     candidates.extend(orphaned.iter());
     if candidates.is_empty() {
         return;
     }
+    let ids = nodes.prepared_ids();
+    let nodes = &nodes;
+    let mut cache = None;
+    // SAFETY: this loop runs alone (before the fan-out) and drops each
+    // item at once, so no two items of one row are ever alive; `cache`
+    // is filled only here, from `nodes` with `ids`.
+    let mut look = |entity| {
+        unsafe { nodes.get_cached(ids, &mut cache, entity) }
+            .ok()
+            .map(|(_, of, _, global)| (of.map(ChildOf::parent), global.0))
+    };
     // A start has no candidate among its ancestors (walked up through
     // `ChildOf`; a stale or transform-less parent ends the walk).
     'candidates: for &candidate in candidates.iter() {
-        let Ok((_, of, _, _)) = nodes.get_mut(candidate) else {
+        let Some((parent, _)) = look(candidate) else {
             continue; // despawned since, or without a `Transform`
         };
-        let parent = of.map(ChildOf::parent);
         let mut up = parent;
         while let Some(at) = up {
             if candidates.contains(&at) {
                 continue 'candidates;
             }
-            up = match nodes.get_mut(at) {
-                Ok((_, of, _, _)) => of.map(ChildOf::parent),
-                Err(_) => None,
-            };
+            up = look(at).and_then(|(of, _)| of);
         }
         let parent_global = parent
-            .and_then(|parent| nodes.get_mut(parent).ok())
-            .map_or(Affine3A::IDENTITY, |(_, _, _, global)| global.0);
+            .and_then(&mut look)
+            .map_or(Affine3A::IDENTITY, |(_, global)| global);
         starts.push((candidate, parent_global));
     }
     // The set's order is not the same from run to run; the work is
     // (each value is computed once, from its ancestors only), and the
     // slices are cut from a sorted list so the load is too.
     starts.sort_unstable_by_key(|&(entity, _)| entity);
-    let nodes = &nodes;
-    let ids = nodes.prepared_ids();
     let starts = &starts[..];
     let per_slice =
         STARTS_PER_SLICE.min(starts.len().div_ceil(crate::exec::current_thread_count()));
     let per_slice = per_slice.max(1);
     crate::exec::for_each_slice(starts.len().div_ceil(per_slice), &|slices| {
         let mut stack = Vec::new();
+        let mut cache = None;
         let from = slices.start * per_slice;
         let to = (slices.end * per_slice).min(starts.len());
         for &(start, parent_global) in &starts[from..to] {
@@ -270,29 +303,34 @@ pub fn propagate_transforms(
             // - so each row of `GlobalTransform` is handed out by at most
             //   one thread, one item at a time; the other lanes are read
             //   shared; the node holds the lanes for the call (`nodes` is
-            //   its parameter, borrowed here for the fan-out only).
-            unsafe { propagate_subtree(nodes, ids, start, parent_global, &mut stack) };
+            //   its parameter, borrowed here for the fan-out only);
+            // - `cache` is this slice's own, filled only from `nodes`.
+            unsafe {
+                propagate_subtree(nodes, ids, &mut cache, start, parent_global, &mut stack);
+            };
         }
     });
 }
 
 /// Writes `start`'s `GlobalTransform` from `parent_global`, then every
 /// verified descendant's, depth-first with an explicit stack (a deep chain
-/// cannot overflow the thread's).
+/// cannot overflow the thread's). `cache` keeps the last archetype's fetch
+/// (a subtree's entities sit in few archetypes).
 ///
 /// # Safety
 /// No other thread hands out an item of `nodes` for `start` or any of its
-/// descendants while this runs, and the caller holds no item of `nodes`.
+/// descendants while this runs, the caller holds no item of `nodes`, and
+/// `cache` holds only what calls on `nodes` with `ids` put there.
 unsafe fn propagate_subtree<'q>(
     nodes: &'q Nodes<'_>,
     ids: Option<(<NodesData as crate::entity::QueryData>::Ids, ())>,
+    cache: &mut Option<NodesCache<'q>>,
     start: Entity,
     parent_global: Affine3A,
     stack: &mut Vec<(Entity, &'q [Entity], Affine3A)>,
 ) {
     // SAFETY: `start`'s row is this call's alone (caller).
-    let Ok((transform, _, children, mut global)) =
-        (unsafe { nodes.get_unchecked_with(ids, start) })
+    let Ok((transform, _, children, mut global)) = (unsafe { nodes.get_cached(ids, cache, start) })
     else {
         return;
     };
@@ -307,7 +345,7 @@ unsafe fn propagate_subtree<'q>(
             // SAFETY: `child`'s row is this call's alone (caller), and the
             // item of the row before it was dropped at the end of its turn.
             let Ok((transform, of, below, mut global)) =
-                (unsafe { nodes.get_unchecked_with(ids, child) })
+                (unsafe { nodes.get_cached(ids, cache, child) })
             else {
                 continue;
             };
@@ -322,6 +360,12 @@ unsafe fn propagate_subtree<'q>(
         }
     }
 }
+
+/// One archetype's fetch, kept by a walk.
+type NodesCache<'q> = (
+    &'q crate::entity::Archetype,
+    <NodesData as crate::entity::QueryData>::Fetch<'q>,
+);
 
 /// The data of [`Nodes`].
 type NodesData = (
