@@ -77,8 +77,8 @@ pub use entity::{
 pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
 pub use entity::{
-    ChildOf, ChildSpawner, Children, GlobalTransform, HierarchyQueryExt, Transform,
-    TransformPropagation, propagate_transforms,
+    ChildOf, ChildSpawner, Children, GlobalTransform, Transform, TransformPropagation,
+    propagate_transforms,
 };
 /// The vector math [`Transform`] and [`GlobalTransform`] are made of.
 pub use glam;

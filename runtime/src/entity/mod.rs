@@ -44,7 +44,7 @@ pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
 pub use hierarchy::{
     Ancestors, ChildOf, ChildSpawner, Children, DescendantsBreadthFirst, DescendantsDepthFirst,
-    GlobalTransform, HierarchyQueryExt, Transform, TransformPropagation, propagate_transforms,
+    GlobalTransform, Transform, TransformPropagation, propagate_transforms,
 };
 pub use query::{
     Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,

@@ -49,7 +49,9 @@ mod world;
 pub use commands::ChildSpawner;
 pub(crate) use relation::despawn_related;
 pub use transform::{GlobalTransform, Transform, TransformPropagation, propagate_transforms};
-pub use traverse::{Ancestors, DescendantsBreadthFirst, DescendantsDepthFirst, HierarchyQueryExt};
+pub use traverse::{
+    Ancestors, DescendantsBreadthFirst, DescendantsDepthFirst, Links, LinksQuery, QueryLinks,
+};
 
 use super::Entity;
 

@@ -1,6 +1,6 @@
 //! Walking the relation: descendants depth-first or level by level, and
 //! ancestors, from the world ([`World::descendants`](crate::World::descendants))
-//! or from a system's queries ([`HierarchyQueryExt`]).
+//! or from a system's [`LinksQuery`].
 
 use std::collections::VecDeque;
 
@@ -150,30 +150,31 @@ impl<'a, L: Links<'a>> Iterator for Ancestors<L> {
     }
 }
 
-/// The query a system walks the relation through: both lanes shared.
-pub type LinksQuery<'w, F = ()> =
-    Query<'w, (Option<&'static ChildOf>, Option<&'static Children>), F>;
+/// The query a system walks the relation through: both lanes shared
+/// (`'a` is the elided lifetime a signature writes as
+/// `Query<(Option<&ChildOf>, Option<&Children>)>`).
+pub type LinksQuery<'w, 'a, F = ()> = Query<'w, (Option<&'a ChildOf>, Option<&'a Children>), F>;
 
 /// A system's view of the relation through a [`LinksQuery`].
-pub struct QueryLinks<'q, 'w, F: QueryFilter> {
-    query: &'q Query<'w, (Option<&'static ChildOf>, Option<&'static Children>), F>,
+pub struct QueryLinks<'q, 'w, 'a, F: QueryFilter> {
+    query: &'q LinksQuery<'w, 'a, F>,
 }
 
-impl<F: QueryFilter> Clone for QueryLinks<'_, '_, F> {
+impl<F: QueryFilter> Clone for QueryLinks<'_, '_, '_, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<F: QueryFilter> Copy for QueryLinks<'_, '_, F> {}
+impl<F: QueryFilter> Copy for QueryLinks<'_, '_, '_, F> {}
 
-impl<F: QueryFilter> std::fmt::Debug for QueryLinks<'_, '_, F> {
+impl<F: QueryFilter> std::fmt::Debug for QueryLinks<'_, '_, '_, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("QueryLinks")
     }
 }
 
-impl<'q, F: QueryFilter> Links<'q> for QueryLinks<'q, '_, F> {
+impl<'q, F: QueryFilter> Links<'q> for QueryLinks<'q, '_, '_, F> {
     fn children(self, parent: Entity) -> &'q [Entity] {
         match self.query.get(parent) {
             Ok((_, Some(children))) => children.as_slice(),
@@ -189,12 +190,12 @@ impl<'q, F: QueryFilter> Links<'q> for QueryLinks<'q, '_, F> {
     }
 }
 
-/// Walks the relation from a system: implemented for
-/// `Query<(Option<&ChildOf>, Option<&Children>), F>`, whose two shared
+/// Walks the relation from a system, through a [`LinksQuery`]
+/// (`Query<(Option<&ChildOf>, Option<&Children>)>`), whose two shared
 /// lanes are all a walk reads.
 ///
 /// ```
-/// use sluice::{ChildOf, Children, HierarchyQueryExt, NodeBuilder, Query, World};
+/// use sluice::{ChildOf, Children, NodeBuilder, Query, World};
 ///
 /// struct Seen(Vec<sluice::Entity>);
 /// let mut world = World::new();
@@ -212,31 +213,25 @@ impl<'q, F: QueryFilter> Links<'q> for QueryLinks<'q, '_, F> {
 /// assert_eq!(world.get::<Seen>().unwrap().0, [a, b]);
 /// # Ok::<(), sluice::EntityError>(())
 /// ```
-pub trait HierarchyQueryExt<'w, F: QueryFilter> {
+impl<'w, 'a, F: QueryFilter> LinksQuery<'w, 'a, F> {
     /// Every descendant of `root`, depth-first in pre-order.
-    fn iter_descendants(&self, root: Entity) -> DescendantsDepthFirst<'_, QueryLinks<'_, 'w, F>>;
-    /// Every descendant of `root`, level by level.
-    fn iter_descendants_breadth_first(
+    pub fn iter_descendants(
         &self,
         root: Entity,
-    ) -> DescendantsBreadthFirst<'_, QueryLinks<'_, 'w, F>>;
-    /// The ancestors of `entity`, its parent first.
-    fn iter_ancestors(&self, entity: Entity) -> Ancestors<QueryLinks<'_, 'w, F>>;
-}
-
-impl<'w, F: QueryFilter> HierarchyQueryExt<'w, F> for LinksQuery<'w, F> {
-    fn iter_descendants(&self, root: Entity) -> DescendantsDepthFirst<'_, QueryLinks<'_, 'w, F>> {
+    ) -> DescendantsDepthFirst<'_, QueryLinks<'_, 'w, 'a, F>> {
         DescendantsDepthFirst::new(QueryLinks { query: self }, root)
     }
 
-    fn iter_descendants_breadth_first(
+    /// Every descendant of `root`, level by level.
+    pub fn iter_descendants_breadth_first(
         &self,
         root: Entity,
-    ) -> DescendantsBreadthFirst<'_, QueryLinks<'_, 'w, F>> {
+    ) -> DescendantsBreadthFirst<'_, QueryLinks<'_, 'w, 'a, F>> {
         DescendantsBreadthFirst::new(QueryLinks { query: self }, root)
     }
 
-    fn iter_ancestors(&self, entity: Entity) -> Ancestors<QueryLinks<'_, 'w, F>> {
+    /// The ancestors of `entity`, its parent first.
+    pub fn iter_ancestors(&self, entity: Entity) -> Ancestors<QueryLinks<'_, 'w, 'a, F>> {
         Ancestors::new(QueryLinks { query: self }, entity, usize::MAX)
     }
 }
