@@ -471,7 +471,7 @@ fn run_frames(executor: ExecutorKind, threads: usize) -> Vec<Vec<(Entity, [f32; 
             if a != b {
                 commands.entity(a).set_parent(b);
             }
-            if frame.0 % 3 == 0 {
+            if frame.0.is_multiple_of(3) {
                 commands
                     .entity(roots[(frame.0 * 5) % roots.len()])
                     .remove_parent();

@@ -48,7 +48,9 @@ mod world;
 
 pub use commands::ChildSpawner;
 pub(crate) use relation::despawn_related;
-pub use transform::{GlobalTransform, Transform, TransformPropagation, propagate_transforms};
+pub use transform::{
+    GlobalTransform, PROPAGATE_TRANSFORMS, Transform, TransformPropagation, propagate_transforms,
+};
 pub use traverse::{
     Ancestors, DescendantsBreadthFirst, DescendantsDepthFirst, Links, LinksQuery, QueryLinks,
 };

@@ -151,17 +151,21 @@ impl TransformPropagation {
     /// # Ok::<(), sluice::EntityError>(())
     /// ```
     pub fn add_to(world: &mut World) {
+        Self::add_to_with(world, |node| node.phase(crate::organise::Phase::PostUpdate));
+    }
+
+    /// [`add_to`](Self::add_to) with the node placed by `place` instead of
+    /// in `PostUpdate`: a world that declares stages names one
+    /// (`|node| node.in_stage("Present")`), or orders it by hand.
+    pub fn add_to_with(world: &mut World, place: impl FnOnce(NodeBuilder) -> NodeBuilder) {
         match world.register_required::<Transform, GlobalTransform>() {
             Ok(()) | Err(RequiredError::AlreadyRequired { .. }) => {}
             // A cycle needs `GlobalTransform` to require `Transform`: the
             // user's, and harmless to propagation.
             Err(_) => {}
         }
-        world.add_system(
-            NodeBuilder::new(PROPAGATE_TRANSFORMS)
-                .phase(crate::organise::Phase::PostUpdate)
-                .system(propagate_transforms),
-        );
+        world
+            .add_system(place(NodeBuilder::new(PROPAGATE_TRANSFORMS)).system(propagate_transforms));
     }
 }
 
@@ -249,10 +253,10 @@ pub fn propagate_transforms(
     let ids = nodes.prepared_ids();
     let nodes = &nodes;
     let mut cache = None;
-    // SAFETY: this loop runs alone (before the fan-out) and drops each
-    // item at once, so no two items of one row are ever alive; `cache`
-    // is filled only here, from `nodes` with `ids`.
     let mut look = |entity| {
+        // SAFETY: this loop runs alone (before the fan-out) and drops each
+        // item at once, so no two items of one row are ever alive; `cache`
+        // is filled only here, from `nodes` with `ids`.
         unsafe { nodes.get_cached(ids, &mut cache, entity) }
             .ok()
             .map(|(_, of, _, global)| (of.map(ChildOf::parent), global.0))

@@ -357,16 +357,16 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         entity: Entity,
     ) -> Result<D::Item<'w>, QueryEntityError> {
         let entities: &'w Entities = self.entities;
-        if let Some((archetype, fetch)) = *cache {
-            if let Some((at, row)) = entities.location_of(entity) {
-                if std::ptr::eq(at, archetype) && !F::BY_ROW {
-                    // SAFETY: the archetype matched this query when cached
-                    // (archetypes change only through `&mut Entities`),
-                    // the filter keeps whole archetypes, `row` is live; the
-                    // caller keeps the row's items apart.
-                    return Ok(unsafe { D::item(fetch, row) });
-                }
-            }
+        if let Some((archetype, fetch)) = *cache
+            && let Some((at, row)) = entities.location_of(entity)
+            && std::ptr::eq(at, archetype)
+            && !F::BY_ROW
+        {
+            // SAFETY: the archetype matched this query when cached
+            // (archetypes change only through `&mut Entities`), the filter
+            // keeps whole archetypes, `row` is live; the caller keeps the
+            // row's items apart.
+            return Ok(unsafe { D::item(fetch, row) });
         }
         let (archetype, row, data) = self.locate_with(ids, entity)?;
         // SAFETY: `locate_with` found the live row in a matching archetype.
