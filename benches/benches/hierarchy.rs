@@ -296,11 +296,11 @@ fn summary(threads: usize) {
     println!("| --- | --- | --- | --- |");
     for scene in SCENES {
         enum Side {
-            Sluice(World),
+            Sluice(Box<World>),
             Bevy(Box<(BevyWorld, Schedule)>),
         }
         let mut sides = [
-            Side::Sluice(sluice_scene(scene, threads)),
+            Side::Sluice(Box::new(sluice_scene(scene, threads))),
             Side::Bevy(Box::new(bevy_scene(scene))),
         ];
         let medians =
