@@ -401,7 +401,8 @@ fn forest(world: &mut World, trees: usize, fanout: usize, depth: usize) -> Vec<E
     let mut next = || {
         n += 1.0;
         Transform::from_xyz(n * 0.5, -n, n * 0.25)
-            .with_rotation(Quat::from_rotation_z(n * 0.01))
+            // No sin or cos: Miri makes those differ from call to call.
+            .with_rotation(Quat::from_xyzw(0.0, 0.0, n * 0.005, 1.0).normalize())
             .with_scale(Vec3::splat(1.0 + (n % 3.0) * 0.1))
     };
     for _ in 0..trees {
@@ -487,7 +488,7 @@ fn run_frames(executor: ExecutorKind, threads: usize) -> Vec<Vec<(Entity, [f32; 
             moved += 1;
             if (moved + frame) % 5 == 0 {
                 t.translation.x += 1.5;
-                t.rotation *= Quat::from_rotation_y(0.1);
+                t.rotation *= Quat::from_xyzw(0.0, 0.05, 0.0, 1.0).normalize();
             }
         });
         run_allowing_cycles(&mut world);
