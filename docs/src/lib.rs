@@ -43,3 +43,6 @@ pub mod clis {}
 
 #[doc = include_str!("../guide/13-collections.md")]
 pub mod collections {}
+
+#[doc = include_str!("../guide/15-hierarchies.md")]
+pub mod hierarchies {}

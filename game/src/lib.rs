@@ -37,6 +37,7 @@ pub mod report;
 pub mod scripts;
 pub mod steering;
 pub mod trace;
+pub mod turrets;
 pub mod units;
 
 use std::fmt;

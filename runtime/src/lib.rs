@@ -76,6 +76,12 @@ pub use entity::{
 };
 pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
+pub use entity::{
+    ChildOf, ChildSpawner, Children, GlobalTransform, Transform, TransformPropagation,
+    propagate_transforms,
+};
+/// The vector math [`Transform`] and [`GlobalTransform`] are made of.
+pub use glam;
 pub use message::{MessageSender, Messages, ParRead, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{

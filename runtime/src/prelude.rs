@@ -37,6 +37,7 @@ pub use crate::entity::{
     Populated, Query, Ref, Removed, Single, Target, With, Without,
 };
 pub use crate::entity::{Allow, Disabled};
+pub use crate::entity::{ChildOf, Children, GlobalTransform, Transform, TransformPropagation};
 pub use crate::exec::BatchProcessor;
 pub use crate::message::{MessageSender, Publish, Subscribe};
 pub use crate::node::{Marker, NodeBuilder};

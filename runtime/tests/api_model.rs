@@ -59,7 +59,10 @@
 //!   iteration, its members run exactly when it holds, a combinator over a
 //!   panicking operand short-circuits or fails the iteration naming
 //!   `run_if(<group>)`; a silenced pair is reported as silenced, an unknown
-//!   name is SL0002.
+//!   name is SL0002;
+//! - hierarchies (issue 37, `api_model/hierarchy.rs`): attach, reparent,
+//!   detach, cycle attempts and subtree despawns against a reference
+//!   forest, with the traversals' orders.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -182,6 +185,8 @@ struct PinnedCommits(Vec<std::thread::ThreadId>);
 mod change;
 #[path = "api_model/entities.rs"]
 mod entities;
+#[path = "api_model/hierarchy.rs"]
+mod hierarchy;
 #[path = "api_model/messages.rs"]
 mod messages;
 #[path = "api_model/model_check.rs"]
@@ -355,6 +360,9 @@ enum Op {
     Messages(messages::MessagesOp),
     /// Issue 36's one-shot systems.
     OneShot(one_shot::OneShotOp),
+    /// Issue 37: a hierarchy scenario on entities of its own
+    /// (`api_model/hierarchy.rs`).
+    Hierarchy(Vec<hierarchy::HierarchyStep>),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -431,6 +439,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => organising::op(),
         1 => messages::op(),
         1 => one_shot::op(),
+        // --- issue 37 ---
+        2 => hierarchy::op(),
     ]
 }
 
@@ -1471,6 +1481,7 @@ fn apply(
         Op::Optional(op) => optional::apply(op, &mut real.world, &mut model.optional)?,
         Op::Queries(op) => queries::apply(op, real, model)?,
         Op::Entities(op) => entities::apply(op, real, model)?,
+        Op::Hierarchy(ref steps) => hierarchy::apply(steps, real)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;

@@ -27,6 +27,7 @@ mod component_ref;
 pub(crate) mod disabled;
 #[allow(clippy::module_inception)] // the `Entity` handle, in `entity/entity.rs`
 mod entity;
+pub mod hierarchy;
 #[cfg(test)]
 mod model;
 pub mod query;
@@ -41,6 +42,10 @@ pub use component::{Component, ComponentId, ComponentInfo, Components};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
+pub use hierarchy::{
+    Ancestors, ChildOf, ChildSpawner, Children, DescendantsBreadthFirst, DescendantsDepthFirst,
+    GlobalTransform, Transform, TransformPropagation, propagate_transforms,
+};
 pub use query::{
     Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,
     ReadOnlyQueryData, Ref, Removed, RunTicks, With, Without,

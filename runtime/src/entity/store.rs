@@ -59,6 +59,20 @@ pub enum EntityError {
         /// The handle.
         spawned: crate::world::Spawned,
     },
+    /// A hierarchy change would make an entity its own parent
+    /// ([`ChildOf`](crate::ChildOf)).
+    OwnParent {
+        /// The entity.
+        entity: Entity,
+    },
+    /// A hierarchy change would close a cycle: `parent` descends from
+    /// `child` (or is it), so `child` cannot become its child.
+    ParentCycle {
+        /// The entity that was to get a parent.
+        child: Entity,
+        /// The parent refused: one of `child`'s descendants.
+        parent: Entity,
+    },
 }
 
 impl fmt::Display for EntityError {
@@ -87,6 +101,12 @@ impl fmt::Display for EntityError {
                 f,
                 "{spawned} is not of this iteration's commands in this world: use the entity it \
                  landed as"
+            ),
+            Self::OwnParent { entity } => write!(f, "{entity} cannot be its own parent"),
+            Self::ParentCycle { child, parent } => write!(
+                f,
+                "{parent} cannot be the parent of {child}: {parent} descends from {child}, so \
+                 the hierarchy would close a cycle"
             ),
         }
     }

@@ -63,6 +63,9 @@ pub(crate) enum CommandLabel {
     Custom(&'static str, &'static std::panic::Location<'static>),
     /// Runs the registered one-shot system on this node.
     RunSystem(u32),
+    /// A hierarchy change (`set_parent`, `remove_parent`, ...) of this
+    /// entity (`entity/hierarchy/commands.rs`).
+    Relation(&'static str, CommandEntity),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -85,6 +88,7 @@ impl std::fmt::Display for CommandLabel {
                 write!(f, "custom command `{command}` queued at {at}")
             }
             CommandLabel::RunSystem(node) => write!(f, "run one-shot system (node {node})"),
+            CommandLabel::Relation(what, entity) => write!(f, "{what} of {entity}"),
         }
     }
 }
@@ -561,7 +565,29 @@ impl EntityCommands<'_> {
         self
     }
 
-    /// Despawns the entity.
+    /// Records a hierarchy change of this entity, `what` naming it in a
+    /// failure (`entity/hierarchy/commands.rs`): the hook point the
+    /// relation's commands land through.
+    pub(crate) fn push_relation(
+        &self,
+        what: &'static str,
+        change: impl FnOnce(&mut World, Entity) -> Result<(), EntityError> + Send + 'static,
+    ) {
+        let entity = self.entity;
+        self.queue
+            .push(CommandLabel::Relation(what, entity), move |world| {
+                let entity = world.resolve(entity)?;
+                change(world, entity)
+            });
+    }
+
+    /// The commands this entity's commands record into.
+    pub(crate) fn commands(&self) -> Commands<'_> {
+        Commands { queue: self.queue }
+    }
+
+    /// Despawns the entity (and, when it has children, its whole subtree:
+    /// see [`ChildOf`](crate::ChildOf)).
     pub fn despawn(&self) {
         let entity = self.entity;
         self.queue

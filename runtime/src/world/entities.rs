@@ -88,14 +88,17 @@ impl World {
         self.entities_mut().register_required_with::<A, B>(make)
     }
 
-    /// Despawns `entity`, dropping its components.
+    /// Despawns `entity`, dropping its components. One with children
+    /// takes its whole subtree with it, children before parents; one with
+    /// a parent leaves its parent's [`Children`](crate::Children)
+    /// ([`despawn_recursive`](Self::despawn_recursive) also counts them).
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`] when it was despawned already (or is a
     /// handle of another world that names no entity of this one: see
     /// [`Entity`] for what such a handle does).
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
-        self.entities_mut().despawn(entity)
+        crate::entity::hierarchy::despawn_related(self.entities_mut(), entity)
     }
 
     /// Freezes `entity`: it can never gain or lose a component again, so a
@@ -293,10 +296,9 @@ impl EntityMut<'_> {
         self.entities.remove_present::<B>(self.entity)
     }
 
-    /// Despawns it.
+    /// Despawns it (with its subtree, as [`World::despawn`] does).
     pub fn despawn(self) {
-        self.entities
-            .despawn(self.entity)
+        crate::entity::hierarchy::despawn_related(self.entities, self.entity)
             .expect("a viewed entity is alive");
     }
 }

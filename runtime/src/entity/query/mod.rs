@@ -330,6 +330,52 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         Ok((archetype, row, ids))
     }
 
+    /// The data's and filter's ids, looked up once for many
+    /// [`get_unchecked_with`](Self::get_unchecked_with) calls.
+    #[inline]
+    pub(crate) fn prepared_ids(&self) -> Option<(D::Ids, F::Ids)> {
+        self.ids()
+    }
+
+    /// `entity`'s item through `&self`, for a walk over many entities of
+    /// few archetypes (the hierarchy's transform propagation, which hands
+    /// disjoint rows to several threads): `cache` keeps the last archetype
+    /// matched and its fetch, so an entity of the same archetype costs its
+    /// location and the item only (the checks and column lookups were made
+    /// for the archetype once).
+    ///
+    /// # Safety
+    /// While the item lives, no other live item of this query is of the
+    /// same row when the data writes (the query's lanes are held, as for
+    /// every query, by its node); `cache` was filled only by calls on this
+    /// query with these `ids` (from [`prepared_ids`](Self::prepared_ids)).
+    #[inline]
+    pub(crate) unsafe fn get_cached(
+        &self,
+        ids: Option<(D::Ids, F::Ids)>,
+        cache: &mut Option<(&'w Archetype, D::Fetch<'w>)>,
+        entity: Entity,
+    ) -> Result<D::Item<'w>, QueryEntityError> {
+        let entities: &'w Entities = self.entities;
+        if let Some((archetype, fetch)) = *cache
+            && let Some((at, row)) = entities.location_of(entity)
+            && std::ptr::eq(at, archetype)
+            && !F::BY_ROW
+        {
+            // SAFETY: the archetype matched this query when cached
+            // (archetypes change only through `&mut Entities`), the filter
+            // keeps whole archetypes, `row` is live; the caller keeps the
+            // row's items apart.
+            return Ok(unsafe { D::item(fetch, row) });
+        }
+        let (archetype, row, data) = self.locate_with(ids, entity)?;
+        // SAFETY: `locate_with` found the live row in a matching archetype.
+        let fetch = unsafe { D::fetch(data, entities, archetype, self.ticks()) };
+        *cache = Some((archetype, fetch));
+        // SAFETY: as above; the caller keeps the row's items apart.
+        Ok(unsafe { D::item(fetch, row) })
+    }
+
     /// The item of `row` of `archetype`.
     ///
     /// # Safety
