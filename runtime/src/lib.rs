@@ -76,6 +76,7 @@ pub use entity::{
 };
 pub use entity::{Allow, Disabled, RequiredError};
 pub use entity::{AnyOf, Has, Or, Populated, Single};
+pub use entity::{ComponentError, StorageType};
 pub use message::{MessageSender, Messages, ParRead, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{

@@ -200,6 +200,8 @@ mod queries;
 mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
+#[path = "api_model/sparse.rs"]
+mod sparse;
 #[path = "api_model/systems.rs"]
 mod systems;
 
@@ -355,6 +357,8 @@ enum Op {
     Messages(messages::MessagesOp),
     /// Issue 36's one-shot systems.
     OneShot(one_shot::OneShotOp),
+    /// Issue 36: sparse-set storage chosen, used and queried (`sparse.rs`).
+    Sparse(sparse::SparseOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -431,6 +435,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => organising::op(),
         1 => messages::op(),
         1 => one_shot::op(),
+        2 => sparse::op().prop_map(Op::Sparse),
     ]
 }
 
@@ -500,6 +505,8 @@ struct Model {
     // --- issue 20: appending (end) ---
     spikes: spikes::SpikeModel,
     optional: optional::OptModel,
+    /// Issue 36: the sparse-storage component (`sparse.rs`).
+    sparse: sparse::SparseModel,
     /// Issue 20: the non-`Send` counter.
     pinned: pinned::PinnedModel,
     /// Issue 23: the runs of the `par_for_each_init` systems.
@@ -1471,6 +1478,7 @@ fn apply(
         Op::Optional(op) => optional::apply(op, &mut real.world, &mut model.optional)?,
         Op::Queries(op) => queries::apply(op, real, model)?,
         Op::Entities(op) => entities::apply(op, real, model)?,
+        Op::Sparse(op) => sparse::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;
