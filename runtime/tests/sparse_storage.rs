@@ -707,3 +707,23 @@ fn the_set_walk_and_the_row_walk_agree() {
         (0..n).filter(|i| i % 3 != 0 && i % 7 != 0).count()
     );
 }
+
+/// A removal edge cached by `remove_present` (a table field lacking) is
+/// not taken by `remove` of the same mixed bundle: that is refused by name.
+#[test]
+fn remove_after_remove_present_of_a_mixed_bundle_is_refused_by_name() {
+    let mut world = sparse_world(sluice::ExecutorKind::Serial, 1);
+    let a = world.spawn((Hp(1), Stun(1)));
+    let b = world.spawn((Hp(2), Stun(2)));
+    let absent = world
+        .entity_mut(a)
+        .unwrap()
+        .remove_present::<(Hp, Pos, Stun)>()
+        .unwrap();
+    assert_eq!(absent, [std::any::type_name::<Pos>()]);
+    let refused = world.entity_mut(b).unwrap().remove::<(Hp, Pos, Stun)>();
+    assert!(
+        matches!(refused, Err(EntityError::MissingComponent { component, .. }) if component.contains("Pos"))
+    );
+    assert_eq!(world.query::<(&Hp, &Stun)>().count(), 1);
+}

@@ -349,9 +349,12 @@ impl Archetypes {
         let overwrites = change == Change::Insert && fields.iter().any(|field| field.existed);
         // A sparse-set field has no column here: the store takes it from
         // its set.
-        let mut table_fields = fields
+        let mut table_fields = info
+            .fields
             .iter()
-            .filter(|field| field.column != super::bundle::SPARSE_FIELD)
+            .zip(fields.iter())
+            .filter(|&(&c, _)| !components.is_sparse(c))
+            .map(|(_, field)| field)
             .peekable();
         let takes_all = change == Change::Remove
             && table_fields.peek().is_some()
