@@ -457,12 +457,16 @@ impl Entities {
         self.slots.get(entity).map(|slot| slot.location.archetype)
     }
 
-    /// Registers `B` and refuses it if it names a type twice.
-    fn bundle<B: Bundle>(&mut self) -> Result<BundleId, EntityError> {
+    /// Registers `B` and refuses it if it names a type twice; with whether
+    /// `B` has no sparse-set field (read beside the duplicate check, so the
+    /// table-only paths pay no second lookup to choose themselves).
+    #[inline]
+    fn bundle_kind<B: Bundle>(&mut self) -> Result<(BundleId, bool), EntityError> {
         let id = self.bundles.register::<B>(&mut self.components);
-        match self.bundles.info(id).duplicate {
+        let info = self.bundles.info(id);
+        match info.duplicate {
             Some(component) => Err(EntityError::DuplicateComponent { component }),
-            None => Ok(id),
+            None => Ok((id, info.sparse.is_empty())),
         }
     }
 
@@ -492,11 +496,11 @@ impl Entities {
     /// Spawns an entity with the components of `bundle`, or refuses a
     /// bundle that names a type twice.
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EntityError> {
-        let id = self.bundle::<B>()?;
+        let (id, table_only) = self.bundle_kind::<B>()?;
         let archetype = self.spawn_archetype(id);
         self.reserve_spawns(archetype, 1);
         // SAFETY: room for one entity was just reserved.
-        let entity = unsafe { self.spawn_reserved(id, archetype, bundle) };
+        let entity = unsafe { self.spawn_reserved((id, table_only), archetype, bundle) };
         self.apply_required(entity, id);
         Ok(entity)
     }
@@ -509,7 +513,9 @@ impl Entities {
     ///
     /// As [`spawn`](Self::spawn).
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
-        let id = self.bundle::<B>().unwrap_or_else(|error| panic!("{error}"));
+        let (id, table_only) = self
+            .bundle_kind::<B>()
+            .unwrap_or_else(|error| panic!("{error}"));
         let archetype = self.spawn_archetype(id);
         let requires = !self.required.is_empty();
         let bundles = bundles.into_iter();
@@ -524,7 +530,7 @@ impl Entities {
             room -= 1;
             // SAFETY: `room` counts the entities reserved and not yet
             // spawned; it was at least one before this spawn.
-            spawned.push(unsafe { self.spawn_reserved(id, archetype, bundle) });
+            spawned.push(unsafe { self.spawn_reserved((id, table_only), archetype, bundle) });
         }
         if requires {
             self.insert_required_for(&spawned, id);
@@ -539,8 +545,8 @@ impl Entities {
         self.archetypes.get_mut(archetype).reserve(additional);
     }
 
-    /// Spawns into `archetype` (bundle `id`'s): nothing here can panic
-    /// half-way.
+    /// Spawns into `archetype` (bundle `id`'s; `table_only`: it has no
+    /// sparse-set field): nothing here can panic half-way.
     ///
     /// # Safety
     ///
@@ -549,13 +555,13 @@ impl Entities {
     #[inline]
     unsafe fn spawn_reserved<B: Bundle>(
         &mut self,
-        id: BundleId,
+        (id, table_only): (BundleId, bool),
         archetype: ArchetypeId,
         bundle: B,
     ) -> Entity {
         // SAFETY: the caller's.
         unsafe {
-            if self.bundles.info(id).sparse.is_empty() {
+            if table_only {
                 self.spawn_into::<B, false>(id, archetype, bundle)
             } else {
                 self.spawn_into::<B, true>(id, archetype, bundle)
@@ -753,8 +759,8 @@ impl Entities {
         bundle: B,
     ) -> Result<(), EntityError> {
         let location = self.movable(entity)?;
-        let id = self.bundle::<B>()?;
-        if self.bundles.info(id).sparse.is_empty() {
+        let (id, table_only) = self.bundle_kind::<B>()?;
+        if table_only {
             self.insert_moving::<B, REPLACE, false>(entity, location, id, bundle);
         } else {
             self.insert_moving::<B, REPLACE, true>(entity, location, id, bundle);
@@ -854,8 +860,8 @@ impl Entities {
     /// entity, one lacking any of them, or a bundle naming a type twice.
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         let location = self.movable(entity)?;
-        let id = self.bundle::<B>()?;
-        if self.bundles.info(id).sparse.is_empty() {
+        let (id, table_only) = self.bundle_kind::<B>()?;
+        if table_only {
             self.remove_moving::<B, false>(entity, location, id)
         } else {
             self.remove_with_sparse(entity, location, id)
@@ -911,7 +917,13 @@ impl Entities {
         }
         self.move_entity(entity, location, edge);
         let (edge, source, _) = self.archetypes.move_parts(location.archetype, edge);
-        let (info, sets) = (self.bundles.info(id), &mut self.sparse_sets);
+        // The table-only path looks the bundle up no more.
+        let fields: &[ComponentId] = if SPARSE {
+            &self.bundles.info(id).fields
+        } else {
+            &[]
+        };
+        let sets = &mut self.sparse_sets;
         // SAFETY: `edge.fields[i].column` is table field `i`'s column in
         // the source (`Edge`'s invariant for a removal). The move just
         // swap-removed the entity's row from each of them without a drop,
@@ -920,7 +932,7 @@ impl Entities {
         // sparse field was removed from its set the same way above.
         let values = unsafe {
             B::take(|i| match edge.fields[i].column {
-                SPARSE_FIELD if SPARSE => Self::sparse_set_mut(sets, info.fields[i]).taken_ptr(),
+                SPARSE_FIELD if SPARSE => Self::sparse_set_mut(sets, fields[i]).taken_ptr(),
                 column => source.columns[column as usize].spare_ptr(),
             })
         };
@@ -940,8 +952,8 @@ impl Entities {
         entity: Entity,
     ) -> Result<Vec<&'static str>, EntityError> {
         let location = self.movable(entity)?;
-        let id = self.bundle::<B>()?;
-        if !self.bundles.info(id).sparse.is_empty() {
+        let (id, table_only) = self.bundle_kind::<B>()?;
+        if !table_only {
             return Ok(self.remove_present_with_sparse(entity, location, id));
         }
         let edge = self.archetypes.edge(

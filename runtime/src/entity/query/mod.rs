@@ -486,7 +486,9 @@ pub(crate) fn sees_disabled<D: QueryData, F: QueryFilter>() -> bool {
     D::sees_disabled() || F::sees_disabled()
 }
 
-/// The items of a query, archetype by archetype (allocates nothing).
+/// The items of a query, archetype by archetype (allocates nothing, but
+/// for the sparse walk of a query naming a sparse-set component, which is
+/// boxed once per iterator).
 pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
     /// `None`: nothing can match.
     ids: Option<(D::Ids, F::Ids)>,
@@ -500,7 +502,10 @@ pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
     tick: u32,
     /// The sparse walk, when the query names a sparse-set component (then
     /// `ids` is `None`, so the table walk's `next` hands over at once).
-    sparse: Option<SparseRows<'q, D, F>>,
+    /// Boxed: the table walk's state must never have its address taken,
+    /// or it leaves the registers (29 instructions a row instead of 10);
+    /// handing the walk its own allocation keeps it a loaded pointer.
+    sparse: Option<Box<SparseRows<'q, D, F>>>,
 }
 
 impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
@@ -511,7 +516,7 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
                 ids = None;
                 // SAFETY: the query holds its lanes (`Query::new`'s
                 // contract) while the iterator borrows it.
-                Some(unsafe { query.sparse_rows(found) })
+                Some(Box::new(unsafe { query.sparse_rows(found) }))
             }
             _ => None,
         };
@@ -526,18 +531,22 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
             sparse,
         }
     }
+}
 
-    /// The next item of the sparse walk (none when nothing can match).
-    #[inline(never)]
-    fn next_sparse(&mut self) -> Option<D::Item<'q>> {
-        let (entities, rows) = (self.entities, self.sparse.as_mut()?);
-        let ids = rows.ids;
-        rows.find_map(|(_, row, entity, fetch)| {
-            // SAFETY: `row` is live, and handed out once per borrow of the
-            // query (a set lists an entity once).
-            unsafe { D::sparse_item(ids, entities, fetch, row, entity) }
-        })
-    }
+/// The next item of a sparse walk (none when nothing can match). It takes
+/// the walk alone, not the iterator (see `QueryIter::sparse`).
+#[inline(never)]
+fn next_sparse<'q, D: QueryData, F: QueryFilter>(
+    entities: &'q Entities,
+    rows: Option<&mut SparseRows<'q, D, F>>,
+) -> Option<D::Item<'q>> {
+    let rows = rows?;
+    let ids = rows.ids;
+    rows.find_map(|(_, row, entity, fetch)| {
+        // SAFETY: `row` is live, and handed out once per borrow of the
+        // query (a set lists an entity once).
+        unsafe { D::sparse_item(ids, entities, fetch, row, entity) }
+    })
 }
 
 impl<D: QueryData, F: QueryFilter> QueryIter<'_, D, F> {
@@ -555,9 +564,49 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
 
     #[inline]
     fn next(&mut self) -> Option<D::Item<'q>> {
-        let Some((ids, filter)) = self.ids else {
-            return self.next_sparse();
-        };
+        if self.ids.is_none() {
+            return next_sparse(self.entities, self.sparse.as_deref_mut());
+        }
+        self.next_in_tables()
+    }
+
+    /// Chooses the walk once, not per item: the table walk's loop then
+    /// holds no call (a call there would make every row save the caller's
+    /// registers, the consumer's accumulator among them).
+    #[inline]
+    fn fold<B, G: FnMut(B, D::Item<'q>) -> B>(mut self, init: B, mut g: G) -> B {
+        if let Some(rows) = self.sparse.take() {
+            return fold_sparse(self.entities, rows, init, g);
+        }
+        let mut acc = init;
+        while let Some(item) = self.next_in_tables() {
+            acc = g(acc, item);
+        }
+        acc
+    }
+}
+
+/// [`QueryIter::fold`] on the sparse walk.
+#[inline(never)]
+fn fold_sparse<'q, D: QueryData, F: QueryFilter, B>(
+    entities: &'q Entities,
+    mut rows: Box<SparseRows<'q, D, F>>,
+    init: B,
+    mut g: impl FnMut(B, D::Item<'q>) -> B,
+) -> B {
+    let mut acc = init;
+    while let Some(item) = next_sparse(entities, Some(&mut rows)) {
+        acc = g(acc, item);
+    }
+    acc
+}
+
+impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
+    /// The next item of the table walk (none on the sparse walk, whose
+    /// `ids` are `None`).
+    #[inline]
+    fn next_in_tables(&mut self) -> Option<D::Item<'q>> {
+        let (ids, filter) = self.ids?;
         loop {
             if let Some((fetch, rows, len)) = self.current
                 && self.row < len
