@@ -590,15 +590,19 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
 #[inline(never)]
 fn fold_sparse<'q, D: QueryData, F: QueryFilter, B>(
     entities: &'q Entities,
-    mut rows: Box<SparseRows<'q, D, F>>,
+    rows: Box<SparseRows<'q, D, F>>,
     init: B,
     mut g: impl FnMut(B, D::Item<'q>) -> B,
 ) -> B {
-    let mut acc = init;
-    while let Some(item) = next_sparse(entities, Some(&mut rows)) {
-        acc = g(acc, item);
-    }
-    acc
+    let (ids, rows) = (rows.ids, *rows);
+    rows.fold(init, |acc, (_, row, entity, fetch)| {
+        // SAFETY: `row` is live, and handed out once per borrow of the
+        // query (a set lists an entity once).
+        match unsafe { D::sparse_item(ids, entities, fetch, row, entity) } {
+            Some(item) => g(acc, item),
+            None => acc,
+        }
+    })
 }
 
 impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {

@@ -124,6 +124,7 @@ impl<'w, D: QueryData, F: QueryFilter> SparseRows<'w, D, F> {
 impl<'w, D: QueryData, F: QueryFilter> Iterator for SparseRows<'w, D, F> {
     type Item = (&'w Archetype, usize, Entity, D::Fetch<'w>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let (archetype, row, entity) = match &mut self.source {
