@@ -227,7 +227,7 @@ fn stuns(threads: usize) -> Result<Vec<usize>, IterationError> {
     let archetype = world.entities().archetype_of(units[0]);
     // Registered first, so its command lands first at each boundary: last
     // frame's stuns wear off before this frame's land.
-    world.add_system(NodeBuilder::new("wake").system(|mut commands: Commands| {
+    world.add_system(NodeBuilder::new("wake").system(|commands: Commands| {
         commands.queue(|world: &mut World| {
             let stunned: Vec<Entity> = world
                 .query_filtered::<Entity, With<Stunned>>()
@@ -240,9 +240,9 @@ fn stuns(threads: usize) -> Result<Vec<usize>, IterationError> {
         });
     }));
     world.add_system(NodeBuilder::new("stun").system(
-        |units: Query<(Entity, &Hp)>, frame: &mut Frame, mut commands: Commands| {
+        |units: Query<(Entity, &Hp)>, frame: &mut Frame, commands: Commands| {
             frame.0 += 1;
-            for (unit, hp) in units.iter().filter(|(_, hp)| hp.0 % (frame.0 + 1) == 0) {
+            for (unit, _) in units.iter().filter(|(_, hp)| hp.0 % (frame.0 + 1) == 0) {
                 commands.entity(unit).insert((Stunned,));
             }
         },

@@ -313,12 +313,11 @@ macro_rules! optional_component {
             let index = ids.and_then(|ids| {
                 $crate::entity::query::data::value_index(ids, entities, row, entity)
             });
-            // SAFETY: as for the required form, for an entity with a value.
-            Some(
-                fetch
-                    .zip(index)
-                    .map(|(fetch, index)| unsafe { $item(fetch, index) }),
-            )
+            Some(fetch.zip(index).map(|(fetch, index)| {
+                // SAFETY: as for the required form, for an entity with a
+                // value.
+                unsafe { $item(fetch, index) }
+            }))
         }
     };
 }

@@ -75,9 +75,9 @@ unsafe impl<T: Component> QueryData for Has<T> {
     }
 
     #[inline]
-    unsafe fn sparse_item<'w>(
+    unsafe fn sparse_item(
         ids: Option<(ComponentId, bool)>,
-        entities: &'w Entities,
+        entities: &Entities,
         has: bool,
         _row: usize,
         entity: Entity,

@@ -576,7 +576,7 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
     #[inline]
     fn fold<B, G: FnMut(B, D::Item<'q>) -> B>(mut self, init: B, mut g: G) -> B {
         if let Some(rows) = self.sparse.take() {
-            return fold_sparse(self.entities, rows, init, g);
+            return fold_sparse(self.entities, *rows, init, g);
         }
         let mut acc = init;
         while let Some(item) = self.next_in_tables() {
@@ -590,11 +590,11 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
 #[inline(never)]
 fn fold_sparse<'q, D: QueryData, F: QueryFilter, B>(
     entities: &'q Entities,
-    rows: Box<SparseRows<'q, D, F>>,
+    rows: SparseRows<'q, D, F>,
     init: B,
     mut g: impl FnMut(B, D::Item<'q>) -> B,
 ) -> B {
-    let (ids, rows) = (rows.ids, *rows);
+    let ids = rows.ids;
     rows.fold(init, |acc, (_, row, entity, fetch)| {
         // SAFETY: `row` is live, and handed out once per borrow of the
         // query (a set lists an entity once).

@@ -92,9 +92,9 @@ macro_rules! impl_or {
 
             #[inline]
             unsafe fn sparse_row(ids: Self::Ids, entities: &Entities, archetype: &Archetype, row: usize, entity: Entity, last_run: u32) -> bool {
-                // SAFETY: forwarded from the caller, for the elements that
-                // match the archetype.
                 $(($name::matches(ids.$index, archetype)
+                    // SAFETY: forwarded from the caller, for an element
+                    // that matches the archetype.
                     && unsafe { $name::sparse_row(ids.$index, entities, archetype, row, entity, last_run) }))||+
             }
 
