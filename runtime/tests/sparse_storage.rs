@@ -3,7 +3,11 @@
 //! entity's table row, and every query term sees it as it sees a table
 //! component (`&T`, `&mut T`, `Option`, `With`/`Without`, `Changed`/`Added`,
 //! `Has`, `Or`, `AnyOf`, `get`/`get_many`, `par_for_each`), with change
-//! ticks; its values are dropped exactly once, a panicking `Drop` too. Each
+//! ticks (`Mut` stamps only what is written); `Disabled`, required
+//! components, derived and mixed bundles, `insert_if_new` and
+//! `remove_present` treat it as a table component; the set walk and the
+//! row walk agree; its values are dropped exactly once, a panicking `Drop`
+//! too. Each
 //! system test runs on every executor kind and on 1, 2 and 4 threads, where
 //! the result must be the serial one.
 
