@@ -731,3 +731,31 @@ fn remove_after_remove_present_of_a_mixed_bundle_is_refused_by_name() {
     );
     assert_eq!(world.query::<(&Hp, &Stun)>().count(), 1);
 }
+
+/// A parallel query node (`add_par_query`) naming a sparse component
+/// looks each row up in its slices: on every executor the serial result.
+#[test]
+fn a_parallel_query_node_reads_and_writes_sparse_components() {
+    for (kind, threads) in executors() {
+        let mut world = sparse_world(kind, threads);
+        let n = if cfg!(miri) { 40 } else { 1000 };
+        let entities = world.spawn_batch((0..n).map(|i| (Hp(i),)));
+        for &e in entities.iter().step_by(3) {
+            world.entity_mut(e).unwrap().insert((Stun(1),)).unwrap();
+        }
+        world.add_par_query::<(&mut Hp, &Stun), ()>(
+            NodeBuilder::new("stun_hurts"),
+            16,
+            |(mut hp, stun): (sluice::Mut<Hp>, &Stun)| hp.0 += 1000 * stun.0,
+        );
+        world.run_iteration().unwrap();
+        for (i, &e) in entities.iter().enumerate() {
+            let expected = i as u32 + if i % 3 == 0 { 1000 } else { 0 };
+            assert_eq!(
+                world.entity(e).unwrap().get::<Hp>(),
+                Some(&Hp(expected)),
+                "on {kind:?} x{threads}"
+            );
+        }
+    }
+}
