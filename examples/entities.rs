@@ -8,7 +8,9 @@
 //! vocabulary: a `Single` camera skipped until there is one player, a
 //! `Populated` system skipped while nothing matches, `Has`, and the
 //! captain's squad pulling on each other pair by pair
-//! (`iter_combinations_mut`).
+//! (`iter_combinations_mut`). Last, a `Stunned` marker kept in a sparse
+//! set (`StorageType::SparseSet`) that comes and goes every frame without
+//! moving any unit's row.
 
 use sluice::exec::ThreadPool;
 use sluice::{
@@ -199,7 +201,67 @@ fn main() -> Result<(), IterationError> {
     assert!(one == four, "one thread and four give the same entities");
     println!("1 thread and 4 threads: the same ids, positions and links");
     change_detection()?;
+    let (one, four) = (stuns(1)?, stuns(4)?);
+    println!("sparse-set stuns, stunned per frame: {one:?}");
+    assert_eq!(one, [0, 50, 34, 25]); // hp divisible by 2, 3, 4 the frame before
+    assert_eq!(one, four, "one thread and four stun the same units");
     Ok(())
+}
+
+/// A `Stunned` marker in a sparse set: every frame a system stuns the
+/// units whose hp is a multiple of the frame number and a later system
+/// wakes them; the units never change archetype. The stunned count of
+/// each frame, on a pool of `threads`.
+fn stuns(threads: usize) -> Result<Vec<usize>, IterationError> {
+    use sluice::StorageType;
+    struct Stunned;
+    struct Frame(i32);
+    struct Counts(Vec<usize>);
+    let mut world = World::with_pool(ThreadPool::new(threads).expect("a pool"));
+    world
+        .register_component::<Stunned>(StorageType::SparseSet)
+        .expect("not used before");
+    world.insert(Frame(0));
+    world.insert(Counts(Vec::new()));
+    let units = world.spawn_batch((0..100).map(|hp| (Hp(hp), Pos(0.0))));
+    let archetype = world.entities().archetype_of(units[0]);
+    // Registered first, so its command lands first at each boundary: last
+    // frame's stuns wear off before this frame's land.
+    world.add_system(NodeBuilder::new("wake").system(|commands: Commands| {
+        commands.queue(|world: &mut World| {
+            let stunned: Vec<Entity> = world
+                .query_filtered::<Entity, With<Stunned>>()
+                .iter()
+                .collect();
+            for unit in stunned {
+                let mut unit = world.entity_mut(unit).expect("alive");
+                unit.remove::<(Stunned,)>().expect("stunned");
+            }
+        });
+    }));
+    world.add_system(NodeBuilder::new("stun").system(
+        |units: Query<(Entity, &Hp)>, frame: &mut Frame, commands: Commands| {
+            frame.0 += 1;
+            for (unit, _) in units.iter().filter(|(_, hp)| hp.0 % (frame.0 + 1) == 0) {
+                commands.entity(unit).insert((Stunned,));
+            }
+        },
+    ));
+    world.add_system(NodeBuilder::new("count").system(
+        |stunned: Query<&Hp, With<Stunned>>, counts: &mut Counts| {
+            counts.0.push(stunned.count());
+        },
+    ));
+    for _ in 0..4 {
+        world.run_iteration()?;
+    }
+    assert!(
+        units
+            .iter()
+            .all(|&unit| world.entities().archetype_of(unit) == archetype),
+        "a sparse marker moves no unit"
+    );
+    Ok(world.get::<Counts>().expect("inserted").0.clone())
 }
 
 /// Change detection: a poison system handed every `Hp` writes a third of

@@ -12,7 +12,10 @@
 //!   swapping components (`ab`, `cd`, `ce`), one frame run by each library's
 //!   executor (sluice's adaptive world, bevy's multi-threaded schedule; hecs
 //!   has no scheduler, so its three loops run one after another).
-//! - `add_remove`: add then remove a component on 10,000 entities.
+//! - `add_remove`: add then remove a component on 10,000 entities, kept in
+//!   tables (`sluice_table`, `bevy_table`, hecs) and in sparse sets
+//!   (`sluice_sparse`: `StorageType::SparseSet`; `bevy_sparse`:
+//!   `#[component(storage = "SparseSet")]`).
 //! - `heavy_compute`: 1,000 entities, each inverting its 4×4 matrix 100
 //!   times, in parallel: sluice's parallel query node (slices of 64 rows on
 //!   the world's pool) and a system calling `Query::par_for_each` (automatic
@@ -35,9 +38,10 @@ use std::hint::black_box;
 
 use bevy_ecs::prelude::{Component, Query as BevyQuery, Schedule, World as BevyWorld};
 use bevy_ecs::schedule::MultiThreadedExecutor;
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use sluice::exec::ThreadPool;
-use sluice::{NodeBuilder, Query, World};
+use sluice::{NodeBuilder, Query, StorageType, World};
 use sluice_benches::threads::{bench_threads, init_bevy_pool};
 
 #[derive(Component, Clone, Copy)]
@@ -286,12 +290,20 @@ fn schedule(c: &mut Criterion) {
 #[derive(Component, Clone, Copy)]
 struct Extra(#[allow(dead_code)] f32);
 
-fn add_remove(c: &mut Criterion) {
-    let mut group = c.benchmark_group("ecs/add_remove");
-    group.bench_function("sluice", |b| {
+/// `Extra` in bevy's sparse-set storage.
+#[derive(Component, Clone, Copy)]
+#[component(storage = "SparseSet")]
+struct SparseExtra(#[allow(dead_code)] f32);
+
+/// sluice's `add_remove` with `Extra` kept in `storage`.
+fn sluice_add_remove(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, storage: StorageType) {
+    group.bench_function(name, |b| {
         b.iter_batched(
             || {
                 let mut world = World::new();
+                world
+                    .register_component::<Extra>(storage)
+                    .expect("a new type");
                 let entities = world.spawn_batch((0..ENTITIES).map(|_| (Position([0.0; 3]),)));
                 (world, entities)
             },
@@ -315,7 +327,15 @@ fn add_remove(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
-    group.bench_function("bevy", |b| {
+}
+
+/// bevy's `add_remove` with the component `C` (`Extra` or `SparseExtra`).
+fn bevy_add_remove<C: Component>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    extra: impl Fn() -> C,
+) {
+    group.bench_function(name, |b| {
         b.iter_batched(
             || {
                 let mut world = BevyWorld::new();
@@ -326,16 +346,24 @@ fn add_remove(c: &mut Criterion) {
             },
             |(mut world, entities)| {
                 for &e in &entities {
-                    world.entity_mut(e).insert(Extra(0.0));
+                    world.entity_mut(e).insert(extra());
                 }
                 for &e in &entities {
-                    world.entity_mut(e).remove::<Extra>();
+                    world.entity_mut(e).remove::<C>();
                 }
                 (world, entities)
             },
             BatchSize::LargeInput,
         )
     });
+}
+
+fn add_remove(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs/add_remove");
+    sluice_add_remove(&mut group, "sluice_table", StorageType::Table);
+    sluice_add_remove(&mut group, "sluice_sparse", StorageType::SparseSet);
+    bevy_add_remove(&mut group, "bevy_table", || Extra(0.0));
+    bevy_add_remove(&mut group, "bevy_sparse", || SparseExtra(0.0));
     group.bench_function("hecs", |b| {
         b.iter_batched(
             || {

@@ -82,6 +82,7 @@ pub use entity::{
 };
 /// The vector math [`Transform`] and [`GlobalTransform`] are made of.
 pub use glam;
+pub use entity::{ComponentError, StorageType};
 pub use message::{MessageSender, Messages, ParRead, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{

@@ -34,7 +34,7 @@
 
 pub use crate::entity::{
     Added, AnyOf, Bundle, Changed, Component, ComponentRef, Entity, EntityError, Has, Mut, Or,
-    Populated, Query, Ref, Removed, Single, Target, With, Without,
+    Populated, Query, Ref, Removed, Single, StorageType, Target, With, Without,
 };
 pub use crate::entity::{Allow, Disabled};
 pub use crate::entity::{ChildOf, Children, GlobalTransform, Transform, TransformPropagation};

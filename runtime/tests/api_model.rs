@@ -205,6 +205,8 @@ mod queries;
 mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
+#[path = "api_model/sparse.rs"]
+mod sparse;
 #[path = "api_model/systems.rs"]
 mod systems;
 
@@ -363,6 +365,8 @@ enum Op {
     /// Issue 37: a hierarchy scenario on entities of its own
     /// (`api_model/hierarchy.rs`).
     Hierarchy(Vec<hierarchy::HierarchyStep>),
+    /// Issue 36: sparse-set storage chosen, used and queried (`sparse.rs`).
+    Sparse(sparse::SparseOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -439,6 +443,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => organising::op(),
         1 => messages::op(),
         1 => one_shot::op(),
+        2 => sparse::op().prop_map(Op::Sparse),
         // --- issue 37 ---
         2 => hierarchy::op(),
     ]
@@ -510,6 +515,8 @@ struct Model {
     // --- issue 20: appending (end) ---
     spikes: spikes::SpikeModel,
     optional: optional::OptModel,
+    /// Issue 36: the sparse-storage component (`sparse.rs`).
+    sparse: sparse::SparseModel,
     /// Issue 20: the non-`Send` counter.
     pinned: pinned::PinnedModel,
     /// Issue 23: the runs of the `par_for_each_init` systems.
@@ -1482,6 +1489,7 @@ fn apply(
         Op::Queries(op) => queries::apply(op, real, model)?,
         Op::Entities(op) => entities::apply(op, real, model)?,
         Op::Hierarchy(ref steps) => hierarchy::apply(steps, real)?,
+        Op::Sparse(op) => sparse::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;

@@ -16,7 +16,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice::script::{ScriptKind, Scripts};
-use sluice::{Added, Allow, AnyOf, Disabled, Has, Or, Populated, Single, Without};
+use sluice::{
+    Added, Allow, AnyOf, Disabled, Has, Or, Populated, Single, StorageType, With, Without,
+};
 use sluice::{
     Append, AppendBuffer, BatchProcessor, Changed, Commands, ComponentRef, Entities, Entity, Graph,
     IntoSystem, IterationError, NodeBuilder, Publish, Query, QueryData, QueryFilter, Ref,
@@ -35,6 +37,10 @@ fn ran() {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct A(u64);
+/// A component kept in a sparse set: access is by component, whatever its
+/// storage, so it aliases exactly as `A` does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SparseMark(u64);
 #[derive(Debug, Default)]
 struct R(u64);
 #[derive(Debug, Clone, Copy)]
@@ -110,11 +116,21 @@ struct Row {
 /// first (so `Target<A>` has rows), and the services the shapes name.
 fn world() -> World {
     let mut world = World::new();
+    world
+        .register_component::<SparseMark>(StorageType::SparseSet)
+        .expect("a new type");
     let first = world.spawn((A(0),));
     world.freeze(first).expect("a live entity freezes");
     let target = ComponentRef::<A>::new(&world, first).expect("a frozen entity");
     for i in 1..10 {
-        world.spawn((A(i), target));
+        let e = world.spawn((A(i), target));
+        if i % 2 == 0 {
+            world
+                .entity_mut(e)
+                .expect("alive")
+                .insert((SparseMark(i),))
+                .expect("inserted");
+        }
     }
     world.insert(R(1));
     world.insert(Items((0..16).collect()));
@@ -745,6 +761,7 @@ fn table() -> Vec<Row> {
     vocabulary_rows(&mut rows);
     local_rows(&mut rows);
     group_condition_rows(&mut rows);
+    sparse_rows(&mut rows);
     rows.push(Row {
         entry: "World::add_batch_processor",
         shape: ".gates::<Items>().reads::<Items>() beside the runtime's gate",
@@ -1599,4 +1616,37 @@ fn vocabulary_rows(rows: &mut Vec<Row>) {
             expect,
         });
     }
+}
+
+/// Issue 36: a sparse-set component's lane is its component's, as a table
+/// component's is: the same shapes alias, the same sound ones run.
+fn sparse_rows(rows: &mut Vec<Row>) {
+    query_rows!(
+        rows,
+        "Query<(&mut SparseMark, &SparseMark)> (sparse set)",
+        ((&mut SparseMark, &SparseMark)),
+        (),
+        Expect::Refused("SparseMark")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut SparseMark, Option<&SparseMark>)> (sparse set)",
+        ((&mut SparseMark, Option<&SparseMark>)),
+        (),
+        Expect::Refused("SparseMark")
+    );
+    query_rows!(
+        rows,
+        "Query<(&mut A, &mut SparseMark), Changed<SparseMark>> (sparse set)",
+        ((&mut A, &mut SparseMark)),
+        Changed<SparseMark>,
+        Expect::Runs
+    );
+    query_rows!(
+        rows,
+        "Query<(Has<SparseMark>, &mut SparseMark), With<SparseMark>> (sparse set)",
+        ((Has<SparseMark>, &mut SparseMark)),
+        With<SparseMark>,
+        Expect::Runs
+    );
 }

@@ -76,7 +76,8 @@ pub(crate) const DROPPED: u32 = u32::MAX;
 /// field `i`'s column in the source when `fields[i].existed` (a
 /// `remove_present` edge may lack fields; `remove` takes only along an
 /// edge whose `takes_all` is set); `overwrites` is whether any field's
-/// `existed` is set (inserts only).
+/// `existed` is set (inserts only); a
+/// sparse-set field's `column` is `SPARSE_FIELD` (it has none).
 #[derive(Debug)]
 pub(crate) struct Edge {
     pub(crate) to: ArchetypeId,
@@ -328,6 +329,11 @@ impl Archetypes {
             .fields
             .iter()
             .map(|&c| match change {
+                // Not in any table: the store writes or takes it in its set.
+                _ if components.is_sparse(c) => FieldColumn {
+                    column: super::bundle::SPARSE_FIELD,
+                    existed: false,
+                },
                 Change::Insert => FieldColumn {
                     column: target.column_of(c).expect("the target has every field"),
                     existed: source.contains(c),
@@ -341,9 +347,18 @@ impl Archetypes {
             .collect();
         let edge = EdgeId(u32::try_from(self.edges.len()).expect("fewer than 2^32 edges"));
         let overwrites = change == Change::Insert && fields.iter().any(|field| field.existed);
+        // A sparse-set field has no column here: the store takes it from
+        // its set.
+        let mut table_fields = info
+            .fields
+            .iter()
+            .zip(fields.iter())
+            .filter(|&(&c, _)| !components.is_sparse(c))
+            .map(|(_, field)| field)
+            .peekable();
         let takes_all = change == Change::Remove
-            && !fields.is_empty()
-            && fields.iter().all(|field| field.existed);
+            && table_fields.peek().is_some()
+            && table_fields.all(|field| field.existed);
         self.edges.push(Edge {
             to,
             moves,
@@ -378,6 +393,17 @@ impl Archetypes {
             Ok([source, target]) => (edge, source, target),
             Err(_) => panic!("an archetype move needs two archetypes ({from:?} to itself)"),
         }
+    }
+
+    /// An edge and its source archetype, mutably (the edge may lead back
+    /// to it).
+    #[inline]
+    pub(crate) fn edge_source(
+        &mut self,
+        from: ArchetypeId,
+        edge: EdgeId,
+    ) -> (&Edge, &mut Archetype) {
+        (&self.edges[edge.0 as usize], &mut self.list[from.index()])
     }
 
     /// An edge and its target archetype, mutably.

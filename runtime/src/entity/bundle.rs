@@ -106,20 +106,27 @@ impl BundleId {
 
 /// What the store remembers about a bundle type.
 ///
-/// Invariant: `fields[i]` is the id of field `i`; `sorted` is `fields`
-/// sorted; `spawn_columns[i]` is the index of `fields[i]` in `sorted`, so
-/// field `i`'s column in the archetype of exactly these components;
-/// `duplicate` names a type `fields` holds twice, if any (then the bundle
-/// is never used to change the store).
+/// Invariant: `fields[i]` is the id of field `i`; `sorted` is the fields
+/// kept in tables ([`StorageType::Table`](super::StorageType)), sorted;
+/// `spawn_columns[i]` is the index of `fields[i]` in `sorted`, so field
+/// `i`'s column in the archetype of exactly these table components, or
+/// [`SPARSE_FIELD`] for a sparse-set field; `sparse` lists the sparse-set
+/// fields (field index, id) in field order; `duplicate` names a type
+/// `fields` holds twice, if any (then the bundle is never used to change
+/// the store).
 #[derive(Debug)]
 pub(crate) struct BundleInfo {
     pub(crate) fields: Box<[ComponentId]>,
     pub(crate) sorted: Box<[ComponentId]>,
     pub(crate) spawn_columns: Box<[u32]>,
+    pub(crate) sparse: Box<[(u32, ComponentId)]>,
     pub(crate) duplicate: Option<&'static str>,
     /// The archetype a spawn of this bundle lands in (once known).
     pub(crate) spawn: Option<ArchetypeId>,
 }
+
+/// `BundleInfo::spawn_columns`' entry for a field kept in a sparse set.
+pub(crate) const SPARSE_FIELD: u32 = u32::MAX;
 
 /// The bundle types a store has seen.
 #[derive(Debug, Default)]
@@ -151,24 +158,36 @@ impl Bundles {
         }
         let mut fields = Vec::new();
         B::register(components, &mut fields);
-        let mut sorted = fields.clone();
-        sorted.sort_unstable();
-        let duplicate = sorted
+        let mut every = fields.clone();
+        every.sort_unstable();
+        let duplicate = every
             .windows(2)
             .find(|w| w[0] == w[1])
             .map(|w| components.info(w[0]).name());
+        let mut sorted = every;
+        sorted.retain(|&c| !components.is_sparse(c));
         let spawn_columns = fields
             .iter()
-            .map(|field| {
-                let column = sorted.partition_point(|c| c < field);
+            .map(|&field| {
+                if components.is_sparse(field) {
+                    return SPARSE_FIELD;
+                }
+                let column = sorted.partition_point(|&c| c < field);
                 u32::try_from(column).expect("fewer than 2^32 fields")
             })
+            .collect();
+        let sparse = fields
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| components.is_sparse(c))
+            .map(|(i, &c)| (u32::try_from(i).expect("fewer than 2^32 fields"), c))
             .collect();
         let id = BundleId(u32::try_from(self.infos.len()).expect("fewer than 2^32 bundle types"));
         self.infos.push(BundleInfo {
             fields: fields.into(),
             sorted: sorted.into(),
             spawn_columns,
+            sparse,
             duplicate,
             spawn: None,
         });

@@ -36,6 +36,72 @@ impl ComponentId {
     }
 }
 
+/// Where a component type's values are kept: bevy's `StorageType`.
+///
+/// Chosen once per type and store, before the type is first stored
+/// ([`Entities::register_component`](crate::Entities::register_component),
+/// [`World::register_component`](crate::World::register_component)); a type
+/// never registered is a [`Table`](StorageType::Table) component.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum StorageType {
+    /// A column in the archetype's table: the fastest to iterate; adding
+    /// or removing it moves the entity's row to another archetype.
+    #[default]
+    Table,
+    /// A sparse set beside the tables (a dense array of values and an
+    /// index by entity): adding or removing it moves nothing else, and the
+    /// entity keeps its archetype; a query that names it looks each row up.
+    /// For components that come and go every frame (markers, timers,
+    /// short-lived states).
+    SparseSet,
+}
+
+impl std::fmt::Display for StorageType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Table => "table",
+            Self::SparseSet => "sparse set",
+        })
+    }
+}
+
+/// Why a component registration was refused. A refused registration
+/// changes nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum ComponentError {
+    /// The type is already registered (registered, spawned, inserted or
+    /// named in a bundle) with the other storage: a type's storage cannot
+    /// change once the store has met it.
+    StorageAlreadyChosen {
+        /// The component's type name.
+        component: &'static str,
+        /// The storage it keeps.
+        storage: StorageType,
+        /// The storage the refused registration asked for.
+        requested: StorageType,
+    },
+}
+
+impl fmt::Display for ComponentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::StorageAlreadyChosen {
+                component,
+                storage,
+                requested,
+            } => write!(
+                f,
+                "component {component} is already stored in a {storage}: it cannot move to a \
+                 {requested} (register its storage before it is first spawned, inserted or \
+                 named in a bundle)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ComponentError {}
+
 /// What a type-erased column needs to know about a component type.
 #[derive(Clone, Copy)]
 pub struct ComponentInfo {
@@ -44,6 +110,7 @@ pub struct ComponentInfo {
     layout: Layout,
     /// Drops one value in place; `None` when the type needs no drop.
     drop: Option<unsafe fn(*mut u8)>,
+    storage: StorageType,
 }
 
 impl ComponentInfo {
@@ -63,7 +130,13 @@ impl ComponentInfo {
             name: std::any::type_name::<T>(),
             layout: Layout::new::<T>(),
             drop: std::mem::needs_drop::<T>().then_some(drop_ptr::<T> as unsafe fn(*mut u8)),
+            storage: StorageType::Table,
         }
+    }
+
+    /// Where the type's values are kept.
+    pub fn storage(&self) -> StorageType {
+        self.storage
     }
 
     /// The type's `TypeId`.
@@ -95,6 +168,7 @@ impl fmt::Debug for ComponentInfo {
             .field("name", &self.name)
             .field("layout", &self.layout)
             .field("needs_drop", &self.drop.is_some())
+            .field("storage", &self.storage)
             .finish()
     }
 }
@@ -116,15 +190,50 @@ impl Components {
         Self::default()
     }
 
-    /// `T`'s id, registering `T` if it is new.
+    /// `T`'s id, registering `T` (as a table component) if it is new.
     pub fn register<T: Component>(&mut self) -> ComponentId {
-        let next =
+        self.register_new::<T>(StorageType::Table).0
+    }
+
+    /// `T`'s id, registering it with `storage` if it is new; refused when
+    /// `T` is registered already with the other storage. The second half:
+    /// whether `T` is new.
+    pub(crate) fn register_with<T: Component>(
+        &mut self,
+        storage: StorageType,
+    ) -> Result<(ComponentId, bool), ComponentError> {
+        let (id, new) = self.register_new::<T>(storage);
+        let info = &self.infos[id.index()];
+        if info.storage != storage {
+            return Err(ComponentError::StorageAlreadyChosen {
+                component: info.name,
+                storage: info.storage,
+                requested: storage,
+            });
+        }
+        Ok((id, new))
+    }
+
+    /// `T`'s id, registering it with `storage` if it is new, and whether it
+    /// is.
+    fn register_new<T: Component>(&mut self, storage: StorageType) -> (ComponentId, bool) {
+        if let Some(&id) = self.by_type.get(&TypeId::of::<T>()) {
+            return (id, false);
+        }
+        let id =
             ComponentId(u32::try_from(self.infos.len()).expect("fewer than 2^32 component types"));
-        let infos = &mut self.infos;
-        *self.by_type.entry(TypeId::of::<T>()).or_insert_with(|| {
-            infos.push(ComponentInfo::of::<T>());
-            next
-        })
+        self.infos.push(ComponentInfo {
+            storage,
+            ..ComponentInfo::of::<T>()
+        });
+        self.by_type.insert(TypeId::of::<T>(), id);
+        (id, true)
+    }
+
+    /// Whether the component `id` is kept in a sparse set.
+    #[inline]
+    pub fn is_sparse(&self, id: ComponentId) -> bool {
+        self.infos[id.index()].storage == StorageType::SparseSet
     }
 
     /// `T`'s id, if `T` has been registered.

@@ -71,7 +71,9 @@ impl<T: Component> ComponentRef<T> {
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`] when it is not alive,
-    /// [`EntityError::NotFrozen`] when it is not frozen, and
+    /// [`EntityError::NotFrozen`] when it is not frozen,
+    /// [`EntityError::SparseComponent`] when `T` is kept in a sparse set
+    /// (a reference caches a table column), and
     /// [`EntityError::MissingComponent`] when it has no `T`.
     pub fn new(world: &impl AsRef<Entities>, target: Entity) -> Result<Self, EntityError> {
         let entities = world.as_ref();
@@ -80,6 +82,14 @@ impl<T: Component> ComponentRef<T> {
             .ok_or(EntityError::NoSuchEntity { entity: target })?;
         if !frozen {
             return Err(EntityError::NotFrozen { entity: target });
+        }
+        let sparse = entities.components().id_of::<T>();
+        if let Some(id) = sparse.filter(|&id| entities.components().is_sparse(id)) {
+            let component = entities.components().info(id).name();
+            return Err(EntityError::SparseComponent {
+                entity: target,
+                component,
+            });
         }
         let column = entities
             .components()

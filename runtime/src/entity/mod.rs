@@ -11,6 +11,9 @@
 //!   column per component, found by its set; insert/remove transitions are
 //!   cached per archetype.
 //! - [`Bundle`]: tuples of up to 12 components.
+//! - [`StorageType`]: a component in its archetype's table (the default)
+//!   or in a sparse set beside the tables (`sparse_set.rs`), for components
+//!   added and removed often.
 //! - [`Entities`]: the store itself: spawn, despawn, insert, remove, get,
 //!   freeze, and the tick stamped into every column's added/changed ticks;
 //!   its [`StoreId`] is unique in the process, so what caches its layout
@@ -32,13 +35,16 @@ pub mod hierarchy;
 mod model;
 pub mod query;
 mod required;
+mod sparse_set;
 mod store;
 #[cfg(test)]
 mod tests;
 
 pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
-pub use component::{Component, ComponentId, ComponentInfo, Components};
+pub use component::{
+    Component, ComponentError, ComponentId, ComponentInfo, Components, StorageType,
+};
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use disabled::{Allow, Disabled};
 pub use entity::Entity;

@@ -1,7 +1,10 @@
 //! A property test: random spawn, despawn, insert, remove and freeze
 //! against a plain model (entity id to component values), checking every
 //! live and stale handle after each step, and that no id is handed out
-//! twice, also when slots run out of generations and retire.
+//! twice, also when slots run out of generations and retire. Each run keeps
+//! a random subset of the three components in sparse sets
+//! ([`StorageType::SparseSet`]), and checks what queries of every term
+//! kind see against the model too.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::num::NonZeroU32;
@@ -78,8 +81,10 @@ fn remove_mask(entities: &mut Entities, e: Entity, mask: u8) -> Result<(), Entit
     }
 }
 
-fn check(entities: &Entities, handles: &[Entity], model: &Model) {
+fn check(entities: &mut Entities, handles: &[Entity], model: &Model) {
     assert_eq!(entities.len(), model.len());
+    check_queries(entities, model);
+    let entities = &*entities;
     for &e in handles {
         let Some((frozen, values)) = model.get(&e.id()) else {
             assert!(!entities.contains(e));
@@ -96,8 +101,59 @@ fn check(entities: &Entities, handles: &[Entity], model: &Model) {
     }
 }
 
-fn run_model(ops: &[Op]) {
+/// What queries of each term kind see, against the model: `&C0`,
+/// `Option<&C1>`, `Has<C2>`, `With`/`Without`, `Or` and `AnyOf`, whichever
+/// storage each component has.
+fn check_queries(entities: &mut Entities, model: &Model) {
+    use std::collections::BTreeSet;
+    type Row = (u64, Option<u32>, Option<String>, bool);
+    let expected: BTreeSet<Row> = model
+        .iter()
+        .map(|(&id, (_, values))| {
+            let c1 = values.get(&1).map(u32::to_string);
+            (id, values.get(&0).copied(), c1, values.contains_key(&2))
+        })
+        .collect();
+    let seen: BTreeSet<Row> =
+        Query::<(Entity, Option<&C0>, Option<&C1>, Has<C2>)>::exclusive(entities)
+            .iter()
+            .map(|(e, c0, c1, c2)| (e.id(), c0.map(|c| c.0), c1.map(|c| c.0.clone()), c2))
+            .collect();
+    assert_eq!(seen, expected);
+    let having = |f: &dyn Fn(&Row) -> bool| expected.iter().filter(|r| f(r)).count();
+    let with = Query::<&C0, With<C2>>::exclusive(entities).iter().count();
+    assert_eq!(with, having(&|r| r.1.is_some() && r.3));
+    let without = Query::<Entity, (Without<C1>, With<C0>)>::exclusive(entities).count();
+    assert_eq!(without, having(&|r| r.1.is_some() && r.2.is_none()));
+    let either = Query::<Entity, Or<(With<C1>, With<C2>)>>::exclusive(entities).count();
+    assert_eq!(either, having(&|r| r.2.is_some() || r.3));
+    let any = Query::<AnyOf<(&C0, &C2)>>::exclusive(entities)
+        .iter()
+        .count();
+    assert_eq!(any, having(&|r| r.1.is_some() || r.3));
+    let both = Query::<(&mut C0, &C1)>::exclusive(entities)
+        .iter_mut()
+        .count();
+    assert_eq!(both, having(&|r| r.1.is_some() && r.2.is_some()));
+}
+
+/// Registers the components whose bit is set in `sparse` as sparse sets.
+fn register_storage(entities: &mut Entities, sparse: u8) {
+    let storage = |bit: u8| {
+        if sparse & (1 << bit) != 0 {
+            StorageType::SparseSet
+        } else {
+            StorageType::Table
+        }
+    };
+    entities.register_component::<C0>(storage(0)).unwrap();
+    entities.register_component::<C1>(storage(1)).unwrap();
+    entities.register_component::<C2>(storage(2)).unwrap();
+}
+
+fn run_model(sparse: u8, ops: &[Op]) {
     let mut entities = Entities::new();
+    register_storage(&mut entities, sparse);
     let mut model = Model::new();
     let mut handles = Vec::new();
     let mut ids = HashSet::new();
@@ -163,7 +219,7 @@ fn run_model(ops: &[Op]) {
             }
             _ => {}
         }
-        check(&entities, &handles, &model);
+        check(&mut entities, &handles, &model);
     }
 }
 
@@ -183,7 +239,10 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn matches_the_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 24 } else { 120 })) {
-        run_model(&ops);
+    fn matches_the_model(
+        sparse in 0u8..8,
+        ops in prop::collection::vec(op(), 1..if cfg!(miri) { 24 } else { 120 }),
+    ) {
+        run_model(sparse, &ops);
     }
 }

@@ -172,10 +172,7 @@ impl Entities {
             .cloned()
             .collect();
         for requirement in wanted {
-            let lacks = self
-                .archetype_of(entity)
-                .and_then(|archetype| self.archetype(archetype))
-                .is_some_and(|archetype| !archetype.contains(requirement.id));
+            let lacks = self.contains(entity) && !self.has_component(entity, requirement.id);
             if lacks {
                 // Cannot be refused: the entity is alive and movable (it
                 // just received `given`), and a one-field bundle names no

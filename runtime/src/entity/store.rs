@@ -7,10 +7,11 @@ use std::num::NonZeroU64;
 use crate::sync::{AtomicU32, ExclusiveU32, Ordering, StaticAtomicU64};
 
 use super::archetype::{Archetype, ArchetypeId, Archetypes, Change, DROPPED, EdgeId};
-use super::bundle::{Bundle, BundleId, Bundles};
+use super::bundle::{Bundle, BundleId, Bundles, SPARSE_FIELD};
 use super::component::{Component, ComponentId, Components};
 use super::entity::{Entity, Location, Slots};
 use super::required::Required;
+use super::sparse_set::SparseSet;
 
 /// Why an operation on an entity was refused. A refused operation changes
 /// nothing.
@@ -27,6 +28,15 @@ pub enum EntityError {
     Frozen {
         /// The frozen entity.
         entity: Entity,
+    },
+    /// A [`ComponentRef`](crate::ComponentRef) was asked for a component
+    /// kept in a sparse set ([`StorageType::SparseSet`](crate::StorageType::SparseSet)): it caches a table
+    /// column, and a sparse component has none.
+    SparseComponent {
+        /// The entity.
+        entity: Entity,
+        /// The component's type name.
+        component: &'static str,
     },
     /// The entity lacks a component the operation needs.
     MissingComponent {
@@ -85,6 +95,11 @@ impl fmt::Display for EntityError {
             Self::MissingComponent { entity, component } => {
                 write!(f, "{entity} has no component {component}")
             }
+            Self::SparseComponent { entity, component } => write!(
+                f,
+                "{entity}'s {component} is kept in a sparse set: a ComponentRef refers to table \
+                 components only (query it, or read it with `get`)"
+            ),
             Self::DuplicateComponent { component } => {
                 write!(f, "a bundle names component {component} twice")
             }
@@ -186,26 +201,31 @@ pub struct ComponentTicks {
 pub struct Entities {
     /// This store's identity, for the handles that cache its layout.
     id: StoreId,
-    slots: Slots,
+    pub(super) slots: Slots,
     pub(super) components: Components,
-    bundles: Bundles,
+    pub(super) bundles: Bundles,
     /// The components each component requires (`required.rs`).
     pub(super) required: Required,
-    archetypes: Archetypes,
-    tick: AtomicU32,
+    pub(super) archetypes: Archetypes,
+    /// By component id: the sparse set of a [`StorageType::SparseSet`](crate::StorageType::SparseSet)
+    /// component (`None` for a table component, or past the end).
+    pub(super) sparse_sets: Vec<Option<SparseSet>>,
+    /// The ids of the sparse-set components, in registration order.
+    pub(super) sparse_ids: Vec<ComponentId>,
+    pub(super) tick: AtomicU32,
     /// Per component id: the entities that lost it (despawned, or the
     /// component removed) and the tick, oldest first; trimmed by the world
     /// at its boundaries (`trim_removals`).
-    removed: Vec<Vec<(Entity, u32)>>,
+    pub(super) removed: Vec<Vec<(Entity, u32)>>,
     /// Reused for archetype lookups, so a cached move allocates nothing.
-    scratch: Vec<super::component::ComponentId>,
+    pub(super) scratch: Vec<super::component::ComponentId>,
     /// The tick of the last [`check_ticks`](Entities::check_ticks) pass.
     last_tick_check: u32,
 }
 
 /// Records that `entity` lost each of `components` at `tick`.
 #[inline]
-fn record_removals(
+pub(super) fn record_removals(
     removed: &mut Vec<Vec<(Entity, u32)>>,
     components: &[ComponentId],
     entity: Entity,
@@ -221,7 +241,7 @@ fn record_removals(
 
 /// Moves the change counter to a fresh tick through `&mut` (no atomic
 /// instruction) and returns it.
-fn fresh_tick(counter: &mut AtomicU32) -> u32 {
+pub(super) fn fresh_tick(counter: &mut AtomicU32) -> u32 {
     let tick = counter.get_exclusive().wrapping_add(1);
     counter.set_exclusive(tick);
     tick
@@ -254,6 +274,8 @@ impl Entities {
             bundles: Bundles::default(),
             required: Required::default(),
             archetypes,
+            sparse_sets: Vec::new(),
+            sparse_ids: Vec::new(),
             tick: AtomicU32::new(0),
             removed: Vec::new(),
             scratch: Vec::new(),
@@ -318,6 +340,9 @@ impl Entities {
             for column in archetype.columns.iter_mut() {
                 column.clamp_ticks(now);
             }
+        }
+        for set in self.sparse_sets.iter_mut().flatten() {
+            set.clamp_ticks(now);
         }
         for records in &mut self.removed {
             for (_, tick) in records.iter_mut() {
@@ -452,12 +477,16 @@ impl Entities {
         self.slots.get(entity).map(|slot| slot.location.archetype)
     }
 
-    /// Registers `B` and refuses it if it names a type twice.
-    fn bundle<B: Bundle>(&mut self) -> Result<BundleId, EntityError> {
+    /// Registers `B` and refuses it if it names a type twice; with whether
+    /// `B` has no sparse-set field (read beside the duplicate check, so the
+    /// table-only paths pay no second lookup to choose themselves).
+    #[inline]
+    fn bundle_kind<B: Bundle>(&mut self) -> Result<(BundleId, bool), EntityError> {
         let id = self.bundles.register::<B>(&mut self.components);
-        match self.bundles.info(id).duplicate {
+        let info = self.bundles.info(id);
+        match info.duplicate {
             Some(component) => Err(EntityError::DuplicateComponent { component }),
-            None => Ok(id),
+            None => Ok((id, info.sparse.is_empty())),
         }
     }
 
@@ -487,11 +516,11 @@ impl Entities {
     /// Spawns an entity with the components of `bundle`, or refuses a
     /// bundle that names a type twice.
     pub fn try_spawn<B: Bundle>(&mut self, bundle: B) -> Result<Entity, EntityError> {
-        let id = self.bundle::<B>()?;
+        let (id, table_only) = self.bundle_kind::<B>()?;
         let archetype = self.spawn_archetype(id);
         self.reserve_spawns(archetype, 1);
         // SAFETY: room for one entity was just reserved.
-        let entity = unsafe { self.spawn_reserved(id, archetype, bundle) };
+        let entity = unsafe { self.spawn_reserved((id, table_only), archetype, bundle) };
         self.apply_required(entity, id);
         Ok(entity)
     }
@@ -504,7 +533,9 @@ impl Entities {
     ///
     /// As [`spawn`](Self::spawn).
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
-        let id = self.bundle::<B>().unwrap_or_else(|error| panic!("{error}"));
+        let (id, table_only) = self
+            .bundle_kind::<B>()
+            .unwrap_or_else(|error| panic!("{error}"));
         let archetype = self.spawn_archetype(id);
         let requires = !self.required.is_empty();
         let bundles = bundles.into_iter();
@@ -519,7 +550,7 @@ impl Entities {
             room -= 1;
             // SAFETY: `room` counts the entities reserved and not yet
             // spawned; it was at least one before this spawn.
-            spawned.push(unsafe { self.spawn_reserved(id, archetype, bundle) });
+            spawned.push(unsafe { self.spawn_reserved((id, table_only), archetype, bundle) });
         }
         if requires {
             self.insert_required_for(&spawned, id);
@@ -534,14 +565,39 @@ impl Entities {
         self.archetypes.get_mut(archetype).reserve(additional);
     }
 
-    /// Spawns into `archetype` (bundle `id`'s): nothing here can panic
-    /// half-way.
+    /// Spawns into `archetype` (bundle `id`'s; `table_only`: it has no
+    /// sparse-set field): nothing here can panic half-way.
     ///
     /// # Safety
     ///
     /// Room for this spawn was reserved ([`reserve_spawns`](Self::reserve_spawns))
     /// and not used since.
+    #[inline]
     unsafe fn spawn_reserved<B: Bundle>(
+        &mut self,
+        (id, table_only): (BundleId, bool),
+        archetype: ArchetypeId,
+        bundle: B,
+    ) -> Entity {
+        // SAFETY: the caller's.
+        unsafe {
+            if table_only {
+                self.spawn_into::<B, false>(id, archetype, bundle)
+            } else {
+                self.spawn_into::<B, true>(id, archetype, bundle)
+            }
+        }
+    }
+
+    /// [`spawn_reserved`](Self::spawn_reserved), for a bundle with sparse
+    /// fields (`SPARSE`) or without: the table-only path compiles without
+    /// the sets.
+    ///
+    /// # Safety
+    ///
+    /// As `spawn_reserved`; `SPARSE` is whether the bundle has sparse fields.
+    #[inline]
+    unsafe fn spawn_into<B: Bundle, const SPARSE: bool>(
         &mut self,
         id: BundleId,
         archetype: ArchetypeId,
@@ -550,19 +606,39 @@ impl Entities {
         let table = self.archetypes.get_mut(archetype);
         let row = u32::try_from(table.len()).expect("fewer than 2^32 rows");
         let entity = self.slots.alloc(Location { archetype, row });
-        table.entities.push(entity);
-        let columns = &self.bundles.info(id).spawn_columns;
+        let info = self.bundles.info(id);
         let tick = fresh_tick(&mut self.tick);
-        // SAFETY: the archetype's columns are exactly the bundle's fields
-        // (`spawn_columns[i]` is field `i`'s column, the invariant of
+        // Room in the sets, before any value moves (`prepare` allocates; it
+        // finds no value of the new entity to replace).
+        if SPARSE {
+            for &(_, component) in &info.sparse {
+                Self::sparse_set_mut(&mut self.sparse_sets, component).prepare(entity, false, tick);
+            }
+        }
+        table.entities.push(entity);
+        let (columns, sets) = (&info.spawn_columns, &mut self.sparse_sets);
+        // SAFETY: the archetype's columns are exactly the bundle's table
+        // fields (`spawn_columns[i]` is field `i`'s column, the invariant of
         // `BundleInfo`), each column has reserved room (caller) and no drop
         // pending (drops are finished by every operation), so its spare
-        // slot is valid for a write of the field's type.
-        unsafe { bundle.write(|i| table.columns[columns[i] as usize].spare_ptr()) };
+        // slot is valid for a write of the field's type; a sparse field's
+        // set was prepared for the entity just above.
+        unsafe {
+            bundle.write(|i| match columns[i] {
+                SPARSE_FIELD if SPARSE => {
+                    Self::sparse_set_mut(sets, info.fields[i]).slot_ptr(entity, false)
+                }
+                column => table.columns[column as usize].spare_ptr(),
+            });
+        }
         for column in &mut table.columns {
             // SAFETY: `write` moved one value into every column's spare
             // slot (one field per column) with room reserved.
             unsafe { column.commit_spare(tick, tick) };
+        }
+        for &(_, component) in info.sparse.iter().filter(|_| SPARSE) {
+            // SAFETY: `write` moved the field's value to `slot_ptr`.
+            unsafe { Self::sparse_set_mut(sets, component).commit(entity, false, tick) };
         }
         entity
     }
@@ -587,7 +663,11 @@ impl Entities {
         if let Some(moved) = table.swap_remove_entity(row) {
             self.slots.set_row(moved, location.row);
         }
-        table.drop_pending();
+        if self.sparse_ids.is_empty() {
+            table.drop_pending();
+        } else {
+            self.despawn_sparse(entity, location.archetype, tick);
+        }
         Ok(())
     }
 
@@ -614,7 +694,7 @@ impl Entities {
 
     /// The live, unfrozen location of `entity`.
     #[inline]
-    fn movable(&self, entity: Entity) -> Result<Location, EntityError> {
+    pub(super) fn movable(&self, entity: Entity) -> Result<Location, EntityError> {
         let slot = self
             .slots
             .get(entity)
@@ -631,7 +711,12 @@ impl Entities {
     /// for one more row in every target column (so a caller may then write
     /// the fields the target adds); fixes both entities' locations. The new
     /// location.
-    fn move_entity(&mut self, entity: Entity, location: Location, edge: EdgeId) -> Location {
+    pub(super) fn move_entity(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        edge: EdgeId,
+    ) -> Location {
         let (edge, source, target) = self.archetypes.move_parts(location.archetype, edge);
         target.reserve(1);
         let row = location.row as usize;
@@ -694,7 +779,28 @@ impl Entities {
         bundle: B,
     ) -> Result<(), EntityError> {
         let location = self.movable(entity)?;
-        let id = self.bundle::<B>()?;
+        let (id, table_only) = self.bundle_kind::<B>()?;
+        if table_only {
+            self.insert_moving::<B, REPLACE, false>(entity, location, id, bundle);
+        } else {
+            self.insert_moving::<B, REPLACE, true>(entity, location, id, bundle);
+        }
+        self.apply_required(entity, id);
+        Ok(())
+    }
+
+    /// [`insert_bundle`](Self::insert_bundle)'s work: an archetype move
+    /// for the table fields the entity lacks (none when it has them all, or
+    /// the bundle has none), each field written; sparse fields too when
+    /// `SPARSE` (the table-only path compiles without the sets).
+    #[inline]
+    fn insert_moving<B: Bundle, const REPLACE: bool, const SPARSE: bool>(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        id: BundleId,
+        bundle: B,
+    ) {
         let edge = self.archetypes.edge(
             location.archetype,
             Change::Insert,
@@ -711,8 +817,13 @@ impl Entities {
             self.move_entity(entity, location, edge).row
         } as usize;
         let tick = fresh_tick(&mut self.tick);
+        let info = self.bundles.info(id);
+        let sets = &mut self.sparse_sets;
+        for &(_, component) in info.sparse.iter().filter(|_| SPARSE) {
+            Self::sparse_set_mut(sets, component).prepare(entity, REPLACE, tick);
+        }
         let (edge, table) = self.archetypes.edge_target(edge);
-        // SAFETY: for each field, `edge.fields[i]` is its column in the
+        // SAFETY: for each table field, `edge.fields[i]` is its column in the
         // target (`Edge`'s invariant; one column per field, the bundle has
         // no duplicates) and every target column has room for a row and a
         // spare slot (`reserve(1)` above or in `move_entity`) with no drop
@@ -720,10 +831,14 @@ impl Entities {
         // live row, parked and returned for the new value; kept
         // (`!REPLACE`): the spare slot, whose value `discard_spare` below
         // marks for dropping. A new field: the spare slot, which
-        // `commit_spare` below makes the row.
+        // `commit_spare` below makes the row. A sparse field:
+        // its set, prepared for `entity` above (`SparseSet::slot_ptr`).
         unsafe {
             bundle.write(|i| {
                 let field = edge.fields[i];
+                if SPARSE && field.column == SPARSE_FIELD {
+                    return Self::sparse_set_mut(sets, info.fields[i]).slot_ptr(entity, REPLACE);
+                }
                 let column = &mut table.columns[field.column as usize];
                 if REPLACE && field.existed {
                     column.park_row(row, tick)
@@ -732,7 +847,13 @@ impl Entities {
                 }
             });
         }
-        for field in edge.fields.iter() {
+        for (i, field) in edge.fields.iter().enumerate() {
+            if SPARSE && field.column == SPARSE_FIELD {
+                // SAFETY: `write` moved the field's value to its set's
+                // `slot_ptr`, right after `prepare`.
+                unsafe { Self::sparse_set_mut(sets, info.fields[i]).commit(entity, REPLACE, tick) };
+                continue;
+            }
             let column = &mut table.columns[field.column as usize];
             if !field.existed {
                 // SAFETY: `write` moved the field's value into the spare slot.
@@ -744,12 +865,14 @@ impl Entities {
             }
         }
         // Only a replaced or discarded value is pending (`park_row`,
-        // `discard_spare`); the move left none.
-        if edge.overwrites {
+        // `discard_spare`, a set's `prepare` or `commit`); the move left
+        // none.
+        let table = edge.overwrites.then_some(table);
+        if SPARSE {
+            Self::drop_pending_with_sets(sets, &info.sparse, table);
+        } else if let Some(table) = table {
             table.drop_pending();
         }
-        self.apply_required(entity, id);
-        Ok(())
     }
 
     /// Removes the components of `B` from `entity` (an archetype move) and
@@ -757,7 +880,24 @@ impl Entities {
     /// entity, one lacking any of them, or a bundle naming a type twice.
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, EntityError> {
         let location = self.movable(entity)?;
-        let id = self.bundle::<B>()?;
+        let (id, table_only) = self.bundle_kind::<B>()?;
+        if table_only {
+            self.remove_moving::<B, false>(entity, location, id)
+        } else {
+            self.remove_with_sparse(entity, location, id)
+        }
+    }
+
+    /// [`remove`](Self::remove) of a bundle with table fields (an
+    /// archetype move), and sparse fields too when `SPARSE` (each present:
+    /// the caller checked; the table-only path compiles without the sets).
+    #[inline]
+    pub(super) fn remove_moving<B: Bundle, const SPARSE: bool>(
+        &mut self,
+        entity: Entity,
+        location: Location,
+        id: BundleId,
+    ) -> Result<B, EntityError> {
         let edge = match self
             .archetypes
             .cached_edge(location.archetype, Change::Remove, id)
@@ -789,21 +929,33 @@ impl Entities {
             }
         };
         let tick = fresh_tick(&mut self.tick);
-        record_removals(
-            &mut self.removed,
-            &self.bundles.info(id).sorted,
-            entity,
-            tick,
-        );
+        let info = self.bundles.info(id);
+        record_removals(&mut self.removed, &info.sorted, entity, tick);
+        for &(_, component) in info.sparse.iter().filter(|_| SPARSE) {
+            record_removals(&mut self.removed, &[component], entity, tick);
+            Self::sparse_set_mut(&mut self.sparse_sets, component).remove_forget(entity);
+        }
         self.move_entity(entity, location, edge);
         let (edge, source, _) = self.archetypes.move_parts(location.archetype, edge);
-        // SAFETY: `edge.fields[i].column` is field `i`'s column in the
-        // source (`Edge`'s invariant for a removal). The move just
+        // The table-only path looks the bundle up no more.
+        let fields: &[ComponentId] = if SPARSE {
+            &self.bundles.info(id).fields
+        } else {
+            &[]
+        };
+        let sets = &mut self.sparse_sets;
+        // SAFETY: `edge.fields[i].column` is table field `i`'s column in
+        // the source (`Edge`'s invariant for a removal). The move just
         // swap-removed the entity's row from each of them without a drop,
         // leaving its value's bytes in the spare slot, owned by nobody (no
-        // drop pending): each is read once here, by the returned bundle.
-        let values =
-            unsafe { B::take(|i| source.columns[edge.fields[i].column as usize].spare_ptr()) };
+        // drop pending): each is read once here, by the returned bundle. A
+        // sparse field was removed from its set the same way above.
+        let values = unsafe {
+            B::take(|i| match edge.fields[i].column {
+                SPARSE_FIELD if SPARSE => Self::sparse_set_mut(sets, fields[i]).taken_ptr(),
+                column => source.columns[column as usize].spare_ptr(),
+            })
+        };
         Ok(values)
     }
 
@@ -820,7 +972,10 @@ impl Entities {
         entity: Entity,
     ) -> Result<Vec<&'static str>, EntityError> {
         let location = self.movable(entity)?;
-        let id = self.bundle::<B>()?;
+        let (id, table_only) = self.bundle_kind::<B>()?;
+        if !table_only {
+            return Ok(self.remove_present_with_sparse(entity, location, id));
+        }
         let edge = self.archetypes.edge(
             location.archetype,
             Change::Remove,
@@ -864,17 +1019,28 @@ impl Entities {
 
     /// `entity`'s `C`, if it is alive and has one.
     pub fn get<C: Component>(&self, entity: Entity) -> Option<&C> {
-        let (table, column, row) = self.find::<C>(entity)?;
+        let (column, row) = self.find::<C>(entity)?;
         // SAFETY: the column of `C`'s id holds `C`s, and `row` is a live
         // row (`find`); the shared borrow of `self` keeps it in place.
-        Some(unsafe { &*table.columns[column].get_ptr(row).cast::<C>() })
+        Some(unsafe { &*column.get_ptr(row).cast::<C>() })
     }
 
     /// `entity`'s `C`, if it is alive and has one; marks it changed at the
     /// current tick.
     pub fn get_mut<C: Component>(&mut self, entity: Entity) -> Option<&mut C> {
-        let (archetype, column, row) = self.find::<C>(entity).map(|(t, c, r)| (t.id(), c, r))?;
-        let column = &mut self.archetypes.get_mut(archetype).columns[column];
+        let id = self.components.id_of::<C>()?;
+        let location = self.slots.get(entity)?.location;
+        let (column, row) = match self.sparse_sets.get_mut(id.index()) {
+            Some(Some(set)) => {
+                let row = set.index_of(entity)?;
+                (set.column_mut(), row)
+            }
+            _ => {
+                let table = self.archetypes.get_mut(location.archetype);
+                let column = table.column_index(id)?;
+                (&mut table.columns[column], location.row as usize)
+            }
+        };
         let tick = fresh_tick(&mut self.tick);
         column.set_changed(row, tick);
         // SAFETY: as in `get`; the exclusive borrow of `self` makes the
@@ -884,20 +1050,25 @@ impl Entities {
 
     /// When `entity`'s `C` was added and last changed.
     pub fn ticks<C: Component>(&self, entity: Entity) -> Option<ComponentTicks> {
-        let (table, column, row) = self.find::<C>(entity)?;
-        let column = &table.columns[column];
+        let (column, row) = self.find::<C>(entity)?;
         Some(ComponentTicks {
             added: column.added_tick(row),
             changed: column.changed_tick(row),
         })
     }
 
-    /// The archetype, column index and row of `entity`'s `C`.
-    fn find<C: Component>(&self, entity: Entity) -> Option<(&Archetype, usize, usize)> {
+    /// The column and row of `entity`'s `C` (in its table or its set).
+    fn find<C: Component>(&self, entity: Entity) -> Option<(&super::column::Column, usize)> {
         let id = self.components.id_of::<C>()?;
         let location = self.slots.get(entity)?.location;
+        if let Some(set) = self.sparse_set(id) {
+            return Some((set.column(), set.index_of(entity)?));
+        }
         let table = self.archetypes.get(location.archetype)?;
-        Some((table, table.column_index(id)?, location.row as usize))
+        Some((
+            &table.columns[table.column_index(id)?],
+            location.row as usize,
+        ))
     }
 
     /// Freezes `entity`: from now on it can never gain or lose a component

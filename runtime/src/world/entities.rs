@@ -6,12 +6,43 @@
 //! [`Commands`]: crate::Commands
 
 use crate::entity::{
-    Bundle, Component, ComponentTicks, Entities, Entity, EntityError, Query, QueryData,
-    QueryFilter, RequiredError,
+    Bundle, Component, ComponentError, ComponentId, ComponentTicks, Entities, Entity, EntityError,
+    Query, QueryData, QueryFilter, RequiredError, StorageType,
 };
 use crate::world::World;
 
 impl World {
+    /// Chooses where `T`'s values are kept: in its archetype's table (the
+    /// default) or in a sparse set, where adding and removing it every frame
+    /// moves nothing else ([`StorageType`]). Call it before `T` is first
+    /// spawned, inserted or named in a bundle; registering it again with the
+    /// same storage changes nothing.
+    ///
+    /// ```
+    /// use sluice::{StorageType, World};
+    ///
+    /// struct Pos(f32);
+    /// struct Stunned;
+    ///
+    /// let mut world = World::new();
+    /// world.register_component::<Stunned>(StorageType::SparseSet).unwrap();
+    /// let e = world.spawn((Pos(0.0),));
+    /// world.entity_mut(e).unwrap().insert((Stunned,)).unwrap();
+    /// assert_eq!(world.query::<(&Pos, &Stunned)>().count(), 1);
+    /// assert!(world.register_component::<Stunned>(StorageType::Table).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`ComponentError::StorageAlreadyChosen`] when `T` is registered
+    /// already with the other storage (spawning, inserting or naming it in
+    /// a bundle registers it as a table component); nothing changes.
+    pub fn register_component<T: Component>(
+        &mut self,
+        storage: StorageType,
+    ) -> Result<ComponentId, ComponentError> {
+        self.entities_mut().register_component::<T>(storage)
+    }
+
     /// Spawns an entity with the components of `bundle` (a tuple of up to
     /// twelve components).
     ///

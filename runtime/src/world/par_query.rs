@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::access::ServiceId;
-use crate::entity::query::{QueryData, QueryFilter, RunTicks};
+use crate::entity::query::{QueryData, QueryFilter, RunTicks, Walk};
 use crate::entity::{Archetype, Entities};
 use crate::exec::{BatchNode, BatchProcessor, ClearBuffer, NodeContext as RunContext, NodeOutcome};
 use crate::node::NodeBuilder;
@@ -113,21 +113,18 @@ where
             // node cut slices only from matching archetypes).
             let (entities, archetype) =
                 unsafe { (slice.entities.as_ref(), slice.archetype.as_ref()) };
-            // SAFETY: as above; the node holds the data's and filter's lanes.
-            let (fetch, rows) = unsafe {
-                (
-                    D::fetch(
-                        slice.ids,
-                        entities,
-                        archetype,
-                        RunTicks {
-                            last_run: slice.last_run,
-                            this_run: slice.tick,
-                        },
-                    ),
-                    F::fetch(slice.filter, archetype, slice.last_run),
-                )
+            let ticks = RunTicks {
+                last_run: slice.last_run,
+                this_run: slice.tick,
             };
+            // SAFETY: as above; the node holds the data's lanes.
+            let fetch = unsafe { D::fetch(slice.ids, entities, archetype, ticks) };
+            if Walk::of::<D, F>(slice.ids, slice.filter) != Walk::Tables {
+                self.sparse_slice(slice, entities, archetype, fetch);
+                continue;
+            }
+            // SAFETY: as above; the node holds the filter's lanes.
+            let rows = unsafe { F::fetch(slice.filter, archetype, slice.last_run) };
             for row in slice.start..slice.start + slice.len {
                 // SAFETY: `row` is live (slices are cut within the length).
                 if F::BY_ROW && !unsafe { F::row(rows, row) } {
@@ -136,6 +133,47 @@ where
                 // SAFETY: `row` is live, and no other slice of this run
                 // covers it, so its item is handed out once.
                 (self.body)(unsafe { D::item(fetch, row) });
+            }
+        }
+    }
+}
+
+impl<D, F, B> RowBody<D, F, B>
+where
+    D: QueryData + 'static,
+    F: QueryFilter + 'static,
+    B: for<'w> Fn(D::Item<'w>) + Send + Sync + 'static,
+{
+    /// A slice of a query naming a sparse-set component: each row's
+    /// sparse components looked up in their sets.
+    #[inline(never)]
+    fn sparse_slice<'w>(
+        &self,
+        slice: &RowSlice<D, F>,
+        entities: &'w Entities,
+        archetype: &'w Archetype,
+        fetch: D::Fetch<'w>,
+    ) {
+        for row in slice.start..slice.start + slice.len {
+            let entity = archetype.entities()[row];
+            // SAFETY: `row` is live (slices are cut within the length); the
+            // node holds the filter's lanes.
+            let kept = unsafe {
+                F::sparse_row(
+                    slice.filter,
+                    entities,
+                    archetype,
+                    row,
+                    entity,
+                    slice.last_run,
+                )
+            };
+            // SAFETY: `row` is live, and no other slice of this run covers
+            // it, so its item is handed out once.
+            let item =
+                kept.then(|| unsafe { D::sparse_item(slice.ids, entities, fetch, row, entity) });
+            if let Some(item) = item.flatten() {
+                (self.body)(item);
             }
         }
     }

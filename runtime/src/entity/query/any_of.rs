@@ -5,7 +5,7 @@ use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::entity::query::{QueryData, ReadOnlyQueryData};
-use crate::entity::{Archetype, Components, Entities, RunTicks};
+use crate::entity::{Archetype, Components, Entities, Entity, RunTicks};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -98,6 +98,24 @@ macro_rules! impl_any_of {
                         // node runs under the plan (the caller's guarantee).
                         .map(|ids| unsafe { $name::fetch(ids, entities, archetype, ticks) }),
                 )+)
+            }
+
+            #[inline]
+            fn names_sparse(ids: Self::Ids) -> bool {
+                $(ids.$index.is_some_and($name::names_sparse))||+
+            }
+
+            fn sparse_lacks(ids: Self::Ids, entities: &Entities, entity: Entity) -> Option<&'static str> {
+                let has_one = $(ids.$index.is_some_and(|ids| $name::sparse_lacks(ids, entities, entity).is_none()))||+;
+                (!has_one).then(std::any::type_name::<Self>)
+            }
+
+            #[inline]
+            unsafe fn sparse_item<'w>(ids: Self::Ids, entities: &'w Entities, fetch: Self::Fetch<'w>, row: usize, entity: Entity) -> Option<Self::Item<'w>> {
+                // SAFETY: forwarded from the caller, for the elements that
+                // fetched this archetype (with the ids they fetched with).
+                let items = ($(ids.$index.zip(fetch.$index).and_then(|(ids, fetch)| unsafe { $name::sparse_item(ids, entities, fetch, row, entity) }),)+);
+                ($(items.$index.is_some())||+).then_some(items)
             }
 
             #[inline]

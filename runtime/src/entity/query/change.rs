@@ -14,8 +14,8 @@
 use std::any::TypeId;
 use std::ops::{Deref, DerefMut};
 
-use crate::entity::query::data::{Lane, QueryData, ReadOnlyQueryData, column_of, lacks, within};
-use crate::entity::{Archetype, Component, ComponentId, Components, Entities};
+use crate::entity::query::data::{Lane, QueryData, ReadOnlyQueryData, lacks, values_of, within};
+use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 use crate::sync::UnsafeCell;
@@ -311,10 +311,16 @@ impl<C> std::fmt::Debug for WriteFetch<'_, C> {
 }
 
 impl<'w, C> WriteFetch<'w, C> {
-    /// `archetype`'s column `id`, for writing at `ticks`.
+    /// The column of the component `ids` for `archetype` (its own, or the
+    /// component's set's), for writing at `ticks`.
     #[inline]
-    fn new(archetype: &'w Archetype, id: ComponentId, ticks: RunTicks) -> Self {
-        let column = column_of(archetype, id);
+    fn new(
+        ids: (ComponentId, bool),
+        entities: &'w Entities,
+        archetype: &'w Archetype,
+        ticks: RunTicks,
+    ) -> Self {
+        let column = values_of(ids, entities, archetype);
         Self {
             data: column.data().cast::<C>(),
             changed: column.changed_cells(),
@@ -376,18 +382,18 @@ impl<C> std::fmt::Debug for ReadFetch<'_, C> {
 // and its changed tick (through the `Mut` it hands out).
 unsafe impl<C: Component> QueryData for &mut C {
     type Item<'w> = Mut<'w, C>;
-    type Ids = ComponentId;
+    type Ids = (ComponentId, bool);
     type Fetch<'w> = WriteFetch<'w, C>;
 
-    crate::entity::query::data::required_component!(gate, true);
+    crate::entity::query::data::required_component!(gate, true, WriteFetch::item);
 
     unsafe fn fetch<'w>(
-        id: ComponentId,
-        _entities: &'w Entities,
+        ids: (ComponentId, bool),
+        entities: &'w Entities,
         archetype: &'w Archetype,
         ticks: RunTicks,
     ) -> Self::Fetch<'w> {
-        WriteFetch::new(archetype, id, ticks)
+        WriteFetch::new(ids, entities, archetype, ticks)
     }
 
     #[inline]
@@ -421,19 +427,19 @@ unsafe impl<C: Component> QueryData for &mut C {
 // `C`; `item` writes as `&mut C` does.
 unsafe impl<C: Component> QueryData for Option<&mut C> {
     type Item<'w> = Option<Mut<'w, C>>;
-    type Ids = Option<ComponentId>;
+    type Ids = Option<(ComponentId, bool)>;
     type Fetch<'w> = Option<WriteFetch<'w, C>>;
 
-    crate::entity::query::data::optional_component!(gate, true);
+    crate::entity::query::data::optional_component!(gate, true, WriteFetch::item);
 
     unsafe fn fetch<'w>(
-        id: Option<ComponentId>,
-        _entities: &'w Entities,
+        ids: Option<(ComponentId, bool)>,
+        entities: &'w Entities,
         archetype: &'w Archetype,
         ticks: RunTicks,
     ) -> Self::Fetch<'w> {
-        id.filter(|&id| archetype.contains(id))
-            .map(|id| WriteFetch::new(archetype, id, ticks))
+        ids.filter(|&(id, sparse)| sparse || archetype.contains(id))
+            .map(|ids| WriteFetch::new(ids, entities, archetype, ticks))
     }
 
     #[inline]
@@ -447,18 +453,18 @@ unsafe impl<C: Component> QueryData for Option<&mut C> {
 // column and its ticks.
 unsafe impl<C: Component> QueryData for Ref<'_, C> {
     type Item<'w> = Ref<'w, C>;
-    type Ids = ComponentId;
+    type Ids = (ComponentId, bool);
     type Fetch<'w> = ReadFetch<'w, C>;
 
-    crate::entity::query::data::required_component!(read, false);
+    crate::entity::query::data::required_component!(read, false, Self::item);
 
     unsafe fn fetch<'w>(
-        id: ComponentId,
-        _entities: &'w Entities,
+        ids: (ComponentId, bool),
+        entities: &'w Entities,
         archetype: &'w Archetype,
         ticks: RunTicks,
     ) -> Self::Fetch<'w> {
-        let column = column_of(archetype, id);
+        let column = values_of(ids, entities, archetype);
         ReadFetch {
             data: column.data().cast::<C>(),
             column,

@@ -3,8 +3,8 @@
 //! `iter_combinations_mut`, which lends each combination only until the
 //! next is asked for, so two live `&mut` never reach one row.
 
-use crate::entity::Archetype;
 use crate::entity::query::{Query, QueryData, QueryFilter, ReadOnlyQueryData};
+use crate::entity::{Archetype, Entities};
 
 /// The matching rows, gathered once, and the `K` positions among them of
 /// the current combination (ascending, so its rows are distinct).
@@ -101,8 +101,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     where
         D: ReadOnlyQueryData,
     {
-        let Gathered { fetches, positions } = self.archetype_fetches();
-        Combinations { fetches, positions }
+        Combinations {
+            fetches: self.archetype_fetches(),
+        }
     }
 
     /// Every `K`-combination of distinct matching entities, each once,
@@ -142,8 +143,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     /// the matching rows among them.
     fn archetype_fetches<const K: usize>(&self) -> Gathered<'w, D, K> {
         let (archetypes, rows) = self.gather();
-        let fetches = match self.ids() {
-            Some((ids, _)) => archetypes
+        let ids = self.ids().map(|(ids, _)| ids);
+        let fetches = match ids {
+            Some(ids) => archetypes
                 .iter()
                 // SAFETY: each archetype matches; the node holds the lanes
                 // (`new`'s contract). Fetching hands out no item.
@@ -152,6 +154,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             None => Vec::new(),
         };
         Gathered {
+            entities: self.entities,
+            ids,
+            archetypes,
             fetches,
             positions: Positions::new(rows),
         }
@@ -161,16 +166,39 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
 /// Each matching archetype's columns and the positions of the current
 /// combination among the matching rows.
 struct Gathered<'q, D: QueryData, const K: usize> {
+    entities: &'q Entities,
+    /// The data's ids (`None`: nothing matches, no position is handed out).
+    ids: Option<D::Ids>,
+    archetypes: Vec<&'q Archetype>,
     fetches: Vec<D::Fetch<'q>>,
     positions: Positions<K>,
+}
+
+impl<'q, D: QueryData, const K: usize> Gathered<'q, D, K> {
+    /// The item of `row` of the `at`th matching archetype, with its fetch
+    /// `fetch` (that archetype's, for a lifetime `'a` within `'q`).
+    ///
+    /// # Safety
+    /// The row was gathered (live and matching, with the data's sparse
+    /// components), and no other item of it is alive when the data writes.
+    #[inline]
+    unsafe fn item<'a>(&self, fetch: D::Fetch<'a>, (at, row): (u32, u32)) -> D::Item<'a>
+    where
+        'q: 'a,
+    {
+        let ids = self.ids.expect("a gathered row has ids");
+        let entity = self.archetypes[at as usize].entities()[row as usize];
+        // SAFETY: the caller's.
+        unsafe { D::sparse_item(ids, self.entities, fetch, row as usize, entity) }
+            .expect("a gathered row has the data's sparse components")
+    }
 }
 
 /// The `K`-combinations of a query's read-only items
 /// ([`Query::iter_combinations`]).
 pub struct Combinations<'q, D: ReadOnlyQueryData, const K: usize> {
-    /// Each matching archetype's columns.
-    fetches: Vec<D::Fetch<'q>>,
-    positions: Positions<K>,
+    /// Each matching archetype's columns, and the positions.
+    fetches: Gathered<'q, D, K>,
 }
 
 impl<'q, D: ReadOnlyQueryData, const K: usize> Iterator for Combinations<'q, D, K> {
@@ -178,10 +206,11 @@ impl<'q, D: ReadOnlyQueryData, const K: usize> Iterator for Combinations<'q, D, 
 
     #[inline]
     fn next(&mut self) -> Option<[D::Item<'q>; K]> {
-        let rows = self.positions.advance()?;
+        let rows = self.fetches.positions.advance()?;
+        let gathered = &self.fetches;
         // SAFETY: each row is a live row of the archetype whose columns
         // `fetches` holds; the data only reads, so items may live together.
-        Some(rows.map(|(at, row)| unsafe { D::item(self.fetches[at as usize], row as usize) }))
+        Some(rows.map(|place| unsafe { gathered.item(gathered.fetches[place.0 as usize], place) }))
     }
 }
 
@@ -189,7 +218,7 @@ impl<D: ReadOnlyQueryData, const K: usize> std::fmt::Debug for Combinations<'_, 
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Combinations")
             .field("k", &K)
-            .field("done", &self.positions.is_done())
+            .field("done", &self.fetches.positions.is_done())
             .finish()
     }
 }
@@ -207,10 +236,10 @@ impl<D: QueryData, const K: usize> CombinationsMut<'_, D, K> {
     /// at once); `None` when every combination was handed out.
     #[inline]
     pub fn fetch_next<'a>(&'a mut self) -> Option<[D::Item<'a>; K]> {
-        let Gathered { fetches, positions } = &mut self.fetches;
-        let rows = positions.advance()?;
+        let rows = self.fetches.positions.advance()?;
+        let gathered = &self.fetches;
         Some(rows.map(|(at, row)| {
-            let fetch = &fetches[at as usize];
+            let fetch = &gathered.fetches[at as usize];
             // SAFETY: `D::Fetch<'q>` and `D::Fetch<'a>` are one type but
             // for a lifetime (`'q` outlives `'a`: `self` borrows for
             // `'q`), so they have one layout, and a fetch valid for the
@@ -223,7 +252,7 @@ impl<D: QueryData, const K: usize> CombinationsMut<'_, D, K> {
             // distinct (ascending positions among distinct matching rows),
             // and the previous combination's items are dead (this call
             // borrows `self` mutably for the new ones' life).
-            unsafe { D::item(fetch, row as usize) }
+            unsafe { gathered.item(fetch, (at, row)) }
         }))
     }
 

@@ -98,6 +98,56 @@ pub unsafe trait QueryData {
     /// handed out by this query is alive when a `&mut` is handed out.
     unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w>;
 
+    /// Whether this data names a component kept in a sparse set
+    /// ([`StorageType::SparseSet`](crate::StorageType)), which archetypes
+    /// do not list: a query naming one takes its sparse walk, which looks
+    /// rows up one by one (decided once per run of the query, so a query
+    /// of table components never pays for it). `false` unless overridden.
+    #[inline]
+    fn names_sparse(ids: Self::Ids) -> bool {
+        let _ = ids;
+        false
+    }
+
+    /// A sparse-set component every item requires (`&S`, `&mut S`,
+    /// `Ref<S>`), if any: a query naming one walks that component's set
+    /// rather than every archetype. `None` unless overridden.
+    #[inline]
+    fn required_sparse(ids: Self::Ids) -> Option<ComponentId> {
+        let _ = ids;
+        None
+    }
+
+    /// The sparse-set component this data requires that `entity` lacks,
+    /// by type name; `None` when it has them all (always, for data naming
+    /// no sparse component).
+    #[inline]
+    fn sparse_lacks(ids: Self::Ids, entities: &Entities, entity: Entity) -> Option<&'static str> {
+        let _ = (ids, entities, entity);
+        None
+    }
+
+    /// Row `row`'s item on the sparse walk: `entity` is the row's entity,
+    /// whose sparse-set components are looked up in their sets; `None`
+    /// when it lacks one this data requires. The default is
+    /// [`item`](Self::item).
+    ///
+    /// # Safety
+    /// As for [`item`](Self::item); `fetch` was fetched with `ids` from
+    /// `entities`.
+    #[inline]
+    unsafe fn sparse_item<'w>(
+        ids: Self::Ids,
+        entities: &'w Entities,
+        fetch: Self::Fetch<'w>,
+        row: usize,
+        entity: Entity,
+    ) -> Option<Self::Item<'w>> {
+        let _ = (ids, entities, entity);
+        // SAFETY: the caller's.
+        Some(unsafe { Self::item(fetch, row) })
+    }
+
     /// Runs `body` on `fetch`, one archetype of `len` rows: where
     /// [`Query::for_each`](super::Query::for_each) walks the rows. An
     /// element that hands out references to a column passes the column to
@@ -173,17 +223,22 @@ macro_rules! component_lane {
 pub(crate) use component_lane;
 
 /// The methods of a `QueryData` impl that requires one component `C`,
-/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate).
+/// declaring its lane with `Lane::<C>::$access` (`$writes`: a gate), whose
+/// fetch has an `item` method taking the index of a value in the column
+/// (`$item`): a row in a table, the set's index of the row's entity for a
+/// sparse-set component.
 macro_rules! required_component {
-    ($access:ident, $writes:expr) => {
+    ($access:ident, $writes:expr, $item:expr) => {
         $crate::entity::query::data::component_lane!($access, $writes);
 
-        fn ids(components: &Components) -> Option<ComponentId> {
-            components.id_of::<C>()
+        fn ids(components: &Components) -> Option<(ComponentId, bool)> {
+            $crate::entity::query::data::term_of::<C>(components)
         }
 
-        fn matches(id: ComponentId, archetype: &Archetype) -> bool {
-            archetype.contains(id)
+        /// A sparse component is in no archetype's set: any archetype may
+        /// hold entities with it, which the sparse walk asks row by row.
+        fn matches((id, sparse): (ComponentId, bool), archetype: &Archetype) -> bool {
+            sparse || archetype.contains(id)
         }
 
         fn missing(components: &Components, archetype: &Archetype) -> Option<&'static str> {
@@ -193,15 +248,52 @@ macro_rules! required_component {
         fn sees_disabled() -> bool {
             crate::entity::disabled::is_disabled::<C>()
         }
+
+        #[inline]
+        fn names_sparse((_, sparse): (ComponentId, bool)) -> bool {
+            sparse
+        }
+
+        #[inline]
+        fn required_sparse((id, sparse): (ComponentId, bool)) -> Option<ComponentId> {
+            sparse.then_some(id)
+        }
+
+        #[inline]
+        fn sparse_lacks(
+            ids: (ComponentId, bool),
+            entities: &Entities,
+            entity: Entity,
+        ) -> Option<&'static str> {
+            $crate::entity::query::data::value_index(ids, entities, 0, entity)
+                .is_none()
+                .then(std::any::type_name::<C>)
+        }
+
+        #[inline]
+        unsafe fn sparse_item<'w>(
+            ids: (ComponentId, bool),
+            entities: &'w Entities,
+            fetch: Self::Fetch<'w>,
+            row: usize,
+            entity: Entity,
+        ) -> Option<Self::Item<'w>> {
+            let index = $crate::entity::query::data::value_index(ids, entities, row, entity)?;
+            // SAFETY: `index` is the row's value in the fetched column (a
+            // set's index of an entity is its own: distinct rows reach
+            // distinct values), handed out as `item` requires (caller).
+            Some(unsafe { $item(fetch, index) })
+        }
     };
 }
 pub(crate) use required_component;
 
-/// The methods of a `QueryData` impl that takes `C` where an archetype has
+/// The methods of a `QueryData` impl that takes `C` where an entity has
 /// it and matches every archetype (`Option<&C>`, `Option<&mut C>`),
-/// declaring `C`'s lane with `Lane::<C>::$access` (`$writes`: a gate).
+/// declaring `C`'s lane with `Lane::<C>::$access` (`$writes`: a gate);
+/// `$item` as for `required_component`.
 macro_rules! optional_component {
-    ($access:ident, $writes:expr) => {
+    ($access:ident, $writes:expr, $item:expr) => {
         $crate::entity::query::data::component_lane!($access, $writes);
 
         $crate::entity::query::data::any_archetype!(C);
@@ -209,36 +301,107 @@ macro_rules! optional_component {
         fn sees_disabled() -> bool {
             $crate::entity::disabled::is_disabled::<C>()
         }
+
+        #[inline]
+        unsafe fn sparse_item<'w>(
+            ids: Option<(ComponentId, bool)>,
+            entities: &'w Entities,
+            fetch: Self::Fetch<'w>,
+            row: usize,
+            entity: Entity,
+        ) -> Option<Self::Item<'w>> {
+            let index = ids.and_then(|ids| {
+                $crate::entity::query::data::value_index(ids, entities, row, entity)
+            });
+            Some(fetch.zip(index).map(|(fetch, index)| {
+                // SAFETY: as for the required form, for an entity with a
+                // value.
+                unsafe { $item(fetch, index) }
+            }))
+        }
     };
 }
 pub(crate) use optional_component;
 
-/// The `ids`, `matches` and `missing` of a `QueryData` impl that matches
-/// every archetype and looks `$c`'s id up (for the archetypes that have it).
+/// The `ids`, `matches`, `missing` and `names_sparse` of a `QueryData`
+/// impl that matches every archetype and looks `$c`'s id up (for the
+/// entities that have it).
 macro_rules! any_archetype {
     ($c:ident) => {
-        fn ids(components: &Components) -> Option<Option<ComponentId>> {
-            Some(components.id_of::<$c>())
+        fn ids(components: &Components) -> Option<Option<(ComponentId, bool)>> {
+            Some($crate::entity::query::data::term_of::<$c>(components))
         }
 
-        fn matches(_id: Option<ComponentId>, _archetype: &Archetype) -> bool {
+        fn matches(_ids: Option<(ComponentId, bool)>, _archetype: &Archetype) -> bool {
             true
         }
 
         fn missing(_components: &Components, _archetype: &Archetype) -> Option<&'static str> {
             None
         }
+
+        #[inline]
+        fn names_sparse(ids: Option<(ComponentId, bool)>) -> bool {
+            ids.is_some_and(|(_, sparse)| sparse)
+        }
     };
 }
 pub(crate) use any_archetype;
 
-/// `C`'s type name when `archetype` has no `C` column.
+/// A component's id in a store, and whether it is kept in a sparse set.
+#[inline]
+pub(crate) fn term_of<C: Component>(components: &Components) -> Option<(ComponentId, bool)> {
+    components
+        .id_of::<C>()
+        .map(|id| (id, components.is_sparse(id)))
+}
+
+/// Where the value of `entity` (in `row` of an archetype with the
+/// component, for a table one) is in the column a query fetched for the
+/// component `(id, sparse)`: `row` for a table component, the set's index
+/// of `entity` for a sparse one (`None` when it has none).
+#[inline]
+pub(crate) fn value_index(
+    (id, sparse): (ComponentId, bool),
+    entities: &Entities,
+    row: usize,
+    entity: Entity,
+) -> Option<usize> {
+    if !sparse {
+        return Some(row);
+    }
+    entities.sparse_set(id)?.index_of(entity)
+}
+
+/// The column a query reads the component `(id, sparse)` from for
+/// `archetype`'s rows: the archetype's column, or the component's set's.
+///
+/// # Panics
+/// If a table component has no column in `archetype` (the data matched
+/// it), or a sparse one has no set.
+#[inline]
+pub(crate) fn values_of<'w>(
+    (id, sparse): (ComponentId, bool),
+    entities: &'w Entities,
+    archetype: &'w Archetype,
+) -> &'w Column {
+    if sparse {
+        return entities
+            .sparse_set(id)
+            .expect("a sparse component has a set")
+            .column();
+    }
+    column_of(archetype, id)
+}
+
+/// `C`'s type name when `archetype` has no `C` column (and `C` is not kept
+/// in a sparse set, whose rows the sparse walk asks one by one).
 pub(crate) fn lacks<C: Component>(
     components: &Components,
     archetype: &Archetype,
 ) -> Option<&'static str> {
     match components.id_of::<C>() {
-        Some(id) if archetype.contains(id) => None,
+        Some(id) if archetype.contains(id) || components.is_sparse(id) => None,
         _ => Some(std::any::type_name::<C>()),
     }
 }
@@ -283,27 +446,21 @@ pub(crate) fn assert_no_alias<D: QueryData>(lanes: &mut Vec<(TypeId, bool)>) {
     }
 }
 
-/// A typed pointer to the start of a column.
-#[inline]
-fn column<C>(archetype: &Archetype, id: ComponentId) -> *mut C {
-    column_of(archetype, id).data().cast::<C>()
-}
-
 // SAFETY: declares `C` shared; `item` reads row `row` of `C`'s column.
 unsafe impl<C: Component> QueryData for &C {
     type Item<'w> = &'w C;
-    type Ids = ComponentId;
+    type Ids = (ComponentId, bool);
     type Fetch<'w> = *const C;
 
-    required_component!(read, false);
+    required_component!(read, false, Self::item);
 
     unsafe fn fetch<'w>(
-        id: ComponentId,
-        _entities: &'w Entities,
+        ids: (ComponentId, bool),
+        entities: &'w Entities,
         archetype: &'w Archetype,
         _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
-        column::<C>(archetype, id)
+        values_of(ids, entities, archetype).data().cast::<C>()
     }
 
     #[inline]
@@ -378,19 +535,24 @@ unsafe impl ReadOnlyQueryData for Entity {}
 // SAFETY: as `&C`, for the archetypes that have `C`.
 unsafe impl<C: Component> QueryData for Option<&C> {
     type Item<'w> = Option<&'w C>;
-    type Ids = Option<ComponentId>;
+    type Ids = Option<(ComponentId, bool)>;
     type Fetch<'w> = Option<*const C>;
 
-    optional_component!(read, false);
+    optional_component!(read, false, <&C>::item);
 
     unsafe fn fetch<'w>(
-        id: Option<ComponentId>,
-        _entities: &'w Entities,
+        ids: Option<(ComponentId, bool)>,
+        entities: &'w Entities,
         archetype: &'w Archetype,
         _ticks: RunTicks,
     ) -> Self::Fetch<'w> {
-        id.filter(|&id| archetype.contains(id))
-            .map(|id| column::<C>(archetype, id).cast_const())
+        ids.filter(|&(id, sparse)| sparse || archetype.contains(id))
+            .map(|ids| {
+                values_of(ids, entities, archetype)
+                    .data()
+                    .cast::<C>()
+                    .cast_const()
+            })
     }
 
     #[inline]
@@ -464,6 +626,27 @@ macro_rules! impl_tuples {
             unsafe fn item<'w>(fetch: Self::Fetch<'w>, row: usize) -> Self::Item<'w> {
                 // SAFETY: forwarded from the caller.
                 ($(unsafe { $name::item(fetch.$index, row) },)+)
+            }
+
+            #[inline]
+            fn names_sparse(ids: Self::Ids) -> bool {
+                $($name::names_sparse(ids.$index))||+
+            }
+
+            #[inline]
+            fn required_sparse(ids: Self::Ids) -> Option<ComponentId> {
+                None$(.or_else(|| $name::required_sparse(ids.$index)))+
+            }
+
+            #[inline]
+            fn sparse_lacks(ids: Self::Ids, entities: &Entities, entity: Entity) -> Option<&'static str> {
+                None$(.or_else(|| $name::sparse_lacks(ids.$index, entities, entity)))+
+            }
+
+            #[inline]
+            unsafe fn sparse_item<'w>(ids: Self::Ids, entities: &'w Entities, fetch: Self::Fetch<'w>, row: usize, entity: Entity) -> Option<Self::Item<'w>> {
+                // SAFETY: forwarded from the caller.
+                Some(($(unsafe { $name::sparse_item(ids.$index, entities, fetch.$index, row, entity)? },)+))
             }
 
             #[inline]

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use crate::entity::column::Column;
 use crate::entity::query::Lane;
 use crate::entity::query::data::column_of;
-use crate::entity::{Archetype, Component, ComponentId, Components, Entities};
+use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -80,6 +80,62 @@ pub unsafe trait QueryFilter {
     fn sees_disabled() -> bool {
         false
     }
+
+    /// Whether the filter names a component kept in a sparse set, which
+    /// archetypes do not list: the query then takes its sparse walk and
+    /// asks [`sparse_row`](Self::sparse_row) of every row (see
+    /// [`QueryData::names_sparse`](super::QueryData::names_sparse)).
+    /// `false` unless overridden.
+    #[inline]
+    fn names_sparse(ids: Self::Ids) -> bool {
+        let _ = ids;
+        false
+    }
+
+    /// A sparse-set component every kept entity has (`With<S>`,
+    /// `Changed<S>`, `Added<S>`), if any: a query may walk its set. `None`
+    /// unless overridden.
+    #[inline]
+    fn required_sparse(ids: Self::Ids) -> Option<ComponentId> {
+        let _ = ids;
+        None
+    }
+
+    /// Whether the query keeps row `row` of `archetype` (whose entity is
+    /// `entity`) on the sparse walk, for a system whose cursor is
+    /// `last_run`: sparse-set components are looked up in their sets. The
+    /// default fetches the archetype and asks [`row`](Self::row).
+    ///
+    /// # Safety
+    /// `archetype` (one of `entities`') matches `ids`, `row` is a live row
+    /// of it, and the node holds the lanes `declare` declared.
+    #[inline]
+    unsafe fn sparse_row(
+        ids: Self::Ids,
+        entities: &Entities,
+        archetype: &Archetype,
+        row: usize,
+        entity: Entity,
+        last_run: u32,
+    ) -> bool {
+        let _ = (entities, entity);
+        // SAFETY: the caller's.
+        !Self::BY_ROW || unsafe { Self::row(Self::fetch(ids, archetype, last_run), row) }
+    }
+}
+
+/// The `ids` and `names_sparse` of a filter on one component `T`.
+macro_rules! component_ids {
+    () => {
+        fn ids(components: &Components) -> Option<(ComponentId, bool)> {
+            crate::entity::query::data::term_of::<T>(components)
+        }
+
+        #[inline]
+        fn names_sparse(ids: Option<(ComponentId, bool)>) -> bool {
+            ids.is_some_and(|(_, sparse)| sparse)
+        }
+    };
 }
 
 /// The methods of an archetype-only filter.
@@ -122,15 +178,36 @@ unsafe impl QueryFilter for () {
 
 // SAFETY: reads nothing (the archetype's component set only).
 unsafe impl<T: Component> QueryFilter for With<T> {
-    type Ids = Option<ComponentId>;
+    type Ids = Option<(ComponentId, bool)>;
     by_archetype!();
+    component_ids!();
 
-    fn ids(components: &Components) -> Option<ComponentId> {
-        components.id_of::<T>()
+    /// A sparse `T` is in no archetype: the sparse walk asks each row.
+    fn matches(ids: Option<(ComponentId, bool)>, archetype: &Archetype) -> bool {
+        ids.is_some_and(|(id, sparse)| sparse || archetype.contains(id))
     }
 
-    fn matches(id: Option<ComponentId>, archetype: &Archetype) -> bool {
-        id.is_some_and(|id| archetype.contains(id))
+    #[inline]
+    fn required_sparse(ids: Option<(ComponentId, bool)>) -> Option<ComponentId> {
+        ids.filter(|&(_, sparse)| sparse).map(|(id, _)| id)
+    }
+
+    #[inline]
+    unsafe fn sparse_row(
+        ids: Option<(ComponentId, bool)>,
+        entities: &Entities,
+        _archetype: &Archetype,
+        _row: usize,
+        entity: Entity,
+        _last_run: u32,
+    ) -> bool {
+        match ids {
+            Some((id, true)) => entities
+                .sparse_set(id)
+                .is_some_and(|set| set.contains(entity)),
+            // The archetype has it (it matched).
+            _ => true,
+        }
     }
 
     fn sees_disabled() -> bool {
@@ -140,15 +217,31 @@ unsafe impl<T: Component> QueryFilter for With<T> {
 
 // SAFETY: reads nothing (the archetype's component set only).
 unsafe impl<T: Component> QueryFilter for Without<T> {
-    type Ids = Option<ComponentId>;
+    type Ids = Option<(ComponentId, bool)>;
     by_archetype!();
+    component_ids!();
 
-    fn ids(components: &Components) -> Option<ComponentId> {
-        components.id_of::<T>()
+    /// A sparse `T` is in no archetype: the sparse walk asks each row.
+    fn matches(ids: Option<(ComponentId, bool)>, archetype: &Archetype) -> bool {
+        ids.is_none_or(|(id, sparse)| sparse || !archetype.contains(id))
     }
 
-    fn matches(id: Option<ComponentId>, archetype: &Archetype) -> bool {
-        id.is_none_or(|id| !archetype.contains(id))
+    #[inline]
+    unsafe fn sparse_row(
+        ids: Option<(ComponentId, bool)>,
+        entities: &Entities,
+        _archetype: &Archetype,
+        _row: usize,
+        entity: Entity,
+        _last_run: u32,
+    ) -> bool {
+        match ids {
+            Some((id, true)) => entities
+                .sparse_set(id)
+                .is_none_or(|set| !set.contains(entity)),
+            // The archetype lacks it (it matched).
+            _ => true,
+        }
     }
 
     fn sees_disabled() -> bool {
@@ -174,9 +267,10 @@ impl Copy for TickFetch<'_> {}
 /// The methods of a filter by one component's tick.
 macro_rules! by_tick {
     ($tick:ident) => {
-        type Ids = Option<ComponentId>;
+        type Ids = Option<(ComponentId, bool)>;
         type Fetch<'w> = TickFetch<'w>;
         const BY_ROW: bool = true;
+        component_ids!();
 
         fn declare(node: NodeBuilder, declared: &[(TypeId, bool)]) -> NodeBuilder {
             if declared
@@ -193,20 +287,17 @@ macro_rules! by_tick {
             Lane::<T>::resolve(registry);
         }
 
-        fn ids(components: &Components) -> Option<ComponentId> {
-            components.id_of::<T>()
-        }
-
-        fn matches(id: Option<ComponentId>, archetype: &Archetype) -> bool {
-            id.is_some_and(|id| archetype.contains(id))
+        /// A sparse `T` is in no archetype: the sparse walk asks each row.
+        fn matches(ids: Option<(ComponentId, bool)>, archetype: &Archetype) -> bool {
+            ids.is_some_and(|(id, sparse)| sparse || archetype.contains(id))
         }
 
         unsafe fn fetch<'w>(
-            id: Option<ComponentId>,
+            ids: Option<(ComponentId, bool)>,
             archetype: &'w Archetype,
             last_run: u32,
         ) -> TickFetch<'w> {
-            let id = id.expect("a matching archetype has the component");
+            let (id, _) = ids.expect("a matching archetype has the component");
             TickFetch {
                 column: column_of(archetype, id),
                 last_run,
@@ -216,6 +307,31 @@ macro_rules! by_tick {
         #[inline]
         unsafe fn row(fetch: TickFetch<'_>, row: usize) -> bool {
             Entities::is_newer(fetch.column.$tick(row), fetch.last_run)
+        }
+
+        #[inline]
+        fn required_sparse(ids: Option<(ComponentId, bool)>) -> Option<ComponentId> {
+            ids.filter(|&(_, sparse)| sparse).map(|(id, _)| id)
+        }
+
+        #[inline]
+        unsafe fn sparse_row(
+            ids: Option<(ComponentId, bool)>,
+            entities: &Entities,
+            archetype: &Archetype,
+            row: usize,
+            entity: Entity,
+            last_run: u32,
+        ) -> bool {
+            let tick = match ids {
+                Some((id, true)) => entities.sparse_set(id).and_then(|set| {
+                    let index = set.index_of(entity)?;
+                    Some(set.column().$tick(index))
+                }),
+                Some((id, false)) => Some(column_of(archetype, id).$tick(row)),
+                None => None,
+            };
+            tick.is_some_and(|tick| Entities::is_newer(tick, last_run))
         }
     };
 }
@@ -269,6 +385,22 @@ macro_rules! impl_tuples {
             unsafe fn row(fetch: Self::Fetch<'_>, row: usize) -> bool {
                 // SAFETY: forwarded from the caller.
                 $((unsafe { $name::row(fetch.$index, row) }))&&+
+            }
+
+            #[inline]
+            fn names_sparse(ids: Self::Ids) -> bool {
+                $($name::names_sparse(ids.$index))||+
+            }
+
+            #[inline]
+            fn required_sparse(ids: Self::Ids) -> Option<ComponentId> {
+                None$(.or_else(|| $name::required_sparse(ids.$index)))+
+            }
+
+            #[inline]
+            unsafe fn sparse_row(ids: Self::Ids, entities: &Entities, archetype: &Archetype, row: usize, entity: Entity, last_run: u32) -> bool {
+                // SAFETY: forwarded from the caller.
+                $((unsafe { $name::sparse_row(ids.$index, entities, archetype, row, entity, last_run) }))&&+
             }
         }
     };

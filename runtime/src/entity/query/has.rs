@@ -4,7 +4,7 @@ use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::entity::query::{QueryData, ReadOnlyQueryData};
-use crate::entity::{Archetype, Component, ComponentId, Components, Entities, RunTicks};
+use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity, RunTicks};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -47,7 +47,7 @@ impl<T> std::fmt::Debug for Has<T> {
 // no reference.
 unsafe impl<T: Component> QueryData for Has<T> {
     type Item<'w> = bool;
-    type Ids = Option<ComponentId>;
+    type Ids = Option<(ComponentId, bool)>;
     type Fetch<'w> = bool;
 
     fn declare(node: NodeBuilder) -> NodeBuilder {
@@ -65,12 +65,29 @@ unsafe impl<T: Component> QueryData for Has<T> {
     crate::entity::query::data::any_archetype!(T);
 
     unsafe fn fetch<'w>(
-        id: Option<ComponentId>,
+        ids: Option<(ComponentId, bool)>,
         _entities: &'w Entities,
         archetype: &'w Archetype,
         _ticks: RunTicks,
     ) -> bool {
-        id.is_some_and(|id| archetype.contains(id))
+        // A sparse component's answer is the row's (`sparse_item`).
+        ids.is_some_and(|(id, sparse)| !sparse && archetype.contains(id))
+    }
+
+    #[inline]
+    unsafe fn sparse_item(
+        ids: Option<(ComponentId, bool)>,
+        entities: &Entities,
+        has: bool,
+        _row: usize,
+        entity: Entity,
+    ) -> Option<bool> {
+        Some(match ids {
+            Some((id, true)) => entities
+                .sparse_set(id)
+                .is_some_and(|set| set.contains(entity)),
+            _ => has,
+        })
     }
 
     #[inline]

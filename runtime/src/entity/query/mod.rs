@@ -19,6 +19,8 @@
 //!   system when there is not exactly one match, or none.
 //! - `many.rs`: `get_many`, `get_many_mut`, `iter_many`.
 //! - `combinations.rs`: `iter_combinations`, `iter_combinations_mut`.
+//! - `sparse.rs`: the sparse walk of a query naming a sparse-set
+//!   component, chosen once per run.
 
 mod any_of;
 mod change;
@@ -34,11 +36,14 @@ mod par;
 mod param;
 mod removed;
 mod single;
+mod sparse;
 
 use std::marker::PhantomData;
 
 use crate::entity::disabled;
 use crate::entity::{Archetype, Entities, Entity};
+use sparse::SparseRows;
+pub(crate) use sparse::Walk;
 
 pub use change::{Mut, ReadFetch, Ref, RunTicks, WriteFetch};
 pub(crate) use cursor::{ChangeRun, current as change_cursor};
@@ -162,7 +167,19 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     fn matching_rows(&self) -> impl Iterator<Item = (&'w Archetype, usize)> + '_ {
         let entities: &'w Entities = self.entities;
         let last_run = self.last_run;
-        self.ids().into_iter().flat_map(move |(ids, filter)| {
+        if let Some(ids) = self.ids()
+            && Walk::of::<D, F>(ids.0, ids.1) != Walk::Tables
+        {
+            // SAFETY: the node holds the lanes (`new`'s contract).
+            let rows = unsafe { self.sparse_rows(ids) };
+            let rows = rows
+                .filter(move |&(_, _, entity, _)| {
+                    D::sparse_lacks(ids.0, entities, entity).is_none()
+                })
+                .map(|(archetype, row, _, _)| (archetype, row));
+            return Either::Sparse(rows);
+        }
+        Either::Tables(self.ids().into_iter().flat_map(move |(ids, filter)| {
             entities
                 .archetype_list()
                 .iter()
@@ -176,7 +193,24 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
                         .filter(move |&row| !F::BY_ROW || unsafe { F::row(rows, row) })
                         .map(move |row| (archetype, row))
                 })
-        })
+        }))
+    }
+
+    /// The rows of this run's sparse walk.
+    ///
+    /// # Safety
+    /// As for [`new`](Self::new): the node holds the lanes while the rows'
+    /// fetches are used.
+    unsafe fn sparse_rows(&self, ids: (D::Ids, F::Ids)) -> SparseRows<'w, D, F> {
+        // SAFETY: the caller's.
+        unsafe {
+            SparseRows::new(
+                self.entities,
+                ids,
+                self.ticks(),
+                Walk::of::<D, F>(ids.0, ids.1),
+            )
+        }
     }
 
     /// How many entities match, counting no further than `limit`.
@@ -193,10 +227,14 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             return None;
         }
         let (ids, _) = self.ids()?;
-        // SAFETY: the archetype matches; `row` is live; the query is
-        // consumed, so no other item of it exists (`new`'s contract holds
-        // the lanes).
-        Some(unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) })
+        let entity = archetype.entities()[row];
+        // SAFETY: the archetype matches; `row` is live (with every sparse
+        // component the data requires); the query is consumed, so no other
+        // item of it exists (`new`'s contract holds the lanes).
+        unsafe {
+            let fetch = D::fetch(ids, self.entities, archetype, self.ticks());
+            D::sparse_item(ids, self.entities, fetch, row, entity)
+        }
     }
 
     /// The data's and the filter's ids, or `None` when nothing can match.
@@ -210,6 +248,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         let Some((ids, filter)) = self.ids() else {
             return;
         };
+        if Walk::of::<D, F>(ids, filter) != Walk::Tables {
+            return self.for_each_sparse((ids, filter), f);
+        }
         let archetypes = self.entities.archetype_list().iter();
         for archetype in archetypes.filter(|archetype| visits::<D, F>(ids, filter, archetype)) {
             // SAFETY: `archetype` matches `ids`; the query holds its lanes
@@ -238,6 +279,21 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         }
     }
 
+    /// [`for_each`](Self::for_each) on the sparse walk, out of line so the
+    /// table walk's loop stays as it is.
+    #[inline(never)]
+    fn for_each_sparse(&mut self, ids: (D::Ids, F::Ids), mut f: impl FnMut(D::Item<'_>)) {
+        let entities: &'w Entities = self.entities;
+        // SAFETY: the query holds its lanes (`new`'s contract).
+        for (_, row, entity, fetch) in unsafe { self.sparse_rows(ids) } {
+            // SAFETY: `row` is live, and each row's item is handed out once
+            // while `&mut self` is held (a set lists an entity once).
+            if let Some(item) = unsafe { D::sparse_item(ids.0, entities, fetch, row, entity) } {
+                f(item);
+            }
+        }
+    }
+
     /// Every matching entity's item, through `&mut self` (the items may
     /// write).
     pub fn iter_mut(&mut self) -> QueryIter<'_, D, F> {
@@ -246,6 +302,17 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
 
     /// How many entities match.
     pub fn count(&self) -> usize {
+        if let Some(ids) = self.ids()
+            && Walk::of::<D, F>(ids.0, ids.1) != Walk::Tables
+        {
+            // SAFETY: the node holds the lanes; no item is made.
+            let rows = unsafe { self.sparse_rows(ids) };
+            return rows
+                .filter(|&(_, _, entity, _)| {
+                    D::sparse_lacks(ids.0, self.entities, entity).is_none()
+                })
+                .count();
+        }
         self.ids().map_or(0, |(ids, filter)| {
             self.entities
                 .archetype_list()
@@ -323,6 +390,20 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         if archetype.is_empty() || !F::matches(filter, archetype) {
             return Err(filtered_out);
         }
+        if Walk::of::<D, F>(ids, filter) != Walk::Tables {
+            if let Some(component) = D::sparse_lacks(ids, entities, entity) {
+                return Err(QueryEntityError::MissingComponent { entity, component });
+            }
+            // SAFETY: the archetype matches; `row` is the entity's live
+            // row; the node holds the filter's lanes.
+            let kept =
+                unsafe { F::sparse_row(filter, entities, archetype, row, entity, self.last_run) };
+            return if kept {
+                Ok((archetype, row, ids))
+            } else {
+                Err(filtered_out)
+            };
+        }
         // SAFETY: the archetype matches; `row` is the entity's live row.
         if F::BY_ROW && !unsafe { F::row(F::fetch(filter, archetype, self.last_run), row) } {
             return Err(filtered_out);
@@ -388,9 +469,15 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         row: usize,
         ids: D::Ids,
     ) -> D::Item<'q> {
-        // SAFETY: the archetype matches; `row` is live; the caller keeps
-        // the row's items apart.
-        unsafe { D::item(D::fetch(ids, self.entities, archetype, self.ticks()), row) }
+        let entity = archetype.entities()[row];
+        // SAFETY: the archetype matches; `row` is live, with every sparse
+        // component the data requires (`locate`); the caller keeps the
+        // row's items apart.
+        unsafe {
+            let fetch = D::fetch(ids, self.entities, archetype, self.ticks());
+            D::sparse_item(ids, self.entities, fetch, row, entity)
+                .expect("a located row has the data's sparse components")
+        }
     }
 }
 
@@ -404,6 +491,25 @@ impl<'w, D: ReadOnlyQueryData, F: QueryFilter> Query<'w, D, F> {
     /// a component (named), or the filter leaves it out.
     pub fn get(&self, entity: Entity) -> Result<D::Item<'_>, QueryEntityError> {
         self.item_of(entity)
+    }
+}
+
+/// One of two iterators of one item type: a query's rows on the table
+/// walk or on the sparse walk.
+enum Either<T, S> {
+    Tables(T),
+    Sparse(S),
+}
+
+impl<I, T: Iterator<Item = I>, S: Iterator<Item = I>> Iterator for Either<T, S> {
+    type Item = I;
+
+    #[inline]
+    fn next(&mut self) -> Option<I> {
+        match self {
+            Self::Tables(rows) => rows.next(),
+            Self::Sparse(rows) => rows.next(),
+        }
     }
 }
 
@@ -426,7 +532,9 @@ pub(crate) fn sees_disabled<D: QueryData, F: QueryFilter>() -> bool {
     D::sees_disabled() || F::sees_disabled()
 }
 
-/// The items of a query, archetype by archetype (allocates nothing).
+/// The items of a query, archetype by archetype (allocates nothing, but
+/// for the sparse walk of a query naming a sparse-set component, which is
+/// boxed once per iterator).
 pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
     /// `None`: nothing can match.
     ids: Option<(D::Ids, F::Ids)>,
@@ -438,20 +546,53 @@ pub struct QueryIter<'q, D: QueryData, F: QueryFilter> {
     row: usize,
     last_run: u32,
     tick: u32,
+    /// The sparse walk, when the query names a sparse-set component (then
+    /// `ids` is `None`, so the table walk's `next` hands over at once).
+    /// Boxed: the table walk's state must never have its address taken,
+    /// or it leaves the registers (29 instructions a row instead of 10);
+    /// handing the walk its own allocation keeps it a loaded pointer.
+    sparse: Option<Box<SparseRows<'q, D, F>>>,
 }
 
 impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
     fn new(query: &'q Query<'_, D, F>) -> Self {
+        let mut ids = query.ids();
+        let sparse = match ids {
+            Some(found) if Walk::of::<D, F>(found.0, found.1) != Walk::Tables => {
+                ids = None;
+                // SAFETY: the query holds its lanes (`Query::new`'s
+                // contract) while the iterator borrows it.
+                Some(Box::new(unsafe { query.sparse_rows(found) }))
+            }
+            _ => None,
+        };
         Self {
-            ids: query.ids(),
+            ids,
             entities: query.entities,
             archetypes: query.entities.archetype_list().iter(),
             current: None,
             row: 0,
             last_run: query.last_run,
             tick: query.tick,
+            sparse,
         }
     }
+}
+
+/// The next item of a sparse walk (none when nothing can match). It takes
+/// the walk alone, not the iterator (see `QueryIter::sparse`).
+#[inline(never)]
+fn next_sparse<'q, D: QueryData, F: QueryFilter>(
+    entities: &'q Entities,
+    rows: Option<&mut SparseRows<'q, D, F>>,
+) -> Option<D::Item<'q>> {
+    let rows = rows?;
+    let ids = rows.ids;
+    rows.find_map(|(_, row, entity, fetch)| {
+        // SAFETY: `row` is live, and handed out once per borrow of the
+        // query (a set lists an entity once).
+        unsafe { D::sparse_item(ids, entities, fetch, row, entity) }
+    })
 }
 
 impl<D: QueryData, F: QueryFilter> QueryIter<'_, D, F> {
@@ -469,6 +610,52 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
 
     #[inline]
     fn next(&mut self) -> Option<D::Item<'q>> {
+        if self.ids.is_none() {
+            return next_sparse(self.entities, self.sparse.as_deref_mut());
+        }
+        self.next_in_tables()
+    }
+
+    /// Chooses the walk once, not per item: the table walk's loop then
+    /// holds no call (a call there would make every row save the caller's
+    /// registers, the consumer's accumulator among them).
+    #[inline]
+    fn fold<B, G: FnMut(B, D::Item<'q>) -> B>(mut self, init: B, mut g: G) -> B {
+        if let Some(rows) = self.sparse.take() {
+            return fold_sparse(self.entities, *rows, init, g);
+        }
+        let mut acc = init;
+        while let Some(item) = self.next_in_tables() {
+            acc = g(acc, item);
+        }
+        acc
+    }
+}
+
+/// [`QueryIter::fold`] on the sparse walk.
+#[inline(never)]
+fn fold_sparse<'q, D: QueryData, F: QueryFilter, B>(
+    entities: &'q Entities,
+    rows: SparseRows<'q, D, F>,
+    init: B,
+    mut g: impl FnMut(B, D::Item<'q>) -> B,
+) -> B {
+    let ids = rows.ids;
+    rows.fold(init, |acc, (_, row, entity, fetch)| {
+        // SAFETY: `row` is live, and handed out once per borrow of the
+        // query (a set lists an entity once).
+        match unsafe { D::sparse_item(ids, entities, fetch, row, entity) } {
+            Some(item) => g(acc, item),
+            None => acc,
+        }
+    })
+}
+
+impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
+    /// The next item of the table walk (none on the sparse walk, whose
+    /// `ids` are `None`).
+    #[inline]
+    fn next_in_tables(&mut self) -> Option<D::Item<'q>> {
         let (ids, filter) = self.ids?;
         loop {
             if let Some((fetch, rows, len)) = self.current

@@ -5,7 +5,7 @@ use std::any::TypeId;
 use std::marker::PhantomData;
 
 use crate::entity::query::QueryFilter;
-use crate::entity::{Archetype, Components};
+use crate::entity::{Archetype, Components, Entities, Entity};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
 
@@ -83,6 +83,19 @@ macro_rules! impl_or {
                         // SAFETY: the element matches the archetype.
                         .then(|| unsafe { $name::fetch(ids.$index, archetype, last_run) }),
                 )+)
+            }
+
+            #[inline]
+            fn names_sparse(ids: Self::Ids) -> bool {
+                $($name::names_sparse(ids.$index))||+
+            }
+
+            #[inline]
+            unsafe fn sparse_row(ids: Self::Ids, entities: &Entities, archetype: &Archetype, row: usize, entity: Entity, last_run: u32) -> bool {
+                $(($name::matches(ids.$index, archetype)
+                    // SAFETY: forwarded from the caller, for an element
+                    // that matches the archetype.
+                    && unsafe { $name::sparse_row(ids.$index, entities, archetype, row, entity, last_run) }))||+
             }
 
             #[inline]

@@ -3,7 +3,7 @@
 //! through [`for_each_slice`](crate::exec::for_each_slice)'s runners (one
 //! per thread taking part, which is what holds a thread's `init` state).
 
-use super::{Query, QueryData, QueryFilter, RunTicks, visits};
+use super::{Query, QueryData, QueryFilter, RunTicks, Walk, visits};
 use crate::exec::{SliceRuns, for_each_slice_runs};
 
 /// Slices per thread when the caller does not choose a slice size: enough
@@ -24,7 +24,9 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
     /// are cut into slices (about sixteen per thread, at least 64 rows each)
     /// that the threads of the world's pool run as helper jobs while this
     /// system waits. Outside a pool, or on one thread, it is
-    /// [`for_each`](Self::for_each). Allocates nothing. `Commands` recorded
+    /// [`for_each`](Self::for_each). Allocates nothing. A query naming a
+    /// sparse-set component ([`StorageType::SparseSet`](crate::StorageType))
+    /// runs as `for_each` does, on this thread. `Commands` recorded
     /// by `f` land in row order, as from `for_each`, whatever the thread
     /// count or slice size.
     ///
@@ -117,6 +119,12 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
         let Some((ids, filter)) = self.ids() else {
             return;
         };
+        if Walk::of::<D, F>(ids, filter) != Walk::Tables {
+            // The sparse walk runs on this thread, in `for_each`'s order.
+            let mut state = init();
+            self.for_each(|item| f(&mut state, item));
+            return;
+        }
         let rows = rows_per_slice.max(1);
         let (entities, last_run, tick) = (self.entities, self.last_run, self.tick);
         let matching = || {
