@@ -19,7 +19,11 @@
 //! does; only `add_remove_*` is counted with `--toggle-collect`, so the
 //! instructions divided by the entities are one insert plus one remove.
 //! `simple_insert`: a new store spawns the entities with four components
-//! in one batch and is dropped, all of it in `simple_insert_*`.
+//! in one batch and is dropped, all of it in `simple_insert_*`;
+//! `simple_insert_world` (sluice) does the same with a whole `World`, as the
+//! bench does. A fourth argument repeats `simple_insert*` that many rounds
+//! (`perf stat -e page-faults` then sees the allocator's behaviour across
+//! rounds: `... sluice 10000 simple_insert_world 1000`).
 //! `simple_iter`: the entities are spawned with four components, then
 //! `pos += vel` runs over every one of them [`ITER_ROUNDS`] times, each
 //! round one `simple_iter_*` call (sluice: `for_each` over `Mut` items), so
@@ -56,6 +60,15 @@ fn bundle() -> (Transform, Position, Rotation, Velocity) {
 fn simple_insert_sluice(count: usize) {
     let mut world = sluice::Entities::new();
     black_box(world.spawn_batch((0..count).map(|_| bundle())));
+}
+
+/// The bench's round: a `World` (not only its store) made, filled and
+/// dropped.
+#[inline(never)]
+fn simple_insert_world_sluice(count: usize) {
+    let mut world = sluice::World::new();
+    black_box(world.spawn_batch((0..count).map(|_| bundle())));
+    black_box(world);
 }
 
 #[inline(never)]
@@ -130,6 +143,7 @@ fn main() {
     let store = args.next().unwrap_or_else(|| "sluice".into());
     let count: usize = args.next().map_or(10_000, |a| a.parse().expect("entities"));
     let workload = args.next().unwrap_or_else(|| "add_remove".into());
+    let rounds: usize = args.next().map_or(1, |a| a.parse().expect("rounds"));
     match (store.as_str(), workload.as_str()) {
         ("sluice", "add_remove") => {
             let mut world = sluice::World::new();
@@ -145,8 +159,11 @@ fn main() {
             add_remove_hecs(&mut world, black_box(&entities));
             black_box(&world);
         }
-        ("sluice", "simple_insert") => simple_insert_sluice(count),
-        ("hecs", "simple_insert") => simple_insert_hecs(count),
+        ("sluice", "simple_insert") => (0..rounds).for_each(|_| simple_insert_sluice(count)),
+        ("sluice", "simple_insert_world") => {
+            (0..rounds).for_each(|_| simple_insert_world_sluice(count));
+        }
+        ("hecs", "simple_insert") => (0..rounds).for_each(|_| simple_insert_hecs(count)),
         ("sluice", "simple_iter") => {
             let mut world = sluice::World::new();
             world.spawn_batch((0..count).map(|_| bundle()));
@@ -170,8 +187,8 @@ fn main() {
             }
         }
         other => panic!(
-            "unknown store or workload {other:?} (sluice, hecs or bevy (simple_iter); add_remove, simple_insert or \
-             simple_iter)"
+            "unknown store or workload {other:?} (sluice, hecs or bevy (simple_iter); add_remove, simple_insert, \
+             simple_insert_world (sluice) or simple_iter)"
         ),
     }
     println!("{store}: {workload}, {count} entities");
