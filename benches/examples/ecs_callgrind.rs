@@ -15,14 +15,19 @@
 //! Arguments: the store (`sluice`, `sluice_sparse`, `hecs`, `bevy` or
 //! `bevy_sparse`, the default `sluice`; the `_sparse` ones keep the added
 //! component in a sparse set), entities (10,000), the workload
-//! (`add_remove`, the default, `simple_insert`, `simple_iter`,
-//! `filtered_iter` or `sparse_iter`). `add_remove` (sluice, sluice_sparse,
-//! hecs, bevy, bevy_sparse): the entities are spawned with one component,
-//! then each gains a second and loses it again, as the bench does; only
-//! `add_remove_*` is counted with `--toggle-collect`, so the instructions
-//! divided by the entities are one insert plus one remove.
-//! `simple_insert` (sluice, hecs): a new store spawns the entities with four
-//! components in one batch and is dropped, all of it in `simple_insert_*`.
+//! (`add_remove`, the default, `simple_insert`, `simple_insert_world`,
+//! `simple_iter`, `filtered_iter` or `sparse_iter`), and for
+//! `simple_insert*` a number of rounds (1). `add_remove` (sluice,
+//! sluice_sparse, hecs, bevy, bevy_sparse): the entities are spawned with
+//! one component, then each gains a second and loses it again, as the
+//! bench does; only `add_remove_*` is counted with `--toggle-collect`, so
+//! the instructions divided by the entities are one insert plus one
+//! remove. `simple_insert` (sluice, hecs): a new store spawns the entities
+//! with four components in one batch and is dropped, all of it in
+//! `simple_insert_*`; `simple_insert_world` (sluice) does the same with a
+//! whole `World`, as the bench does. The rounds argument repeats
+//! `simple_insert*` (`perf stat -e page-faults` then sees the allocator's
+//! behaviour across rounds: `... sluice 10000 simple_insert_world 1000`).
 //! `simple_iter` (sluice, hecs, bevy): the entities are spawned with four
 //! components, then `pos += vel` runs over every one of them
 //! [`ITER_ROUNDS`] times, each round one `simple_iter_*` call (sluice:
@@ -67,6 +72,15 @@ fn bundle() -> (Transform, Position, Rotation, Velocity) {
 fn simple_insert_sluice(count: usize) {
     let mut world = sluice::Entities::new();
     black_box(world.spawn_batch((0..count).map(|_| bundle())));
+}
+
+/// The bench's round: a `World` (not only its store) made, filled and
+/// dropped.
+#[inline(never)]
+fn simple_insert_world_sluice(count: usize) {
+    let mut world = sluice::World::new();
+    black_box(world.spawn_batch((0..count).map(|_| bundle())));
+    black_box(world);
 }
 
 #[inline(never)]
@@ -208,6 +222,7 @@ fn main() {
     let store = args.next().unwrap_or_else(|| "sluice".into());
     let count: usize = args.next().map_or(10_000, |a| a.parse().expect("entities"));
     let workload = args.next().unwrap_or_else(|| "add_remove".into());
+    let rounds: usize = args.next().map_or(1, |a| a.parse().expect("rounds"));
     match (store.as_str(), workload.as_str()) {
         ("sluice" | "sluice_sparse", "add_remove") => {
             let mut world = sluice::World::new();
@@ -265,8 +280,11 @@ fn main() {
                 black_box(sparse_iter_bevy(black_box(&mut world), &mut query));
             }
         }
-        ("sluice", "simple_insert") => simple_insert_sluice(count),
-        ("hecs", "simple_insert") => simple_insert_hecs(count),
+        ("sluice", "simple_insert") => (0..rounds).for_each(|_| simple_insert_sluice(count)),
+        ("sluice", "simple_insert_world") => {
+            (0..rounds).for_each(|_| simple_insert_world_sluice(count));
+        }
+        ("hecs", "simple_insert") => (0..rounds).for_each(|_| simple_insert_hecs(count)),
         ("sluice", "simple_iter") => {
             let mut world = sluice::World::new();
             world.spawn_batch((0..count).map(|_| bundle()));
@@ -291,7 +309,8 @@ fn main() {
         }
         other => panic!(
             "unknown store or workload {other:?} (see the header: sluice, sluice_sparse, hecs, bevy or \
-             bevy_sparse; add_remove, simple_insert, simple_iter, filtered_iter or sparse_iter)"
+             bevy_sparse; add_remove, simple_insert, simple_insert_world, simple_iter, filtered_iter or \
+             sparse_iter)"
         ),
     }
     println!("{store}: {workload}, {count} entities");

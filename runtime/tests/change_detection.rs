@@ -59,15 +59,18 @@ fn frames() -> u32 {
 enum WriteBy {
     ForEach,
     IterMut,
+    /// One item through `next`, the rest through `for_each` (`fold`).
+    IterMutFold,
     ParForEach,
     GetMut,
     OptionMut,
     SetIfNeq,
 }
 
-const WRITERS: [WriteBy; 6] = [
+const WRITERS: [WriteBy; 7] = [
     WriteBy::ForEach,
     WriteBy::IterMut,
+    WriteBy::IterMutFold,
     WriteBy::ParForEach,
     WriteBy::GetMut,
     WriteBy::OptionMut,
@@ -98,6 +101,15 @@ fn add_writer(world: &mut World, by: WriteBy, keys: Vec<(Entity, u32)>) {
                 for (key, a) in q.iter_mut() {
                     touch(a, key.0, frame.0);
                 }
+            }))
+        }
+        WriteBy::IterMutFold => {
+            world.add_system(node.system(|frame: &Frame, mut q: Query<(&Key, &mut A)>| {
+                let mut items = q.iter_mut();
+                if let Some((key, a)) = items.next() {
+                    touch(a, key.0, frame.0);
+                }
+                items.for_each(|(key, a)| touch(a, key.0, frame.0));
             }))
         }
         WriteBy::ParForEach => {
@@ -141,7 +153,16 @@ fn add_writer(world: &mut World, by: WriteBy, keys: Vec<(Entity, u32)>) {
 fn add_reader(world: &mut World) {
     world.add_system(NodeBuilder::new("read").after("write").system(
         |q: Query<&Key, Changed<A>>, seen: &mut Seen| {
-            seen.0.push(q.iter().map(|key| key.0).collect());
+            let keys: Vec<u32> = q.iter().map(|key| key.0).collect();
+            // `fold` (and `count`, which folds) walks the rows its own way:
+            // the same rows, in the same order.
+            let folded = q.iter().fold(Vec::new(), |mut keys, key| {
+                keys.push(key.0);
+                keys
+            });
+            assert_eq!(folded, keys);
+            assert_eq!(q.iter().count(), keys.len());
+            seen.0.push(keys.into_iter().collect());
         },
     ));
 }

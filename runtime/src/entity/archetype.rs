@@ -4,7 +4,7 @@
 use foldhash::HashMap;
 
 use super::bundle::{BundleId, BundleInfo};
-use super::column::Column;
+use super::column::{Column, ColumnBlock, reserve_together};
 use super::component::{ComponentId, Components};
 use super::entity::Entity;
 
@@ -48,6 +48,10 @@ pub struct Archetype {
     /// walk: one load instead of a search.
     column_by_id: Box<[u32]>,
     pub(crate) columns: Box<[Column]>,
+    /// The columns' values, in one allocation. Declared after `columns` so
+    /// that it is dropped after them (fields drop in order, also while
+    /// unwinding from a panicking component `Drop`).
+    block: ColumnBlock,
     pub(crate) entities: Vec<Entity>,
     insert_edges: Vec<EdgeId>,
     remove_edges: Vec<EdgeId>,
@@ -144,9 +148,7 @@ impl Archetype {
     /// Makes room for `additional` more rows in every column.
     pub(crate) fn reserve(&mut self, additional: usize) {
         self.entities.reserve(additional);
-        for column in &mut self.columns {
-            column.reserve(additional);
-        }
+        reserve_together(&mut self.columns, &mut self.block, additional);
     }
 
     /// Swap-removes `row` from the entity list (the columns are the
@@ -251,8 +253,9 @@ impl Archetypes {
             column_by_id: column_by_id.into(),
             columns: ids
                 .iter()
-                .map(|&c| Column::new(components.info(c)))
+                .map(|&c| Column::new_in_block(components.info(c)))
                 .collect(),
+            block: ColumnBlock::empty(),
             entities: Vec::new(),
             insert_edges: Vec::new(),
             remove_edges: Vec::new(),

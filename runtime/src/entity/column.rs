@@ -39,6 +39,9 @@ use crate::sync::UnsafeCell;
 /// - `data` is an allocation of `capacity` values of `item` (or dangling and
 ///   aligned to `item` when `capacity` is 0 or the type is zero-sized; a
 ///   zero-sized column has `capacity == usize::MAX` and never allocates);
+///   the column owns it, unless `in_block` is set: then it is a part of a
+///   [`ColumnBlock`] that its archetype owns, frees after the column, and
+///   grows only through [`reserve_together`];
 /// - rows `0..len` hold initialised values, owned by the column;
 /// - when `pending` is set, `len < capacity` and the spare slot `len` holds
 ///   one initialised value waiting to be dropped; otherwise the slots from
@@ -55,6 +58,10 @@ pub(crate) struct Column {
     len: usize,
     capacity: usize,
     pending: bool,
+    /// Whether the values live in a [`ColumnBlock`] shared with the
+    /// archetype's other columns (which then frees them) rather than in an
+    /// allocation of the column's own.
+    in_block: bool,
     added: Vec<u32>,
     changed: Vec<UnsafeCell<u32>>,
 }
@@ -86,9 +93,28 @@ impl Column {
             len: 0,
             capacity: if item.size() == 0 { usize::MAX } else { 0 },
             pending: false,
+            in_block: false,
             added: Vec::new(),
             changed: Vec::new(),
         }
+    }
+
+    /// An empty column whose values are to live in a [`ColumnBlock`] with
+    /// the other columns of its archetype: it grows only through
+    /// [`reserve_together`], with that block.
+    pub(crate) fn new_in_block(info: &ComponentInfo) -> Self {
+        let mut column = Self::new(info);
+        column.in_block = true;
+        column
+    }
+
+    /// Whether `additional` more rows, the spare slot and their ticks fit
+    /// without growing.
+    #[inline]
+    fn has_room(&self, additional: usize) -> bool {
+        self.capacity - self.len > additional
+            && self.added.capacity() - self.len >= additional
+            && self.changed.capacity() - self.len >= additional
     }
 
     /// The number of rows.
@@ -106,13 +132,14 @@ impl Column {
 
     /// Makes room for `additional` more rows plus the spare slot, and for
     /// their ticks (`move_row_to` writes those unchecked).
+    ///
+    /// A column in a [`ColumnBlock`] grows with its block instead
+    /// ([`reserve_together`]).
+    // A column of its own (the tests', a sparse set's) grows here; the
+    // archetypes' columns all grow with their block.
     #[inline]
     pub(crate) fn reserve(&mut self, additional: usize) {
-        let room = self.capacity - self.len;
-        if room > additional
-            && self.added.capacity() - self.len >= additional
-            && self.changed.capacity() - self.len >= additional
-        {
+        if self.has_room(additional) {
             return;
         }
         self.grow(additional);
@@ -121,17 +148,10 @@ impl Column {
     /// [`reserve`](Self::reserve)'s slow path.
     #[cold]
     fn grow(&mut self, additional: usize) {
-        let needed = self
-            .len
-            .checked_add(additional)
-            .and_then(|n| n.checked_add(1))
-            .expect("column capacity overflow");
-        self.added.reserve(additional);
-        self.changed.reserve(additional);
-        if needed <= self.capacity {
+        assert!(!self.in_block, "a column in a block grows with its block");
+        let Some(new_capacity) = self.reserve_ticks(additional) else {
             return;
-        }
-        let new_capacity = needed.max(self.capacity.saturating_mul(2)).max(4);
+        };
         let new_layout = array(self.item, new_capacity);
         let new = if self.capacity == 0 {
             // SAFETY: `new_layout` has a non-zero size (the type is not
@@ -152,6 +172,23 @@ impl Column {
         };
         self.data = NonNull::new(new).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
         self.capacity = new_capacity;
+    }
+
+    /// Reserves the ticks of `additional` more rows; the capacity the values
+    /// must grow to for them and the spare slot, if they must.
+    fn reserve_ticks(&mut self, additional: usize) -> Option<usize> {
+        let needed = self
+            .len
+            .checked_add(additional)
+            .and_then(|n| n.checked_add(1))
+            .expect("column capacity overflow");
+        self.added.reserve(additional);
+        self.changed.reserve(additional);
+        (needed > self.capacity).then(|| {
+            needed
+                .max(self.capacity.saturating_mul(2))
+                .max(MIN_CAPACITY)
+        })
     }
 
     /// A pointer to the value in `row` (or the spare slot when
@@ -415,7 +452,8 @@ impl Column {
         // - `row < len <= capacity` and `last < len`: both source slots are
         //   in bounds, and distinct when `row != last`;
         // - `to.len < to.capacity` (caller): `to`'s spare slot is in
-        //   bounds, in another allocation, and holds no live value (no drop
+        //   bounds, in another column's storage (another archetype's,
+        //   so another allocation), and holds no live value (no drop
         //   pending), so nothing is overwritten;
         // - the two columns hold one type (caller), so the bytes of `row`
         //   are a valid value for `to`, which owns it from here; this
@@ -452,7 +490,7 @@ impl Drop for Column {
                 }
             }
         }
-        let allocated = self.item.size() != 0 && self.capacity != 0;
+        let allocated = !self.in_block && self.item.size() != 0 && self.capacity != 0;
         let _free = Free(
             self.data,
             allocated.then(|| array(self.item, self.capacity)),
@@ -469,6 +507,125 @@ impl Drop for Column {
             });
         }
     }
+}
+
+/// The smallest capacity a column's values grow to.
+const MIN_CAPACITY: usize = 4;
+
+/// One allocation holding the values of every column of an archetype, each
+/// column's rows in a part of their own (the columns' `data`), all of one
+/// capacity. An archetype's values are then one block: spawning thousands
+/// of entities allocates (and dropping the world frees) one block per
+/// archetype rather than one per column, and its size, most of the world's
+/// memory, is what glibc's adaptive thresholds learn from, so a world made
+/// and dropped again reuses the memory rather than returning it to the
+/// system and faulting it back in page by page.
+///
+/// Invariant: `layout` is the layout `ptr` was allocated with by the
+/// global allocator, or `None` with nothing allocated. The block must
+/// outlive the columns whose values it holds (their owner drops the
+/// columns first).
+#[derive(Debug)]
+pub(crate) struct ColumnBlock {
+    ptr: NonNull<u8>,
+    layout: Option<Layout>,
+}
+
+// SAFETY: the block is only memory, owned by one archetype; what lives in
+// it is reached through the archetype's columns, which are `Send + Sync`.
+unsafe impl Send for ColumnBlock {}
+// SAFETY: as above; `&ColumnBlock` gives no access to the memory.
+unsafe impl Sync for ColumnBlock {}
+
+impl ColumnBlock {
+    /// A block holding nothing yet.
+    pub(crate) fn empty() -> Self {
+        Self {
+            ptr: NonNull::dangling(),
+            layout: None,
+        }
+    }
+}
+
+impl Drop for ColumnBlock {
+    fn drop(&mut self) {
+        if let Some(layout) = self.layout {
+            // SAFETY: `layout` is the layout `ptr` was allocated with
+            // (invariant); the columns that lived in it are gone.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+        }
+    }
+}
+
+/// Makes room in every column of `columns` (all made with
+/// [`Column::new_in_block`], with the same rows, their values in `block`)
+/// for `additional` more rows, the spare slot and their ticks, as
+/// [`Column::reserve`] does for one column.
+#[inline]
+pub(crate) fn reserve_together(columns: &mut [Column], block: &mut ColumnBlock, additional: usize) {
+    if columns.iter().all(|column| column.has_room(additional)) {
+        return;
+    }
+    grow_together(columns, block, additional);
+}
+
+/// [`reserve_together`]'s slow path: the ticks grow column by column, the
+/// values all at once into a new block (geometrically, as a column does).
+#[cold]
+fn grow_together(columns: &mut [Column], block: &mut ColumnBlock, additional: usize) {
+    let mut new_capacity = None;
+    for column in columns.iter_mut() {
+        debug_assert!(column.in_block);
+        new_capacity = new_capacity.max(column.reserve_ticks(additional));
+    }
+    let Some(new_capacity) = new_capacity else {
+        return;
+    };
+    // The parts, one after another, each aligned for its type; the same
+    // walk below finds each part's offset.
+    let layout = columns
+        .iter()
+        .filter(|column| column.item.size() != 0)
+        .fold(Layout::new::<()>(), |layout, column| {
+            layout
+                .extend(array(column.item, new_capacity))
+                .expect("column capacity overflow")
+                .0
+        });
+    // SAFETY: the layout has a non-zero size: some column needs to grow,
+    // so it is not zero-sized (those never do: `usize::MAX` capacity) and
+    // its part holds `new_capacity >= MIN_CAPACITY` values.
+    let new = unsafe { alloc::alloc(layout) };
+    let new = NonNull::new(new).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+    let mut walked = Layout::new::<()>();
+    for column in columns.iter_mut().filter(|column| column.item.size() != 0) {
+        let (next, offset) = walked
+            .extend(array(column.item, new_capacity))
+            .expect("the layout above made the same walk");
+        walked = next;
+        let live = column.len + usize::from(column.pending);
+        // SAFETY:
+        // - `offset` and the part's `new_capacity` values lie inside the
+        //   new allocation (`layout` made the same walk) and are aligned
+        //   for the column's type (`extend` aligned the offset);
+        // - the column's first `live` slots (its rows, and the spare slot
+        //   when a drop is pending) are initialised and inside its old
+        //   part (`live <= capacity`; no part at all only when
+        //   `live == 0`), which lies in the old block, not the new one;
+        // - `live <= len + 1 <= new_capacity`, so they fit; the bytes
+        //   move, and the old block is freed below without dropping them.
+        unsafe {
+            let part = new.as_ptr().add(offset);
+            std::ptr::copy_nonoverlapping(column.data.as_ptr(), part, live * column.item.size());
+            column.data = NonNull::new_unchecked(part);
+        }
+        column.capacity = new_capacity;
+    }
+    // The old block (if any) is freed here; nothing points into it now.
+    *block = ColumnBlock {
+        ptr: new,
+        layout: Some(layout),
+    };
 }
 
 /// Calls `f(0)`, `f(1)`, .., `f(count - 1)`; if one call panics, the rest

@@ -531,3 +531,81 @@ fn a_slot_out_of_generations_is_retired() {
     assert_eq!(entities.get::<Name>(fresh), Some(&Name("fresh".into())));
     assert_eq!(entities.len(), 2);
 }
+
+/// An archetype's columns share one allocation (`ColumnBlock`) and grow
+/// together: values of every size and alignment (a zero-sized one among
+/// them) keep their bytes and alignment through every growth, through
+/// moves to and from other archetypes and despawns, and each is dropped
+/// once with the store.
+#[test]
+fn an_archetypes_columns_grow_together() {
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    #[repr(align(64))]
+    struct Wide(u32);
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut entities = Entities::new();
+    let count = n(3000, 40);
+    let spawn = |entities: &mut Entities, i: usize| {
+        entities.spawn((
+            Wide(i as u32),
+            Marker,
+            Name(i.to_string()),
+            Counted::new(&drops),
+            i as u16,
+        ))
+    };
+    // One by one: the block grows many times, copying what is there.
+    let mut all: Vec<_> = (0..count).map(|i| spawn(&mut entities, i)).collect();
+    // Then a batch into the same archetype, past its capacity.
+    all.extend(entities.spawn_batch((count..2 * count).map(|i| {
+        (
+            Wide(i as u32),
+            Marker,
+            Name(i.to_string()),
+            Counted::new(&drops),
+            i as u16,
+        )
+    })));
+    let check = |entities: &Entities, i: usize, e: Entity| {
+        let wide = entities.get::<Wide>(e).expect("alive");
+        assert_eq!(*wide, Wide(i as u32));
+        assert_eq!((&raw const *wide).addr() % 64, 0, "aligned in its part");
+        assert_eq!(entities.get::<Name>(e), Some(&Name(i.to_string())));
+        assert_eq!(entities.get::<u16>(e), Some(&(i as u16)));
+        assert_eq!(entities.get::<Marker>(e), Some(&Marker));
+    };
+    for (i, &e) in all.iter().enumerate() {
+        check(&entities, i, e);
+    }
+    // Every third moves to another archetype (growing its block) and every
+    // sixth back again; every fifth is despawned.
+    for (i, &e) in all.iter().enumerate() {
+        if i % 3 == 0 {
+            entities.insert(e, (Pos(i as f32, 0.0),)).unwrap();
+        }
+    }
+    for (i, &e) in all.iter().enumerate() {
+        if i % 6 == 0 {
+            let (pos,) = entities.remove::<(Pos,)>(e).unwrap();
+            assert_eq!(pos, Pos(i as f32, 0.0));
+        }
+        if i % 5 == 0 {
+            entities.despawn(e).unwrap();
+        }
+    }
+    let despawned = all.len().div_ceil(5);
+    assert_eq!(drops.load(Ordering::Relaxed), despawned);
+    for (i, &e) in all.iter().enumerate() {
+        if i % 5 != 0 {
+            check(&entities, i, e);
+            let moved = i % 3 == 0 && i % 6 != 0;
+            assert_eq!(entities.get::<Pos>(e).is_some(), moved);
+        }
+    }
+    drop(entities);
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        all.len(),
+        "each dropped once"
+    );
+}

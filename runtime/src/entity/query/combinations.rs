@@ -8,6 +8,8 @@ use crate::entity::{Archetype, Entities};
 
 /// The matching rows, gathered once, and the `K` positions among them of
 /// the current combination (ascending, so its rows are distinct).
+///
+/// Invariant: while `pending` is set, every index is below `rows.len()`.
 struct Positions<const K: usize> {
     /// Each matching row: the index of its archetype among the matching
     /// ones, and its row there.
@@ -32,7 +34,13 @@ impl<const K: usize> Positions<K> {
         if !self.pending {
             return None;
         }
-        let rows = self.indices.map(|index| self.rows[index]);
+        // SAFETY: `pending` is set, so every index is below `rows.len()`
+        // (the invariant: `new` starts at `0..K` only with `K` rows or
+        // more, and the loop below moves position `i` only while it is
+        // below `len - K + i`, the ones after it to at most `len - 1`).
+        let rows = map_inline(self.indices, |index| unsafe {
+            *self.rows.get_unchecked(index)
+        });
         // Move on: the last position that can still grow grows, and the
         // ones after it follow it one by one.
         let len = self.rows.len();
@@ -55,6 +63,22 @@ impl<const K: usize> Positions<K> {
     fn is_done(&self) -> bool {
         !self.pending
     }
+}
+
+/// `array.map(f)`, inlined into the caller: `[T; K]::map` is left out of
+/// line in the combination loop (a call per combination, its items passed
+/// back through memory), which cost the n-body step more than its items.
+#[inline(always)]
+fn map_inline<T: Copy, U, const K: usize>(array: [T; K], mut f: impl FnMut(T) -> U) -> [U; K] {
+    let mut out = [const { std::mem::MaybeUninit::<U>::uninit() }; K];
+    for (slot, &value) in out.iter_mut().zip(&array) {
+        slot.write(f(value));
+    }
+    // SAFETY: the loop wrote each of the `K` elements (a panic in `f`
+    // leaves before this, leaking those written, never reading one that
+    // was not), and `[MaybeUninit<U>; K]` has the layout of `[U; K]`;
+    // `out` is not used again, so each value is owned once.
+    unsafe { std::mem::transmute_copy(&std::mem::ManuallyDrop::new(out)) }
 }
 
 impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
@@ -155,6 +179,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         };
         Gathered {
             entities: self.entities,
+            sparse: ids.is_some_and(D::names_sparse),
             ids,
             archetypes,
             fetches,
@@ -165,8 +190,17 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
 
 /// Each matching archetype's columns and the positions of the current
 /// combination among the matching rows.
+///
+/// Invariant (of `Combinations` too): the archetype index `at` of every
+/// gathered row is below `fetches.len()` and `archetypes.len()`
+/// (`archetype_fetches` fetches every archetype `gather` numbered; with no
+/// ids, no row matches).
 struct Gathered<'q, D: QueryData, const K: usize> {
     entities: &'q Entities,
+    /// Whether the data names a sparse-set component: only then is an item
+    /// built through [`QueryData::sparse_item`], so a table-only
+    /// combination costs what it did before sparse sets.
+    sparse: bool,
     /// The data's ids (`None`: nothing matches, no position is handed out).
     ids: Option<D::Ids>,
     archetypes: Vec<&'q Archetype>,
@@ -186,6 +220,10 @@ impl<'q, D: QueryData, const K: usize> Gathered<'q, D, K> {
     where
         'q: 'a,
     {
+        if !self.sparse {
+            // SAFETY: the caller's; a table-only row's item is its columns'.
+            return unsafe { D::item(fetch, row as usize) };
+        }
         let ids = self.ids.expect("a gathered row has ids");
         let entity = self.archetypes[at as usize].entities()[row as usize];
         // SAFETY: the caller's.
@@ -208,9 +246,12 @@ impl<'q, D: ReadOnlyQueryData, const K: usize> Iterator for Combinations<'q, D, 
     fn next(&mut self) -> Option<[D::Item<'q>; K]> {
         let rows = self.fetches.positions.advance()?;
         let gathered = &self.fetches;
-        // SAFETY: each row is a live row of the archetype whose columns
-        // `fetches` holds; the data only reads, so items may live together.
-        Some(rows.map(|place| unsafe { gathered.item(gathered.fetches[place.0 as usize], place) }))
+        // SAFETY: `at` is below `fetches.len()` (`Gathered`'s invariant);
+        // each row is a live row of the archetype whose columns that fetch
+        // holds; the data only reads, so items may live together.
+        Some(map_inline(rows, |place| unsafe {
+            gathered.item(*gathered.fetches.get_unchecked(place.0 as usize), place)
+        }))
     }
 }
 
@@ -238,8 +279,10 @@ impl<D: QueryData, const K: usize> CombinationsMut<'_, D, K> {
     pub fn fetch_next<'a>(&'a mut self) -> Option<[D::Item<'a>; K]> {
         let rows = self.fetches.positions.advance()?;
         let gathered = &self.fetches;
-        Some(rows.map(|(at, row)| {
-            let fetch = &gathered.fetches[at as usize];
+        Some(map_inline(rows, |(at, row)| {
+            // SAFETY: `at` is below `fetches.len()` (`Gathered`'s
+            // invariant).
+            let fetch = unsafe { gathered.fetches.get_unchecked(at as usize) };
             // SAFETY: `D::Fetch<'q>` and `D::Fetch<'a>` are one type but
             // for a lifetime (`'q` outlives `'a`: `self` borrows for
             // `'q`), so they have one layout, and a fetch valid for the

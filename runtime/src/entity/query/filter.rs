@@ -11,6 +11,7 @@ use crate::entity::query::data::column_of;
 use crate::entity::{Archetype, Component, ComponentId, Components, Entities, Entity};
 use crate::node::NodeBuilder;
 use crate::registry::Registry;
+use crate::sync::UnsafeCell;
 
 /// Keeps entities that have a `T` (without reading it).
 pub struct With<T>(PhantomData<fn() -> T>);
@@ -249,11 +250,50 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
     }
 }
 
-/// One archetype's column of the filtered component, and the cursor.
+/// One archetype's ticks of the filtered component, and the cursor.
 #[derive(Debug)]
 pub struct TickFetch<'w> {
-    column: &'w Column,
+    /// The column's added ticks, one per row.
+    added: &'w [u32],
+    /// The column's changed ticks, one per row.
+    changed: &'w [UnsafeCell<u32>],
     last_run: u32,
+}
+
+impl<'w> TickFetch<'w> {
+    fn new(column: &'w Column, last_run: u32) -> Self {
+        Self {
+            added: column.added_ticks(),
+            changed: column.changed_cells(),
+            last_run,
+        }
+    }
+
+    /// Row `row`'s added tick, read without a bound check (a filter reads
+    /// one per row visited).
+    ///
+    /// # Safety
+    /// `row` is a live row of the column (below its length, the ticks').
+    #[inline]
+    unsafe fn added(self, row: usize) -> u32 {
+        // SAFETY: `row` is below the slice's length (caller).
+        unsafe { *self.added.get_unchecked(row) }
+    }
+
+    /// Row `row`'s changed tick, as [`added`](Self::added).
+    ///
+    /// # Safety
+    /// `row` is a live row of the column, and the node holds the column's
+    /// lane (`QueryFilter::row`'s contract).
+    #[inline]
+    unsafe fn changed(self, row: usize) -> u32 {
+        // SAFETY: `row` is below the slice's length (caller); the node
+        // holds the lane, shared or through its data's gated `&mut`, so
+        // no other system writes the cell now, and this query's own `Mut`
+        // items write only their own rows' cells, never while this row's
+        // is read (a row is filtered before its item is made).
+        unsafe { self.changed.get_unchecked(row).with(|tick| *tick) }
+    }
 }
 
 impl Clone for TickFetch<'_> {
@@ -266,7 +306,7 @@ impl Copy for TickFetch<'_> {}
 
 /// The methods of a filter by one component's tick.
 macro_rules! by_tick {
-    ($tick:ident) => {
+    ($tick:ident, $column_tick:ident) => {
         type Ids = Option<(ComponentId, bool)>;
         type Fetch<'w> = TickFetch<'w>;
         const BY_ROW: bool = true;
@@ -298,15 +338,13 @@ macro_rules! by_tick {
             last_run: u32,
         ) -> TickFetch<'w> {
             let (id, _) = ids.expect("a matching archetype has the component");
-            TickFetch {
-                column: column_of(archetype, id),
-                last_run,
-            }
+            TickFetch::new(column_of(archetype, id), last_run)
         }
 
         #[inline]
         unsafe fn row(fetch: TickFetch<'_>, row: usize) -> bool {
-            Entities::is_newer(fetch.column.$tick(row), fetch.last_run)
+            // SAFETY: `row` is live and the node holds the lane (caller).
+            Entities::is_newer(unsafe { fetch.$tick(row) }, fetch.last_run)
         }
 
         #[inline]
@@ -326,9 +364,9 @@ macro_rules! by_tick {
             let tick = match ids {
                 Some((id, true)) => entities.sparse_set(id).and_then(|set| {
                     let index = set.index_of(entity)?;
-                    Some(set.column().$tick(index))
+                    Some(set.column().$column_tick(index))
                 }),
-                Some((id, false)) => Some(column_of(archetype, id).$tick(row)),
+                Some((id, false)) => Some(column_of(archetype, id).$column_tick(row)),
                 None => None,
             };
             tick.is_some_and(|tick| Entities::is_newer(tick, last_run))
@@ -339,12 +377,12 @@ macro_rules! by_tick {
 // SAFETY: reads `T`'s changed ticks, declared shared on `T`'s lane (or held
 // by the query's data).
 unsafe impl<T: Component> QueryFilter for Changed<T> {
-    by_tick!(changed_tick);
+    by_tick!(changed, changed_tick);
 }
 
 // SAFETY: reads `T`'s added ticks, as `Changed<T>`.
 unsafe impl<T: Component> QueryFilter for Added<T> {
-    by_tick!(added_tick);
+    by_tick!(added, added_tick);
 }
 
 macro_rules! impl_tuples {

@@ -620,15 +620,11 @@ impl<'q, D: QueryData, F: QueryFilter> Iterator for QueryIter<'q, D, F> {
     /// holds no call (a call there would make every row save the caller's
     /// registers, the consumer's accumulator among them).
     #[inline]
-    fn fold<B, G: FnMut(B, D::Item<'q>) -> B>(mut self, init: B, mut g: G) -> B {
+    fn fold<B, G: FnMut(B, D::Item<'q>) -> B>(mut self, init: B, g: G) -> B {
         if let Some(rows) = self.sparse.take() {
             return fold_sparse(self.entities, *rows, init, g);
         }
-        let mut acc = init;
-        while let Some(item) = self.next_in_tables() {
-            acc = g(acc, item);
-        }
-        acc
+        self.fold_tables(init, g)
     }
 }
 
@@ -683,5 +679,47 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
                 self.row = 0;
             }
         }
+    }
+
+    /// The rest of the table walk's items, archetype by archetype, each
+    /// walked in one tight loop: what `count`, `sum`, `for_each` and the
+    /// other consuming adaptors run, without `next`'s per-item state.
+    #[inline]
+    fn fold_tables<B, G>(self, init: B, mut g: G) -> B
+    where
+        G: FnMut(B, D::Item<'q>) -> B,
+    {
+        let Some((ids, filter)) = self.ids else {
+            return init;
+        };
+        let ticks = self.ticks();
+        let mut acc = init;
+        let mut walk =
+            |fetch: D::Fetch<'q>, rows: F::Fetch<'q>, from: usize, len: usize, mut acc| {
+                for row in from..len {
+                    // SAFETY: `row` is live; the node holds the filter's lanes.
+                    if F::BY_ROW && !unsafe { F::row(rows, row) } {
+                        continue;
+                    }
+                    // SAFETY: `row` is live, and handed out once per borrow of
+                    // the query (as in `next`; `next` left off at `from`).
+                    acc = g(acc, unsafe { D::item(fetch, row) });
+                }
+                acc
+            };
+        if let Some((fetch, rows, len)) = self.current {
+            acc = walk(fetch, rows, self.row, len, acc);
+        }
+        for archetype in self.archetypes {
+            if visits::<D, F>(ids, filter, archetype) {
+                // SAFETY: the archetype matches `ids`; the query holds its
+                // lanes (`Query::new`'s contract).
+                let fetch = unsafe { D::fetch(ids, self.entities, archetype, ticks) };
+                // SAFETY: as above.
+                let rows = unsafe { F::fetch(filter, archetype, self.last_run) };
+                acc = walk(fetch, rows, 0, archetype.len(), acc);
+            }
+        }
+        acc
     }
 }
