@@ -104,6 +104,10 @@ pub use system::{
     ServiceCells, SystemFn, Tracked, not, service_added, service_changed, service_exists,
 };
 pub use world::{
+    Add, Event, HookContext, HookWorld, Insert, Lifecycle, ObserveError, ObserverId, On, Remove,
+    Replace, Traversal, traverse,
+};
+pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,
     Context, Declared, DeclaredFn, DeclaredMarker, EntityCommands, EntityMut, EntityRef,
     ExecutorKind, FactoryDeclaration, FactoryMarker, FixedTime, FrameTime, FromWorld,

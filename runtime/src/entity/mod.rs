@@ -29,6 +29,7 @@ pub(crate) mod disabled;
 mod entity;
 #[cfg(test)]
 mod model;
+mod observed;
 pub mod query;
 mod required;
 mod store;

@@ -18,15 +18,18 @@ impl World {
     /// # Panics
     /// When `bundle` names one component type twice (the message names it).
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        self.entities_mut().spawn(bundle)
+        self.observed_spawn(bundle)
+            .unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// Spawns an entity with no component, to build up with
     /// [`EntityMut::insert`].
     pub fn spawn_empty(&mut self) -> EntityMut<'_> {
-        let entities = self.entities_mut();
-        let entity = entities.spawn(());
-        EntityMut { entities, entity }
+        let entity = self.spawn(());
+        EntityMut {
+            world: self,
+            entity,
+        }
     }
 
     /// Spawns one entity per bundle, reserving room once.
@@ -34,6 +37,13 @@ impl World {
     /// # Panics
     /// As [`spawn`](Self::spawn).
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
+        if self.observe.active {
+            // One spawn at a time, each firing its hooks and observers.
+            return bundles
+                .into_iter()
+                .map(|bundle| self.spawn(bundle))
+                .collect();
+        }
         self.entities_mut().spawn_batch(bundles)
     }
 
@@ -95,7 +105,7 @@ impl World {
     /// handle of another world that names no entity of this one: see
     /// [`Entity`] for what such a handle does).
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
-        self.entities_mut().despawn(entity)
+        self.observed_despawn(entity)
     }
 
     /// Freezes `entity`: it can never gain or lose a component again, so a
@@ -118,10 +128,10 @@ impl World {
     /// A changing view of `entity`, or `None` when it is not alive.
     #[inline]
     pub fn entity_mut(&mut self, entity: Entity) -> Option<EntityMut<'_>> {
-        let entities = self.entities_mut();
-        entities
-            .contains(entity)
-            .then_some(EntityMut { entities, entity })
+        self.entities().contains(entity).then_some(EntityMut {
+            world: self,
+            entity,
+        })
     }
 
     /// A query over the world's entities, between iterations (the world
@@ -228,10 +238,11 @@ impl<'w> EntityRef<'w> {
     }
 }
 
-/// A changing view of one live entity of a world.
+/// A changing view of one live entity of a world. Its inserts, removals
+/// and despawn fire the world's hooks and observers.
 #[derive(Debug)]
 pub struct EntityMut<'w> {
-    entities: &'w mut Entities,
+    world: &'w mut World,
     entity: Entity,
 }
 
@@ -243,12 +254,12 @@ impl EntityMut<'_> {
 
     /// Its component `C`, if it has one.
     pub fn get<C: Component>(&self) -> Option<&C> {
-        self.entities.get::<C>(self.entity)
+        self.world.entities().get::<C>(self.entity)
     }
 
     /// Its component `C` to change (marked changed at the current tick).
     pub fn get_mut<C: Component>(&mut self) -> Option<&mut C> {
-        self.entities.get_mut::<C>(self.entity)
+        self.world.entities_mut().get_mut::<C>(self.entity)
     }
 
     /// Adds the components of `bundle`, replacing those it already has.
@@ -256,8 +267,9 @@ impl EntityMut<'_> {
     /// # Errors
     /// [`EntityError::Frozen`] (nothing changes) or
     /// [`EntityError::DuplicateComponent`].
+    #[inline]
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
-        self.entities.insert(self.entity, bundle)?;
+        self.world.observed_insert::<B, true>(self.entity, bundle)?;
         Ok(self)
     }
 
@@ -268,7 +280,8 @@ impl EntityMut<'_> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn insert_if_new<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
-        self.entities.insert_if_new(self.entity, bundle)?;
+        self.world
+            .observed_insert::<B, false>(self.entity, bundle)?;
         Ok(self)
     }
 
@@ -279,8 +292,9 @@ impl EntityMut<'_> {
     /// # Errors
     /// [`EntityError::Frozen`], or [`EntityError::MissingComponent`] when it
     /// lacks one of them (nothing changes).
+    #[inline]
     pub fn remove<B: Bundle>(&mut self) -> Result<B, EntityError> {
-        self.entities.remove::<B>(self.entity)
+        self.world.observed_remove::<B>(self.entity)
     }
 
     /// Removes whichever components of `B` it has, dropping them, and
@@ -290,13 +304,13 @@ impl EntityMut<'_> {
     /// [`EntityError::Frozen`] or [`EntityError::DuplicateComponent`]
     /// (nothing changes).
     pub fn remove_present<B: Bundle>(&mut self) -> Result<Vec<&'static str>, EntityError> {
-        self.entities.remove_present::<B>(self.entity)
+        self.world.observed_remove_present::<B>(self.entity)
     }
 
     /// Despawns it.
     pub fn despawn(self) {
-        self.entities
-            .despawn(self.entity)
+        self.world
+            .observed_despawn(self.entity)
             .expect("a viewed entity is alive");
     }
 }

@@ -333,6 +333,38 @@ impl World {
         Err(RunSystemError::NotRegistered(id))
     }
 
+    /// Whether the registered system `system` can run as an observer: the
+    /// gate lets it through and it is a plain system (not a whole-world
+    /// one, which could change entities in the middle of a change, nor a
+    /// batch or factory). Its services are looked for when it runs.
+    pub(super) fn check_observer(&mut self, index: usize) -> Result<(), RunSystemError> {
+        match self.check_one_shot(index) {
+            Ok(()) | Err(RunSystemError::MissingServices(_)) => {}
+            Err(error) => return Err(error),
+        }
+        if matches!(self.nodes[index], WorldNode::Whole(_)) {
+            return Err(RunSystemError::Unsupported {
+                system: self.system_name(index as u32),
+                what: "a whole-world system (an observer records structural changes as \
+                       commands)",
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs the observer registered as `system` for the event in its
+    /// slot: checked as [`run_system`](World::run_system) checks, run
+    /// with a command queue of its own, which is kept to land after the
+    /// change being delivered.
+    pub(super) fn run_observer_system(&mut self, system: SystemId) -> Result<(), RunSystemError> {
+        let node = self.one_shot_node(system)?;
+        self.check_one_shot(node as usize)?;
+        self.one_shots.running.push(node);
+        let ran = self.run_one_shot(node);
+        self.one_shots.running.pop();
+        ran
+    }
+
     /// What a plan would check before running the node: the gate, the
     /// services, what kind of node it is.
     fn check_one_shot(&mut self, index: usize) -> Result<(), RunSystemError> {
@@ -442,6 +474,20 @@ impl World {
             self.failed_ranks.pop();
         }
         let result = match ran {
+            Ok(()) if self.capturing() && !mine.is_empty() => {
+                // An observer: what it recorded lands after the change it
+                // runs for; the spare queue is replaced.
+                let recorded = std::mem::replace(&mut queue, Box::new(CommandQueue::default()));
+                self.capture(recorded);
+                if sent.is_empty() {
+                    Ok(())
+                } else {
+                    Err(RunSystemError::CommandsFailed {
+                        system: self.system_name(node),
+                        failures: sent,
+                    })
+                }
+            }
             Ok(()) => {
                 self.land_one_shot_commands(mine, &mut sent);
                 if sent.is_empty() {
