@@ -241,7 +241,8 @@ impl World {
     /// watching `target` run; then, unless one of them stopped it
     /// ([`On::stop_propagation`](crate::On::stop_propagation)), it goes on
     /// to [`E::next_target`](Event::next_target) of `target`, and so on
-    /// (at most [`MAX_PROPAGATION`] targets).
+    /// (at most [`MAX_PROPAGATION`] targets; a next target that is not
+    /// alive ends it).
     ///
     /// # Errors
     /// As [`trigger`](World::trigger); a propagation that goes on too long
@@ -311,7 +312,9 @@ impl World {
             };
             let propagate = std::mem::replace(current.propagate.get_mut(), true);
             let next = match at {
-                Some(here) if propagate => E::next_target(self.entities(), here),
+                // A stale link (its entity despawned) is never followed.
+                Some(here) if propagate => E::next_target(self.entities(), here)
+                    .filter(|&next| self.entities().contains(next)),
                 _ => None,
             };
             let Some(next) = next else {
