@@ -59,7 +59,10 @@
 //!   iteration, its members run exactly when it holds, a combinator over a
 //!   panicking operand short-circuits or fails the iteration naming
 //!   `run_if(<group>)`; a silenced pair is reported as silenced, an unknown
-//!   name is SL0002.
+//!   name is SL0002;
+//! - hooks and observers (issue 37, `api_model/observers.rs`): a random
+//!   script of changes, direct or through commands on a random executor,
+//!   logs hooks and observers in the order a reference model gives.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -186,6 +189,8 @@ mod entities;
 mod messages;
 #[path = "api_model/model_check.rs"]
 mod model_check;
+#[path = "api_model/observers.rs"]
+mod observers;
 #[path = "api_model/one_shot.rs"]
 mod one_shot;
 #[path = "api_model/optional.rs"]
@@ -355,6 +360,8 @@ enum Op {
     Messages(messages::MessagesOp),
     /// Issue 36's one-shot systems.
     OneShot(one_shot::OneShotOp),
+    /// Issue 37's hooks and observers (`observers.rs`).
+    Observe(observers::ObserveOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -431,6 +438,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => organising::op(),
         1 => messages::op(),
         1 => one_shot::op(),
+        // --- issue 37 ---
+        2 => observers::op(),
     ]
 }
 
@@ -1648,6 +1657,7 @@ fn apply(
         Op::Organising(ref op) => organising::apply(op, real, model, serial)?,
         Op::Messages(ref op) => messages::apply(op, real, model)?,
         Op::OneShot(ref op) => one_shot::apply(op, real, model, serial)?,
+        Op::Observe(ref op) => observers::apply(op, &real.pool)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
