@@ -43,3 +43,6 @@ pub mod clis {}
 
 #[doc = include_str!("../guide/13-collections.md")]
 pub mod collections {}
+
+#[doc = include_str!("../guide/16-hooks-and-observers.md")]
+pub mod hooks_and_observers {}
