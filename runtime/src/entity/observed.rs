@@ -20,6 +20,20 @@ impl Entities {
         B::register(&mut self.components, ids);
     }
 
+    /// Whether any component requires another (`required.rs`): a spawn or
+    /// insert may then add components its bundle does not name.
+    pub(crate) fn has_requirements(&self) -> bool {
+        !self.required.is_empty()
+    }
+
+    /// The ids of `entity`'s components (in id order); empty when it is
+    /// not alive.
+    pub(crate) fn component_ids(&self, entity: Entity) -> &[ComponentId] {
+        self.archetype_of(entity)
+            .and_then(|id| self.archetype(id))
+            .map_or(&[], |archetype| archetype.components())
+    }
+
     /// Appends the ids of `entity`'s components (in id order) to `ids`;
     /// nothing when it is not alive.
     pub(crate) fn components_of(&self, entity: Entity, ids: &mut Vec<ComponentId>) {

@@ -352,13 +352,14 @@ impl World {
         Ok(())
     }
 
-    /// Runs the observer registered as `system` for the event in its
-    /// slot: checked as [`run_system`](World::run_system) checks, run
+    /// Runs the observer registered as node `node` for the event in its
+    /// slot. Its gate and kind were checked when it was registered
+    /// ([`check_observer`](World::check_observer)); its services are
+    /// looked for now, as [`run_system`](World::run_system) does. It runs
     /// with a command queue of its own, which is kept to land after the
     /// change being delivered.
-    pub(super) fn run_observer_system(&mut self, system: SystemId) -> Result<(), RunSystemError> {
-        let node = self.one_shot_node(system)?;
-        self.check_one_shot(node as usize)?;
+    pub(super) fn run_observer_system(&mut self, node: u32) -> Result<(), RunSystemError> {
+        self.check_services_of(node as usize)?;
         self.one_shots.running.push(node);
         let ran = self.run_one_shot(node);
         self.one_shots.running.pop();
@@ -389,11 +390,18 @@ impl World {
         if matches!(self.nodes[index], WorldNode::Batch(_)) {
             return Err(unsupported("a batch processor or parallel query"));
         }
-        let descriptor = &graph.nodes()[index];
-        let access = descriptor.access();
-        if access.produced().next().is_some() {
+        if graph.nodes()[index].access().produced().next().is_some() {
             return Err(unsupported("a factory (it produces a value)"));
         }
+        self.check_services_of(index)
+    }
+
+    /// Whether every service node `index` needs is held (or optional).
+    fn check_services_of(&self, index: usize) -> Result<(), RunSystemError> {
+        let graph = self.graph.view();
+        let system = graph.nodes()[index].name();
+        let descriptor = &graph.nodes()[index];
+        let access = descriptor.access();
         let registry = self.graph.registry();
         let accesses = || {
             access

@@ -12,7 +12,7 @@ use crate::world::{BoundaryFailure, CommandQueue, SystemId, World};
 use super::hooks::HookWorld;
 use super::{
     Current, DEFAULT_OBSERVER_DEPTH, Event, EventKey, HookContext, Lifecycle, ObserveError,
-    Recorded, TriggerSlot,
+    ObserverEntry, Recorded, TriggerSlot,
 };
 
 /// How many targets an event may propagate through before it is stopped
@@ -181,19 +181,30 @@ impl World {
         else {
             return;
         };
-        for entry in list.iter() {
-            if entry.watch.is_some_and(|watched| watched != entity)
-                || !self.observe.keys.contains_key(&entry.id)
-            {
-                continue;
+        if let Some(first) = list.first() {
+            // Every entry of one list observes one event type.
+            (first.deliver_lifecycle)(self, &list, entity);
+        }
+    }
+
+    /// Runs the observers of `list` that watch `target` (or every target)
+    /// and are still registered, for the event now in `E`'s slot.
+    fn run_observers<E: Event>(&mut self, list: &[ObserverEntry], target: Option<Entity>) {
+        for entry in list {
+            let watching = match entry.watch {
+                None => true,
+                Some(watched) => target == Some(watched),
+            };
+            if watching && self.observe.keys.contains_key(&entry.id) {
+                self.run_observer::<E>(entry.system);
             }
-            (entry.run_lifecycle)(self, entry.system, entity);
         }
     }
 
     /// Runs observer `system` for the event now in `E`'s slot.
     fn run_observer<E: Event>(&mut self, system: SystemId) {
-        if let Err(error) = self.run_observer_system(system) {
+        let node = u32::try_from(system.node().index()).unwrap_or(u32::MAX);
+        if let Err(error) = self.run_observer_system(node) {
             let observer = self.graph.nodes()[system.node().index()].name().to_owned();
             let message = error.to_string();
             self.observe.failures.push(BoundaryFailure::new(
@@ -295,15 +306,7 @@ impl World {
             // Observers added by an observer's commands join the next
             // delivery, not this one: the list is read once per target.
             let list = self.observe.observers_of(key).unwrap_or_default();
-            for entry in list.iter() {
-                let watching = match entry.watch {
-                    None => true,
-                    Some(watched) => at == Some(watched),
-                };
-                if watching && self.observe.keys.contains_key(&entry.id) {
-                    self.run_observer::<E>(entry.system);
-                }
-            }
+            self.run_observers::<E>(&list, at);
             let Some(slot) = self.trigger_slot::<E>() else {
                 break;
             };
@@ -419,9 +422,20 @@ impl World {
             name: std::any::type_name::<B>(),
             entity: Some(entity),
         };
+        let mut ids = self.scratch();
+        self.entities_mut().bundle_ids::<B>(&mut ids);
+        let events = Lifecycle::Replace.bit() | Lifecycle::Add.bit() | Lifecycle::Insert.bit();
+        if !self.observe.any_interest(&ids, events) && !self.entities().has_requirements() {
+            // Nothing reacts to these components: the plain path.
+            self.give_back(ids);
+            let entities = self.entities_mut();
+            return if REPLACE {
+                entities.insert(entity, bundle)
+            } else {
+                entities.insert_if_new(entity, bundle)
+            };
+        }
         self.deliver(link, |world| {
-            let mut ids = world.scratch();
-            world.entities_mut().bundle_ids::<B>(&mut ids);
             let mut before = world.scratch();
             let checked = world.check_change(entity, &ids);
             if checked.is_ok() {
@@ -478,9 +492,15 @@ impl World {
             name: std::any::type_name::<B>(),
             entity: Some(entity),
         };
+        let mut ids = self.scratch();
+        self.entities_mut().bundle_ids::<B>(&mut ids);
+        let events = Lifecycle::Replace.bit() | Lifecycle::Remove.bit();
+        if !self.observe.any_interest(&ids, events) {
+            // Nothing reacts to these components: the plain path.
+            self.give_back(ids);
+            return take(self);
+        }
         self.deliver(link, |world| {
-            let mut ids = world.scratch();
-            world.entities_mut().bundle_ids::<B>(&mut ids);
             let mut present = world.scratch();
             let mut checked = world.check_change(entity, &ids);
             if checked.is_ok() {
@@ -535,6 +555,15 @@ impl World {
         if !self.observe.active {
             return self.entities_mut().despawn(entity);
         }
+        let events = Lifecycle::Replace.bit() | Lifecycle::Remove.bit();
+        if !self
+            .observe
+            .any_interest(self.entities().component_ids(entity), events)
+            && !self.observe.watches(entity)
+        {
+            // Nothing reacts to this entity's components: the plain path.
+            return self.entities_mut().despawn(entity);
+        }
         let link = Link {
             what: "despawn",
             name: "entity",
@@ -558,10 +587,14 @@ impl World {
     }
 }
 
-/// Runs the lifecycle observer `system` of `E` (one of the four lifecycle
-/// events) for `target`: what an observer entry keeps to run itself
-/// without knowing its component type.
-pub(crate) fn run_lifecycle<E: Event>(world: &mut World, system: SystemId, target: Entity) {
+/// Runs the observers in `list` (all of lifecycle event `E`) for
+/// `target`: what an observer entry keeps to deliver its event without
+/// knowing its component type. The event is put in its slot once for all.
+pub(crate) fn deliver_lifecycle<E: Event>(
+    world: &mut World,
+    list: &[ObserverEntry],
+    target: Entity,
+) {
     let Some(event) = E::lifecycle_value() else {
         return;
     };
@@ -570,6 +603,6 @@ pub(crate) fn run_lifecycle<E: Event>(world: &mut World, system: SystemId, targe
         target: Some(target),
         propagate: AtomicBool::new(true),
     }));
-    world.run_observer::<E>(system);
+    world.run_observers::<E>(list, Some(target));
     world.put_current(saved);
 }

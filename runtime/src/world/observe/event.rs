@@ -88,6 +88,11 @@ impl Lifecycle {
         self as usize
     }
 
+    /// Its bit in an interest mask.
+    pub(crate) const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
     /// The hook's name: `on_add`, ...
     pub fn hook_name(self) -> &'static str {
         match self {

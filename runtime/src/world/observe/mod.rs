@@ -147,9 +147,9 @@ pub(crate) struct ObserverEntry {
     pub(crate) system: SystemId,
     /// The one entity it watches, or `None`: every target.
     pub(crate) watch: Option<Entity>,
-    /// Runs it for a lifecycle event at an entity (its event type's
-    /// `run_lifecycle`).
-    pub(crate) run_lifecycle: fn(&mut World, SystemId, Entity),
+    /// Delivers a lifecycle event at an entity to a list of observers of
+    /// its event type (`dispatch::deliver_lifecycle`).
+    pub(crate) deliver_lifecycle: fn(&mut World, &[ObserverEntry], Entity),
 }
 
 /// What an observer observes.
@@ -253,6 +253,16 @@ impl Observe {
         self.interest
             .get(component.index())
             .is_some_and(|bits| bits & (1 << event.index()) != 0)
+    }
+
+    /// Whether anything reacts to any of `events` on any of `components`.
+    #[inline]
+    pub(crate) fn any_interest(&self, components: &[ComponentId], events: u8) -> bool {
+        components.iter().any(|component| {
+            self.interest
+                .get(component.index())
+                .is_some_and(|bits| bits & events != 0)
+        })
     }
 
     pub(crate) fn observers_of(&self, key: EventKey) -> Option<Arc<Vec<ObserverEntry>>> {
@@ -363,7 +373,7 @@ impl World {
             id,
             system,
             watch,
-            run_lifecycle: dispatch::run_lifecycle::<E>,
+            deliver_lifecycle: dispatch::deliver_lifecycle::<E>,
         });
         observe.keys.insert(id, key);
         if let Some(entity) = watch {
