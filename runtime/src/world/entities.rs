@@ -26,10 +26,7 @@ impl World {
     /// [`EntityMut::insert`].
     pub fn spawn_empty(&mut self) -> EntityMut<'_> {
         let entity = self.spawn(());
-        EntityMut {
-            world: self,
-            entity,
-        }
+        EntityMut::new(self, entity)
     }
 
     /// Spawns one entity per bundle, reserving room once.
@@ -128,10 +125,10 @@ impl World {
     /// A changing view of `entity`, or `None` when it is not alive.
     #[inline]
     pub fn entity_mut(&mut self, entity: Entity) -> Option<EntityMut<'_>> {
-        self.entities().contains(entity).then_some(EntityMut {
-            world: self,
-            entity,
-        })
+        if !self.entities().contains(entity) {
+            return None;
+        }
+        Some(EntityMut::new(self, entity))
     }
 
     /// A query over the world's entities, between iterations (the world
@@ -242,8 +239,29 @@ impl<'w> EntityRef<'w> {
 /// and despawn fire the world's hooks and observers.
 #[derive(Debug)]
 pub struct EntityMut<'w> {
-    world: &'w mut World,
+    access: Access<'w>,
     entity: Entity,
+}
+
+/// What an [`EntityMut`] changes through: the store itself when the world
+/// had no hook or observer when the view was made (the plain path, as
+/// fast as without them), else the world, which fires them.
+#[derive(Debug)]
+enum Access<'w> {
+    Plain(&'w mut Entities),
+    Observed(&'w mut World),
+}
+
+impl<'w> EntityMut<'w> {
+    #[inline]
+    fn new(world: &'w mut World, entity: Entity) -> Self {
+        let access = if world.observe.active {
+            Access::Observed(world)
+        } else {
+            Access::Plain(world.entities_mut())
+        };
+        Self { access, entity }
+    }
 }
 
 impl EntityMut<'_> {
@@ -252,14 +270,25 @@ impl EntityMut<'_> {
         self.entity
     }
 
+    fn entities(&self) -> &Entities {
+        match &self.access {
+            Access::Plain(entities) => entities,
+            Access::Observed(world) => world.entities(),
+        }
+    }
+
     /// Its component `C`, if it has one.
     pub fn get<C: Component>(&self) -> Option<&C> {
-        self.world.entities().get::<C>(self.entity)
+        self.entities().get::<C>(self.entity)
     }
 
     /// Its component `C` to change (marked changed at the current tick).
     pub fn get_mut<C: Component>(&mut self) -> Option<&mut C> {
-        self.world.entities_mut().get_mut::<C>(self.entity)
+        let entities = match &mut self.access {
+            Access::Plain(entities) => entities,
+            Access::Observed(world) => world.entities_mut(),
+        };
+        entities.get_mut::<C>(self.entity)
     }
 
     /// Adds the components of `bundle`, replacing those it already has.
@@ -269,7 +298,10 @@ impl EntityMut<'_> {
     /// [`EntityError::DuplicateComponent`].
     #[inline]
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
-        self.world.observed_insert::<B, true>(self.entity, bundle)?;
+        match &mut self.access {
+            Access::Plain(entities) => entities.insert(self.entity, bundle)?,
+            Access::Observed(world) => world.observed_insert::<B, true>(self.entity, bundle)?,
+        }
         Ok(self)
     }
 
@@ -280,8 +312,10 @@ impl EntityMut<'_> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn insert_if_new<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
-        self.world
-            .observed_insert::<B, false>(self.entity, bundle)?;
+        match &mut self.access {
+            Access::Plain(entities) => entities.insert_if_new(self.entity, bundle)?,
+            Access::Observed(world) => world.observed_insert::<B, false>(self.entity, bundle)?,
+        }
         Ok(self)
     }
 
@@ -294,7 +328,10 @@ impl EntityMut<'_> {
     /// lacks one of them (nothing changes).
     #[inline]
     pub fn remove<B: Bundle>(&mut self) -> Result<B, EntityError> {
-        self.world.observed_remove::<B>(self.entity)
+        match &mut self.access {
+            Access::Plain(entities) => entities.remove::<B>(self.entity),
+            Access::Observed(world) => world.observed_remove::<B>(self.entity),
+        }
     }
 
     /// Removes whichever components of `B` it has, dropping them, and
@@ -304,13 +341,18 @@ impl EntityMut<'_> {
     /// [`EntityError::Frozen`] or [`EntityError::DuplicateComponent`]
     /// (nothing changes).
     pub fn remove_present<B: Bundle>(&mut self) -> Result<Vec<&'static str>, EntityError> {
-        self.world.observed_remove_present::<B>(self.entity)
+        match &mut self.access {
+            Access::Plain(entities) => entities.remove_present::<B>(self.entity),
+            Access::Observed(world) => world.observed_remove_present::<B>(self.entity),
+        }
     }
 
     /// Despawns it.
     pub fn despawn(self) {
-        self.world
-            .observed_despawn(self.entity)
-            .expect("a viewed entity is alive");
+        match self.access {
+            Access::Plain(entities) => entities.despawn(self.entity),
+            Access::Observed(world) => world.observed_despawn(self.entity),
+        }
+        .expect("a viewed entity is alive");
     }
 }

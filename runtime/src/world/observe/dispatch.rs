@@ -367,6 +367,15 @@ impl World {
         if !self.observe.active {
             return self.entities_mut().try_spawn(bundle);
         }
+        let mut ids = self.scratch();
+        self.entities_mut().bundle_ids::<B>(&mut ids);
+        let events = Lifecycle::Add.bit() | Lifecycle::Insert.bit();
+        let plain = !self.observe.any_interest(&ids, events) && !self.entities().has_requirements();
+        self.give_back(ids);
+        if plain {
+            // Nothing reacts to these components: the plain path.
+            return self.entities_mut().try_spawn(bundle);
+        }
         let link = Link {
             what: "spawn",
             name: std::any::type_name::<B>(),
