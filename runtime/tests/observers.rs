@@ -397,7 +397,7 @@ fn observers_give_the_same_result_on_every_executor() {
                 |on: On<Add<Hp>>, hp: Query<&Hp>, log: &mut Log, commands: Commands<'_>| {
                     let value = hp.get(on.target().unwrap()).unwrap().0;
                     log.0.push(format!("add {value}"));
-                    if value % 4 == 0 {
+                    if value.is_multiple_of(4) {
                         commands.trigger_targets(Damage(value), on.target().unwrap());
                     }
                 },
@@ -407,7 +407,7 @@ fn observers_give_the_same_result_on_every_executor() {
             .add_observer::<Damage, _>(|on: On<Damage>, log: &mut Log, commands: Commands<'_>| {
                 log.0.push(format!("damage {}", on.0));
                 commands.entity(on.target().unwrap()).insert((Tag(on.0),));
-                if on.0 % 8 == 0 {
+                if on.0.is_multiple_of(8) {
                     commands.despawn(on.target().unwrap());
                 }
             })
