@@ -46,3 +46,5 @@ pub mod collections {}
 
 #[doc = include_str!("../guide/15-hierarchies.md")]
 pub mod hierarchies {}
+#[doc = include_str!("../guide/16-hooks-and-observers.md")]
+pub mod hooks_and_observers {}

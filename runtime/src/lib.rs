@@ -80,9 +80,9 @@ pub use entity::{
     ChildOf, ChildSpawner, Children, GlobalTransform, Transform, TransformPropagation,
     propagate_transforms,
 };
+pub use entity::{ComponentError, StorageType};
 /// The vector math [`Transform`] and [`GlobalTransform`] are made of.
 pub use glam;
-pub use entity::{ComponentError, StorageType};
 pub use message::{MessageSender, Messages, ParRead, Publish, SendError, Subscribe};
 pub use model::model;
 pub use node::{
@@ -109,6 +109,10 @@ pub use system::{
     FactoryFn, Gate, Local, Next, NextValue, NodeBody, NodeEnv, NonSend, NonSendMut, NotCondition,
     OrCondition, Out, Param, ParamItem, PipeCondition, PipedConditionFn, ReadOnlyParam, Service,
     ServiceCells, SystemFn, Tracked, not, service_added, service_changed, service_exists,
+};
+pub use world::{
+    Add, Event, HookContext, HookWorld, Insert, Lifecycle, ObserveError, ObserverId, On, Remove,
+    Replace, Traversal, traverse,
 };
 pub use world::{
     BoundaryFailure, BoundaryStep, ByLabel, ChainMarker, ClockSnapshot, CommandEntity, Commands,

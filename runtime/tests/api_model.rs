@@ -63,6 +63,9 @@
 //! - hierarchies (issue 37, `api_model/hierarchy.rs`): attach, reparent,
 //!   detach, cycle attempts and subtree despawns against a reference
 //!   forest, with the traversals' orders.
+//! - hooks and observers (issue 37, `api_model/observers.rs`): a random
+//!   script of changes, direct or through commands on a random executor,
+//!   logs hooks and observers in the order a reference model gives.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -191,6 +194,8 @@ mod hierarchy;
 mod messages;
 #[path = "api_model/model_check.rs"]
 mod model_check;
+#[path = "api_model/observers.rs"]
+mod observers;
 #[path = "api_model/one_shot.rs"]
 mod one_shot;
 #[path = "api_model/optional.rs"]
@@ -367,6 +372,8 @@ enum Op {
     Hierarchy(Vec<hierarchy::HierarchyStep>),
     /// Issue 36: sparse-set storage chosen, used and queried (`sparse.rs`).
     Sparse(sparse::SparseOp),
+    /// Issue 37's hooks and observers (`observers.rs`).
+    Observe(observers::ObserveOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -446,6 +453,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => sparse::op().prop_map(Op::Sparse),
         // --- issue 37 ---
         2 => hierarchy::op(),
+        2 => observers::op(),
     ]
 }
 
@@ -1667,6 +1675,7 @@ fn apply(
         Op::Organising(ref op) => organising::apply(op, real, model, serial)?,
         Op::Messages(ref op) => messages::apply(op, real, model)?,
         Op::OneShot(ref op) => one_shot::apply(op, real, model, serial)?,
+        Op::Observe(ref op) => observers::apply(op, &real.pool)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

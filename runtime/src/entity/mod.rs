@@ -33,6 +33,7 @@ mod entity;
 pub mod hierarchy;
 #[cfg(test)]
 mod model;
+mod observed;
 pub mod query;
 mod required;
 mod sparse_set;

@@ -66,6 +66,8 @@ pub(crate) enum CommandLabel {
     /// A hierarchy change (`set_parent`, `remove_parent`, ...) of this
     /// entity (`entity/hierarchy/commands.rs`).
     Relation(&'static str, CommandEntity),
+    /// Triggers an event of this type, at this entity or none.
+    Trigger(&'static str, Option<CommandEntity>),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -89,6 +91,10 @@ impl std::fmt::Display for CommandLabel {
             }
             CommandLabel::RunSystem(node) => write!(f, "run one-shot system (node {node})"),
             CommandLabel::Relation(what, entity) => write!(f, "{what} of {entity}"),
+            CommandLabel::Trigger(event, None) => write!(f, "trigger `{event}`"),
+            CommandLabel::Trigger(event, Some(target)) => {
+                write!(f, "trigger `{event}` at {target}")
+            }
         }
     }
 }
@@ -223,7 +229,66 @@ pub struct Commands<'w> {
     queue: QueueHandle<'w>,
 }
 
+impl<'w> Commands<'w> {
+    /// Commands recording into `queue` (a hook's, off any node).
+    pub(crate) fn for_queue(queue: &'w CommandQueue) -> Self {
+        Commands {
+            queue: QueueHandle {
+                queue,
+                records_for: RecordsFor::current(),
+            },
+        }
+    }
+}
+
 impl Commands<'_> {
+    /// Triggers the custom event `event` at the boundary, in command order:
+    /// its observers run there (see [`World::trigger`]), and what they
+    /// record lands before the next command.
+    ///
+    /// ```
+    /// use sluice::prelude::*;
+    /// use sluice::On;
+    ///
+    /// struct Ping;
+    /// impl sluice::Event for Ping {}
+    /// #[derive(Default)]
+    /// struct Pings(u32);
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Pings::default());
+    /// world.add_observer::<Ping, _>(|_: On<Ping>, pings: &mut Pings| pings.0 += 1)?;
+    /// world.add_system(NodeBuilder::new("ping").system(|commands: Commands<'_>| {
+    ///     commands.trigger(Ping);
+    /// }));
+    /// world.run_iteration().unwrap();
+    /// assert_eq!(world.get::<Pings>().unwrap().0, 1);
+    /// # Ok::<(), sluice::ObserveError>(())
+    /// ```
+    pub fn trigger<E: crate::Event>(&self, event: E) {
+        let label = CommandLabel::Trigger(std::any::type_name::<E>(), None);
+        self.queue.push(label, move |world| {
+            world.trigger_now(event, None);
+            Ok(())
+        });
+    }
+
+    /// Triggers `event` at `target` (alive now, or [`Spawned`] by an
+    /// earlier command) at the boundary, in command order; it propagates
+    /// as [`World::trigger_targets`] says. Refused when the target is gone.
+    pub fn trigger_targets<E: crate::Event>(&self, event: E, target: impl Into<CommandEntity>) {
+        let target = target.into();
+        let label = CommandLabel::Trigger(std::any::type_name::<E>(), Some(target));
+        self.queue.push(label, move |world| {
+            let target = world.resolve(target)?;
+            if !world.entities().contains(target) {
+                return Err(EntityError::NoSuchEntity { entity: target });
+            }
+            world.trigger_now(event, Some(target));
+            Ok(())
+        });
+    }
+
     /// Registers a system at the boundary.
     #[track_caller]
     pub fn add_system<M>(&self, system: impl IntoSystem<M>) {
@@ -371,7 +436,7 @@ impl Commands<'_> {
         let (queue, generation) = self.queue.stamp();
         let slot = self.queue.push_change(
             label,
-            Box::new(move |world| world.entities_mut().try_spawn(bundle).map(Some)),
+            Box::new(move |world| world.observed_spawn(bundle).map(Some)),
         );
         Spawned {
             queue,
@@ -484,7 +549,7 @@ impl EntityCommands<'_> {
         let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
             let entity = world.resolve(entity)?;
-            world.entities_mut().insert(entity, bundle)
+            world.observed_insert::<B, true>(entity, bundle)
         });
         self
     }
@@ -496,7 +561,7 @@ impl EntityCommands<'_> {
         let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
             let entity = world.resolve(entity)?;
-            world.entities_mut().insert_if_new(entity, bundle)
+            world.observed_insert::<B, false>(entity, bundle)
         });
         self
     }
@@ -513,7 +578,7 @@ impl EntityCommands<'_> {
         let label = CommandLabel::InsertComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
             let (entity, other) = (world.resolve(entity)?, world.resolve(other)?);
-            world.entities_mut().insert(entity, make(other))
+            world.observed_insert::<B, true>(entity, make(other))
         });
         self
     }
@@ -533,7 +598,7 @@ impl EntityCommands<'_> {
         self.queue.push(label, move |world| {
             let (entity, target) = (world.resolve(entity)?, world.resolve(target)?);
             let reference = ComponentRef::<T>::new(&*world, target)?;
-            world.entities_mut().insert(entity, make(reference))
+            world.observed_insert::<B, true>(entity, make(reference))
         });
         self
     }
@@ -550,7 +615,7 @@ impl EntityCommands<'_> {
         let label = CommandLabel::RemoveComponents(entity, std::any::type_name::<B>());
         self.queue.push(label, move |world| {
             let entity = world.resolve(entity)?;
-            world.entities_mut().remove_present::<B>(entity).map(drop)
+            world.observed_remove_present::<B>(entity).map(drop)
         });
         self
     }

@@ -49,15 +49,15 @@ impl World {
     /// # Panics
     /// When `bundle` names one component type twice (the message names it).
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        self.entities_mut().spawn(bundle)
+        self.observed_spawn(bundle)
+            .unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// Spawns an entity with no component, to build up with
     /// [`EntityMut::insert`].
     pub fn spawn_empty(&mut self) -> EntityMut<'_> {
-        let entities = self.entities_mut();
-        let entity = entities.spawn(());
-        EntityMut { entities, entity }
+        let entity = self.spawn(());
+        EntityMut::new(self, entity)
     }
 
     /// Spawns one entity per bundle, reserving room once.
@@ -65,6 +65,13 @@ impl World {
     /// # Panics
     /// As [`spawn`](Self::spawn).
     pub fn spawn_batch<B: Bundle>(&mut self, bundles: impl IntoIterator<Item = B>) -> Vec<Entity> {
+        if self.observe.active {
+            // One spawn at a time, each firing its hooks and observers.
+            return bundles
+                .into_iter()
+                .map(|bundle| self.spawn(bundle))
+                .collect();
+        }
         self.entities_mut().spawn_batch(bundles)
     }
 
@@ -129,7 +136,11 @@ impl World {
     /// handle of another world that names no entity of this one: see
     /// [`Entity`] for what such a handle does).
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
-        crate::entity::hierarchy::despawn_related(self.entities_mut(), entity)
+        if self.observe.active {
+            self.observed_despawn_tree(entity).map(drop)
+        } else {
+            crate::entity::hierarchy::despawn_related(self.entities_mut(), entity)
+        }
     }
 
     /// Freezes `entity`: it can never gain or lose a component again, so a
@@ -152,10 +163,10 @@ impl World {
     /// A changing view of `entity`, or `None` when it is not alive.
     #[inline]
     pub fn entity_mut(&mut self, entity: Entity) -> Option<EntityMut<'_>> {
-        let entities = self.entities_mut();
-        entities
-            .contains(entity)
-            .then_some(EntityMut { entities, entity })
+        if !self.entities().contains(entity) {
+            return None;
+        }
+        Some(EntityMut::new(self, entity))
     }
 
     /// A query over the world's entities, between iterations (the world
@@ -262,11 +273,33 @@ impl<'w> EntityRef<'w> {
     }
 }
 
-/// A changing view of one live entity of a world.
+/// A changing view of one live entity of a world. Its inserts, removals
+/// and despawn fire the world's hooks and observers.
 #[derive(Debug)]
 pub struct EntityMut<'w> {
-    entities: &'w mut Entities,
+    access: Access<'w>,
     entity: Entity,
+}
+
+/// What an [`EntityMut`] changes through: the store itself when the world
+/// had no hook or observer when the view was made (the plain path, as
+/// fast as without them), else the world, which fires them.
+#[derive(Debug)]
+enum Access<'w> {
+    Plain(&'w mut Entities),
+    Observed(&'w mut World),
+}
+
+impl<'w> EntityMut<'w> {
+    #[inline]
+    fn new(world: &'w mut World, entity: Entity) -> Self {
+        let access = if world.observe.active {
+            Access::Observed(world)
+        } else {
+            Access::Plain(world.entities_mut())
+        };
+        Self { access, entity }
+    }
 }
 
 impl EntityMut<'_> {
@@ -275,14 +308,25 @@ impl EntityMut<'_> {
         self.entity
     }
 
+    fn entities(&self) -> &Entities {
+        match &self.access {
+            Access::Plain(entities) => entities,
+            Access::Observed(world) => world.entities(),
+        }
+    }
+
     /// Its component `C`, if it has one.
     pub fn get<C: Component>(&self) -> Option<&C> {
-        self.entities.get::<C>(self.entity)
+        self.entities().get::<C>(self.entity)
     }
 
     /// Its component `C` to change (marked changed at the current tick).
     pub fn get_mut<C: Component>(&mut self) -> Option<&mut C> {
-        self.entities.get_mut::<C>(self.entity)
+        let entities = match &mut self.access {
+            Access::Plain(entities) => entities,
+            Access::Observed(world) => world.entities_mut(),
+        };
+        entities.get_mut::<C>(self.entity)
     }
 
     /// Adds the components of `bundle`, replacing those it already has.
@@ -290,8 +334,12 @@ impl EntityMut<'_> {
     /// # Errors
     /// [`EntityError::Frozen`] (nothing changes) or
     /// [`EntityError::DuplicateComponent`].
+    #[inline]
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
-        self.entities.insert(self.entity, bundle)?;
+        match &mut self.access {
+            Access::Plain(entities) => entities.insert(self.entity, bundle)?,
+            Access::Observed(world) => world.observed_insert::<B, true>(self.entity, bundle)?,
+        }
         Ok(self)
     }
 
@@ -302,7 +350,10 @@ impl EntityMut<'_> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn insert_if_new<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
-        self.entities.insert_if_new(self.entity, bundle)?;
+        match &mut self.access {
+            Access::Plain(entities) => entities.insert_if_new(self.entity, bundle)?,
+            Access::Observed(world) => world.observed_insert::<B, false>(self.entity, bundle)?,
+        }
         Ok(self)
     }
 
@@ -313,8 +364,12 @@ impl EntityMut<'_> {
     /// # Errors
     /// [`EntityError::Frozen`], or [`EntityError::MissingComponent`] when it
     /// lacks one of them (nothing changes).
+    #[inline]
     pub fn remove<B: Bundle>(&mut self) -> Result<B, EntityError> {
-        self.entities.remove::<B>(self.entity)
+        match &mut self.access {
+            Access::Plain(entities) => entities.remove::<B>(self.entity),
+            Access::Observed(world) => world.observed_remove::<B>(self.entity),
+        }
     }
 
     /// Removes whichever components of `B` it has, dropping them, and
@@ -324,12 +379,20 @@ impl EntityMut<'_> {
     /// [`EntityError::Frozen`] or [`EntityError::DuplicateComponent`]
     /// (nothing changes).
     pub fn remove_present<B: Bundle>(&mut self) -> Result<Vec<&'static str>, EntityError> {
-        self.entities.remove_present::<B>(self.entity)
+        match &mut self.access {
+            Access::Plain(entities) => entities.remove_present::<B>(self.entity),
+            Access::Observed(world) => world.observed_remove_present::<B>(self.entity),
+        }
     }
 
     /// Despawns it (with its subtree, as [`World::despawn`] does).
     pub fn despawn(self) {
-        crate::entity::hierarchy::despawn_related(self.entities, self.entity)
-            .expect("a viewed entity is alive");
+        match self.access {
+            Access::Plain(entities) => {
+                crate::entity::hierarchy::despawn_related(entities, self.entity)
+            }
+            Access::Observed(world) => world.observed_despawn_tree(self.entity).map(drop),
+        }
+        .expect("a viewed entity is alive");
     }
 }

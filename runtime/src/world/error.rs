@@ -141,6 +141,43 @@ pub enum BoundaryStep {
         /// The node's name.
         node: String,
     },
+    /// A component hook (`on_add`, ...) panicked; what it recorded was
+    /// dropped, the change that fired it landed.
+    Hook {
+        /// The hook's name (its closure's type).
+        hook: String,
+        /// The component's type name.
+        component: String,
+        /// Which hook.
+        event: crate::world::observe::Lifecycle,
+        /// The entity whose component it is.
+        entity: crate::entity::Entity,
+    },
+    /// An observer panicked or could not run (a service it needs is
+    /// missing); what it recorded was dropped.
+    Observer {
+        /// The observer's name.
+        observer: String,
+        /// The event's type name.
+        event: String,
+    },
+    /// Hooks and observers triggered each other deeper than the world's
+    /// bound ([`World::set_observer_depth_limit`](crate::World::set_observer_depth_limit)):
+    /// the changes past it were dropped, everything before them landed.
+    ObserverChain {
+        /// The changes delivered, outermost first, then the first change
+        /// refused.
+        chain: Vec<String>,
+    },
+    /// An event propagated through too many targets (see
+    /// [`MAX_PROPAGATION`](crate::world::observe::MAX_PROPAGATION)), or
+    /// its `Drop` panicked after delivery.
+    Propagation {
+        /// The event's type name.
+        event: String,
+        /// How many targets it went on to.
+        hops: u32,
+    },
 }
 
 impl fmt::Display for BoundaryStep {
@@ -156,6 +193,25 @@ impl fmt::Display for BoundaryStep {
             }
             BoundaryStep::Create { node } => write!(f, "`{node}`'s on_create"),
             BoundaryStep::Destroy { node } => write!(f, "`{node}`'s on_destroy"),
+            BoundaryStep::Hook {
+                hook,
+                component,
+                event,
+                entity,
+            } => write!(
+                f,
+                "the {} hook `{hook}` of `{component}` at {entity}",
+                event.hook_name()
+            ),
+            BoundaryStep::Observer { observer, event } => {
+                write!(f, "observer `{observer}` of `{event}`")
+            }
+            BoundaryStep::ObserverChain { chain } => {
+                write!(f, "the observer chain {}", chain.join(" -> "))
+            }
+            BoundaryStep::Propagation { event, hops } => {
+                write!(f, "propagating `{event}` ({hops} targets)")
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ mod messages;
 mod node;
 mod node_cell;
 mod non_send;
+pub mod observe;
 mod one_shot;
 mod par_query;
 mod run;
@@ -60,6 +61,10 @@ pub use declared::{
 };
 pub use entities::{EntityMut, EntityRef};
 pub use error::{BoundaryFailure, BoundaryStep, IterationError, MissingService, NodePanic};
+pub use observe::{
+    Add, Event, HookContext, HookWorld, Insert, Lifecycle, ObserveError, ObserverId, On, Remove,
+    Replace, Traversal, traverse,
+};
 pub use one_shot::{RunSystemError, SystemId};
 pub(crate) use schedule::{Executions, PlanOutcome, Registrations};
 pub use services::FromWorld;
@@ -261,6 +266,8 @@ pub struct World {
     non_send: Vec<(ServiceId, std::thread::ThreadId)>,
     /// The one-shot systems registered, and those running.
     one_shots: one_shot::OneShots,
+    /// Hooks and observers, and the state of their delivery.
+    observe: observe::Observe,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -376,6 +383,7 @@ impl World {
             spawns: spawned::SpawnTable::default(),
             non_send: Vec::new(),
             one_shots: one_shot::OneShots::default(),
+            observe: observe::Observe::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

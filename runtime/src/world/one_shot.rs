@@ -333,6 +333,39 @@ impl World {
         Err(RunSystemError::NotRegistered(id))
     }
 
+    /// Whether the registered system `system` can run as an observer: the
+    /// gate lets it through and it is a plain system (not a whole-world
+    /// one, which could change entities in the middle of a change, nor a
+    /// batch or factory). Its services are looked for when it runs.
+    pub(super) fn check_observer(&mut self, index: usize) -> Result<(), RunSystemError> {
+        match self.check_one_shot(index) {
+            Ok(()) | Err(RunSystemError::MissingServices(_)) => {}
+            Err(error) => return Err(error),
+        }
+        if matches!(self.nodes[index], WorldNode::Whole(_)) {
+            return Err(RunSystemError::Unsupported {
+                system: self.system_name(index as u32),
+                what: "a whole-world system (an observer records structural changes as \
+                       commands)",
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs the observer registered as node `node` for the event in its
+    /// slot. Its gate and kind were checked when it was registered
+    /// ([`check_observer`](World::check_observer)); its services are
+    /// looked for now, as [`run_system`](World::run_system) does. It runs
+    /// with a command queue of its own, which is kept to land after the
+    /// change being delivered.
+    pub(super) fn run_observer_system(&mut self, node: u32) -> Result<(), RunSystemError> {
+        self.check_services_of(node as usize)?;
+        self.one_shots.running.push(node);
+        let ran = self.run_one_shot(node);
+        self.one_shots.running.pop();
+        ran
+    }
+
     /// What a plan would check before running the node: the gate, the
     /// services, what kind of node it is.
     fn check_one_shot(&mut self, index: usize) -> Result<(), RunSystemError> {
@@ -357,11 +390,18 @@ impl World {
         if matches!(self.nodes[index], WorldNode::Batch(_)) {
             return Err(unsupported("a batch processor or parallel query"));
         }
-        let descriptor = &graph.nodes()[index];
-        let access = descriptor.access();
-        if access.produced().next().is_some() {
+        if graph.nodes()[index].access().produced().next().is_some() {
             return Err(unsupported("a factory (it produces a value)"));
         }
+        self.check_services_of(index)
+    }
+
+    /// Whether every service node `index` needs is held (or optional).
+    fn check_services_of(&self, index: usize) -> Result<(), RunSystemError> {
+        let graph = self.graph.view();
+        let system = graph.nodes()[index].name();
+        let descriptor = &graph.nodes()[index];
+        let access = descriptor.access();
         let registry = self.graph.registry();
         let accesses = || {
             access
@@ -442,6 +482,20 @@ impl World {
             self.failed_ranks.pop();
         }
         let result = match ran {
+            Ok(()) if self.capturing() && !mine.is_empty() => {
+                // An observer: what it recorded lands after the change it
+                // runs for; the spare queue is replaced.
+                let recorded = std::mem::replace(&mut queue, Box::new(CommandQueue::default()));
+                self.capture(recorded);
+                if sent.is_empty() {
+                    Ok(())
+                } else {
+                    Err(RunSystemError::CommandsFailed {
+                        system: self.system_name(node),
+                        failures: sent,
+                    })
+                }
+            }
             Ok(()) => {
                 self.land_one_shot_commands(mine, &mut sent);
                 if sent.is_empty() {

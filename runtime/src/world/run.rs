@@ -550,6 +550,8 @@ impl World {
             None => {}
         }
         self.apply_commands(&mut failures);
+        // Hooks and observers fired by direct changes since the last one.
+        self.report_observer_failures(&mut failures);
         self.messages_boundary(&mut failures);
         self.one_shots.at_boundary();
         // What the next iteration writes is newer than anything so far;
@@ -704,6 +706,8 @@ impl World {
                 Ok(Err(refused)) => failures.push(BoundaryFailure::refused(step(), refused)),
                 Err(payload) => failures.push(BoundaryFailure::new(step(), payload)),
             }
+            // What its hooks and observers failed at, after it.
+            self.report_observer_failures(failures);
         }
     }
 }

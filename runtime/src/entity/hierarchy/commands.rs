@@ -74,7 +74,7 @@ impl EntityCommands<'_> {
     /// plain [`despawn`](Self::despawn) does the same).
     pub fn despawn_recursive(&self) {
         self.push_relation("despawn subtree", |world, entity| {
-            relation::despawn_tree(world.entities_mut(), entity).map(drop)
+            world.observed_despawn_tree(entity).map(drop)
         });
     }
 }

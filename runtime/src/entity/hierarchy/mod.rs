@@ -47,7 +47,7 @@ mod traverse;
 mod world;
 
 pub use commands::ChildSpawner;
-pub(crate) use relation::despawn_related;
+pub(crate) use relation::{despawn_in_order, despawn_related, despawn_tree, take_subtree};
 pub use transform::{
     GlobalTransform, PROPAGATE_TRANSFORMS, Transform, TransformPropagation, propagate_transforms,
 };
@@ -90,6 +90,15 @@ impl ChildOf {
     #[inline]
     pub fn parent(&self) -> Entity {
         self.0
+    }
+}
+
+/// An entity event that propagates ([`Event::next_target`](crate::Event::next_target)
+/// through [`traverse::<ChildOf>`](crate::traverse)) bubbles up to the
+/// parent, then its parent, to the root; a stale parent ends the walk.
+impl crate::Traversal for ChildOf {
+    fn next(&self) -> Option<Entity> {
+        Some(self.0)
     }
 }
 

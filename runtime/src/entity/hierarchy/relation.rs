@@ -175,14 +175,26 @@ pub(crate) fn despawn_related(entities: &mut Entities, entity: Entity) -> Result
 /// # Errors
 /// [`EntityError::NoSuchEntity`] (nothing changes).
 pub(crate) fn despawn_tree(entities: &mut Entities, root: Entity) -> Result<usize, EntityError> {
+    let order = take_subtree(entities, root)?;
+    Ok(despawn_in_order(&order, |entity| entities.despawn(entity)))
+}
+
+/// Unlists `root` from its parent and returns its subtree, `root` first
+/// and every child after its parent (level by level, each level in listing
+/// order): despawned in reverse, children go before parents.
+///
+/// # Errors
+/// [`EntityError::NoSuchEntity`] (nothing changes).
+pub(crate) fn take_subtree(
+    entities: &mut Entities,
+    root: Entity,
+) -> Result<Vec<Entity>, EntityError> {
     if !entities.contains(root) {
         return Err(EntityError::NoSuchEntity { entity: root });
     }
     if let Some(parent) = entities.get::<ChildOf>(root).map(ChildOf::parent) {
         unlist(entities, parent, root);
     }
-    // Level by level: every child comes after its parent, so the reverse
-    // despawns children first.
     let mut order = vec![root];
     let mut next = 0;
     // The relation is acyclic; the bound only guards one forged behind the
@@ -201,10 +213,21 @@ pub(crate) fn despawn_tree(entities: &mut Entities, root: Entity) -> Result<usiz
             }
         }
     }
+    Ok(order)
+}
+
+/// Despawns `order` in reverse with `despawn` (one entity each), going on
+/// past an entity already gone (refused) and past a panic (a component's
+/// `Drop`, a hook's), the first of which is resumed once all are done.
+/// How many it despawned.
+pub(crate) fn despawn_in_order(
+    order: &[Entity],
+    mut despawn: impl FnMut(Entity) -> Result<(), EntityError>,
+) -> usize {
     let mut despawned = 0;
     let mut panic = None;
     for &entity in order.iter().rev() {
-        match catch_unwind(AssertUnwindSafe(|| entities.despawn(entity))) {
+        match catch_unwind(AssertUnwindSafe(|| despawn(entity))) {
             Ok(Ok(())) => despawned += 1,
             Ok(Err(_)) => {}
             Err(payload) => {
@@ -218,5 +241,5 @@ pub(crate) fn despawn_tree(entities: &mut Entities, root: Entity) -> Result<usiz
     if let Some(payload) = panic {
         resume_unwind(payload);
     }
-    Ok(despawned)
+    despawned
 }

@@ -53,14 +53,14 @@ impl World {
         parent: Entity,
         bundle: B,
     ) -> Result<Entity, EntityError> {
-        let entities = self.entities_mut();
-        if !entities.contains(parent) {
+        if !self.entities().contains(parent) {
             return Err(EntityError::NoSuchEntity { entity: parent });
         }
-        let child = entities.try_spawn(bundle)?;
-        if let Err(error) = relation::attach(entities, child, parent) {
+        // Spawned as any entity (its hooks and observers run), then listed.
+        let child = self.observed_spawn(bundle)?;
+        if let Err(error) = relation::attach(self.entities_mut(), child, parent) {
             // Only a frozen parent without children gets here.
-            let _ = entities.despawn(child);
+            let _ = self.despawn(child);
             return Err(error);
         }
         Ok(child)
@@ -83,7 +83,7 @@ impl World {
     /// # Errors
     /// [`EntityError::NoSuchEntity`] (nothing changes).
     pub fn despawn_recursive(&mut self, entity: Entity) -> Result<usize, EntityError> {
-        relation::despawn_tree(self.entities_mut(), entity)
+        self.observed_despawn_tree(entity)
     }
 
     /// `child`'s parent, if it has a live one (a stale parent reads as
