@@ -26,6 +26,7 @@ mod node_cell;
 mod non_send;
 mod one_shot;
 mod par_query;
+mod platform;
 mod run;
 mod schedule;
 mod services;
@@ -261,6 +262,10 @@ pub struct World {
     non_send: Vec<(ServiceId, std::thread::ThreadId)>,
     /// The one-shot systems registered, and those running.
     one_shots: one_shot::OneShots,
+    /// The plugins added ([`crate::plugin`]).
+    pub(crate) plugins: crate::plugin::PluginSet,
+    /// The state types and their transitions ([`crate::state`]).
+    pub(crate) states: crate::state::StateDrivers,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -376,6 +381,8 @@ impl World {
             spawns: spawned::SpawnTable::default(),
             non_send: Vec::new(),
             one_shots: one_shot::OneShots::default(),
+            plugins: crate::plugin::PluginSet::default(),
+            states: crate::state::StateDrivers::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
