@@ -43,3 +43,6 @@ pub mod clis {}
 
 #[doc = include_str!("../guide/13-collections.md")]
 pub mod collections {}
+
+#[doc = include_str!("../guide/14-plugins-and-states.md")]
+pub mod plugins_and_states {}

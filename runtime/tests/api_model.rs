@@ -59,7 +59,11 @@
 //!   iteration, its members run exactly when it holds, a combinator over a
 //!   panicking operand short-circuits or fails the iteration naming
 //!   `run_if(<group>)`; a silenced pair is reported as silenced, an unknown
-//!   name is SL0002.
+//!   name is SL0002;
+//! - plugins and states (issue 37, `api_model/platform.rs`): requirements
+//!   built first whatever the order added, duplicates refused, missing
+//!   requirements and cycles reported; state transitions at the state
+//!   point, chained from `OnEnter`/`OnExit`, bounded, on every executor.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -194,6 +198,8 @@ mod optional;
 mod organising;
 #[path = "api_model/par_init.rs"]
 mod par_init;
+#[path = "api_model/platform.rs"]
+mod platform;
 #[path = "api_model/queries.rs"]
 mod queries;
 #[path = "api_model/run_stats.rs"]
@@ -355,6 +361,8 @@ enum Op {
     Messages(messages::MessagesOp),
     /// Issue 36's one-shot systems.
     OneShot(one_shot::OneShotOp),
+    /// Issue 37's plugins and states (`platform.rs`).
+    Platform(platform::PlatformOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -431,6 +439,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => organising::op(),
         1 => messages::op(),
         1 => one_shot::op(),
+        // --- issue 37 ---
+        1 => platform::op(),
     ]
 }
 
@@ -1648,6 +1658,7 @@ fn apply(
         Op::Organising(ref op) => organising::apply(op, real, model, serial)?,
         Op::Messages(ref op) => messages::apply(op, real, model)?,
         Op::OneShot(ref op) => one_shot::apply(op, real, model, serial)?,
+        Op::Platform(ref op) => platform::apply(op, &real.pool)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()
