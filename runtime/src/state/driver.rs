@@ -89,7 +89,12 @@ fn transition<S: States>(
         despawn_on_exit(world, from, to_value);
     }
     match &to {
-        Some(to) => world.insert(State(to.clone())),
+        // In place when held: no allocation per transition (the version
+        // moves as an insert's would).
+        Some(to) => match world.get_mut::<State<S>>() {
+            Some(state) => state.0 = to.clone(),
+            None => world.insert(State(to.clone())),
+        },
         None => drop(world.remove::<State<S>>()),
     }
     if let (Some(from), Some(to)) = (&from, &to) {
