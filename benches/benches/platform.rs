@@ -43,7 +43,9 @@ impl sluice::state::States for Level {}
 #[derive(Default, Resource)]
 struct Counter(u64);
 
-/// One side of the comparison.
+/// One side of the comparison (a world each, built once: their sizes do
+/// not matter).
+#[allow(clippy::large_enum_variant)]
 enum Peer {
     Sluice(World, Level),
     Bevy(BevyWorld, Level),

@@ -292,3 +292,82 @@ fn a_plugin_may_add_plugins_which_are_built_after_it() {
     world.add_plugin(AddsAnother).unwrap();
     assert_eq!(built(&world), ["adds another", "core"]);
 }
+
+/// Reference 004's custom bootstrap as a plugin: one plugin type added to
+/// a client world and a server world sharing a pool, each building the
+/// plugins of its role (the shared simulation required by both).
+mod bootstrap {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Role {
+        Server,
+        Client,
+    }
+
+    #[derive(Default)]
+    struct Ticks(u64);
+    struct Authority;
+
+    struct Simulation;
+    impl Plugin for Simulation {
+        fn build(&self, world: &mut World) {
+            world.init_service::<Ticks>();
+            world.add_system(NodeBuilder::new("simulate").system(|t: &mut Ticks| t.0 += 1));
+        }
+    }
+
+    struct ServerRole;
+    impl Plugin for ServerRole {
+        fn requires(&self) -> Requires {
+            Requires::new().plugin::<Simulation>()
+        }
+        fn build(&self, world: &mut World) {
+            world.insert(Authority);
+        }
+    }
+
+    struct Bootstrap(Role);
+    impl Plugin for Bootstrap {
+        fn build(&self, world: &mut World) {
+            match self.0 {
+                // The role's plugin first: its requirement is built first.
+                Role::Server => world.add_plugins((ServerRole, Simulation)),
+                Role::Client => world.add_plugin(Simulation),
+            }
+            .expect("bootstrapped once");
+        }
+    }
+
+    #[test]
+    fn one_bootstrap_plugin_per_world_builds_each_worlds_role() {
+        let pool = ThreadPool::new(2).unwrap();
+        let mut server = World::with_pool(pool.clone());
+        let mut client = World::with_pool(pool);
+        server.add_plugin(Bootstrap(Role::Server)).unwrap();
+        client.add_plugin(Bootstrap(Role::Client)).unwrap();
+        let names = |world: &World| -> Vec<String> {
+            world
+                .plugins()
+                .map(|(name, _)| name.rsplit("::").next().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(names(&server), ["Bootstrap", "ServerRole", "Simulation"]);
+        assert_eq!(names(&client), ["Bootstrap", "Simulation"]);
+        assert!(server.get::<Authority>().is_some());
+        assert!(client.get::<Authority>().is_none());
+        // Each at its own rate, on the one pool.
+        for _ in 0..3 {
+            server.run_iteration().unwrap();
+            for _ in 0..2 {
+                client.run_iteration().unwrap();
+            }
+        }
+        assert_eq!(server.get::<Ticks>().unwrap().0, 3);
+        assert_eq!(client.get::<Ticks>().unwrap().0, 6);
+        assert!(matches!(
+            client.add_plugin(Bootstrap(Role::Client)),
+            Err(PluginError::Duplicate { .. })
+        ));
+    }
+}
