@@ -86,7 +86,8 @@ fn requirements_are_built_first_whatever_the_order_added() {
 #[test]
 fn plugins_run_the_same_on_every_executor() {
     let mut results = Vec::new();
-    for threads in [0, 2, 4] {
+    let counts: &[usize] = if cfg!(miri) { &[0, 2] } else { &[0, 2, 4] };
+    for &threads in counts {
         let mut world = if threads == 0 {
             let mut world = World::new();
             world.set_executor(ExecutorKind::Serial);
@@ -102,7 +103,7 @@ fn plugins_run_the_same_on_every_executor() {
         }
         results.push(*world.get::<u64>().unwrap());
     }
-    assert_eq!(results, [33, 33, 33]);
+    assert!(results.iter().all(|&result| result == 33), "{results:?}");
 }
 
 #[test]

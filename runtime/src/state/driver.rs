@@ -45,11 +45,19 @@ pub(crate) enum StepFailure {
 #[derive(Default)]
 pub(crate) struct StateDrivers {
     drivers: Vec<Box<dyn StateDriver>>,
+    /// Every state type added: kept while the drivers are out for a state
+    /// point, so a state added by one of its schedules is checked too.
+    types: Vec<TypeId>,
 }
 
 impl StateDrivers {
     fn has(&self, state: TypeId) -> bool {
-        self.drivers.iter().any(|driver| driver.state() == state)
+        self.types.contains(&state)
+    }
+
+    fn push(&mut self, driver: Box<dyn StateDriver>) {
+        self.types.push(driver.state());
+        self.drivers.push(driver);
     }
 }
 
@@ -226,7 +234,7 @@ impl World {
         self.insert(State(initial));
         self.insert(NextState::<S>::default());
         let next = self.service_id::<NextState<S>>();
-        self.states.drivers.push(Box::new(Requested::<S> {
+        self.states.push(Box::new(Requested::<S> {
             next,
             entered: false,
             _state: std::marker::PhantomData,
@@ -252,7 +260,7 @@ impl World {
                 source: std::any::type_name::<C::Source>(),
             });
         }
-        self.states.drivers.push(Box::new(Computed::<C> {
+        self.states.push(Box::new(Computed::<C> {
             _state: std::marker::PhantomData,
         }));
         Ok(())
