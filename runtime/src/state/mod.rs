@@ -19,11 +19,11 @@
 //!
 //! Requests are applied at **the state point**: right after the boundary
 //! of each iteration of the variable plan (every command and message of the
-//! frame has landed), before [`World::run_iteration`] or
-//! [`World::update`] returns, and once right after the `Startup` schedule
+//! frame has landed), before [`World::run_iteration`](crate::World::run_iteration) or
+//! [`World::update`](crate::World::update) returns, and once right after the `Startup` schedule
 //! (the first run), where each state added before it enters its initial
 //! value. A state added later enters its initial value at the next state
-//! point; [`World::apply_state_transitions`] runs a state point now.
+//! point; [`World::apply_state_transitions`](crate::World::apply_state_transitions) runs a state point now.
 //!
 //! A transition from `a` to `b` runs, in order: `OnExit(a)`, despawns the
 //! entities scoped to leave with `a` (and those whose [`DespawnWhen`]
@@ -113,7 +113,7 @@ pub trait ComputedStates: States {
 }
 
 /// The current value of the state `S`. Read it as `&State<S>` (or
-/// [`World::state`]); it changes only at the state point.
+/// [`World::state`](crate::World::state)); it changes only at the state point.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State<S: States>(S);
 
@@ -260,14 +260,14 @@ pub enum StateError {
         /// What failed.
         error: Box<IterationError>,
     },
-    /// [`World::insert_state`] or [`World::add_computed_state`] for a state
+    /// [`World::insert_state`](crate::World::insert_state) or [`World::add_computed_state`](crate::World::add_computed_state) for a state
     /// type the world already has; nothing changed (request a value with
     /// [`NextState`] instead).
     AlreadyAdded {
         /// The state type.
         state: &'static str,
     },
-    /// [`World::add_computed_state`] before its source was added.
+    /// [`World::add_computed_state`](crate::World::add_computed_state) before its source was added.
     NoSource {
         /// The computed state type.
         state: &'static str,
