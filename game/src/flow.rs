@@ -28,7 +28,8 @@ pub enum GameFlow {
 
 impl States for GameFlow {}
 
-/// How many frames the battle lasts.
+/// How many frames the battle lasts; 0 for no end (a game driven frame by
+/// frame, as the `game` bench does, with `Config::frames` 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BattleLength(pub u64);
 
@@ -47,7 +48,7 @@ pub struct Outcome {
 /// the battle after `battle_frames` frames.
 #[derive(Debug, Clone, Copy)]
 pub struct FlowPlugin {
-    /// Frames the battle lasts.
+    /// Frames the battle lasts (0: no end).
     pub battle_frames: u64,
 }
 
@@ -92,7 +93,7 @@ fn skip_title(next: &mut NextState<GameFlow>) {
 
 /// Asks for the results on the battle's last frame.
 fn end_battle(time: &FrameTime, length: &BattleLength, next: &mut NextState<GameFlow>) {
-    if time.frame + 1 >= length.0 {
+    if length.0 > 0 && time.frame + 1 >= length.0 {
         next.set(GameFlow::Results);
     }
 }

@@ -55,6 +55,18 @@ fn title_battle_results() {
 }
 
 #[test]
+fn a_battle_of_no_length_never_ends() {
+    // The `game` bench drives a game of `frames: 0` for as long as it
+    // measures.
+    let mut game = Game::new(&config(1, 0)).unwrap();
+    for _ in 0..5 {
+        game.frame().unwrap();
+    }
+    assert_eq!(game.flow(), GameFlow::Battle);
+    assert_eq!(game.frames(), 5);
+}
+
+#[test]
 fn the_battle_checksum_did_not_move_when_the_game_became_plugins() {
     // Taken before the split (commit 470756f), 2 threads; the same on 1
     // and 4 threads (`determinism.rs`).
