@@ -140,10 +140,9 @@ impl<S: States> StateDriver for Requested<S> {
     }
 
     fn step(&mut self, world: &mut World, may_move: bool) -> Result<Step, StepFailure> {
-        let current = world.get::<State<S>>().map(|state| state.0.clone());
         if !self.entered {
             self.entered = true;
-            if let Some(current) = current {
+            if let Some(current) = world.get::<State<S>>().map(|state| state.0.clone()) {
                 let label = format!("{current:?}");
                 return transition::<S>(world, None, Some(current))
                     .map(|()| Step::Moved("none".to_owned(), label))
@@ -151,20 +150,24 @@ impl<S: States> StateDriver for Requested<S> {
             }
         }
         // By id, found once: the idle check of every frame is a slot read.
-        let Some(next) = world
+        let Some((to, if_neq)) = world
             .service_by_id_mut(self.next)
             .and_then(|slot| slot.downcast_mut::<NextState<S>>())
+            .and_then(NextState::take)
         else {
             return Ok(Step::Idle);
         };
-        let Some((to, if_neq)) = next.take() else {
-            return Ok(Step::Idle);
-        };
+        let current = world.get::<State<S>>().map(|state| state.0.clone());
         if if_neq && current.as_ref() == Some(&to) {
             return Ok(Step::Idle);
         }
         if !may_move {
-            next.put_back((to, if_neq));
+            if let Some(next) = world
+                .service_by_id_mut(self.next)
+                .and_then(|slot| slot.downcast_mut::<NextState<S>>())
+            {
+                next.put_back((to, if_neq));
+            }
             return Err(StepFailure::Refused);
         }
         let from = label_of(current.as_ref());
@@ -177,6 +180,11 @@ impl<S: States> StateDriver for Requested<S> {
 
 /// The driver of a computed state.
 struct Computed<C: ComputedStates> {
+    /// The source's `State` service, and its version when last computed
+    /// (`None` before the first state point): an idle frame reads one
+    /// version and computes nothing.
+    source: ServiceId,
+    seen: Option<u64>,
     _state: std::marker::PhantomData<fn() -> C>,
 }
 
@@ -190,16 +198,22 @@ impl<C: ComputedStates> StateDriver for Computed<C> {
     }
 
     fn step(&mut self, world: &mut World, may_move: bool) -> Result<Step, StepFailure> {
+        let version = world.service_version(self.source);
+        if self.seen == Some(version) {
+            return Ok(Step::Idle);
+        }
         let current = world.get::<State<C>>().map(|state| state.0.clone());
         let wanted = world
             .get::<State<C::Source>>()
             .and_then(|source| C::compute(&source.0));
         if current == wanted {
+            self.seen = Some(version);
             return Ok(Step::Idle);
         }
         if !may_move {
             return Err(StepFailure::Refused);
         }
+        self.seen = Some(version);
         let from = label_of(current.as_ref());
         let label = label_of(wanted.as_ref());
         transition::<C>(world, current, wanted)
@@ -260,7 +274,10 @@ impl World {
                 source: std::any::type_name::<C::Source>(),
             });
         }
+        let source = self.service_id::<State<C::Source>>();
         self.states.push(Box::new(Computed::<C> {
+            source,
+            seen: None,
             _state: std::marker::PhantomData,
         }));
         Ok(())

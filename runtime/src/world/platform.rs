@@ -84,6 +84,12 @@ impl World {
         self.graph.registry_mut().resolve::<T>()
     }
 
+    /// The version of the service `id` (moved by every insert and gated
+    /// access).
+    pub(crate) fn service_version(&self, id: ServiceId) -> u64 {
+        self.graph.registry().version(id)
+    }
+
     /// The value of the service `id`, if held.
     pub(crate) fn service_by_id_mut(
         &mut self,
