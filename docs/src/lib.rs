@@ -44,6 +44,8 @@ pub mod clis {}
 #[doc = include_str!("../guide/13-collections.md")]
 pub mod collections {}
 
+#[doc = include_str!("../guide/14-plugins-and-states.md")]
+pub mod plugins_and_states {}
 #[doc = include_str!("../guide/15-hierarchies.md")]
 pub mod hierarchies {}
 #[doc = include_str!("../guide/16-hooks-and-observers.md")]

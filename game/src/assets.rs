@@ -159,3 +159,19 @@ pub fn apply_chunks(
     }
     terrain.revision += 1;
 }
+
+/// The plugin of the asset stream's systems (the stream itself starts with the scene: `start_stream`).
+#[derive(Debug, Default)]
+pub struct AssetsPlugin;
+
+impl sluice::plugin::Plugin for AssetsPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new().plugin::<crate::FramePlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.add_system(tick_stream);
+        world.add_system(apply_chunks);
+    }
+}

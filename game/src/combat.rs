@@ -298,3 +298,35 @@ pub fn reap(
         *score += kills.into_inner();
     }
 }
+
+/// The plugin of targeting grids, aiming, firing, air strikes, damage and deaths.
+#[derive(Debug, Default)]
+pub struct CombatPlugin;
+
+impl sluice::plugin::Plugin for CombatPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new()
+            .plugin::<crate::FramePlugin>()
+            .plugin::<crate::feed::FeedPlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.insert(RedGrid::default());
+        world.insert(BlueGrid::default());
+        world.insert(Score::default());
+        let grid = |name| {
+            sluice::NodeBuilder::new(name)
+                .in_stage("Think")
+                .in_group("Combat")
+                .after("lead")
+        };
+        world.add_system(grid("build_grid#red").system(build_grid::<0>));
+        world.add_system(grid("build_grid#blue").system(build_grid::<1>));
+        world.add_system(aim);
+        world.add_system(fire);
+        world.add_system(airstrike);
+        world.add_system(apply_damage);
+        world.add_system(reap);
+    }
+}

@@ -238,3 +238,21 @@ fn deliver<T>(sender: &MessageSender<T>, mut message: T) {
         }
     }
 }
+
+/// The plugin of the input and network feeds: their state services and the systems that read them.
+#[derive(Debug, Default)]
+pub struct FeedPlugin;
+
+impl sluice::plugin::Plugin for FeedPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new().plugin::<crate::FramePlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.insert(InputState::default());
+        world.insert(Orders::default());
+        world.add_system(read_input);
+        world.add_system(read_network);
+    }
+}

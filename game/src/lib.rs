@@ -20,6 +20,11 @@
 //! - [`report`]: timing, the spike watch's list, the stage views, the
 //!   plan's diagnostics (SL0008 warnings) and a checksum of the final state.
 //!
+//! Each module is a plugin ([`GamePlugins`] lists them in the order they
+//! register their systems, which is the order the plan breaks ties in), and
+//! the game flows through states ([`flow`]): a title (no frame, headless),
+//! the battle, the results.
+//!
 //! All of it is organised in phases, groups and stages. Every run with the
 //! same [`Config`] (frames, entities) ends with the same checksum, whatever
 //! the thread count.
@@ -28,6 +33,7 @@ pub mod assets;
 pub mod cli;
 pub mod combat;
 pub mod feed;
+pub mod flow;
 pub mod math;
 pub mod navigation;
 pub mod particles;
@@ -44,14 +50,12 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use sluice::exec::ThreadPool;
-use sluice::{FixedTime, Group, IterationError, NodeBuilder, Phase, World};
+use sluice::plugin::{Plugin, PluginGroup, PluginGroupBuilder};
+use sluice::{FixedTime, Group, IterationError, World};
 
-use crate::combat::{BlueGrid, RedGrid, Score};
-use crate::feed::{Feeders, InputState, Orders};
-use crate::navigation::{NavBuilds, Terrain};
-use crate::particles::{Particles, SparkSim};
+use crate::feed::Feeders;
+use crate::flow::{FlowPlugin, GameFlow};
 use crate::report::{FrameSample, RunReport};
-use crate::units::Census;
 
 /// The fixed cadence's step: physics at 60 Hz.
 pub const FIXED_STEP: Duration = Duration::from_nanos(16_666_667);
@@ -129,17 +133,12 @@ impl Game {
         let pool = ThreadPool::new(config.threads.max(1)).map_err(GameError::Pool)?;
         let mut world = World::with_pool(pool);
         world.set_fixed_timestep(FIXED_STEP);
-        organise(&mut world);
-
-        world.insert(Terrain::new());
-        world.insert(NavBuilds::default());
-        world.insert(InputState::default());
-        world.insert(Orders::default());
-        world.insert(RedGrid::default());
-        world.insert(BlueGrid::default());
-        world.insert(Score::default());
-        world.insert(Particles::default());
-        world.insert(Census::default());
+        // The scene first (scripts, armies, the asset stream, the feeding
+        // threads), then the plugins, in the order that registers the
+        // systems as the game always has.
+        world
+            .add_plugin(FramePlugin)
+            .expect("a new world holds no plugin");
         scripts::start(
             &mut world,
             scripts::Waves {
@@ -152,7 +151,17 @@ impl Game {
         world.insert(captains);
         assets::start_stream(&mut world);
         let feeders = Feeders::start(&mut world);
-        register(&mut world);
+        world
+            .add_plugins((
+                GamePlugins.build(),
+                FlowPlugin {
+                    battle_frames: config.frames,
+                },
+            ))
+            .expect("the game's plugins are added once");
+        world
+            .finish_plugins()
+            .expect("every plugin the game's plugins require is added");
         world.enable_timing(config.timing);
         world
             .set_spike_watch(Some(report::SPIKE_WATCH))
@@ -170,6 +179,10 @@ impl Game {
     /// # Errors
     /// When the frame fails (a node panicked, the plan is invalid).
     pub fn frame(&mut self) -> Result<Duration, GameError> {
+        // A finished battle runs no more frames.
+        if self.flow() == GameFlow::Results {
+            return Ok(Duration::ZERO);
+        }
         let frame = self.frame;
         self.feeders.feed(frame);
         let _span = tracing::info_span!("frame", frame).entered();
@@ -180,6 +193,12 @@ impl Game {
         let elapsed = begin.elapsed();
         self.frame += 1;
         Ok(elapsed)
+    }
+
+    /// Where the game's flow is ([`GameFlow::Title`] before the first
+    /// frame).
+    pub fn flow(&self) -> GameFlow {
+        self.world.state::<GameFlow>().copied().unwrap_or_default()
     }
 
     /// Frames run so far.
@@ -221,63 +240,52 @@ impl Game {
     }
 }
 
-/// Stages, groups: the shape of a frame.
-fn organise(world: &mut World) {
-    // The variable cadence's stages, in order; the fixed cadence has one.
-    for (order, stage) in ["Feed", "Think", "Fight", "Resolve", "Present"]
-        .into_iter()
-        .enumerate()
-    {
-        world.add_stage(stage, order as i64);
+/// The shape of a frame: stages and groups, which every other plugin
+/// places its systems in.
+#[derive(Debug, Default)]
+pub struct FramePlugin;
+
+impl Plugin for FramePlugin {
+    fn build(&self, world: &mut World) {
+        // The variable cadence's stages, in order; the fixed cadence has one.
+        for (order, stage) in ["Feed", "Think", "Fight", "Resolve", "Present"]
+            .into_iter()
+            .enumerate()
+        {
+            world.add_stage(stage, order as i64);
+        }
+        world.add_stage("Simulate", -1);
+        world.add_group(Group::new("Input"));
+        world.add_group(Group::new("Feed").in_group("Input"));
+        world.add_group(Group::new("Assets").in_group("Input"));
+        world.add_group(Group::new("Simulation"));
+        world.add_group(Group::new("Physics").in_group("Simulation"));
+        world.add_group(Group::new("Scripts").in_group("Simulation"));
+        world.add_group(Group::new("Ai").in_group("Simulation"));
+        world.add_group(Group::new("Combat").in_group("Simulation"));
+        world.add_group(Group::new("Effects"));
     }
-    world.add_stage("Simulate", -1);
-    world.add_group(Group::new("Input"));
-    world.add_group(Group::new("Feed").in_group("Input"));
-    world.add_group(Group::new("Assets").in_group("Input"));
-    world.add_group(Group::new("Simulation"));
-    world.add_group(Group::new("Physics").in_group("Simulation"));
-    world.add_group(Group::new("Scripts").in_group("Simulation"));
-    world.add_group(Group::new("Ai").in_group("Simulation"));
-    world.add_group(Group::new("Combat").in_group("Simulation"));
-    world.add_group(Group::new("Effects"));
 }
 
-/// Every node of the game.
-fn register(world: &mut World) {
-    world.add_system(feed::read_input);
-    world.add_system(feed::read_network);
-    world.add_system(assets::tick_stream);
-    world.add_system(assets::apply_chunks);
-    world.add_factory(navigation::build_navfield);
-    world.add_system(scripts::direct);
-    world.add_system(scripts::stage_cues);
-    world.add_system(steering::lead);
-    world.add_system(steering::steer);
-    let grid = |name| {
-        NodeBuilder::new(name)
-            .in_stage("Think")
-            .in_group("Combat")
-            .after("lead")
-    };
-    world.add_system(grid("build_grid#red").system(combat::build_grid::<0>));
-    world.add_system(grid("build_grid#blue").system(combat::build_grid::<1>));
-    world.add_system(combat::aim);
-    world.add_system(combat::fire);
-    world.add_system(combat::airstrike);
-    world.add_system(combat::apply_damage);
-    world.add_system(combat::reap);
-    world.add_system(particles::emit_sparks);
-    world.add_batch_processor(
-        NodeBuilder::new("particles")
-            .phase(Phase::PostUpdate)
-            .in_stage("Present")
-            .in_group("Effects")
-            .after("emit_sparks"),
-        SparkSim,
-    );
-    world.add_system(units::take_census);
-    world.add_system(physics::integrate);
-    world.add_system(physics::reload);
+/// Every plugin of the battle, in the order they register their systems
+/// (the plan breaks ties among unordered systems by that order, so it is
+/// part of the game's result). [`FramePlugin`] is added first, on its own.
+#[derive(Debug, Default)]
+pub struct GamePlugins;
+
+impl PluginGroup for GamePlugins {
+    fn build(self) -> PluginGroupBuilder {
+        PluginGroupBuilder::start::<Self>()
+            .add(feed::FeedPlugin)
+            .add(assets::AssetsPlugin)
+            .add(navigation::NavigationPlugin)
+            .add(scripts::ScriptsPlugin)
+            .add(steering::SteeringPlugin)
+            .add(combat::CombatPlugin)
+            .add(particles::ParticlesPlugin)
+            .add(units::UnitsPlugin)
+            .add(physics::PhysicsPlugin)
+    }
 }
 
 /// Runs a whole game: `config.frames` frames, then the checksum. `observe`

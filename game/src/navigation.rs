@@ -152,3 +152,20 @@ fn neighbours(x: usize, y: usize) -> impl Iterator<Item = (usize, usize)> {
         (nx < NAV_DIM && ny < NAV_DIM).then_some((nx, ny))
     })
 }
+
+/// The plugin of the terrain and the flow-field factory.
+#[derive(Debug, Default)]
+pub struct NavigationPlugin;
+
+impl sluice::plugin::Plugin for NavigationPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new().plugin::<crate::FramePlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.insert(Terrain::new());
+        world.insert(NavBuilds::default());
+        world.add_factory(build_navfield);
+    }
+}

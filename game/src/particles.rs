@@ -119,3 +119,29 @@ impl BatchProcessor for SparkSim {
         buffer.retired += (before - buffer.sparks.len()) as u64;
     }
 }
+
+/// The plugin of sparks: emitted on hits, simulated by a batch processor.
+#[derive(Debug, Default)]
+pub struct ParticlesPlugin;
+
+impl sluice::plugin::Plugin for ParticlesPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new()
+            .plugin::<crate::FramePlugin>()
+            .plugin::<crate::combat::CombatPlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.insert(Particles::default());
+        world.add_system(emit_sparks);
+        world.add_batch_processor(
+            sluice::NodeBuilder::new("particles")
+                .phase(sluice::Phase::PostUpdate)
+                .in_stage("Present")
+                .in_group("Effects")
+                .after("emit_sparks"),
+            SparkSim,
+        );
+    }
+}

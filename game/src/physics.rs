@@ -33,3 +33,21 @@ pub fn integrate(time: &FixedTime, terrain: &Terrain, mut units: Query<(&mut Pos
 pub fn reload(mut weapons: Query<&mut Weapon>) {
     weapons.par_for_each(|mut weapon| weapon.cooldown = weapon.cooldown.saturating_sub(1));
 }
+
+/// The plugin of movement and reloading on the fixed cadence.
+#[derive(Debug, Default)]
+pub struct PhysicsPlugin;
+
+impl sluice::plugin::Plugin for PhysicsPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new()
+            .plugin::<crate::FramePlugin>()
+            .plugin::<crate::navigation::NavigationPlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.add_system(integrate);
+        world.add_system(reload);
+    }
+}

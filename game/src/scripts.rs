@@ -149,3 +149,19 @@ pub fn stage_cues(
         }
     }
 }
+
+/// The plugin of the systems that run the durable scripts (started with the scene: `start`).
+#[derive(Debug, Default)]
+pub struct ScriptsPlugin;
+
+impl sluice::plugin::Plugin for ScriptsPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new().plugin::<crate::FramePlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.add_system(direct);
+        world.add_system(stage_cues);
+    }
+}

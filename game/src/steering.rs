@@ -59,3 +59,22 @@ pub fn steer(nav: &NavField, mut units: Query<(&mut Vel, &Pos, &Team, &Slot, Tar
         vel.0 = vel.0 * 0.85 + desired * 0.15;
     });
 }
+
+/// The plugin of captains walking to their rally points and units following them.
+#[derive(Debug, Default)]
+pub struct SteeringPlugin;
+
+impl sluice::plugin::Plugin for SteeringPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new()
+            .plugin::<crate::FramePlugin>()
+            .plugin::<crate::feed::FeedPlugin>()
+            .plugin::<crate::navigation::NavigationPlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.add_system(lead);
+        world.add_system(steer);
+    }
+}

@@ -175,3 +175,19 @@ impl Drop for Tally<'_> {
         }
     }
 }
+
+/// The plugin of the head count taken at the end of every frame (the armies spawn with the scene: `spawn_armies`).
+#[derive(Debug, Default)]
+pub struct UnitsPlugin;
+
+impl sluice::plugin::Plugin for UnitsPlugin {
+    fn requires(&self) -> sluice::plugin::Requires {
+        use sluice::plugin::Requires;
+        Requires::new().plugin::<crate::FramePlugin>()
+    }
+
+    fn build(&self, world: &mut sluice::World) {
+        world.insert(Census::default());
+        world.add_system(take_census);
+    }
+}

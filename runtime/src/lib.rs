@@ -8,7 +8,7 @@
 //! default, order comes from sharing a service, and a gate is a barrier.
 //!
 //! Start with [the guide](https://example.invalid/sluice/blob/main/docs/guide/README.md),
-//! thirteen chapters from a first system to the collections, each with a
+//! fourteen chapters from a first system to plugins and states, each with a
 //! runnable example; how the crate is put together (the gate every
 //! registration passes, the planner, the engine in [`exec`], the boundary)
 //! is in [ARCHITECTURE.md](https://example.invalid/sluice/blob/main/ARCHITECTURE.md).
@@ -57,11 +57,13 @@ pub mod model;
 pub mod node;
 mod non_send;
 pub mod organise;
+pub mod plugin;
 pub mod prelude;
 mod recording;
 pub mod registry;
 mod running;
 pub mod script;
+pub mod state;
 pub mod sync;
 pub mod system;
 mod tuples;

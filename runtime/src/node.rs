@@ -647,9 +647,12 @@ impl NodeBuilder {
         self
     }
 
-    /// Runs the node in `schedule` ([`Schedule::Update`] by default).
-    pub fn in_schedule(mut self, schedule: Schedule) -> Self {
-        self.placement_mut().schedule = schedule;
+    /// Runs the node in `schedule` ([`Schedule::Update`] by default): a
+    /// [`Schedule`], or a state's schedule
+    /// ([`OnEnter`](crate::state::OnEnter), [`OnExit`](crate::state::OnExit),
+    /// [`OnTransition`](crate::state::OnTransition)).
+    pub fn in_schedule(mut self, schedule: impl Into<Schedule>) -> Self {
+        self.placement_mut().schedule = schedule.into();
         self
     }
 

@@ -42,6 +42,11 @@ pub use crate::exec::BatchProcessor;
 pub use crate::message::{MessageSender, Publish, Subscribe};
 pub use crate::node::{Marker, NodeBuilder};
 pub use crate::organise::{Cadence, Group, Phase, Schedule};
+pub use crate::plugin::{Plugin, PluginGroup, PluginGroupBuilder, Requires};
+pub use crate::state::{
+    ComputedStates, DespawnOnEnter, DespawnOnExit, NextState, OnEnter, OnExit, OnTransition, State,
+    States, in_state,
+};
 pub use crate::system::{
     Append, AppendBuffer, ConditionExt, Gate, Local, Next, NonSend, NonSendMut, Out, Tracked, not,
     service_added, service_changed, service_exists,

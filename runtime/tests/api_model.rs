@@ -66,6 +66,10 @@
 //! - hooks and observers (issue 37, `api_model/observers.rs`): a random
 //!   script of changes, direct or through commands on a random executor,
 //!   logs hooks and observers in the order a reference model gives.
+//! - plugins and states (issue 37, `api_model/platform.rs`): requirements
+//!   built first whatever the order added, duplicates refused, missing
+//!   requirements and cycles reported; state transitions at the state
+//!   point, chained from `OnEnter`/`OnExit`, bounded, on every executor.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -204,6 +208,8 @@ mod optional;
 mod organising;
 #[path = "api_model/par_init.rs"]
 mod par_init;
+#[path = "api_model/platform.rs"]
+mod platform;
 #[path = "api_model/queries.rs"]
 mod queries;
 #[path = "api_model/run_stats.rs"]
@@ -374,6 +380,8 @@ enum Op {
     Sparse(sparse::SparseOp),
     /// Issue 37's hooks and observers (`observers.rs`).
     Observe(observers::ObserveOp),
+    /// Issue 37's plugins and states (`platform.rs`).
+    Platform(platform::PlatformOp),
 }
 
 fn sys() -> impl Strategy<Value = Sys> {
@@ -454,6 +462,7 @@ fn op() -> impl Strategy<Value = Op> {
         // --- issue 37 ---
         2 => hierarchy::op(),
         2 => observers::op(),
+        1 => platform::op(),
     ]
 }
 
@@ -1676,6 +1685,7 @@ fn apply(
         Op::Messages(ref op) => messages::apply(op, real, model)?,
         Op::OneShot(ref op) => one_shot::apply(op, real, model, serial)?,
         Op::Observe(ref op) => observers::apply(op, &real.pool)?,
+        Op::Platform(ref op) => platform::apply(op, &real.pool)?,
         Op::AdvanceTicks(times) => {
             real.world
                 .entities_mut()

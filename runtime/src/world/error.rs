@@ -367,6 +367,14 @@ pub enum IterationError {
         /// The service (the first found).
         service: String,
     },
+    /// A plugin waits for a requirement nobody added, or plugins require
+    /// each other in a cycle ([`World::finish_plugins`](crate::World::finish_plugins)).
+    /// Nothing ran.
+    Plugin(crate::plugin::PluginError),
+    /// The state point failed: a state went through too many transitions
+    /// or a schedule run for a transition failed. The frame before it
+    /// landed whole ([`crate::state`]).
+    State(crate::state::StateError),
 }
 
 impl fmt::Display for IterationError {
@@ -411,6 +419,8 @@ impl fmt::Display for IterationError {
                 "no node is in the schedule `{name}`; register nodes with \
                  `.in_schedule(Schedule::named({name:?}))`"
             ),
+            IterationError::Plugin(error) => error.fmt(f),
+            IterationError::State(error) => error.fmt(f),
             IterationError::UpdateSchedule => f.write_str(
                 "`Update` is the schedule every update runs: call `World::update` (both \
                  cadences) or `World::run_iteration` (the variable cadence), not `run_schedule`",

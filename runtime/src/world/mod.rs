@@ -27,6 +27,7 @@ mod non_send;
 pub mod observe;
 mod one_shot;
 mod par_query;
+mod platform;
 mod run;
 mod schedule;
 mod services;
@@ -268,6 +269,10 @@ pub struct World {
     one_shots: one_shot::OneShots,
     /// Hooks and observers, and the state of their delivery.
     observe: observe::Observe,
+    /// The plugins added ([`crate::plugin`]).
+    pub(crate) plugins: crate::plugin::PluginSet,
+    /// The state types and their transitions ([`crate::state`]).
+    pub(crate) states: crate::state::StateDrivers,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -384,6 +389,8 @@ impl World {
             non_send: Vec::new(),
             one_shots: one_shot::OneShots::default(),
             observe: observe::Observe::default(),
+            plugins: crate::plugin::PluginSet::default(),
+            states: crate::state::StateDrivers::default(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };

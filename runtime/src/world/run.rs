@@ -46,6 +46,10 @@ impl World {
             }
             return Ok(());
         }
+        // Plugins added since the last plan: none may be left waiting.
+        if self.plugins_waiting() {
+            self.finish_plugins().map_err(IterationError::Plugin)?;
+        }
         let plans = self
             .graph
             .build_all(&self.registrations().options)
@@ -212,10 +216,11 @@ impl World {
         let startup = plans
             .iter()
             .position(|(selection, _)| selection.schedule == Schedule::Startup);
-        match startup {
-            Some(index) => self.run_plan(index),
-            None => Ok(()),
+        if let Some(index) = startup {
+            self.run_plan(index)?;
         }
+        // The first state point: initial values entered.
+        self.settle_states()
     }
 
     /// Runs every node of the variable plan once, then crosses the iteration
@@ -236,7 +241,10 @@ impl World {
         }
         self.ensure_plan()?;
         self.run_startup()?;
-        self.run_plan(0)
+        self.run_plan(0)?;
+        // The state point (`crate::state`): after the boundary, only when
+        // the frame ran whole.
+        self.settle_states()
     }
 
     /// Runs plan `index` of [`Plans::iter`] once, part by part (the nodes

@@ -106,6 +106,12 @@ impl NodeSpec {
         self
     }
 
+    /// Runs the node in `schedule` (as [`NodeBuilder::in_schedule`]).
+    pub fn in_schedule(mut self, schedule: impl Into<crate::organise::Schedule>) -> Self {
+        self.builder = self.builder.in_schedule(schedule);
+        self
+    }
+
     /// Runs `hook` when the node is created: the first time it joins a
     /// plan, in creation order (see [`NodeBuilder::create_after`]), between
     /// iterations, with exclusive access to the services the node declares

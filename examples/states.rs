@@ -1,0 +1,113 @@
+//! States (the guide's chapter "Plugins and states",
+//! `docs/guide/14-plugins-and-states.md`), runnable:
+//! `cargo run --example states`.
+//!
+//! A game that flows from its menu to a level and on to the results: the
+//! level's enemies are spawned on entering it and scoped to it, a system
+//! runs only while playing, a computed state says "in game" while the
+//! level or a pause holds, the pause is a same-state round trip, and a
+//! transition loop past the bound is reported by name.
+
+use sluice::prelude::*;
+use sluice::state::{ComputedStates, StateError, state_exists};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Screen {
+    #[default]
+    Menu,
+    Playing,
+    Paused,
+    Results,
+}
+impl States for Screen {}
+
+/// Exists only while a level is loaded (playing or paused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InGame;
+impl States for InGame {}
+impl ComputedStates for InGame {
+    type Source = Screen;
+    fn compute(screen: &Screen) -> Option<Self> {
+        matches!(screen, Screen::Playing | Screen::Paused).then_some(InGame)
+    }
+}
+
+struct Enemy;
+
+#[derive(Debug, Default)]
+struct Frames {
+    playing: u32,
+    in_game: u32,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut world = World::new();
+    world.init_service::<Frames>();
+    world.init_state::<Screen>();
+    world.add_computed_state::<InGame>()?;
+
+    // The level's enemies live while it is loaded: spawned when the game
+    // is entered, despawned when it is left (a pause does not leave it).
+    world.add_system_to(OnEnter(InGame), |commands: Commands| {
+        for _ in 0..3 {
+            commands.spawn((Enemy, DespawnOnExit(InGame)));
+        }
+    });
+    world.add_system(
+        NodeBuilder::new("play")
+            .system(|frames: &mut Frames| frames.playing += 1)
+            .run_if(in_state(Screen::Playing)),
+    );
+    world.add_system(
+        NodeBuilder::new("hud")
+            .after("play")
+            .system(|frames: &mut Frames| frames.in_game += 1)
+            .run_if(state_exists::<InGame>),
+    );
+
+    world.run_iteration()?;
+    println!("{:?}", world.state::<Screen>());
+    world.set_next_state(Screen::Playing);
+    world.run_iteration()?; // the menu's frame; Playing entered after it
+    world.run_iteration()?;
+    let enemies = world.query::<&Enemy>().iter().count();
+    println!("playing, {enemies} enemies");
+    assert_eq!(enemies, 3);
+
+    world.set_next_state(Screen::Paused);
+    world.run_iteration()?;
+    world.run_iteration()?;
+    assert_eq!(
+        world.query::<&Enemy>().iter().count(),
+        3,
+        "a pause keeps the level"
+    );
+    world.set_next_state(Screen::Playing);
+    world.run_iteration()?;
+    world.set_next_state(Screen::Results);
+    world.run_iteration()?;
+    let left = world.query::<&Enemy>().iter().count();
+    let frames = world.get::<Frames>().unwrap();
+    println!(
+        "results: played {} frames, {} in game, enemies left {left}",
+        frames.playing, frames.in_game,
+    );
+    assert_eq!((frames.playing, frames.in_game, left), (3, 5, 0));
+    assert_eq!(world.state::<InGame>(), None);
+
+    // Results and Menu asking for each other: stopped at the bound.
+    world.add_system_to(OnEnter(Screen::Results), |next: &mut NextState<Screen>| {
+        next.set(Screen::Menu)
+    });
+    world.add_system_to(OnEnter(Screen::Menu), |next: &mut NextState<Screen>| {
+        next.set(Screen::Results)
+    });
+    world.set_next_state(Screen::Menu);
+    match world.run_iteration() {
+        Err(IterationError::State(error @ StateError::TooManyTransitions { .. })) => {
+            println!("{error}")
+        }
+        other => panic!("expected the bound, got {other:?}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Issue 37's plugins and states in the API model, each case on a world of
+//! its own (on the model's pool, serial or parallel at random), against a
+//! reference written from the documentation alone.
+//!
+//! Plugins: four plugin types with random requirements (cycles included),
+//! added one by one in a random order (repeats are duplicates, omissions
+//! leave requirements missing). The model: a duplicate name is refused and
+//! changes nothing; a plugin is built once every plugin it requires is
+//! built, the first ready in the order added first; a plugin left waiting
+//! makes the run fail with `IterationError::Plugin` (a missing type when
+//! one is, else a cycle); built plugins' systems run in the order built.
+//!
+//! States: one state of three values whose `OnEnter`/`OnExit` schedules
+//! may request another value, and random requests (`set`, `set_if_neq`)
+//! made between frames. The model: the initial value entered after
+//! `Startup`; at each state point the request applied, a request made in
+//! `OnExit` replaced by one made in `OnEnter`, `set_if_neq` to the current
+//! value dropped, `set` to it a transition; at most `MAX_TRANSITIONS` per
+//! point, past which the error names the values gone through and the
+//! request waits.
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use sluice::plugin::{Plugin, PluginError, Requires};
+use sluice::state::{MAX_TRANSITIONS, NextState, OnEnter, OnExit, State, StateError, States};
+use sluice::{ExecutorKind, IterationError, NodeBuilder, ThreadPool, World};
+
+use super::{Op, check};
+
+/// The operations of this module.
+#[derive(Debug, Clone)]
+pub(super) enum PlatformOp {
+    /// Plugin `n` requires the plugins of `requires[n]` (indices 0..4);
+    /// `adds` are added one by one.
+    Plugins {
+        requires: [Vec<u8>; 4],
+        adds: Vec<u8>,
+        parallel: bool,
+    },
+    /// `on_enter[v]` / `on_exit[v]` request a value when `v` is entered /
+    /// left; each frame first makes its request `(value, if_neq)`.
+    States {
+        on_enter: [Option<u8>; 3],
+        on_exit: [Option<u8>; 3],
+        frames: Vec<Option<(u8, bool)>>,
+        parallel: bool,
+    },
+}
+
+pub(super) fn op() -> impl Strategy<Value = Op> {
+    let requires = proptest::collection::vec(0u8..4, 0..3);
+    let plugins = (
+        [
+            requires.clone(),
+            requires.clone(),
+            requires.clone(),
+            requires,
+        ],
+        proptest::collection::vec(0u8..4, 0..7),
+        any::<bool>(),
+    )
+        .prop_map(|(requires, adds, parallel)| PlatformOp::Plugins {
+            requires,
+            adds,
+            parallel,
+        });
+    let request = proptest::option::of(0u8..3);
+    let states = (
+        [request.clone(), request.clone(), request.clone()],
+        [request.clone(), request.clone(), request],
+        proptest::collection::vec(proptest::option::of((0u8..3, any::<bool>())), 1..6),
+        any::<bool>(),
+    )
+        .prop_map(|(on_enter, on_exit, frames, parallel)| PlatformOp::States {
+            on_enter,
+            on_exit,
+            frames,
+            parallel,
+        });
+    prop_oneof![plugins, states].prop_map(Op::Platform)
+}
+
+fn world(pool: &ThreadPool, parallel: bool) -> World {
+    let mut world = World::with_pool(pool.clone());
+    world.set_executor(if parallel {
+        ExecutorKind::Parallel
+    } else {
+        ExecutorKind::Serial
+    });
+    world
+}
+
+/// What ran, in order.
+#[derive(Debug, Default)]
+struct Log(Vec<String>);
+
+struct Pl<const N: u8> {
+    requires: Vec<u8>,
+}
+
+impl<const N: u8> Plugin for Pl<N> {
+    fn requires(&self) -> Requires {
+        self.requires
+            .iter()
+            .fold(Requires::new(), |requires, &n| match n {
+                0 => requires.plugin::<Pl<0>>(),
+                1 => requires.plugin::<Pl<1>>(),
+                2 => requires.plugin::<Pl<2>>(),
+                _ => requires.plugin::<Pl<3>>(),
+            })
+    }
+
+    fn build(&self, world: &mut World) {
+        world
+            .get_mut::<Log>()
+            .expect("the log")
+            .0
+            .push(format!("build {N}"));
+        world.add_system(
+            NodeBuilder::new(format!("plugin {N}"))
+                .system(|log: &mut Log| log.0.push(format!("run {N}"))),
+        );
+    }
+}
+
+fn add(world: &mut World, n: u8, requires: &[u8]) -> Result<(), PluginError> {
+    let requires = requires.to_vec();
+    match n {
+        0 => world.add_plugin(Pl::<0> { requires }),
+        1 => world.add_plugin(Pl::<1> { requires }),
+        2 => world.add_plugin(Pl::<2> { requires }),
+        _ => world.add_plugin(Pl::<3> { requires }),
+    }
+}
+
+/// The reference: which plugins are added and built, and what was logged.
+/// The reference: which adds are duplicates, what was built in order,
+/// and which plugin types are built.
+fn plugins_model(requires: &[Vec<u8>; 4], adds: &[u8]) -> (Vec<bool>, Vec<String>, Vec<bool>) {
+    let mut added: Vec<u8> = Vec::new();
+    let mut built = [false; 4];
+    let mut log = Vec::new();
+    let mut duplicates = Vec::new();
+    for &n in adds {
+        if added.contains(&n) {
+            duplicates.push(true);
+            continue;
+        }
+        duplicates.push(false);
+        added.push(n);
+        while let Some(&ready) = added.iter().find(|&&p| {
+            !built[p as usize] && requires[p as usize].iter().all(|&r| built[r as usize])
+        }) {
+            built[ready as usize] = true;
+            log.push(format!("build {ready}"));
+        }
+    }
+    (duplicates, log, built.to_vec())
+}
+
+pub(super) fn apply(op: &PlatformOp, pool: &ThreadPool) -> Result<(), TestCaseError> {
+    match op {
+        PlatformOp::Plugins {
+            requires,
+            adds,
+            parallel,
+        } => {
+            let mut world = world(pool, *parallel);
+            world.init_service::<Log>();
+            let (duplicates, mut log, built) = plugins_model(requires, adds);
+            for (&n, &duplicate) in adds.iter().zip(&duplicates) {
+                let result = add(&mut world, n, &requires[n as usize]);
+                let refused = matches!(&result, Err(PluginError::Duplicate { plugin }) if plugin.contains(&format!("Pl<{n}>")));
+                check(
+                    refused == duplicate && (duplicate || result.is_ok()),
+                    || format!("adding plugin {n} (a duplicate: {duplicate}): {result:?}"),
+                )?;
+            }
+            let logged = world.get::<Log>().unwrap().0.clone();
+            check(logged == log, || {
+                format!("built {logged:?}, the model {log:?}")
+            })?;
+            let added: Vec<u8> = {
+                let mut seen = Vec::new();
+                for &n in adds {
+                    if !seen.contains(&n) {
+                        seen.push(n);
+                    }
+                }
+                seen
+            };
+            let waiting: Vec<u8> = added
+                .iter()
+                .copied()
+                .filter(|&n| !built[n as usize])
+                .collect();
+            let result = world.run_iteration();
+            if waiting.is_empty() {
+                check(result.is_ok(), || format!("every plugin built: {result:?}"))?;
+                log.extend(
+                    (0..log.len())
+                        .map(|at| log[at].replace("build", "run"))
+                        .collect::<Vec<_>>(),
+                );
+                let logged = world.get::<Log>().unwrap().0.clone();
+                check(logged == log, || {
+                    format!("ran {logged:?}, the model {log:?}")
+                })?;
+            } else {
+                let missing = waiting
+                    .iter()
+                    .any(|&n| requires[n as usize].iter().any(|r| !added.contains(r)));
+                let ok = match &result {
+                    Err(IterationError::Plugin(PluginError::MissingRequirement { .. })) => missing,
+                    Err(IterationError::Plugin(PluginError::Cycle { plugins })) => {
+                        !missing && plugins.len() >= 2 && plugins.first() == plugins.last()
+                    }
+                    _ => false,
+                };
+                check(ok, || {
+                    format!("plugins {waiting:?} wait (missing: {missing}): {result:?}")
+                })?;
+            }
+        }
+        PlatformOp::States {
+            on_enter,
+            on_exit,
+            frames,
+            parallel,
+        } => states(pool, *parallel, on_enter, on_exit, frames)?,
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Value(u8);
+impl States for Value {}
+
+/// The reference model of one state.
+struct StateModel {
+    current: u8,
+    entered: bool,
+    pending: Option<(u8, bool)>,
+    log: Vec<String>,
+}
+
+impl StateModel {
+    /// A state point; the chain of values on error.
+    fn point(
+        &mut self,
+        on_enter: &[Option<u8>; 3],
+        on_exit: &[Option<u8>; 3],
+    ) -> Option<Vec<String>> {
+        let mut chain: Vec<String> = Vec::new();
+        if !self.entered {
+            self.entered = true;
+            self.log.push(format!("enter {}", self.current));
+            chain.extend(["none".to_owned(), format!("Value({})", self.current)]);
+            if let Some(next) = on_enter[self.current as usize] {
+                self.pending = Some((next, false));
+            }
+        }
+        while let Some((to, if_neq)) = self.pending.take() {
+            if if_neq && to == self.current {
+                continue;
+            }
+            if chain.len().saturating_sub(1) >= MAX_TRANSITIONS {
+                self.pending = Some((to, if_neq));
+                return Some(chain);
+            }
+            if chain.is_empty() {
+                chain.push(format!("Value({})", self.current));
+            }
+            self.log.push(format!("exit {}", self.current));
+            if let Some(next) = on_exit[self.current as usize] {
+                self.pending = Some((next, false));
+            }
+            self.current = to;
+            self.log.push(format!("enter {to}"));
+            if let Some(next) = on_enter[to as usize] {
+                self.pending = Some((next, false));
+            }
+            chain.push(format!("Value({to})"));
+        }
+        None
+    }
+}
+
+fn states(
+    pool: &ThreadPool,
+    parallel: bool,
+    on_enter: &[Option<u8>; 3],
+    on_exit: &[Option<u8>; 3],
+    frames: &[Option<(u8, bool)>],
+) -> Result<(), TestCaseError> {
+    let mut world = world(pool, parallel);
+    world.init_service::<Log>();
+    world.insert_state(Value(0)).expect("a new world");
+    let (enter_requests, exit_requests) = (*on_enter, *on_exit);
+    for v in 0..3u8 {
+        world.add_system(
+            NodeBuilder::new(format!("enter {v}"))
+                .in_schedule(OnEnter(Value(v)))
+                .system(move |log: &mut Log, next: &mut NextState<Value>| {
+                    log.0.push(format!("enter {v}"));
+                    if let Some(to) = enter_requests[v as usize] {
+                        next.set(Value(to));
+                    }
+                }),
+        );
+        world.add_system(
+            NodeBuilder::new(format!("exit {v}"))
+                .in_schedule(OnExit(Value(v)))
+                .system(move |log: &mut Log, next: &mut NextState<Value>| {
+                    log.0.push(format!("exit {v}"));
+                    if let Some(to) = exit_requests[v as usize] {
+                        next.set(Value(to));
+                    }
+                }),
+        );
+    }
+    world.add_system(
+        NodeBuilder::new("frame").system(|state: &State<Value>, log: &mut Log| {
+            log.0.push(format!("frame {}", state.get().0));
+        }),
+    );
+    let mut model = StateModel {
+        current: 0,
+        entered: false,
+        pending: None,
+        log: Vec::new(),
+    };
+    for (index, request) in frames.iter().enumerate() {
+        if let Some((value, if_neq)) = *request {
+            let next = world.get_mut::<NextState<Value>>().expect("added");
+            if if_neq {
+                next.set_if_neq(Value(value));
+            } else {
+                next.set(Value(value));
+            }
+            model.pending = Some((value, if_neq));
+        }
+        let result = world.run_iteration();
+        let mut expected = None;
+        if index == 0 {
+            expected = model.point(on_enter, on_exit);
+        }
+        if expected.is_none() {
+            model.log.push(format!("frame {}", model.current));
+            expected = model.point(on_enter, on_exit);
+        }
+        match (&result, expected) {
+            (Ok(()), None) => {}
+            (
+                Err(IterationError::State(StateError::TooManyTransitions { chain, .. })),
+                Some(model_chain),
+            ) => {
+                check(*chain == model_chain, || {
+                    format!("the chain {chain:?}, the model {model_chain:?}")
+                })?;
+            }
+            (result, expected) => {
+                return Err(TestCaseError::fail(format!(
+                    "frame {index}: {result:?}, the model expected {expected:?}"
+                )));
+            }
+        }
+        let logged = &world.get::<Log>().unwrap().0;
+        check(*logged == model.log, || {
+            format!(
+                "frame {index}: logged {logged:?}, the model {:?}",
+                model.log
+            )
+        })?;
+        let state = world.state::<Value>().map(|v| v.0);
+        check(state == Some(model.current), || {
+            format!("state {state:?}, the model {}", model.current)
+        })?;
+        let pending = world
+            .get::<NextState<Value>>()
+            .unwrap()
+            .pending()
+            .map(|v| v.0);
+        check(pending == model.pending.map(|p| p.0), || {
+            format!("pending {pending:?}, the model {:?}", model.pending)
+        })?;
+    }
+    Ok(())
+}
