@@ -119,11 +119,20 @@ fn look_for_work_for(spin: Duration, name: &'static str) {
         }
         thread::sleep(Duration::from_millis(1));
     };
-    thread::sleep(Duration::from_millis(300));
-    let (after, _) = cpu_ticks_of(name);
     // Within its spin (a minute or more), the worker neither parks nor
-    // stops using the CPU (300 ms of yielding is tens of ticks; one at least on
-    // the busiest machine).
+    // stops using the CPU. 300 ms of yielding is tens of ticks on an idle
+    // machine; on a loaded one a yielding thread may go a while without
+    // being scheduled, so wait (up to 10 s) for its first tick: a parked
+    // worker would never get one.
+    thread::sleep(Duration::from_millis(300));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let after = loop {
+        let (ticks, _) = cpu_ticks_of(name);
+        if ticks > before || Instant::now() > deadline {
+            break ticks;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(pool.stats().sleeping_workers, 0, "{:?}", pool.stats());
     assert!(after > before, "the spinning worker used no CPU");
     // It still looks at the pool's end while spinning: the drop joins it
