@@ -64,13 +64,13 @@
 //! world.init_state::<Flow>();
 //! world.add_system(
 //!     NodeBuilder::new("start")
-//!         .in_schedule(OnEnter(Flow::Title).into())
+//!         .in_schedule(OnEnter(Flow::Title))
 //!         .system(|next: &mut NextState<Flow>| next.set(Flow::Battle)),
 //! );
 //! world.add_system(
 //!     NodeBuilder::new("tick")
-//!         .run_if(in_state(Flow::Battle))
-//!         .system(|ticks: &mut Ticks| ticks.0 += 1),
+//!         .system(|ticks: &mut Ticks| ticks.0 += 1)
+//!         .run_if(in_state(Flow::Battle)),
 //! );
 //! world.run_iteration()?;
 //! // Title was entered after Startup and left at the same state point.
