@@ -712,6 +712,98 @@ fn the_set_walk_and_the_row_walk_agree() {
     );
 }
 
+/// A query of the set's component alone (`&S`, `&mut S`, `Ref<S>`, with
+/// `()`, `With<S>` or `Allow<Disabled>`) reads the set's column in order
+/// without looking its entities up, unless an entity it would hide is
+/// disabled: every item walk of it (`iter`'s `next` and `fold`, `for_each`,
+/// `count`) agrees with the entity-by-entity walk of `(Entity, &S)`, before
+/// any entity is disabled, while one is, and once the disabled archetype is
+/// empty again.
+#[test]
+fn the_dense_set_walk_agrees_with_the_entity_walk() {
+    use sluice::{Allow, Disabled, Ref};
+    let n: u32 = if cfg!(miri) { 40 } else { 3_000 };
+    let mut world = sparse_world(sluice::ExecutorKind::Serial, 1);
+    let mut spawned = Vec::new();
+    for i in 0..n {
+        let e = world.spawn((Hp(i),));
+        if i % 3 == 0 {
+            world.entity_mut(e).unwrap().insert((Stun(i),)).unwrap();
+        }
+        spawned.push(e);
+    }
+    let by_entity = |world: &mut World, seen_disabled: bool| -> Vec<u32> {
+        let mut all: Vec<u32> = if seen_disabled {
+            world
+                .query_filtered::<(Entity, &Stun), Allow<Disabled>>()
+                .iter()
+                .map(|(_, s)| s.0)
+                .collect()
+        } else {
+            world
+                .query::<(Entity, &Stun)>()
+                .iter()
+                .map(|(_, s)| s.0)
+                .collect()
+        };
+        all.sort_unstable();
+        all
+    };
+    let check = |world: &mut World, when: &str| {
+        let expected = by_entity(world, false);
+        let sum: u64 = expected.iter().map(|&v| u64::from(v)).sum();
+        let query = world.query::<&Stun>();
+        let mut iter = query.iter();
+        let mut got: Vec<u32> = iter.next().map(|s| s.0).into_iter().collect();
+        got.extend(iter.map(|s| s.0));
+        got.sort_unstable();
+        assert_eq!(got, expected, "iter, {when}");
+        assert_eq!(query.count(), expected.len(), "count, {when}");
+        let folded: u64 = world
+            .query_filtered::<&Stun, With<Stun>>()
+            .iter()
+            .map(|s| u64::from(s.0))
+            .sum();
+        assert_eq!(folded, sum, "With<Stun>, {when}");
+        let mut each = Vec::new();
+        world.query::<Ref<Stun>>().for_each(|s| each.push(s.0));
+        each.sort_unstable();
+        assert_eq!(each, expected, "for_each, {when}");
+        let mut allowed: Vec<u32> = world
+            .query_filtered::<&Stun, Allow<Disabled>>()
+            .iter()
+            .map(|s| s.0)
+            .collect();
+        allowed.sort_unstable();
+        assert_eq!(allowed, by_entity(world, true), "Allow<Disabled>, {when}");
+    };
+    check(&mut world, "with nothing disabled");
+    for &e in spawned.iter().step_by(5) {
+        world.entity_mut(e).unwrap().insert((Disabled,)).unwrap();
+    }
+    check(&mut world, "with some disabled");
+    assert!(world.query::<&Stun>().count() < by_entity(&mut world, true).len());
+    for &e in spawned.iter().step_by(5) {
+        world
+            .entity_mut(e)
+            .unwrap()
+            .remove::<(Disabled,)>()
+            .unwrap();
+    }
+    check(&mut world, "once none is disabled again");
+    // Writes through the dense walk land on each entity's own value and
+    // stamp it changed.
+    world.query::<&mut Stun>().for_each(|mut s| s.0 += n);
+    for (i, &e) in spawned.iter().enumerate() {
+        let view = world.entity(e).unwrap();
+        let expected = (i % 3 == 0).then_some(Stun(i as u32 + n));
+        assert_eq!(view.get::<Stun>().copied(), expected, "entity {i}");
+        if let Some(ticks) = view.ticks::<Stun>() {
+            assert!(ticks.changed > ticks.added, "entity {i} stamped changed");
+        }
+    }
+}
+
 /// A removal edge cached by `remove_present` (a table field lacking) is
 /// not taken by `remove` of the same mixed bundle: that is refused by name.
 #[test]

@@ -217,6 +217,10 @@ pub(crate) struct Archetypes {
     list: Vec<Archetype>,
     by_set: HashMap<Box<[ComponentId]>, ArchetypeId>,
     edges: Vec<Edge>,
+    /// The archetypes holding [`Disabled`](crate::Disabled) (archetypes
+    /// are never removed), so whether any entity is disabled costs a look
+    /// at these only.
+    hiding: Vec<ArchetypeId>,
 }
 
 impl Archetypes {
@@ -226,6 +230,7 @@ impl Archetypes {
             list: Vec::new(),
             by_set: HashMap::default(),
             edges: Vec::new(),
+            hiding: Vec::new(),
         };
         archetypes.get_or_create(&[], components);
         archetypes
@@ -261,7 +266,19 @@ impl Archetypes {
             remove_edges: Vec::new(),
         });
         self.by_set.insert(ids.into(), id);
+        if ids.contains(&super::disabled::DISABLED) {
+            self.hiding.push(id);
+        }
         id
+    }
+
+    /// Whether any entity is [`Disabled`](crate::Disabled): whether an
+    /// archetype holding it has a row.
+    #[inline]
+    pub(crate) fn any_disabled(&self) -> bool {
+        self.hiding
+            .iter()
+            .any(|&id| !self.list[id.index()].is_empty())
     }
 
     /// The edge an entity of `from` follows when `bundle` (for a removal,

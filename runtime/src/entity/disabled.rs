@@ -105,4 +105,9 @@ unsafe impl<T: Component> QueryFilter for Allow<T> {
     fn sees_disabled() -> bool {
         is_disabled::<T>()
     }
+
+    #[inline]
+    fn keeps_set((): (), _set: ComponentId) -> bool {
+        true
+    }
 }

@@ -464,6 +464,13 @@ impl Entities {
         self.archetypes.as_slice()
     }
 
+    /// Whether any entity is [`Disabled`](crate::Disabled) (a look at
+    /// the archetypes holding it, not at every archetype).
+    #[inline]
+    pub(crate) fn any_disabled(&self) -> bool {
+        self.archetypes.any_disabled()
+    }
+
     /// Where `entity` lives: its archetype and row.
     #[inline]
     pub(crate) fn location_of(&self, entity: Entity) -> Option<(&Archetype, usize)> {

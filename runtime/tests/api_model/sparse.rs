@@ -9,7 +9,8 @@
 //! on an entity without one and removes it (returning the value) from one
 //! with one; a dead entity has no view, a frozen one refuses. `Look`
 //! compares `Query<(Entity, &P), With<Tag>>` and `Query<(Entity, &Tag)>`
-//! with the model: whatever the storage, the tagged live entities.
+//! with the model: whatever the storage, the tagged live entities; and
+//! `Query<&Tag>`'s values (the sparse set's column read in order).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,6 +148,16 @@ fn look(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         .collect();
     check(got == expected, || {
         format!("Query<(Entity, &Tag)>: {got:?}, the model says {expected:?}")
+    })?;
+    // `&Tag` alone: a sparse `Tag` reads its set's column in order (the
+    // dense set walk), without an entity to name, so compare the values.
+    let mut values: Vec<i8> = expected.iter().map(|&(_, t)| t).collect();
+    values.sort_unstable();
+    let query = real.world.query::<&Tag>();
+    let mut got: Vec<i8> = query.iter().map(|tag| tag.0).collect();
+    got.sort_unstable();
+    check(got == values && query.count() == values.len(), || {
+        format!("Query<&Tag>: {got:?}, the model says {values:?}")
     })?;
     let expected: BTreeSet<usize> = expected
         .iter()

@@ -118,6 +118,20 @@ pub unsafe trait QueryData {
         None
     }
 
+    /// Whether every term of this data is the sparse-set component `set`,
+    /// required (`&S`, `&mut S`, `Ref<S>`, alone or in a tuple): its items
+    /// are then [`item`](Self::item)`(fetch, i)` for each index `i` of the
+    /// set's column, with a fetch that needs no archetype, so the set walk
+    /// may read the column in order instead of looking each entity up
+    /// (`query/sparse.rs: DenseItems`). `false` unless overridden; an
+    /// override says `true` only when [`matches`](Self::matches) holds for
+    /// every archetype and [`fetch`](Self::fetch) reads nothing of it.
+    #[inline]
+    fn reads_only_set(ids: Self::Ids, set: ComponentId) -> bool {
+        let _ = (ids, set);
+        false
+    }
+
     /// The sparse-set component this data requires that `entity` lacks,
     /// by type name; `None` when it has them all (always, for data naming
     /// no sparse component).
@@ -257,6 +271,11 @@ macro_rules! required_component {
         #[inline]
         fn required_sparse((id, sparse): (ComponentId, bool)) -> Option<ComponentId> {
             sparse.then_some(id)
+        }
+
+        #[inline]
+        fn reads_only_set((id, sparse): (ComponentId, bool), set: ComponentId) -> bool {
+            sparse && id == set
         }
 
         #[inline]
@@ -636,6 +655,11 @@ macro_rules! impl_tuples {
             #[inline]
             fn required_sparse(ids: Self::Ids) -> Option<ComponentId> {
                 None$(.or_else(|| $name::required_sparse(ids.$index)))+
+            }
+
+            #[inline]
+            fn reads_only_set(ids: Self::Ids, set: ComponentId) -> bool {
+                $($name::reads_only_set(ids.$index, set))&&+
             }
 
             #[inline]

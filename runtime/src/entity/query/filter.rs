@@ -102,6 +102,16 @@ pub unsafe trait QueryFilter {
         None
     }
 
+    /// Whether this filter keeps every entity of the sparse-set component
+    /// `set`'s set, whatever its archetype (`()`, `With<S>` of that
+    /// component, [`Allow`](crate::Allow)): the set walk may then skip
+    /// asking it row by row. `false` unless overridden.
+    #[inline]
+    fn keeps_set(ids: Self::Ids, set: ComponentId) -> bool {
+        let _ = (ids, set);
+        false
+    }
+
     /// Whether the query keeps row `row` of `archetype` (whose entity is
     /// `entity`) on the sparse walk, for a system whose cursor is
     /// `last_run`: sparse-set components are looked up in their sets. The
@@ -175,6 +185,11 @@ unsafe impl QueryFilter for () {
     fn matches((): (), _archetype: &Archetype) -> bool {
         true
     }
+
+    #[inline]
+    fn keeps_set((): (), _set: ComponentId) -> bool {
+        true
+    }
 }
 
 // SAFETY: reads nothing (the archetype's component set only).
@@ -191,6 +206,12 @@ unsafe impl<T: Component> QueryFilter for With<T> {
     #[inline]
     fn required_sparse(ids: Option<(ComponentId, bool)>) -> Option<ComponentId> {
         ids.filter(|&(_, sparse)| sparse).map(|(id, _)| id)
+    }
+
+    /// Every entity of `T`'s own set has `T`.
+    #[inline]
+    fn keeps_set(ids: Option<(ComponentId, bool)>, set: ComponentId) -> bool {
+        ids == Some((set, true))
     }
 
     #[inline]
@@ -433,6 +454,11 @@ macro_rules! impl_tuples {
             #[inline]
             fn required_sparse(ids: Self::Ids) -> Option<ComponentId> {
                 None$(.or_else(|| $name::required_sparse(ids.$index)))+
+            }
+
+            #[inline]
+            fn keeps_set(ids: Self::Ids, set: ComponentId) -> bool {
+                $($name::keeps_set(ids.$index, set))&&+
             }
 
             #[inline]

@@ -285,7 +285,11 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     fn for_each_sparse(&mut self, ids: (D::Ids, F::Ids), mut f: impl FnMut(D::Item<'_>)) {
         let entities: &'w Entities = self.entities;
         // SAFETY: the query holds its lanes (`new`'s contract).
-        for (_, row, entity, fetch) in unsafe { self.sparse_rows(ids) } {
+        let mut rows = unsafe { self.sparse_rows(ids) };
+        if let Some(dense) = rows.dense.take() {
+            return dense.for_each(f);
+        }
+        for (_, row, entity, fetch) in rows {
             // SAFETY: `row` is live, and each row's item is handed out once
             // while `&mut self` is held (a set lists an entity once).
             if let Some(item) = unsafe { D::sparse_item(ids.0, entities, fetch, row, entity) } {
@@ -307,6 +311,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         {
             // SAFETY: the node holds the lanes; no item is made.
             let rows = unsafe { self.sparse_rows(ids) };
+            if let Some(dense) = &rows.dense {
+                return dense.remaining();
+            }
             return rows
                 .filter(|&(_, _, entity, _)| {
                     D::sparse_lacks(ids.0, self.entities, entity).is_none()
@@ -587,6 +594,9 @@ fn next_sparse<'q, D: QueryData, F: QueryFilter>(
     rows: Option<&mut SparseRows<'q, D, F>>,
 ) -> Option<D::Item<'q>> {
     let rows = rows?;
+    if let Some(dense) = &mut rows.dense {
+        return dense.next();
+    }
     let ids = rows.ids;
     rows.find_map(|(_, row, entity, fetch)| {
         // SAFETY: `row` is live, and handed out once per borrow of the
@@ -636,6 +646,9 @@ fn fold_sparse<'q, D: QueryData, F: QueryFilter, B>(
     init: B,
     mut g: impl FnMut(B, D::Item<'q>) -> B,
 ) -> B {
+    if let Some(dense) = rows.dense {
+        return dense.fold(init, g);
+    }
     let ids = rows.ids;
     rows.fold(init, |acc, (_, row, entity, fetch)| {
         // SAFETY: `row` is live, and handed out once per borrow of the

@@ -18,9 +18,12 @@
 //!   matches, each row's sparse components looked up in their sets.
 //!
 //! Both sparse walks ask the filter ([`QueryFilter::sparse_row`]) and the
-//! data ([`QueryData::sparse_item`]) row by row.
+//! data ([`QueryData::sparse_item`]) row by row, but for the set walk's
+//! dense case ([`DenseItems`]): when every data term is the walked set's
+//! component, the filter keeps the whole set, and no entity the query
+//! would hide is disabled, the items are the set's column read in order.
 
-use super::{QueryData, QueryFilter, RunTicks, visits};
+use super::{QueryData, QueryFilter, RunTicks, sees_disabled, visits};
 use crate::entity::{Archetype, ComponentId, Entities, Entity};
 
 /// Where a sparse walk takes its candidate rows from.
@@ -60,6 +63,97 @@ impl Walk {
     }
 }
 
+/// The items of a set walk that needs no entity's location: the set's
+/// column read in order, `item(fetch, i)` for each of its indexes.
+pub(crate) struct DenseItems<'w, D: QueryData> {
+    fetch: D::Fetch<'w>,
+    next: usize,
+    len: usize,
+}
+
+impl<'w, D: QueryData> DenseItems<'w, D> {
+    /// The dense items of `walk` (the set walk of a query with these ids),
+    /// if it has them: every data term is the set's component
+    /// ([`QueryData::reads_only_set`]), the filter keeps every entity of
+    /// the set ([`QueryFilter::keeps_set`]), and either the query sees
+    /// disabled entities or none is disabled. Then the row-by-row walk
+    /// would keep exactly the set's entities, in the set's order: each is
+    /// alive (a despawn leaves every set), its archetype is not empty (it
+    /// is there), every term and filter matches every archetype (they name
+    /// only the set's component), and no archetype is hidden.
+    ///
+    /// # Safety
+    /// As for [`SparseRows::new`]: the node holds the data's lanes while
+    /// the items live.
+    unsafe fn of<F: QueryFilter>(
+        entities: &'w Entities,
+        (ids, filter): (D::Ids, F::Ids),
+        ticks: RunTicks,
+        walk: Walk,
+    ) -> Option<Self> {
+        let Walk::Set(id) = walk else {
+            return None;
+        };
+        let dense = D::reads_only_set(ids, id)
+            && F::keeps_set(filter, id)
+            && (sees_disabled::<D, F>() || !entities.any_disabled());
+        if !dense {
+            return None;
+        }
+        let len = entities.sparse_set(id)?.entities().len();
+        // Any archetype will do (the fetch reads only the set); the empty
+        // one is always there.
+        let archetype = entities.archetype_list().first()?;
+        if !D::matches(ids, archetype) {
+            return None;
+        }
+        // SAFETY: the archetype matches `ids`; the node holds the lanes
+        // (caller). Fetching hands out no item.
+        let fetch = unsafe { D::fetch(ids, entities, archetype, ticks) };
+        Some(Self {
+            fetch,
+            next: 0,
+            len,
+        })
+    }
+
+    /// How many items are left.
+    #[inline]
+    pub(crate) fn remaining(&self) -> usize {
+        self.len - self.next
+    }
+}
+
+impl<'w, D: QueryData> Iterator for DenseItems<'w, D> {
+    type Item = D::Item<'w>;
+
+    #[inline]
+    fn next(&mut self) -> Option<D::Item<'w>> {
+        if self.next >= self.len {
+            return None;
+        }
+        let index = self.next;
+        self.next += 1;
+        // SAFETY: `index` is below the set's length (`of`; the set holds
+        // still while the query borrows the store shared), and handed out
+        // once: `next` only grows. Every term reads the set's column at the
+        // set's index (`reads_only_set`), as `sparse_item` would for the
+        // entity there; the node holds the lanes (`of`'s contract).
+        Some(unsafe { D::item(self.fetch, index) })
+    }
+
+    #[inline]
+    fn fold<B, G: FnMut(B, D::Item<'w>) -> B>(self, init: B, mut g: G) -> B {
+        let mut acc = init;
+        for index in self.next..self.len {
+            // SAFETY: as in `next`: each index below the set's length,
+            // once.
+            acc = g(acc, unsafe { D::item(self.fetch, index) });
+        }
+        acc
+    }
+}
+
 /// The rows a sparse walk keeps (by the filter; the data's own sparse
 /// components are left to [`QueryData::sparse_item`] or
 /// [`QueryData::sparse_lacks`]): each with its archetype, row, entity and
@@ -73,6 +167,11 @@ pub(crate) struct SparseRows<'w, D: QueryData, F: QueryFilter> {
     /// The archetype of the last candidate, and the data's fetch for it
     /// (`None`: the query does not visit it).
     current: Option<(&'w Archetype, Option<D::Fetch<'w>>)>,
+    /// The walk's items read straight from the set, when it has them
+    /// ([`DenseItems::of`]): the item walks (`for_each`, `iter`, `count`)
+    /// take these instead; the rows themselves (this iterator) stay the
+    /// row-by-row walk.
+    pub(crate) dense: Option<DenseItems<'w, D>>,
 }
 
 impl<'w, D: QueryData, F: QueryFilter> SparseRows<'w, D, F> {
@@ -100,6 +199,8 @@ impl<'w, D: QueryData, F: QueryFilter> SparseRows<'w, D, F> {
                 len: 0,
             },
         };
+        // SAFETY: the caller's.
+        let dense = unsafe { DenseItems::of::<F>(entities, (ids, filter), ticks, walk) };
         Self {
             entities,
             ids,
@@ -107,6 +208,7 @@ impl<'w, D: QueryData, F: QueryFilter> SparseRows<'w, D, F> {
             ticks,
             source,
             current: None,
+            dense,
         }
     }
 
