@@ -602,3 +602,79 @@ fn service_news_past_the_wrap() {
         assert!(!added, "interval {interval}");
     }
 }
+
+/// A second component, whose insertion and removal move a row between
+/// archetypes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tag;
+
+/// A `Changed<A>` scan skips an archetype whose column no one wrote since
+/// the reader last ran (the column's changed bound): it must still see a
+/// row written outside any system, a row carried by a move into an
+/// archetype untouched for frames, a spawn into such an archetype, and a
+/// replacement by insert; and must not see a row only moved. Each on every
+/// executor kind and thread count.
+#[test]
+fn skipped_archetypes_still_report_every_write() {
+    for (executor, threads) in executors() {
+        let mut world = world_on(executor, threads);
+        world.insert(Seen::default());
+        // Four archetypes: (Key, A), (Key, A, Tag), and two quiet ones.
+        let plain: Vec<Entity> = (0..20).map(|key| world.spawn((Key(key), A(0)))).collect();
+        let tagged: Vec<Entity> = (20..40)
+            .map(|key| world.spawn((Key(key), A(0), Tag)))
+            .collect();
+        add_reader_alone(&mut world);
+        world.run_iteration().expect("runs");
+        world.run_iteration().expect("runs");
+        let expect = |world: &mut World, keys: &[u32], what: &str| {
+            world.run_iteration().expect("runs");
+            let seen = world.get::<Seen>().unwrap().0.last().unwrap().clone();
+            assert_eq!(
+                seen,
+                keys.iter().copied().collect::<BTreeSet<u32>>(),
+                "{what} on {executor:?}/{threads}"
+            );
+        };
+        expect(&mut world, &[], "a quiet frame");
+        world
+            .entity_mut(plain[3])
+            .unwrap()
+            .get_mut::<A>()
+            .unwrap()
+            .0 = 1;
+        expect(&mut world, &[3], "a write through `EntityMut::get_mut`");
+        // Written in (Key, A), then moved into (Key, A, Tag), which no one
+        // wrote for frames: the move carries the tick.
+        world
+            .entity_mut(plain[4])
+            .unwrap()
+            .get_mut::<A>()
+            .unwrap()
+            .0 = 1;
+        world.entity_mut(plain[4]).unwrap().insert((Tag,)).unwrap();
+        expect(&mut world, &[4], "a written row moved");
+        // Moved only: its tick stays old.
+        world
+            .entity_mut(tagged[5])
+            .unwrap()
+            .remove::<(Tag,)>()
+            .unwrap();
+        expect(&mut world, &[], "a row moved, not written");
+        world.entity_mut(plain[6]).unwrap().insert((A(9),)).unwrap();
+        world.spawn((Key(99), A(0), Tag));
+        expect(&mut world, &[6, 99], "a replacement and a spawn");
+        expect(&mut world, &[], "a quiet frame again");
+    }
+}
+
+/// A reader of `Changed<A>` with no writer before it.
+fn add_reader_alone(world: &mut World) {
+    world.add_system(NodeBuilder::new("read").system(
+        |q: Query<&Key, Changed<A>>, seen: &mut Seen| {
+            let keys: BTreeSet<u32> = q.iter().map(|key| key.0).collect();
+            assert_eq!(q.iter().count(), keys.len());
+            seen.0.push(keys);
+        },
+    ));
+}

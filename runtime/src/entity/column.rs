@@ -50,7 +50,13 @@ use crate::sync::UnsafeCell;
 ///   `added[i]` and `changed[i]`, and they move with the row. `changed` is
 ///   in cells so that a query writing this column's values through a shared
 ///   `&Column` (the planner gives its system the column's lane alone) can
-///   stamp the rows it hands out.
+///   stamp the rows it hands out;
+/// - no row's changed tick is newer than `changed_bound` (by
+///   [`Entities::is_newer`](super::Entities::is_newer)): a `Changed<T>`
+///   scan skips the column whole when the bound is not newer than its
+///   cursor. Every path that stamps a row raises the bound first (a
+///   writing query when it fetches the column, so its rows' stamps stay
+///   per row and cost nothing more).
 pub(crate) struct Column {
     item: Layout,
     drop: Option<unsafe fn(*mut u8)>,
@@ -64,6 +70,13 @@ pub(crate) struct Column {
     in_block: bool,
     added: Vec<u32>,
     changed: Vec<UnsafeCell<u32>>,
+    /// The newest changed tick any row may carry (see the invariant). An
+    /// atomic because a writing query raises it through `&Column` from
+    /// each thread of its fan-out (all with the same tick); relaxed, since
+    /// a reader of the ticks is ordered after the writer by the executor's
+    /// hand-offs, as for the ticks themselves. std's rather than the loom
+    /// shim's: it publishes nothing, and columns live outside models too.
+    changed_bound: std::sync::atomic::AtomicU32,
 }
 
 // SAFETY: the column owns values of a `Component` type, which is
@@ -96,6 +109,26 @@ impl Column {
             in_block: false,
             added: Vec::new(),
             changed: Vec::new(),
+            changed_bound: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// The newest changed tick any row may carry: no row's is newer.
+    #[inline]
+    pub(crate) fn changed_bound(&self) -> u32 {
+        self.changed_bound
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Raises the bound to `tick` before a row is stamped with it (or
+    /// keeps it, when it is newer already). When the column has no rows
+    /// the bound covers nothing yet and takes `tick` as it is.
+    #[inline]
+    pub(crate) fn raise_changed_bound(&self, tick: u32) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let bound = self.changed_bound.load(Relaxed);
+        if self.len == 0 || super::Entities::is_newer(tick, bound) {
+            self.changed_bound.store(tick, Relaxed);
         }
     }
 
@@ -235,6 +268,7 @@ impl Column {
         // of this type (caller) and cannot overlap the spare slot, which
         // holds no live value.
         unsafe { copy_value(src, self.slot(self.len), self.item.size()) };
+        self.raise_changed_bound(changed);
         self.len += 1;
         self.added.push(added);
         self.changed.push(UnsafeCell::new(changed));
@@ -265,6 +299,7 @@ impl Column {
     #[inline]
     pub(crate) unsafe fn commit_spare(&mut self, added: u32, changed: u32) {
         debug_assert!(self.len < self.capacity && !self.pending);
+        self.raise_changed_bound(changed);
         self.len += 1;
         self.added.push(added);
         self.changed.push(UnsafeCell::new(changed));
@@ -306,6 +341,7 @@ impl Column {
             slot
         };
         self.pending = true;
+        self.raise_changed_bound(tick);
         *self.changed[row].get_mut() = tick;
         slot
     }
@@ -395,11 +431,14 @@ impl Column {
         for tick in &mut self.changed {
             super::Entities::clamp_tick(tick.get_mut(), now);
         }
+        // Clamped as the rows' are, so it still bounds them.
+        super::Entities::clamp_tick(self.changed_bound.get_mut(), now);
     }
 
     /// Marks `row` changed at `tick`.
     #[inline]
     pub(crate) fn set_changed(&mut self, row: usize, tick: u32) {
+        self.raise_changed_bound(tick);
         *self.changed[row].get_mut() = tick;
     }
 
@@ -448,6 +487,9 @@ impl Column {
         );
         let last = self.len - 1;
         let size = self.item.size();
+        // Before `to.len` grows: an empty `to` takes the row's tick as its
+        // bound.
+        to.raise_changed_bound(self.changed_tick(row));
         // SAFETY:
         // - `row < len <= capacity` and `last < len`: both source slots are
         //   in bounds, and distinct when `row != last`;

@@ -272,6 +272,7 @@ where
                             && !crate::entity::query::sees_disabled::<D, F>())
                         || !D::matches(ids, archetype)
                         || !F::matches(filter, archetype)
+                        || F::refuses_all(filter, archetype, last_run)
                     {
                         continue;
                     }

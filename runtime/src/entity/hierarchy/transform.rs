@@ -20,7 +20,6 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use foldhash::HashSet;
 use glam::{Affine3A, Quat, Vec3};
 
 use super::{ChildOf, Children};
@@ -187,7 +186,9 @@ impl Drop for Found<'_> {
 /// Reused from run to run, so a steady frame allocates nothing.
 #[derive(Default, Debug)]
 pub struct PropagationScratch {
-    candidates: HashSet<Entity>,
+    /// Sorted and without duplicates, searched by bisection: cheaper than
+    /// a hash set for the few thousand a frame moves.
+    candidates: Vec<Entity>,
     /// Each start and its parent's `GlobalTransform`.
     starts: Vec<(Entity, Affine3A)>,
 }
@@ -245,11 +246,14 @@ pub fn propagate_transforms(
         },
         |found, (entity, _)| found.local.push(entity),
     );
-    candidates.extend(found.into_inner().unwrap_or_else(PoisonError::into_inner));
+    candidates.append(&mut found.into_inner().unwrap_or_else(PoisonError::into_inner));
     candidates.extend(orphaned.iter());
     if candidates.is_empty() {
         return;
     }
+    candidates.sort_unstable();
+    candidates.dedup();
+    let candidates = &candidates[..];
     let ids = nodes.prepared_ids();
     let nodes = &nodes;
     let mut cache = None;
@@ -269,7 +273,7 @@ pub fn propagate_transforms(
         };
         let mut up = parent;
         while let Some(at) = up {
-            if candidates.contains(&at) {
+            if candidates.binary_search(&at).is_ok() {
                 continue 'candidates;
             }
             up = look(at).and_then(|(of, _)| of);
@@ -279,10 +283,8 @@ pub fn propagate_transforms(
             .map_or(Affine3A::IDENTITY, |(_, global)| global);
         starts.push((candidate, parent_global));
     }
-    // The set's order is not the same from run to run; the work is
-    // (each value is computed once, from its ancestors only), and the
-    // slices are cut from a sorted list so the load is too.
-    starts.sort_unstable_by_key(|&(entity, _)| entity);
+    // Taken from the sorted candidates, so sorted: the slices are the
+    // same from run to run.
     let starts = &starts[..];
     let per_slice =
         STARTS_PER_SLICE.min(starts.len().div_ceil(crate::exec::current_thread_count()));
@@ -294,7 +296,8 @@ pub fn propagate_transforms(
         let to = (slices.end * per_slice).min(starts.len());
         for &(start, parent_global) in &starts[from..to] {
             // SAFETY:
-            // - each start appears once in `starts` (taken from a set);
+            // - each start appears once in `starts` (taken from the
+            //   deduplicated candidates);
             // - the subtrees walked from two starts are disjoint: the walk
             //   follows a child only when its `ChildOf` names the parent
             //   it was reached from, so an entity reached from start `s`

@@ -321,6 +321,10 @@ impl<'w, C> WriteFetch<'w, C> {
         ticks: RunTicks,
     ) -> Self {
         let column = values_of(ids, entities, archetype);
+        // Once per archetype rather than per stamp: the rows this fetch
+        // hands out may be stamped at `this_run`, so `Changed<C>` scans
+        // must not skip the column (conservative when nothing is written).
+        column.raise_changed_bound(ticks.this_run);
         Self {
             data: column.data().cast::<C>(),
             changed: column.changed_cells(),

@@ -74,6 +74,17 @@ pub unsafe trait QueryFilter {
     /// `row` is a live row of the fetched archetype, and the node holds the
     /// lanes `declare` declared.
     unsafe fn row(fetch: Self::Fetch<'_>, row: usize) -> bool;
+    /// Whether no row of `archetype` can pass for a system whose cursor is
+    /// `last_run`, known without reading a row: a `Changed<T>` whose column
+    /// no one wrote since then. A table walk skips such an archetype
+    /// whole. `false` (unknown) unless overridden; `true` only when it is
+    /// sure.
+    #[inline]
+    fn refuses_all(ids: Self::Ids, archetype: &Archetype, last_run: u32) -> bool {
+        let _ = (ids, archetype, last_run);
+        false
+    }
+
     /// Whether this names [`Disabled`](crate::Disabled), so the query sees
     /// disabled entities (see [`Allow`](crate::Allow)); `false` unless
     /// overridden.
@@ -399,6 +410,20 @@ macro_rules! by_tick {
 // by the query's data).
 unsafe impl<T: Component> QueryFilter for Changed<T> {
     by_tick!(changed, changed_tick);
+
+    /// The column's bound: no row's changed tick is newer than it (a
+    /// sparse `T` is not in the archetype's columns: unknown).
+    #[inline]
+    fn refuses_all(ids: Option<(ComponentId, bool)>, archetype: &Archetype, last_run: u32) -> bool {
+        match ids {
+            Some((_, true)) => false,
+            Some((id, false)) if archetype.contains(id) => {
+                !Entities::is_newer(column_of(archetype, id).changed_bound(), last_run)
+            }
+            // No `T` here: nothing passes.
+            _ => true,
+        }
+    }
 }
 
 // SAFETY: reads `T`'s added ticks, as `Changed<T>`.
@@ -444,6 +469,11 @@ macro_rules! impl_tuples {
             unsafe fn row(fetch: Self::Fetch<'_>, row: usize) -> bool {
                 // SAFETY: forwarded from the caller.
                 $((unsafe { $name::row(fetch.$index, row) }))&&+
+            }
+
+            #[inline]
+            fn refuses_all(ids: Self::Ids, archetype: &Archetype, last_run: u32) -> bool {
+                $($name::refuses_all(ids.$index, archetype, last_run))||+
             }
 
             #[inline]

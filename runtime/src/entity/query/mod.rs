@@ -183,7 +183,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             entities
                 .archetype_list()
                 .iter()
-                .filter(move |archetype| visits::<D, F>(ids, filter, archetype))
+                .filter(move |archetype| walks::<D, F>(ids, filter, archetype, last_run))
                 .flat_map(move |archetype| {
                     // SAFETY: the archetype matches; the node holds the
                     // filter's lanes (`new`'s contract).
@@ -252,7 +252,9 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             return self.for_each_sparse((ids, filter), f);
         }
         let archetypes = self.entities.archetype_list().iter();
-        for archetype in archetypes.filter(|archetype| visits::<D, F>(ids, filter, archetype)) {
+        for archetype in
+            archetypes.filter(|archetype| walks::<D, F>(ids, filter, archetype, self.last_run))
+        {
             // SAFETY: `archetype` matches `ids`; the query holds its lanes
             // (`new`'s contract).
             let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
@@ -324,7 +326,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
             self.entities
                 .archetype_list()
                 .iter()
-                .filter(|archetype| visits::<D, F>(ids, filter, archetype))
+                .filter(|archetype| walks::<D, F>(ids, filter, archetype, self.last_run))
                 .map(|archetype| {
                     if !F::BY_ROW {
                         return archetype.len();
@@ -532,6 +534,19 @@ fn visits<D: QueryData, F: QueryFilter>(
         && F::matches(filter, archetype)
 }
 
+/// Whether a table walk enters `archetype`: the query visits it, and the
+/// filter may keep one of its rows for a system whose cursor is
+/// `last_run` (a `Changed<T>` scan skips a column no one wrote since).
+#[inline]
+pub(super) fn walks<D: QueryData, F: QueryFilter>(
+    ids: D::Ids,
+    filter: F::Ids,
+    archetype: &Archetype,
+    last_run: u32,
+) -> bool {
+    visits::<D, F>(ids, filter, archetype) && !F::refuses_all(filter, archetype, last_run)
+}
+
 /// Whether a query of `D` filtered by `F` sees disabled entities: it names
 /// [`Disabled`](crate::Disabled) or allows it.
 #[inline]
@@ -682,7 +697,7 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
                 return Some(unsafe { D::item(fetch, row) });
             }
             let archetype = self.archetypes.next()?;
-            if visits::<D, F>(ids, filter, archetype) {
+            if walks::<D, F>(ids, filter, archetype, self.last_run) {
                 // SAFETY: the archetype matches `ids`; the query holds its
                 // lanes (`Query::new`'s contract).
                 let fetch = unsafe { D::fetch(ids, self.entities, archetype, self.ticks()) };
@@ -724,7 +739,7 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
             acc = walk(fetch, rows, self.row, len, acc);
         }
         for archetype in self.archetypes {
-            if visits::<D, F>(ids, filter, archetype) {
+            if walks::<D, F>(ids, filter, archetype, self.last_run) {
                 // SAFETY: the archetype matches `ids`; the query holds its
                 // lanes (`Query::new`'s contract).
                 let fetch = unsafe { D::fetch(ids, self.entities, archetype, ticks) };

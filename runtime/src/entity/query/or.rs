@@ -90,6 +90,13 @@ macro_rules! impl_or {
                 $($name::names_sparse(ids.$index))||+
             }
 
+            /// Every element refuses the archetype (or does not match it).
+            #[inline]
+            fn refuses_all(ids: Self::Ids, archetype: &Archetype, last_run: u32) -> bool {
+                $((!$name::matches(ids.$index, archetype)
+                    || $name::refuses_all(ids.$index, archetype, last_run)))&&+
+            }
+
             #[inline]
             unsafe fn sparse_row(ids: Self::Ids, entities: &Entities, archetype: &Archetype, row: usize, entity: Entity, last_run: u32) -> bool {
                 $(($name::matches(ids.$index, archetype)

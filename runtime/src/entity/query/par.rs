@@ -3,7 +3,7 @@
 //! through [`for_each_slice`](crate::exec::for_each_slice)'s runners (one
 //! per thread taking part, which is what holds a thread's `init` state).
 
-use super::{Query, QueryData, QueryFilter, RunTicks, Walk, visits};
+use super::{Query, QueryData, QueryFilter, RunTicks, Walk, walks};
 use crate::exec::{SliceRuns, for_each_slice_runs};
 
 /// Slices per thread when the caller does not choose a slice size: enough
@@ -131,7 +131,7 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
             entities
                 .archetype_list()
                 .iter()
-                .filter(move |archetype| visits::<D, F>(ids, filter, archetype))
+                .filter(move |archetype| walks::<D, F>(ids, filter, archetype, last_run))
         };
         let slices = matching().map(|a| a.len().div_ceil(rows)).sum();
         // One runner per thread taking part; `for_each_slice_runs` carries
@@ -197,7 +197,7 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
             self.entities
                 .archetype_list()
                 .iter()
-                .filter(|archetype| visits::<D, F>(ids, filter, archetype))
+                .filter(|archetype| walks::<D, F>(ids, filter, archetype, self.last_run))
                 .map(|archetype| archetype.len())
                 .sum()
         })
