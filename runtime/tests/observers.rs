@@ -445,3 +445,67 @@ fn observers_give_the_same_result_on_every_executor() {
         );
     }
 }
+
+#[derive(Debug)]
+struct Hit(u32);
+
+#[test]
+fn observers_with_and_without_commands_or_messages_each_leave_what_they_did() {
+    // An observer declaring neither `Commands` nor a message service runs
+    // its body alone; the others keep their queue and their messages.
+    let mut world = World::new();
+    world.insert(Log::default());
+    world
+        .add_observer::<Damage, _>(|on: On<Damage>, log: &mut Log| {
+            log.0.push(format!("quiet {}", on.0))
+        })
+        .unwrap();
+    world
+        .add_observer::<Damage, _>(|on: On<Damage>, hits: Publish<Hit>| hits.send(Hit(on.0)))
+        .unwrap();
+    world
+        .add_observer::<Damage, _>(|on: On<Damage>, commands: Commands<'_>| {
+            commands.spawn((Hp(on.0),));
+        })
+        .unwrap();
+    world
+        .add_observer::<Damage, _>(|on: On<Damage>, log: &mut Log| {
+            log.0.push(format!("after {}", on.0))
+        })
+        .unwrap();
+    world.trigger(Damage(3)).unwrap();
+    world.trigger(Damage(4)).unwrap();
+    assert_eq!(
+        take_log(&mut world),
+        ["quiet 3", "after 3", "quiet 4", "after 4"]
+    );
+    let mut hp: Vec<u32> = world.query::<&Hp>().iter().map(|hp| hp.0).collect();
+    hp.sort_unstable();
+    assert_eq!(hp, [3, 4]);
+    world
+        .run_system_once(|mut hits: Subscribe<Hit>, log: &mut Log| {
+            for hit in hits.unread() {
+                log.0.push(format!("hit {}", hit.0));
+            }
+        })
+        .unwrap();
+    assert_eq!(take_log(&mut world), ["hit 3", "hit 4"]);
+    // A quiet observer that panics is reported by name, as any other.
+    world
+        .add_observer::<Ping, _>(|_: On<Ping>, log: &mut Log| {
+            if log.0.is_empty() {
+                panic!("{PLANNED}: quiet boom");
+            }
+        })
+        .unwrap();
+    quiet_planned_panics();
+    let Err(ObserveError::Failed(failures)) = world.trigger(Ping(1)) else {
+        panic!("expected the panic to be reported");
+    };
+    assert_eq!(failures.len(), 1);
+    assert!(
+        failures[0].to_string().contains("quiet boom"),
+        "{}",
+        failures[0]
+    );
+}

@@ -272,6 +272,12 @@ impl BoundaryHooks {
     /// Runs every message type's boundary, dropping what the failed nodes
     /// sent; a panic (a message's `Drop`) is handed to `failed` with the
     /// service, and the other types go on.
+    /// Whether `id` is a message service (its boundary gathers what was
+    /// sent to it).
+    pub(crate) fn is_message_service(&self, id: ServiceId) -> bool {
+        self.messages.iter().any(|&(known, _)| known == id)
+    }
+
     pub(crate) fn apply_messages(
         &self,
         slots: &mut [ServiceSlot],

@@ -151,6 +151,16 @@ impl fmt::Display for RunSystemError {
 
 impl std::error::Error for RunSystemError {}
 
+/// What an observer's run may leave behind, known from its declarations.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObserverShape {
+    /// It takes `Commands`: its runs record into a queue of their own.
+    pub(crate) records: bool,
+    /// It touches a message service (`Publish`, `Append`): what it sent is
+    /// gathered after each run.
+    pub(crate) sends: bool,
+}
+
 /// The world's one-shot registrations.
 #[derive(Debug, Default)]
 pub(crate) struct OneShots {
@@ -306,7 +316,7 @@ impl World {
         }
         self.check_one_shot(index)?;
         self.one_shots.running.push(node);
-        let ran = self.run_one_shot(node);
+        let ran = self.run_one_shot(node, true);
         self.one_shots.running.pop();
         ran
     }
@@ -358,12 +368,39 @@ impl World {
     /// looked for now, as [`run_system`](World::run_system) does. It runs
     /// with a command queue of its own, which is kept to land after the
     /// change being delivered.
-    pub(super) fn run_observer_system(&mut self, node: u32) -> Result<(), RunSystemError> {
+    ///
+    /// `shape` is [`observer_shape`](World::observer_shape) of it, asked
+    /// once at registration: one that records no commands and sends no
+    /// messages runs its body alone.
+    pub(super) fn run_observer_system(
+        &mut self,
+        node: u32,
+        shape: ObserverShape,
+    ) -> Result<(), RunSystemError> {
         self.check_services_of(node as usize)?;
         self.one_shots.running.push(node);
-        let ran = self.run_one_shot(node);
+        let ran = if shape.records || shape.sends {
+            self.run_one_shot(node, shape.sends)
+        } else {
+            self.run_quiet_observer(node)
+        };
         self.one_shots.running.pop();
         ran
+    }
+
+    /// What a run of node `index` may leave to land or gather after it (its
+    /// declarations never change, so this is asked once).
+    pub(super) fn observer_shape(&self, index: usize) -> ObserverShape {
+        let access = self.graph.view().nodes()[index].access();
+        ObserverShape {
+            // Only the `Commands` parameter reaches the queue, and it
+            // declares it.
+            records: access.access_to(self.builtin.commands).is_some(),
+            sends: access
+                .touches()
+                .iter()
+                .any(|touch| self.hooks.is_message_service(touch.service())),
+        }
     }
 
     /// What a plan would check before running the node: the gate, the
@@ -430,7 +467,10 @@ impl World {
 
     /// Runs the checked one-shot system `node` with a command queue of its
     /// own, then lands what it recorded (or drops it, if it panicked).
-    fn run_one_shot(&mut self, node: u32) -> Result<(), RunSystemError> {
+    ///
+    /// `settle`: whether what it sent is gathered after it (false only for
+    /// an observer that touches no message service).
+    fn run_one_shot(&mut self, node: u32, settle: bool) -> Result<(), RunSystemError> {
         let rank = FIRST_ONE_SHOT_RANK.saturating_add(self.one_shots.runs);
         self.one_shots.runs = self.one_shots.runs.saturating_add(1);
         let mut queue = self
@@ -442,25 +482,7 @@ impl World {
         let ran = if matches!(self.nodes[node as usize], WorldNode::Whole(_)) {
             self.run_one_shot_whole(node)
         } else {
-            let (graph, slots) = self.graph.parts_mut();
-            let env = NodeEnv {
-                cells: ServiceCells::new(slots),
-                graph: &graph,
-                descriptor: &graph.nodes()[node as usize],
-            };
-            let WorldNode::Body(cell) = &self.nodes[node as usize] else {
-                unreachable!("checked: a system's body")
-            };
-            let world = self.id;
-            // SAFETY: the world is borrowed exclusively (`&mut self`) and
-            // no part of a plan runs now (between iterations, or inside a
-            // whole-world system or custom command, which run alone), so
-            // the node's declared accesses overlap with nothing; `cells`
-            // borrow the world's slots for the whole call; only this
-            // thread is inside the cell.
-            panic::catch_unwind(AssertUnwindSafe(|| unsafe {
-                cell.run(&env, world, node, rank);
-            }))
+            self.run_one_shot_body(node, rank)
         };
         // `queue` is the world's own again; the one-shot's is back in `queue`.
         self.swap_command_queue(&mut queue);
@@ -476,7 +498,9 @@ impl World {
             self.failed_nodes.push(node);
             self.failed_ranks.push(rank);
         }
-        self.settle_messages(true, &mut sent);
+        if settle {
+            self.settle_messages(true, &mut sent);
+        }
         if failed {
             self.failed_nodes.pop();
             self.failed_ranks.pop();
@@ -497,7 +521,10 @@ impl World {
                 }
             }
             Ok(()) => {
-                self.land_one_shot_commands(mine, &mut sent);
+                // Nothing recorded: nothing to land.
+                if !mine.is_empty() {
+                    self.land_one_shot_commands(mine, &mut sent);
+                }
                 if sent.is_empty() {
                     Ok(())
                 } else {
@@ -525,6 +552,45 @@ impl World {
         };
         self.one_shots.spare = Some(queue);
         result
+    }
+
+    /// Runs the body of the plain (not whole-world) one-shot system `node`
+    /// at `rank`, catching a panic.
+    fn run_one_shot_body(&mut self, node: u32, rank: u32) -> std::thread::Result<()> {
+        let (graph, slots) = self.graph.parts_mut();
+        let env = NodeEnv {
+            cells: ServiceCells::new(slots),
+            graph: &graph,
+            descriptor: &graph.nodes()[node as usize],
+        };
+        let WorldNode::Body(cell) = &self.nodes[node as usize] else {
+            unreachable!("checked: a system's body")
+        };
+        let world = self.id;
+        // SAFETY: the world is borrowed exclusively (`&mut self`) and
+        // no part of a plan runs now (between iterations, or inside a
+        // whole-world system or custom command, which run alone), so
+        // the node's declared accesses overlap with nothing; `cells`
+        // borrow the world's slots for the whole call; only this
+        // thread is inside the cell.
+        panic::catch_unwind(AssertUnwindSafe(|| unsafe {
+            cell.run(&env, world, node, rank);
+        }))
+    }
+
+    /// Runs the observer `node` that touches neither the command queue nor
+    /// a message service: nothing it does is recorded, so there is no
+    /// queue to swap in, nothing to land and nothing to gather after it.
+    fn run_quiet_observer(&mut self, node: u32) -> Result<(), RunSystemError> {
+        let rank = FIRST_ONE_SHOT_RANK.saturating_add(self.one_shots.runs);
+        self.one_shots.runs = self.one_shots.runs.saturating_add(1);
+        self.run_one_shot_body(node, rank)
+            .map_err(|payload| RunSystemError::Panicked {
+                system: self.system_name(node),
+                message: crate::exec::panic_message(&*payload)
+                    .unwrap_or("a panic without a message")
+                    .to_owned(),
+            })
     }
 
     /// A whole-world one-shot system: its run conditions, then its body.

@@ -3,10 +3,13 @@
 //! recorded (see the module docs of `observe` for the order).
 
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use crate::ServiceId;
 use crate::entity::{Bundle, ComponentId, Entity, EntityError};
 use crate::world::error::BoundaryStep;
+use crate::world::one_shot::ObserverShape;
 use crate::world::{BoundaryFailure, CommandQueue, SystemId, World};
 
 use super::hooks::HookWorld;
@@ -46,12 +49,14 @@ impl World {
         let outer = self.observe.capture.replace(Vec::new());
         let result = change(self);
         let batches = std::mem::replace(&mut self.observe.capture, outer).unwrap_or_default();
-        // What they recorded lands with no capture of ours around it.
-        let outer = self.observe.capture.take();
-        for batch in batches {
-            self.land_batch(batch);
+        if !batches.is_empty() {
+            // What they recorded lands with no capture of ours around it.
+            let outer = self.observe.capture.take();
+            for batch in batches {
+                self.land_batch(batch);
+            }
+            self.observe.capture = outer;
         }
-        self.observe.capture = outer;
         self.observe.chain.pop();
         result
     }
@@ -190,21 +195,24 @@ impl World {
     /// Runs the observers of `list` that watch `target` (or every target)
     /// and are still registered, for the event now in `E`'s slot.
     fn run_observers<E: Event>(&mut self, list: &[ObserverEntry], target: Option<Entity>) {
+        // Removals since the list was read (by an observer's command) are
+        // looked up; none, the common case, costs one compare an entry.
+        let removals = self.observe.removals;
         for entry in list {
             let watching = match entry.watch {
                 None => true,
                 Some(watched) => target == Some(watched),
             };
-            if watching && self.observe.keys.contains_key(&entry.id) {
-                self.run_observer::<E>(entry.system);
+            if watching && self.observe.still_registered(entry.id, removals) {
+                self.run_observer::<E>(entry.system, entry.shape);
             }
         }
     }
 
     /// Runs observer `system` for the event now in `E`'s slot.
-    fn run_observer<E: Event>(&mut self, system: SystemId) {
+    fn run_observer<E: Event>(&mut self, system: SystemId, shape: ObserverShape) {
         let node = u32::try_from(system.node().index()).unwrap_or(u32::MAX);
-        if let Err(error) = self.run_observer_system(node) {
+        if let Err(error) = self.run_observer_system(node, shape) {
             let observer = self.graph.nodes()[system.node().index()].name().to_owned();
             let message = error.to_string();
             self.observe.failures.push(BoundaryFailure::new(
@@ -217,20 +225,23 @@ impl World {
         }
     }
 
-    /// `E`'s slot (there is one once an observer of `E` is registered).
-    fn trigger_slot<E: Event>(&mut self) -> Option<&mut TriggerSlot<E>> {
-        let id = self.graph.registry().table().id_of::<TriggerSlot<E>>()?;
+    /// `E`'s slot, `slot` (resolved when its first observer registered).
+    fn trigger_slot<E: Event>(&mut self, slot: ServiceId) -> Option<&mut TriggerSlot<E>> {
         self.graph
             .registry_mut()
-            .slot_mut(id)?
+            .slot_mut(slot)?
             .value
             .as_deref_mut()?
             .downcast_mut()
     }
 
     /// Puts `current` in `E`'s slot, returning what was there.
-    fn put_current<E: Event>(&mut self, current: Option<Current<E>>) -> Option<Current<E>> {
-        match self.trigger_slot::<E>() {
+    fn put_current<E: Event>(
+        &mut self,
+        slot: ServiceId,
+        current: Option<Current<E>>,
+    ) -> Option<Current<E>> {
+        match self.trigger_slot::<E>(slot) {
             Some(slot) => std::mem::replace(&mut slot.current, current),
             None => None,
         }
@@ -283,34 +294,55 @@ impl World {
     /// Delivers a custom event (failures go to the world's list).
     pub(crate) fn trigger_now<E: Event>(&mut self, event: E, target: Option<Entity>) {
         let key = EventKey::Custom(std::any::TypeId::of::<E>());
-        if self.observe.observers_of(key).is_none() {
+        let Some(list) = self.observe.observers_of(key) else {
             return; // nobody listens: nothing to do, not even propagate
-        }
+        };
+        let Some(slot) = list.first().map(|entry| entry.slot) else {
+            return;
+        };
         let link = Link {
             what: "trigger",
             name: std::any::type_name::<E>(),
             entity: target,
         };
-        self.deliver(link, |world| world.deliver_custom::<E>(event, target, key));
+        self.deliver(link, |world| {
+            world.deliver_custom::<E>(event, target, key, slot, list);
+        });
     }
 
-    fn deliver_custom<E: Event>(&mut self, event: E, target: Option<Entity>, key: EventKey) {
-        let saved = self.put_current(Some(Current {
-            event,
-            target,
-            propagate: AtomicBool::new(true),
-        }));
+    fn deliver_custom<E: Event>(
+        &mut self,
+        event: E,
+        target: Option<Entity>,
+        key: EventKey,
+        slot: ServiceId,
+        first: Arc<Vec<ObserverEntry>>,
+    ) {
+        let saved = self.put_current(
+            slot,
+            Some(Current {
+                event,
+                target,
+                propagate: AtomicBool::new(true),
+            }),
+        );
         let mut at = target;
         let mut hops = 0u32;
+        // Observers added by an observer's commands join the next
+        // delivery, not this one: the list is read once per target (the
+        // first target's was read by the caller, just before).
+        let mut list = Some(first);
         loop {
-            // Observers added by an observer's commands join the next
-            // delivery, not this one: the list is read once per target.
-            let list = self.observe.observers_of(key).unwrap_or_default();
-            self.run_observers::<E>(&list, at);
-            let Some(slot) = self.trigger_slot::<E>() else {
-                break;
+            let this = match list.take() {
+                Some(list) => list,
+                None => self.observe.observers_of(key).unwrap_or_default(),
             };
-            let Some(current) = slot.current.as_mut() else {
+            self.run_observers::<E>(&this, at);
+            drop(this);
+            let Some(current) = self
+                .trigger_slot::<E>(slot)
+                .and_then(|slot| slot.current.as_mut())
+            else {
                 break;
             };
             let propagate = std::mem::replace(current.propagate.get_mut(), true);
@@ -341,7 +373,7 @@ impl World {
             }
             at = Some(next);
             if let Some(current) = self
-                .trigger_slot::<E>()
+                .trigger_slot::<E>(slot)
                 .and_then(|slot| slot.current.as_mut())
             {
                 current.target = at;
@@ -349,7 +381,7 @@ impl World {
         }
         // The event is dropped here, after its observers (a panicking
         // `Drop` of it is reported as the observer step would be).
-        let finished = self.put_current(saved);
+        let finished = self.put_current(slot, saved);
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(finished))) {
             self.observe.failures.push(BoundaryFailure::new(
                 BoundaryStep::Propagation {
@@ -623,11 +655,17 @@ pub(crate) fn deliver_lifecycle<E: Event>(
     let Some(event) = E::lifecycle_value() else {
         return;
     };
-    let saved = world.put_current(Some(Current {
-        event,
-        target: Some(target),
-        propagate: AtomicBool::new(true),
-    }));
+    let Some(slot) = list.first().map(|entry| entry.slot) else {
+        return;
+    };
+    let saved = world.put_current(
+        slot,
+        Some(Current {
+            event,
+            target: Some(target),
+            propagate: AtomicBool::new(true),
+        }),
+    );
     world.run_observers::<E>(list, Some(target));
-    world.put_current(saved);
+    world.put_current(slot, saved);
 }

@@ -54,6 +54,7 @@ use std::sync::Arc;
 use foldhash::HashMap;
 
 use crate::entity::{ComponentId, Entity};
+use crate::world::one_shot::ObserverShape;
 use crate::world::spec::IntoSystem;
 use crate::world::{BoundaryFailure, CommandQueue, RunSystemError, SystemId, World};
 
@@ -147,6 +148,12 @@ pub(crate) struct ObserverEntry {
     pub(crate) system: SystemId,
     /// The one entity it watches, or `None`: every target.
     pub(crate) watch: Option<Entity>,
+    /// Its event type's `TriggerSlot` (the same for every entry of one
+    /// list), resolved once at registration: a delivery looks no type up.
+    pub(crate) slot: crate::ServiceId,
+    /// What its runs may leave to land or gather, asked once at
+    /// registration.
+    pub(crate) shape: ObserverShape,
     /// Delivers a lifecycle event at an entity to a list of observers of
     /// its event type (`dispatch::deliver_lifecycle`).
     pub(crate) deliver_lifecycle: fn(&mut World, &[ObserverEntry], Entity),
@@ -178,6 +185,9 @@ pub(crate) struct Observe {
     observers: HashMap<EventKey, Arc<Vec<ObserverEntry>>>,
     /// Each observer's key, by id.
     keys: HashMap<u64, EventKey>,
+    /// How many observers were ever removed: a delivery that sees it
+    /// unchanged since it read its list skips looking each entry up.
+    pub(crate) removals: u64,
     /// Entities watched by observers, and how many watch each.
     watched: HashMap<Entity, u32>,
     next_id: u64,
@@ -267,6 +277,13 @@ impl Observe {
 
     pub(crate) fn observers_of(&self, key: EventKey) -> Option<Arc<Vec<ObserverEntry>>> {
         self.observers.get(&key).cloned()
+    }
+
+    /// Whether observer `id` is still registered, for a delivery that
+    /// read its list when [`removals`](Self::removals) was `removals`.
+    #[inline]
+    pub(crate) fn still_registered(&self, id: u64, removals: u64) -> bool {
+        self.removals == removals || self.keys.contains_key(&id)
     }
 
     pub(crate) fn watches(&self, entity: Entity) -> bool {
@@ -359,6 +376,7 @@ impl World {
             let _ = self.unregister_system(system);
             return Err(ObserveError::Refused(error));
         }
+        let shape = self.observer_shape(system.node().index());
         let key = match E::lifecycle(self.entities_mut()) {
             Some((event, component)) => {
                 self.observe.note_interest(component, event);
@@ -373,6 +391,8 @@ impl World {
             id,
             system,
             watch,
+            slot,
+            shape,
             deliver_lifecycle: dispatch::deliver_lifecycle::<E>,
         });
         observe.keys.insert(id, key);
@@ -394,6 +414,7 @@ impl World {
             .then(|| self.observe.keys.remove(&id.id))
             .flatten()
             .ok_or(ObserveError::NoSuchObserver(id))?;
+        self.observe.removals += 1;
         let list = Arc::make_mut(self.observe.observers.get_mut(&key).expect("keyed"));
         let at = list
             .iter()
