@@ -52,12 +52,28 @@ pub struct RunSummary {
     pub redraws: u64,
     /// Wall-clock time from the first redraw to the last.
     pub wall: Duration,
+    /// Per node of the variable and fixed plans (by node index): its name
+    /// and its time summed over the frames run.
+    pub nodes: Vec<(String, Duration)>,
 }
 
 impl RunSummary {
     /// The mean update time of a game frame.
     pub fn mean_frame(&self) -> Duration {
         self.update / self.frames.max(1) as u32
+    }
+
+    /// The `count` nodes that took longest over the run, with their mean
+    /// time a frame, longest first.
+    pub fn busiest(&self, count: usize) -> Vec<(&str, Duration)> {
+        let mut nodes: Vec<(&str, Duration)> = self
+            .nodes
+            .iter()
+            .map(|(name, total)| (name.as_str(), *total / self.frames.max(1) as u32))
+            .collect();
+        nodes.sort_by_key(|node| std::cmp::Reverse(node.1));
+        nodes.truncate(count);
+        nodes
     }
 
     /// Displayed frames a second.
@@ -111,6 +127,7 @@ pub struct App {
     summary: RunSummary,
     started: Option<Instant>,
     last_frame: Duration,
+    node_times: Vec<Duration>,
     error: Option<AppError>,
 }
 
@@ -131,6 +148,7 @@ impl App {
             summary: RunSummary::default(),
             started: None,
             last_frame: Duration::ZERO,
+            node_times: Vec::new(),
             error: None,
         }
     }
@@ -145,6 +163,13 @@ impl App {
         let event_loop = EventLoop::new().map_err(AppError::EventLoop)?;
         event_loop.set_control_flow(ControlFlow::Poll);
         event_loop.run_app(&mut self).map_err(AppError::EventLoop)?;
+        // The nodes' names, from the plans they ran in.
+        if let Ok(plans) = self.game.world_mut().plans() {
+            let names = plans.variable();
+            for (index, node) in self.summary.nodes.iter_mut().enumerate() {
+                node.0 = names.node_name(sluice::NodeIndex(index as u32)).to_owned();
+            }
+        }
         match self.error {
             Some(error) => Err(error),
             None => Ok(self.summary),
@@ -191,6 +216,13 @@ impl App {
             self.last_frame = time;
             self.summary.frames += 1;
             self.summary.update += time;
+            self.game.node_times(&mut self.node_times);
+            self.summary
+                .nodes
+                .resize(self.node_times.len(), (String::new(), Duration::ZERO));
+            for (node, time) in self.summary.nodes.iter_mut().zip(&self.node_times) {
+                node.1 += *time;
+            }
             if let Err(error) = self.after_frame(event_loop) {
                 return self.fail(event_loop, error);
             }
@@ -216,7 +248,7 @@ impl App {
         if let Some(error) = screen.and_then(Screen::last_error) {
             eprintln!("sluice-game-window: presenting: {error}");
         }
-        if frames == 1 || frames % 120 == 0 {
+        if frames == 1 || frames.is_multiple_of(120) {
             println!(
                 "frame {frames:>6}: {:>8.3} ms (mean {:.3} ms)",
                 self.last_frame.as_secs_f64() * 1e3,
@@ -346,10 +378,8 @@ impl ApplicationHandler for App {
                     screen.resize(size.width, size.height);
                 }
             }
-            WindowEvent::KeyboardInput { event, .. } => {
-                if event.state == ElementState::Pressed {
-                    self.key(&event.logical_key, event_loop);
-                }
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+                self.key(&event.logical_key, event_loop);
             }
             WindowEvent::CursorMoved { position, .. } => {
                 let cursor = Vec2::new(position.x as f32, position.y as f32);

@@ -3,6 +3,8 @@
 //! rasterized into (filled discs, squares and rings into `0x00RRGGBB`
 //! pixels, the format softbuffer presents).
 
+use std::sync::Mutex;
+
 use sluice_game::math::Vec2;
 use sluice_game::units::ARENA;
 
@@ -143,7 +145,7 @@ impl Camera {
         let anchor = self.to_world(pixel, width, height);
         self.zoom = (self.zoom * factor).clamp(Self::MIN_ZOOM, Self::MAX_ZOOM);
         let moved = self.to_world(pixel, width, height);
-        self.centre = self.centre + (anchor - moved);
+        self.centre += anchor - moved;
     }
 }
 
@@ -229,76 +231,37 @@ impl Framebuffer {
         }
     }
 
-    fn plot(&mut self, x: i64, y: i64, colour: u32) {
-        if x >= 0 && y >= 0 && x < i64::from(self.width) && y < i64::from(self.height) {
-            self.pixels[y as usize * self.width as usize + x as usize] = colour;
-        }
-    }
-
-    /// Rasterizes `instances` in order (later on top) through `camera`.
+    /// Clears to [`BACKGROUND`] and rasterizes `instances` in order (later
+    /// on top) through `camera`, in horizontal bands fanned out over the
+    /// pool of the node calling it (`sluice::exec::for_each_slice`; on one
+    /// thread outside a pool). Every band draws every instance clipped to
+    /// its rows, so the picture is the same for any number of threads.
     pub fn draw(&mut self, instances: &[Instance], camera: &Camera) {
         let (width, height) = (self.width, self.height);
-        let scale = camera.scale(width, height);
-        for instance in instances {
-            let centre = camera.to_screen(instance.at, width, height);
-            let size = instance.size * scale;
-            match instance.shape {
-                Shape::Square => {
-                    // At least one pixel, so that far-away things still show.
-                    let half = size.max(0.5);
-                    self.fill_rect(
-                        (centre.x - half).round() as i64,
-                        (centre.y - half).round() as i64,
-                        (centre.x + half)
-                            .round()
-                            .max((centre.x - half).round() + 1.0) as i64,
-                        (centre.y + half)
-                            .round()
-                            .max((centre.y - half).round() + 1.0) as i64,
-                        instance.colour,
-                    );
-                }
-                Shape::Disc => self.disc(centre, size, instance.colour),
-                Shape::Ring => self.ring(centre, size, instance.colour),
+        let rows_per_band = (height as usize).div_ceil(bands());
+        let bands: Vec<Mutex<Band<'_>>> = self
+            .pixels
+            .chunks_mut(rows_per_band * width as usize)
+            .enumerate()
+            .map(|(index, pixels)| {
+                Mutex::new(Band {
+                    top: (index * rows_per_band) as i64,
+                    width: i64::from(width),
+                    pixels,
+                })
+            })
+            .collect();
+        let view = View::new(camera, width, height);
+        sluice::exec::for_each_slice(bands.len(), &|slices| {
+            for index in slices {
+                // Each band is locked by the one slice that draws it.
+                let mut band = bands[index]
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner());
+                band.pixels.fill(BACKGROUND);
+                band.draw(instances, &view);
             }
-        }
-    }
-
-    fn disc(&mut self, centre: Vec2, radius: f32, colour: u32) {
-        let (cx, cy) = (centre.x.floor() as i64, centre.y.floor() as i64);
-        if radius < 1.0 {
-            self.plot(cx, cy, colour);
-            return;
-        }
-        let reach = radius.ceil() as i64;
-        if cx + reach < 0
-            || cy + reach < 0
-            || cx - reach >= i64::from(self.width)
-            || cy - reach >= i64::from(self.height)
-        {
-            return;
-        }
-        let squared = radius * radius;
-        for dy in -reach..=reach {
-            let rest = squared - (dy * dy) as f32;
-            if rest < 0.0 {
-                continue;
-            }
-            let half = rest.sqrt() as i64;
-            self.fill_rect(cx - half, cy + dy, cx + half + 1, cy + dy + 1, colour);
-        }
-    }
-
-    fn ring(&mut self, centre: Vec2, radius: f32, colour: u32) {
-        let steps = (radius * 8.0).clamp(8.0, 512.0) as u32;
-        for step in 0..steps {
-            let angle = step as f32 / steps as f32 * std::f32::consts::TAU;
-            self.plot(
-                (centre.x + radius * angle.cos()).round() as i64,
-                (centre.y + radius * angle.sin()).round() as i64,
-                colour,
-            );
-        }
+        });
     }
 
     /// The pixels as 8-bit RGB triples, row by row (what a PNG holds).
@@ -310,6 +273,165 @@ impl Framebuffer {
                 [r, g, b]
             })
             .collect()
+    }
+}
+
+/// Horizontal bands a frame is rasterized in: two per core, so that a busy
+/// band does not hold the others up, and no more, since every band looks
+/// at every instance.
+fn bands() -> usize {
+    static BANDS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BANDS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        (cores * 2).clamp(2, 32)
+    })
+}
+
+/// The camera's mapping, computed once a frame.
+#[derive(Clone, Copy)]
+struct View {
+    scale: f32,
+    offset: Vec2,
+}
+
+impl View {
+    fn new(camera: &Camera, width: u32, height: u32) -> Self {
+        let scale = camera.scale(width, height);
+        Self {
+            scale,
+            offset: camera.to_screen(Vec2::ZERO, width, height),
+        }
+    }
+
+    fn to_screen(self, at: Vec2) -> Vec2 {
+        Vec2::new(
+            at.x * self.scale + self.offset.x,
+            at.y * self.scale + self.offset.y,
+        )
+    }
+}
+
+/// `x` rounded down, without a call into libm (`f32::floor` is one on a
+/// target without SSE4.1), saturating far outside `i64`.
+fn floor(x: f32) -> i64 {
+    let truncated = x as i64;
+    if (truncated as f32) > x {
+        truncated - 1
+    } else {
+        truncated
+    }
+}
+
+/// Rows `top..top + pixels.len() / width` of a framebuffer.
+struct Band<'a> {
+    top: i64,
+    width: i64,
+    pixels: &'a mut [u32],
+}
+
+/// The half widths of a disc's rows, for one pixel radius (every unit has
+/// the same, so a frame computes it once).
+struct DiscSpans {
+    radius: f32,
+    reach: i64,
+    halves: Vec<i64>,
+}
+
+impl DiscSpans {
+    fn for_radius(&mut self, radius: f32) -> &Self {
+        if radius != self.radius {
+            self.radius = radius;
+            self.reach = radius.ceil() as i64;
+            let squared = radius * radius;
+            self.halves.clear();
+            self.halves.extend((-self.reach..=self.reach).map(|dy| {
+                let rest = squared - (dy * dy) as f32;
+                if rest < 0.0 { -1 } else { rest.sqrt() as i64 }
+            }));
+        }
+        self
+    }
+}
+
+impl Band<'_> {
+    fn bottom(&self) -> i64 {
+        self.top + self.pixels.len() as i64 / self.width
+    }
+
+    /// Fills `x0..x1` x `y0..y1` (frame coordinates), clipped to the band.
+    fn fill(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, colour: u32) {
+        let (x0, x1) = (x0.clamp(0, self.width), x1.clamp(0, self.width));
+        let (y0, y1) = (y0.max(self.top), y1.min(self.bottom()));
+        if x0 >= x1 || y0 >= y1 {
+            return;
+        }
+        for y in y0..y1 {
+            let row = ((y - self.top) * self.width) as usize;
+            self.pixels[row + x0 as usize..row + x1 as usize].fill(colour);
+        }
+    }
+
+    fn plot(&mut self, x: i64, y: i64, colour: u32) {
+        if x >= 0 && x < self.width && y >= self.top && y < self.bottom() {
+            self.pixels[((y - self.top) * self.width + x) as usize] = colour;
+        }
+    }
+
+    fn draw(&mut self, instances: &[Instance], view: &View) {
+        let (top, bottom) = (self.top as f32, self.bottom() as f32);
+        let mut spans = DiscSpans {
+            radius: -1.0,
+            reach: 0,
+            halves: Vec::new(),
+        };
+        for instance in instances {
+            // Whatever lies wholly above or below the band is skipped.
+            let y = instance.at.y * view.scale + view.offset.y;
+            let size = instance.size * view.scale;
+            if y + size + 1.0 < top || y - size - 1.0 > bottom {
+                continue;
+            }
+            let centre = view.to_screen(instance.at);
+            match instance.shape {
+                Shape::Square => {
+                    // At least one pixel, so that far-away things still show.
+                    let half = size.max(0.5);
+                    let (x0, y0) = ((centre.x - half).round(), (centre.y - half).round());
+                    self.fill(
+                        x0 as i64,
+                        y0 as i64,
+                        (centre.x + half).round().max(x0 + 1.0) as i64,
+                        (centre.y + half).round().max(y0 + 1.0) as i64,
+                        instance.colour,
+                    );
+                }
+                Shape::Disc => {
+                    let (cx, cy) = (floor(centre.x), floor(centre.y));
+                    if size < 1.0 {
+                        self.plot(cx, cy, instance.colour);
+                        continue;
+                    }
+                    let spans = spans.for_radius(size);
+                    for (dy, &half) in (-spans.reach..=spans.reach).zip(&spans.halves) {
+                        if half >= 0 {
+                            let y = cy + dy;
+                            self.fill(cx - half, y, cx + half + 1, y + 1, instance.colour);
+                        }
+                    }
+                }
+                Shape::Ring => {
+                    let steps = (size * 8.0).clamp(8.0, 512.0) as u32;
+                    for step in 0..steps {
+                        let angle = step as f32 / steps as f32 * std::f32::consts::TAU;
+                        self.plot(
+                            (centre.x + size * angle.cos()).round() as i64,
+                            (centre.y + size * angle.sin()).round() as i64,
+                            instance.colour,
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -364,6 +486,13 @@ mod tests {
         let before = camera.centre;
         camera.pan_pixels(Vec2::new(10.0, 0.0), 1280, 720);
         assert!(camera.centre.x < before.x);
+    }
+
+    #[test]
+    fn floor_rounds_down_on_both_sides_of_zero() {
+        for x in [-2.5f32, -2.0, -0.1, 0.0, 0.1, 1.9, 2.0, 1.0e9] {
+            assert_eq!(floor(x), x.floor() as i64, "{x}");
+        }
     }
 
     #[test]

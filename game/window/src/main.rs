@@ -34,6 +34,9 @@ fn main() -> ExitCode {
                 summary.redraws,
                 summary.fps(),
             );
+            for (name, mean) in summary.busiest(6) {
+                println!("  {name:<28} {:>8.3} ms a frame", mean.as_secs_f64() * 1e3);
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {

@@ -145,7 +145,6 @@ impl Screen {
     /// Rasterizes the kept instances through `camera`, draws `hud` over
     /// them and presents.
     pub fn redraw(&mut self, camera: &Camera, hud: &Hud) {
-        self.frame.clear(crate::draw::BACKGROUND);
         self.frame.draw(&self.kept, camera);
         draw_hud(&mut self.frame, hud);
         if let Err(error) = self.present() {
