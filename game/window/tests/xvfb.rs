@@ -4,8 +4,12 @@
 //! framebuffer), and checks both team colours in their halves, the
 //! terrain, and that the picture moves.
 //!
-//! `.ci/run` installs `xvfb` and `x11-apps` (for `xwd`). Without them the
-//! test fails when `CI=true` and is skipped with a note otherwise.
+//! Then it plays: `xdotool` focuses the window and presses Space (the
+//! picture holds still), clicks a red unit (its components are printed and
+//! the panel shows), and presses Escape (the game exits and reports).
+//!
+//! `.ci/run` installs `xvfb`, `x11-apps` (for `xwd`) and `xdotool`. Without
+//! them the test fails when `CI=true` and is skipped with a note otherwise.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -136,14 +140,14 @@ fn halves(frame: &Framebuffer, colour: u32) -> (usize, usize) {
 #[test]
 fn the_battle_shows_on_a_virtual_display() {
     let began = Instant::now();
-    let missing: Vec<&str> = ["Xvfb", "xwd"]
+    let missing: Vec<&str> = ["Xvfb", "xwd", "xdotool"]
         .into_iter()
         .filter(|program| !installed(program))
         .collect();
     if !missing.is_empty() {
         let message = format!(
             "{} not installed: the window's test needs an X server without a screen \
-             (apt-get install xvfb x11-apps; .ci/run installs them)",
+             and a way to type (apt-get install xvfb x11-apps xdotool; .ci/run installs them)",
             missing.join(" and ")
         );
         assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
@@ -171,7 +175,7 @@ fn the_battle_shows_on_a_virtual_display() {
         .spawn()
         .expect("the windowed game starts");
     let stdout = game.stdout.take().expect("piped");
-    let game = Killed(game);
+    let mut game = Killed(game);
     let (lines, received) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -235,6 +239,90 @@ fn the_battle_shows_on_a_virtual_display() {
     // The game's own framebuffer dump is a PNG of the window's size.
     let png = std::fs::read(&screenshot).expect("the game wrote its screenshot");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+
+    // Space pauses: two captures a second apart are the same picture.
+    let xdotool = |args: &[&str]| {
+        let status = Command::new("xdotool")
+            .env("DISPLAY", &display)
+            .args(args)
+            .status()
+            .expect("xdotool runs");
+        assert!(status.success(), "xdotool {args:?} failed");
+    };
+    let search = Command::new("xdotool")
+        .env("DISPLAY", &display)
+        .args(["search", "--name", "^sluice"])
+        .output()
+        .expect("xdotool runs");
+    let window = String::from_utf8_lossy(&search.stdout);
+    let window = window
+        .lines()
+        .next()
+        .expect("the game's window is found")
+        .to_owned();
+    xdotool(&["windowfocus", "--sync", &window]);
+    xdotool(&["key", "space"]);
+    std::thread::sleep(Duration::from_millis(700));
+    let paused = capture(&display);
+    std::thread::sleep(Duration::from_millis(700));
+    let still = capture(&display);
+    let moved = paused
+        .pixels()
+        .iter()
+        .zip(still.pixels())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(moved, 0, "{moved} pixels changed while paused");
+
+    // A click on a red unit selects it: stdout names it, the panel shows.
+    let (x, y) = (1..HEIGHT - 1)
+        .flat_map(|y| (1..WIDTH / 2).map(move |x| (x, y)))
+        .find(|&(x, y)| {
+            [(0, 0), (1, 0), (0, 1)]
+                .iter()
+                .all(|&(dx, dy)| paused.pixel(x + dx, y + dy) == Some(RED))
+        })
+        .expect("a red unit on the left");
+    xdotool(&["mousemove", &x.to_string(), &y.to_string(), "click", "1"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let selected = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(left) {
+            Ok(line) if line.starts_with("selected:") => break line,
+            Ok(_) => {}
+            Err(_) => panic!("no selection printed in 30 s after clicking ({x}, {y})"),
+        }
+    };
+    // Red, unless the armies have met under the cursor on a fast machine.
+    assert!(selected.contains("Team("), "{selected}");
+    assert!(selected.contains("Health("), "{selected}");
+    std::thread::sleep(Duration::from_millis(700));
+    let panel = capture(&display);
+    let right_top_text = (40..200)
+        .flat_map(|y| (WIDTH - 200..WIDTH).map(move |x| (x, y)))
+        .filter(|&(x, y)| panel.pixel(x, y) == Some(sluice_game_window::hud::TEXT))
+        .count();
+    assert!(
+        right_top_text > 100,
+        "the panel's text: {right_top_text} pixels"
+    );
+
+    // Escape quits; the game reports its frames.
+    xdotool(&["key", "Escape"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = game.0.try_wait().expect("the game can be waited on") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the game did not quit on Escape");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "the game exited with {status}");
+    let report: Vec<String> = received.try_iter().collect();
+    assert!(
+        report.iter().any(|line| line.contains("mean frame")),
+        "{report:?}"
+    );
     drop(game);
     eprintln!(
         "window test: {changed} pixels changed between captures; {:.1} s in all",
