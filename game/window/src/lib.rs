@@ -43,17 +43,17 @@ use crate::draw::{Camera, Framebuffer};
         wheel to zoom, click a unit to show its components."
 )]
 pub struct Options {
-    /// Units at the start, half per team.
-    #[arg(long, default_value_t = 20_000)]
-    pub entities: usize,
+    /// Units at the start, half per team (at most 5,000,000).
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(0..=5_000_000))]
+    pub entities: u32,
     /// Threads of the world's pool, the main thread included (default: all cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-    /// The window's width in pixels.
-    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=16_384))]
+    /// The window's width in pixels (at most 8,192).
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=8_192))]
     pub width: u32,
-    /// The window's height in pixels.
-    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16_384))]
+    /// The window's height in pixels (at most 8,192).
+    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=8_192))]
     pub height: u32,
     /// Run this many frames with no input, print the mean frame time and exit.
     #[arg(long)]
@@ -74,7 +74,7 @@ impl Options {
         Config {
             threads: self.threads.map_or(cores, usize::from),
             frames: 0,
-            entities: self.entities,
+            entities: self.entities as usize,
             timing: true,
         }
     }

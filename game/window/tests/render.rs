@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use sluice::Plan;
-use sluice::{Entity, NodeIndex};
+use sluice::{Entity, ExecutorKind, NodeIndex};
 use sluice_game::Game;
 use sluice_game::math::Vec2;
 use sluice_game::units::{Pos, Team};
@@ -46,19 +46,26 @@ fn node_named(plan: &Plan, name: &str) -> NodeIndex {
 }
 
 #[test]
-fn every_thread_count_draws_the_same_frames() {
+fn every_executor_and_thread_count_draws_the_same_frames() {
     let mut frames = Vec::new();
-    for threads in [1, 3] {
+    for (threads, executor) in [
+        (1, ExecutorKind::Serial),
+        (3, ExecutorKind::Parallel),
+        (2, ExecutorKind::Adaptive),
+    ] {
         let mut game = build_game(&options(threads)).expect("the game starts");
+        game.world_mut().set_executor(executor);
         run(&mut game, 40);
         let screen = screen(&game);
         assert_eq!(screen.presented(), 40, "one present a frame");
         frames.push((screen.framebuffer().clone(), screen.instances().to_vec()));
     }
-    let (one, three) = (&frames[0], &frames[1]);
-    // The drain gives the instances in the order a serial run pushes them.
-    assert_eq!(one.1, three.1, "the same instances in the same order");
-    assert_eq!(one.0, three.0, "the same pixels");
+    let one = &frames[0];
+    for other in &frames[1..] {
+        // The drain gives the instances in the order a serial run pushes them.
+        assert_eq!(one.1, other.1, "the same instances in the same order");
+        assert_eq!(one.0, other.0, "the same pixels");
+    }
     let pixels = one.0.pixels();
     for colour in [RED, BLUE, GROUND] {
         assert!(pixels.contains(&colour), "{colour:06x} drawn");
@@ -146,6 +153,11 @@ fn the_command_line_refuses_nonsense_with_clear_errors() {
     };
     assert!(refused(&["--threads", "0"]).contains("--threads"));
     assert!(refused(&["--width", "0"]).contains("--width"));
+    assert!(
+        refused(&["--height", "100000"]).contains("8192"),
+        "no 40 GB framebuffer"
+    );
+    assert!(refused(&["--entities", "4000000000"]).contains("--entities"));
     assert!(refused(&["--entities", "many"]).contains("invalid digit"));
     assert!(
         refused(&["--frame", "3"]).contains("--frames"),
@@ -154,4 +166,18 @@ fn the_command_line_refuses_nonsense_with_clear_errors() {
     let options = Options::try_parse_from(["sluice-game-window"]).expect("defaults");
     assert_eq!((options.width, options.height), (1280, 720));
     assert_eq!(options.frames, None);
+}
+
+#[test]
+fn without_a_display_the_window_says_so_and_fails() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_sluice-game-window"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .args(["--entities", "100", "--frames", "3"])
+        .output()
+        .expect("the binary runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is DISPLAY set?"), "{stderr}");
 }
