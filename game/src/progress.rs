@@ -1,0 +1,174 @@
+//! The frames' progress bar (indicatif) while a person waits for a run.
+//!
+//! It is drawn on standard error only when standard output and standard
+//! error are both terminals; a run whose output goes to a pipe or a file
+//! (a test, a script, CI) gets a hidden bar that draws nothing. The bar is
+//! moved on after each frame, outside the frame's measured time, and
+//! redraws itself at most a few times a second.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::report::FrameSample;
+
+/// How often the bar's message (the last frame's time) is rewritten, in
+/// frames: a message is a small allocation, so not every frame.
+const MESSAGE_EVERY: u64 = 16;
+
+/// The bar over the frames of one run.
+#[derive(Debug)]
+pub struct FrameProgress {
+    bar: ProgressBar,
+}
+
+impl FrameProgress {
+    /// A bar over `frames` frames, drawn on standard error when standard
+    /// output and standard error are terminals, else hidden.
+    pub fn for_terminal(frames: u64) -> Self {
+        let terminal = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+        let target = if terminal {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        Self::new(frames, target)
+    }
+
+    /// A bar over `frames` frames drawn on `target`.
+    pub fn new(frames: u64, target: ProgressDrawTarget) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(frames), target);
+        if let Ok(style) = ProgressStyle::with_template(
+            "frames [{bar:30}] {pos}/{len} {per_sec:>12} eta {eta:>4} {wide_msg}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Self { bar }
+    }
+
+    /// Whether the bar draws anything.
+    pub fn is_hidden(&self) -> bool {
+        self.bar.is_hidden()
+    }
+
+    /// Frames counted so far.
+    pub fn frames_done(&self) -> u64 {
+        self.bar.position()
+    }
+
+    /// Counts the frame of `sample`.
+    pub fn on_frame(&self, sample: &FrameSample) {
+        self.bar.inc(1);
+        if !self.bar.is_hidden() && sample.frame % MESSAGE_EVERY == 0 {
+            self.bar.set_message(format!(
+                "last {:.3} ms, peak {:.3} ms",
+                sample.time.as_secs_f64() * 1e3,
+                sample.window_peak.as_secs_f64() * 1e3
+            ));
+        }
+    }
+
+    /// Runs `print` (lines for standard output) with the bar out of the
+    /// way, so that the lines and the bar do not mix.
+    pub fn println(&self, print: impl FnOnce()) {
+        self.bar.suspend(print);
+    }
+
+    /// Clears the bar: the run's report follows.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn sample(frame: u64) -> FrameSample {
+        FrameSample {
+            frame,
+            time: Duration::from_micros(1_500),
+            window_peak: Duration::from_micros(2_000),
+            busiest: None,
+        }
+    }
+
+    /// A terminal that records the lines drawn on it.
+    #[derive(Debug, Default, Clone)]
+    struct Recorder(std::sync::Arc<std::sync::Mutex<String>>);
+
+    impl Recorder {
+        fn text(&self) -> String {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl indicatif::TermLike for Recorder {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, line: &str) -> std::io::Result<()> {
+            self.write_str(&format!("{line}\n"))
+        }
+        fn write_str(&self, text: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(text);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_bar_counts_every_frame() {
+        let progress = FrameProgress::new(3, ProgressDrawTarget::hidden());
+        assert!(progress.is_hidden());
+        for frame in 0..3 {
+            progress.on_frame(&sample(frame));
+        }
+        assert_eq!(progress.frames_done(), 3);
+        let mut printed = false;
+        progress.println(|| printed = true);
+        assert!(printed);
+        progress.finish();
+        assert!(progress.bar.is_finished());
+    }
+
+    #[test]
+    fn a_drawn_bar_shows_the_last_frame_time() {
+        // A target that records what a terminal would show.
+        let terminal = Recorder::default();
+        let progress = FrameProgress::new(
+            32,
+            ProgressDrawTarget::term_like(Box::new(terminal.clone())),
+        );
+        assert!(!progress.is_hidden());
+        progress.on_frame(&sample(0));
+        assert_eq!(progress.bar.message(), "last 1.500 ms, peak 2.000 ms");
+        assert_eq!(progress.frames_done(), 1);
+        // The message changes every MESSAGE_EVERY frames only.
+        progress.on_frame(&sample(1));
+        progress.bar.tick();
+        let drawn = terminal.text();
+        assert!(drawn.contains("frames ["), "{drawn:?}");
+        assert!(drawn.contains("/32"), "{drawn:?}");
+        assert!(drawn.contains("last 1.500 ms, peak 2.000 ms"), "{drawn:?}");
+        progress.finish();
+    }
+}
