@@ -67,7 +67,7 @@ impl FrameProgress {
             return;
         }
         self.bar.inc(1);
-        if sample.frame % MESSAGE_EVERY == 0 {
+        if sample.frame.is_multiple_of(MESSAGE_EVERY) {
             self.bar.set_message(format!(
                 "{:.2} ms, peak {:.2} ms",
                 sample.time.as_secs_f64() * 1e3,

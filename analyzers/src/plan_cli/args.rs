@@ -108,17 +108,17 @@ impl PlanArgs {
     /// The planner's options: the packing, and SL0008 reported only on
     /// request (`--warn-ambiguous`), unlike a world's default.
     pub fn plan_options(&self) -> PlanOptions {
-        let mut options = PlanOptions::default();
-        options.ambiguity = if self.warn_ambiguous {
-            AmbiguityLevel::Warn
-        } else {
-            AmbiguityLevel::Ignore
-        };
-        options.packing = match self.packing {
-            PackingArg::Order => Packing::Order,
-            PackingArg::FirstFit => Packing::FirstFit,
-        };
-        options
+        PlanOptions {
+            ambiguity: if self.warn_ambiguous {
+                AmbiguityLevel::Warn
+            } else {
+                AmbiguityLevel::Ignore
+            },
+            packing: match self.packing {
+                PackingArg::Order => Packing::Order,
+                PackingArg::FirstFit => Packing::FirstFit,
+            },
+        }
     }
 
     /// The view asked for (clap has refused two).

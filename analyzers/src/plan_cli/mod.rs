@@ -135,7 +135,7 @@ fn run_reading(
         inner: BufWriter::new(stdout),
         error: None,
     };
-    let Ok(written) = plan(file, &text, &options, stderr, &mut out) else {
+    let Ok(written) = plan(file, &text, options, stderr, &mut out) else {
         return 2;
     };
     let flushed = written.and_then(|()| {
