@@ -113,6 +113,7 @@ fn count(value: &str, min: u64, max: u64, what: &str) -> Result<u64, String> {
     match value.trim().parse::<u64>() {
         Ok(count) if (min..=max).contains(&count) => Ok(count),
         Ok(_) => Err(expected()),
+        Err(error) if *error.kind() == std::num::IntErrorKind::PosOverflow => Err(expected()),
         Err(_) => Err(format!("not a whole number: {}", expected())),
     }
 }
@@ -207,6 +208,11 @@ mod tests {
             (
                 "--threads 1025",
                 "invalid value '1025' for '--threads <N>': expected a thread count",
+            ),
+            (
+                "--threads 99999999999999999999999",
+                "invalid value '99999999999999999999999' for '--threads <N>': expected a thread \
+                 count",
             ),
             (
                 "--threads many",
