@@ -84,10 +84,15 @@ fn main() {
     }
     assert!(errors.contains("cycle: a -> b -> a"));
 
-    // Two views at once are refused as bad usage.
+    // Two views at once are refused as bad usage, in clap's words; a
+    // mistyped option gets a suggestion.
     let (status, _, usage) = plan(&["--dot", "--tree"], "frame.plan", FRAME);
     assert_eq!(status, 2);
-    assert!(usage.contains("two views: choose one"));
+    assert!(usage.starts_with("error: the argument '--dot' cannot be used with '--tree'"));
+    let (status, _, usage) = plan(&["--tre"], "frame.plan", FRAME);
+    println!("$ sluice plan --tre frame.plan (status {status})\n{usage}");
+    assert_eq!(status, 2);
+    assert!(usage.contains("tip: a similar argument exists: '--tree'"));
 
     // `sluice check`: the static checks over a source, as a report.
     let source = b"

@@ -7,5 +7,7 @@
 //! where the checks shared with the macros live (`sluice-rules`).
 
 pub mod check;
+pub mod cli;
 pub mod input;
 pub mod plan_cli;
+mod progress;

@@ -133,7 +133,15 @@ fn bad_usage_exits_2() {
     }
     let help = sluice(&["check", "--help"]);
     assert_eq!(help.status.code(), Some(0));
-    assert!(stdout(&help).starts_with("usage: sluice check"));
+    assert!(stdout(&help).contains("Usage: sluice check [OPTIONS] <PATH>..."));
+    let typo = sluice(&["check", "--formt", "json", "."]);
+    assert!(
+        stderr(&typo).contains("tip: a similar argument exists: '--format'"),
+        "{}",
+        stderr(&typo)
+    );
+    let format = sluice(&["check", "--format", "xml", "."]);
+    assert!(stderr(&format).starts_with("error: invalid value 'xml' for '--format <FORMAT>'"));
 }
 
 #[test]
@@ -154,6 +162,8 @@ fn the_workspace_examples_are_clean() {
         text.starts_with("sluice check: no problems found in"),
         "{text}"
     );
+    // Standard error is a pipe here: no progress bar is drawn on it.
+    assert_eq!(stderr(&out), "");
 }
 
 /// A fresh directory of its own under the system's temporary directory.

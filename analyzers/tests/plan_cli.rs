@@ -284,20 +284,95 @@ fn several_errors_in_one_file_are_all_reported() {
     assert!(lines[3].contains("cycle: a -> b -> a"));
 }
 
+/// clap's message for bad usage: status 2, nothing on stdout, the first
+/// line of stderr (then the usage and a pointer to `--help`).
+fn usage_error(args: &[&str]) -> String {
+    let lines = errors(args);
+    assert!(
+        lines.iter().any(|line| line.starts_with("Usage: sluice")),
+        "{lines:?}"
+    );
+    lines[0].clone()
+}
+
 #[test]
 fn bad_usage_exits_2() {
-    assert_eq!(errors(&["plan"]), ["error: `sluice plan` needs a FILE"]);
-    assert_eq!(
-        errors(&["plan", "--packing", "densest", &worked()]),
-        ["error: `--packing` takes `order` or `first-fit`, found `densest`"]
+    assert!(
+        errors(&["plan"])
+            .join("\n")
+            .starts_with("error: the following required arguments were not provided:\n  <FILE>")
     );
     assert_eq!(
-        errors(&["plan", "--fast", &worked()]),
-        ["error: unknown option `--fast`"]
+        errors(&["plan", "--packing", "densest", &worked()])[..2],
+        [
+            "error: invalid value 'densest' for '--packing <P>'",
+            "  [possible values: order, first-fit]"
+        ]
+    );
+    assert_eq!(
+        usage_error(&["plan", "--fast", &worked()]),
+        "error: unexpected argument '--fast' found"
+    );
+    assert_eq!(
+        usage_error(&["plan", &worked(), "second.plan"]),
+        "error: unexpected argument 'second.plan' found"
     );
     let missing = errors(&["plan", "/nonexistent/x.plan"]);
     assert!(missing[0].starts_with("error: cannot read /nonexistent/x.plan"));
-    assert!(errors(&["frobnicate"])[0].starts_with("error: unknown command `frobnicate`"));
+    assert_eq!(
+        usage_error(&["frobnicate"]),
+        "error: unrecognized subcommand 'frobnicate'"
+    );
+    // No subcommand: the help, on stderr, status 2.
+    let run = sluice(&[]);
+    assert_eq!(run.status, 2);
+    assert!(run.stderr.contains("Commands:\n  plan"), "{}", run.stderr);
+}
+
+#[test]
+fn mistakes_get_clap_suggestions() {
+    let tip = |args: &[&str]| errors(args).into_iter().find(|l| l.contains("tip:"));
+    assert_eq!(
+        tip(&["plan", "--tre", &worked()]).as_deref(),
+        Some("  tip: a similar argument exists: '--tree'")
+    );
+    assert_eq!(
+        tip(&["plna", &worked()]).as_deref(),
+        Some("  tip: a similar subcommand exists: 'plan'")
+    );
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    for args in [&["--version"][..], &["plan", "--version"]] {
+        let run = sluice(args);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains(env!("CARGO_PKG_VERSION")),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn completions_print_a_script_naming_the_options() {
+    let run = sluice(&["completions", "bash"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    for word in [
+        "_sluice()",
+        "--dot",
+        "--tree",
+        "--svg",
+        "--packing",
+        "--warn-ambiguous",
+        "--format",
+    ] {
+        assert!(run.stdout.contains(word), "no `{word}` in the bash script");
+    }
+    let zsh = sluice(&["completions", "zsh"]);
+    assert!(zsh.stdout.starts_with("#compdef sluice"), "{}", zsh.stdout);
+    assert!(errors(&["completions", "tcsh"])[0].starts_with("error: invalid value 'tcsh'"));
 }
 
 // ---- Organisation: groups, stages, sets, phases, cadence ----------------
@@ -411,8 +486,8 @@ fn tree_of_nested_groups_in_plan_order() {
          Traffic 3\n  Empty\nPeach 0\nDaisy 1\n"
     );
     assert_eq!(
-        errors(&["plan", "--tree", "--dot", &path]),
-        ["error: `--dot` and `--tree` are two views: choose one"]
+        usage_error(&["plan", "--tree", "--dot", &path]),
+        "error: the argument '--tree' cannot be used with '--dot'"
     );
 }
 
@@ -420,7 +495,7 @@ fn tree_of_nested_groups_in_plan_order() {
 fn help_documents_the_views() {
     let help = planned(&["plan", "--help"]);
     assert!(
-        help.starts_with("usage: sluice plan [--dot | --tree]"),
+        help.contains("Usage: sluice plan [--dot | --tree | --svg]"),
         "{help}"
     );
     assert!(help.contains("digraph fixed"));
@@ -1019,13 +1094,10 @@ fn svg_reports_bad_input_as_the_stage_view_does() {
 
 #[test]
 fn svg_is_a_view_of_its_own() {
-    for (args, message) in [
-        (["--svg", "--dot"], "`--dot` and `--svg`"),
-        (["--tree", "--svg"], "`--svg` and `--tree`"),
-    ] {
+    for [first, second] in [["--svg", "--dot"], ["--tree", "--svg"]] {
         assert_eq!(
-            errors(&["plan", args[0], args[1], &worked()]),
-            [format!("error: {message} are two views: choose one")]
+            usage_error(&["plan", first, second, &worked()]),
+            format!("error: the argument '{first}' cannot be used with '{second}'")
         );
     }
     planned(&["plan", "--svg", "--svg", &worked()]);

@@ -95,3 +95,53 @@ fn a_failing_output_is_reported_and_a_closed_pipe_ends_quietly() {
         out.written
     );
 }
+
+/// The library entry point parses as the binary does: `--help` and
+/// `--version` on standard output with status 0, bad usage (clap's words,
+/// with a suggestion) on standard error with status 2 and nothing on
+/// standard output.
+#[test]
+fn help_version_and_bad_usage_go_where_they_belong() {
+    let words =
+        |line: &str| -> Vec<String> { line.split_whitespace().map(str::to_owned).collect() };
+    for (line, status, on_stdout, on_stderr) in [
+        (
+            "--help",
+            0,
+            "Usage: sluice plan [--dot | --tree | --svg]",
+            "",
+        ),
+        ("--version", 0, env!("CARGO_PKG_VERSION"), ""),
+        (
+            "--tre chain.plan",
+            2,
+            "",
+            "tip: a similar argument exists: '--tree'",
+        ),
+        (
+            "--dot --svg chain.plan",
+            2,
+            "",
+            "error: the argument '--dot' cannot be used with '--svg'",
+        ),
+        ("", 2, "", "<FILE>"),
+    ] {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let got = plan_cli::run_text(&words(line), chain(2).as_bytes(), &mut out, &mut err);
+        let (out, err) = (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        );
+        assert_eq!(got, status, "{line}: {out}{err}");
+        if on_stdout.is_empty() {
+            assert_eq!(out, "", "{line}");
+        } else {
+            assert!(out.contains(on_stdout), "{line}: {out}");
+        }
+        if on_stderr.is_empty() {
+            assert_eq!(err, "", "{line}");
+        } else {
+            assert!(err.contains(on_stderr), "{line}: {err}");
+        }
+    }
+}

@@ -1,238 +1,312 @@
-//! The command line: `sluice-game [--threads N] [--frames N] [--entities N]
-//! [--trace FILE] [--plot FILE] [--plan FILE]`.
+//! The command line of `sluice-game`, parsed by clap (derive): `sluice-game
+//! [--threads N] [--frames N] [--entities N] [--trace FILE] [--plot FILE]
+//! [--plan FILE]`, with `--help`, `--version` and `--completions SHELL`.
+//!
+//! [`Options`] is a plain struct that `main` consumes: an option is one
+//! field (its doc comment is its help line).
+//!
+//! ```
+//! use clap::Parser;
+//! use sluice_game::cli::Options;
+//!
+//! let options = Options::try_parse_from(["sluice-game", "--threads", "64", "--frames=30"]).unwrap();
+//! let config = options.config(2);
+//! assert_eq!((config.threads, config.frames), (64, 30));
+//! // More threads than cores runs, with a note on standard error.
+//! assert!(options.threads_note(2).unwrap().contains("more than the 2 cores"));
+//!
+//! let zero = Options::try_parse_from(["sluice-game", "--threads", "0"]).unwrap_err();
+//! assert!(zero.to_string().contains("invalid value '0' for '--threads <N>'"));
+//! ```
 
-use std::fmt;
+use std::io::Write;
 use std::path::PathBuf;
+
+use clap::{CommandFactory, Parser};
+use clap_complete::Shell;
 
 use crate::Config;
 
-/// The usage text.
-pub const USAGE: &str = "\
-usage: sluice-game [OPTIONS]
+/// The most threads `--threads` takes: past this a pool's threads cost
+/// memory and start-up time for nothing (the game has a few dozen nodes).
+pub const MAX_THREADS: usize = 1024;
 
-Runs the headless game for a fixed number of frames and prints per-frame
-timing, the plans' stage views, the plan's diagnostics and a checksum of the
-final state.
+/// The most units `--entities` takes.
+pub const MAX_ENTITIES: usize = 10_000_000;
 
-options:
-  --threads N    threads of the world's pool, 1 up to the core count (default: all cores)
-  --frames N     frames to run (default: 1000)
-  --entities N   units at the start, half per team (default: 20000)
-  --trace FILE   write a Chrome/Perfetto trace of every node, batch slice and frame
-  --plot FILE    where to write the frame-time plot (default: frame_times.svg)
-  --plan FILE    also write the plans' lanes-and-gates picture (SVG)
-  -h, --help     print this help
-";
+/// What `--help` prints after the options.
+const AFTER_HELP: &str = "\
+Examples:
+  sluice-game --threads 2 --frames 300
+  sluice-game --trace trace.json    (then open it in ui.perfetto.dev)
+  sluice-game --plot docs/frame_times.svg --plan docs/game_plan.svg
+  sluice-game --completions bash > ~/.local/share/bash-completion/completions/sluice-game
 
-/// What the command line asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    /// Run the game.
-    Run(Options),
-    /// Print the usage.
-    Help,
-}
+A progress bar counts the frames on standard error when standard output and
+standard error are terminals.";
 
-/// The settings of a run from the command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `sluice-game`: runs the headless game for a fixed number of frames and
+/// prints per-frame timing, the plans' stage views, the plan's diagnostics
+/// and a checksum of the final state (the same for every `--threads N`).
+#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[command(name = "sluice-game", version, after_help = AFTER_HELP, args_override_self = true)]
 pub struct Options {
-    /// The game's settings.
-    pub config: Config,
-    /// Where to write a Chrome trace, if anywhere.
+    /// Threads of the world's pool, the calling thread included, from 1 to
+    /// 1024 (default: all cores); more than the cores runs, with a note
+    #[arg(long, value_name = "N", value_parser = thread_count)]
+    pub threads: Option<usize>,
+    /// Frames to run
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = frame_count)]
+    pub frames: u64,
+    /// Units at the start, half per team
+    #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = entity_count)]
+    pub entities: usize,
+    /// Write a Chrome/Perfetto trace of every node, batch slice and frame
+    #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Where to write the frame-time plot.
+    /// Where to write the frame-time plot
+    #[arg(long, value_name = "FILE", default_value = "frame_times.svg")]
     pub plot: PathBuf,
-    /// Where to write the lanes-and-gates picture, if anywhere.
+    /// Also write the plans' lanes-and-gates picture (SVG)
+    #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
+    /// Print a completion script for SHELL on standard output instead of
+    /// running
+    #[arg(long, value_name = "SHELL", exclusive = true)]
+    pub completions: Option<Shell>,
 }
 
-/// A command line that cannot be run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CliError {
-    /// An option nobody knows.
-    Unknown(String),
-    /// An option without its value.
-    MissingValue(&'static str),
-    /// A value that is not what the option takes.
-    Invalid {
-        /// The option.
-        option: &'static str,
-        /// What was given.
-        value: String,
-        /// What it should be.
-        expected: String,
-    },
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CliError::Unknown(option) => write!(f, "unknown option `{option}`"),
-            CliError::MissingValue(option) => write!(f, "`{option}` needs a value"),
-            CliError::Invalid {
-                option,
-                value,
-                expected,
-            } => write!(f, "`{option} {value}`: expected {expected}"),
+impl Options {
+    /// The game's settings: `--threads` or else `cores`, the frames and
+    /// the units.
+    pub fn config(&self, cores: usize) -> Config {
+        Config {
+            threads: self.threads.unwrap_or(cores).max(1),
+            frames: self.frames,
+            entities: self.entities,
+            ..Config::default()
         }
     }
-}
 
-impl std::error::Error for CliError {}
-
-/// Parses the arguments after the program's name. `cores` bounds
-/// `--threads`.
-///
-/// # Errors
-/// On an unknown option, a missing value, or a value out of range.
-pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Command, CliError> {
-    let mut config = Config {
-        threads: cores,
-        ..Config::default()
-    };
-    let mut trace = None;
-    let mut plot = PathBuf::from("frame_times.svg");
-    let mut plan = None;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // `--name=value` or `--name value`.
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => {
-                (name.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let option: &'static str = match name.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--threads" => "--threads",
-            "--frames" => "--frames",
-            "--entities" => "--entities",
-            "--trace" => "--trace",
-            "--plot" => "--plot",
-            "--plan" => "--plan",
-            _ => return Err(CliError::Unknown(arg)),
-        };
-        let value = match inline {
-            Some(value) => value,
-            None => args.next().ok_or(CliError::MissingValue(option))?,
-        };
-        match option {
-            "--threads" => {
-                config.threads =
-                    number(option, &value, 1, cores as u64, "a thread count")? as usize;
-            }
-            "--frames" => {
-                config.frames = number(option, &value, 1, u64::from(u32::MAX), "a frame count")?
-            }
-            "--entities" => {
-                config.entities =
-                    number(option, &value, 2, 10_000_000, "an entity count")? as usize;
-            }
-            "--trace" => trace = Some(path(option, value)?),
-            "--plan" => plan = Some(path(option, value)?),
-            _ => plot = path(option, value)?,
-        }
-    }
-    Ok(Command::Run(Options {
-        config,
-        trace,
-        plot,
-        plan,
-    }))
-}
-
-fn number(
-    option: &'static str,
-    value: &str,
-    min: u64,
-    max: u64,
-    what: &str,
-) -> Result<u64, CliError> {
-    let invalid = || CliError::Invalid {
-        option,
-        value: value.to_owned(),
-        expected: format!("{what} from {min} to {max}"),
-    };
-    let parsed: u64 = value.parse().map_err(|_| invalid())?;
-    if (min..=max).contains(&parsed) {
-        Ok(parsed)
-    } else {
-        Err(invalid())
+    /// The note for standard error when `--threads` asks for more threads
+    /// than the machine's `cores`: they run, taking turns on the cores.
+    pub fn threads_note(&self, cores: usize) -> Option<String> {
+        let threads = self.threads?;
+        (threads > cores).then(|| {
+            format!(
+                "note: --threads {threads} is more than the {cores} cores of this machine: the \
+                 threads take turns on them (the checksum is the same; the frame times are not \
+                 what {threads} cores would give)"
+            )
+        })
     }
 }
 
-fn path(option: &'static str, value: String) -> Result<PathBuf, CliError> {
-    if value.is_empty() || value.starts_with("--") {
-        return Err(CliError::Invalid {
-            option,
-            value,
-            expected: "a file name".to_owned(),
-        });
+/// Writes the completion script of `sluice-game` for `shell` to `out`.
+pub fn write_completions(shell: Shell, out: &mut dyn Write) {
+    clap_complete::generate(shell, &mut Options::command(), "sluice-game", out);
+}
+
+/// `value` as a count from `min` to `max` of `what`.
+fn count(value: &str, min: u64, max: u64, what: &str) -> Result<u64, String> {
+    let expected = || format!("expected {what} from {min} to {max}");
+    match value.trim().parse::<u64>() {
+        Ok(count) if (min..=max).contains(&count) => Ok(count),
+        Ok(_) => Err(expected()),
+        Err(error) if *error.kind() == std::num::IntErrorKind::PosOverflow => Err(expected()),
+        Err(_) => Err(format!("not a whole number: {}", expected())),
     }
-    Ok(PathBuf::from(value))
+}
+
+fn thread_count(value: &str) -> Result<usize, String> {
+    let threads = count(
+        value,
+        1,
+        MAX_THREADS as u64,
+        "a thread count (more than the cores is allowed)",
+    )?;
+    Ok(threads as usize)
+}
+
+fn frame_count(value: &str) -> Result<u64, String> {
+    count(value, 1, u64::from(u32::MAX), "a frame count")
+}
+
+fn entity_count(value: &str) -> Result<usize, String> {
+    Ok(count(value, 2, MAX_ENTITIES as u64, "an entity count")? as usize)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::error::ErrorKind;
 
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_owned).collect()
+    fn parse(line: &str) -> Result<Options, clap::Error> {
+        Options::try_parse_from(std::iter::once("sluice-game").chain(line.split_whitespace()))
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Options::command().debug_assert();
     }
 
     #[test]
     fn defaults_and_values() {
-        let Command::Run(options) = parse(args(""), 2).unwrap() else {
-            panic!("not a run")
-        };
-        assert_eq!(options.config.threads, 2);
-        assert_eq!(options.config.frames, 1_000);
-        assert_eq!(options.plot, PathBuf::from("frame_times.svg"));
-        let Command::Run(options) = parse(
-            args("--threads 1 --frames=30 --entities 500 --trace t.json --plot p.svg --plan l.svg"),
-            2,
-        )
-        .unwrap() else {
-            panic!("not a run")
-        };
+        let options = parse("").unwrap();
+        let config = options.config(2);
         assert_eq!(
-            (
-                options.config.threads,
-                options.config.frames,
-                options.config.entities
-            ),
+            (config.threads, config.frames, config.entities),
+            (2, 1_000, 20_000)
+        );
+        assert_eq!(options.plot, PathBuf::from("frame_times.svg"));
+        assert_eq!((&options.trace, &options.plan), (&None, &None));
+        assert_eq!(options.threads_note(2), None);
+
+        let options = parse(
+            "--threads 1 --frames=30 --entities 500 --trace t.json --plot p.svg --plan l.svg",
+        )
+        .unwrap();
+        let config = options.config(2);
+        assert_eq!(
+            (config.threads, config.frames, config.entities),
             (1, 30, 500)
         );
         assert_eq!(options.trace, Some(PathBuf::from("t.json")));
         assert_eq!(options.plot, PathBuf::from("p.svg"));
         assert_eq!(options.plan, Some(PathBuf::from("l.svg")));
-        assert_eq!(parse(args("--help"), 2), Ok(Command::Help));
+        // The last of a repeated option wins.
+        assert_eq!(parse("--frames 3 --frames 4").unwrap().frames, 4);
     }
 
     #[test]
-    fn bad_flags_are_errors() {
+    fn more_threads_than_cores_run_with_a_note() {
+        let options = parse("--threads 64").unwrap();
+        assert_eq!(options.config(2).threads, 64);
+        let note = options.threads_note(2).unwrap();
+        assert!(
+            note.starts_with("note: --threads 64 is more than the 2 cores"),
+            "{note}"
+        );
+        assert_eq!(options.threads_note(64), None);
+        assert_eq!(
+            parse(&format!("--threads {MAX_THREADS}"))
+                .unwrap()
+                .config(2)
+                .threads,
+            MAX_THREADS
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_naming_the_option() {
         for (line, message) in [
             (
                 "--threads 0",
-                "`--threads 0`: expected a thread count from 1 to 2",
+                "invalid value '0' for '--threads <N>': expected a thread count (more than \
+                 the cores is allowed) from 1 to 1024",
             ),
             (
-                "--threads 3",
-                "`--threads 3`: expected a thread count from 1 to 2",
+                "--threads 1025",
+                "invalid value '1025' for '--threads <N>': expected a thread count",
             ),
+            (
+                "--threads 99999999999999999999999",
+                "invalid value '99999999999999999999999' for '--threads <N>': expected a thread \
+                 count",
+            ),
+            (
+                "--threads many",
+                "invalid value 'many' for '--threads <N>': not a whole number",
+            ),
+            ("--threads -3", "unexpected argument '-3' found"),
             (
                 "--frames ten",
-                "`--frames ten`: expected a frame count from 1 to 4294967295",
+                "invalid value 'ten' for '--frames <N>': not a whole number: expected a frame \
+                 count from 1 to 4294967295",
             ),
-            ("--entities", "`--entities` needs a value"),
-            ("--fast", "unknown option `--fast`"),
-            ("--trace --plot", "`--trace --plot`: expected a file name"),
+            (
+                "--entities 1",
+                "invalid value '1' for '--entities <N>': expected an entity count from 2 to \
+                 10000000",
+            ),
+            (
+                "--entities",
+                "a value is required for '--entities <N>' but none was supplied",
+            ),
+            (
+                "--trace --plot",
+                "a value is required for '--trace <FILE>' but none was supplied",
+            ),
+            (
+                "--completions tcsh",
+                "invalid value 'tcsh' for '--completions <SHELL>'",
+            ),
         ] {
-            assert_eq!(
-                parse(args(line), 2).unwrap_err().to_string(),
-                message,
-                "{line}"
-            );
+            let error = parse(line).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{line}");
+            let text = error.to_string();
+            assert!(text.contains(message), "{line}: {text}");
+        }
+        assert_eq!(
+            parse("--completions bash --frames 3").unwrap_err().kind(),
+            ErrorKind::ArgumentConflict
+        );
+    }
+
+    #[test]
+    fn an_unknown_option_gets_a_suggestion() {
+        let error = parse("--thread 2").unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::UnknownArgument);
+        let text = error.to_string();
+        assert!(
+            text.contains("error: unexpected argument '--thread' found"),
+            "{text}"
+        );
+        assert!(
+            text.contains("tip: a similar argument exists: '--threads'"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn help_version_and_completions() {
+        let help = parse("--help").unwrap_err();
+        assert_eq!((help.kind(), help.exit_code()), (ErrorKind::DisplayHelp, 0));
+        let text = help.to_string();
+        for option in [
+            "--threads <N>",
+            "--frames <N>",
+            "--entities <N>",
+            "--trace <FILE>",
+            "--plot <FILE>",
+            "--plan <FILE>",
+            "--completions <SHELL>",
+            "--version",
+        ] {
+            assert!(text.contains(option), "{option} missing from:\n{text}");
+        }
+        let version = parse("--version").unwrap_err();
+        assert_eq!(version.kind(), ErrorKind::DisplayVersion);
+        assert_eq!(
+            version.to_string(),
+            format!("sluice-game {}\n", env!("CARGO_PKG_VERSION"))
+        );
+        assert_eq!(
+            parse("--completions fish").unwrap().completions,
+            Some(Shell::Fish)
+        );
+        let mut script = Vec::new();
+        write_completions(Shell::Bash, &mut script);
+        let script = String::from_utf8(script).unwrap();
+        for option in [
+            "--threads",
+            "--frames",
+            "--entities",
+            "--trace",
+            "--plot",
+            "--plan",
+        ] {
+            assert!(script.contains(option), "{option} missing from the script");
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod navigation;
 pub mod particles;
 pub mod physics;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod scripts;
 pub mod steering;

@@ -1,23 +1,28 @@
 //! `sluice-game`: runs the headless game and prints what it measured.
-//! `cargo run --release -p sluice-game -- --help` for the options.
+//! `cargo run --release -p sluice-game -- --help` for the options
+//! (`sluice_game::cli::Options`, parsed by clap).
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use sluice_game::cli::{self, Command, USAGE};
+use clap::Parser;
+use sluice_game::cli::{self, Options};
+use sluice_game::progress::FrameProgress;
 
 fn main() -> ExitCode {
+    // Bad usage: clap's message (with its suggestion) and exit status 2.
+    let options = Options::parse();
+    if let Some(shell) = options.completions {
+        let mut stdout = std::io::stdout().lock();
+        cli::write_completions(shell, &mut stdout);
+        let _ = stdout.flush();
+        return ExitCode::SUCCESS;
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let options = match cli::parse(std::env::args().skip(1), cores) {
-        Ok(Command::Run(options)) => options,
-        Ok(Command::Help) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("sluice-game: {error}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    if let Some(note) = options.threads_note(cores) {
+        eprintln!("sluice-game: {note}");
+    }
+    let config = options.config(cores);
     let guard = match &options.trace {
         Some(path) => match sluice_game::trace::install(path) {
             Ok(guard) => Some(guard),
@@ -28,23 +33,27 @@ fn main() -> ExitCode {
         },
         None => None,
     };
-    let config = &options.config;
     println!(
         "sluice-game: {} units, {} frames, {} threads",
         config.entities, config.frames, config.threads
     );
-    let progress = (config.frames / 6).max(1);
-    let result = sluice_game::run(config, |sample| {
-        if sample.frame % progress == 0 || sample.frame + 1 == config.frames {
-            println!(
-                "frame {:>5}: {:>8.3} ms (peak of the last {} frames {:>8.3} ms)",
-                sample.frame,
-                sample.time.as_secs_f64() * 1e3,
-                sluice_game::report::WINDOW,
-                sample.window_peak.as_secs_f64() * 1e3,
-            );
+    let every = (config.frames / 6).max(1);
+    let bar = FrameProgress::for_terminal(config.frames);
+    let result = sluice_game::run(&config, |sample| {
+        bar.on_frame(sample);
+        if sample.frame % every == 0 || sample.frame + 1 == config.frames {
+            bar.println(|| {
+                println!(
+                    "frame {:>5}: {:>8.3} ms (peak of the last {} frames {:>8.3} ms)",
+                    sample.frame,
+                    sample.time.as_secs_f64() * 1e3,
+                    sluice_game::report::WINDOW,
+                    sample.window_peak.as_secs_f64() * 1e3,
+                );
+            });
         }
     });
+    bar.finish();
     let report = match result {
         Ok(report) => report,
         Err(error) => {

@@ -1,4 +1,5 @@
-//! `sluice check [--format human|json] PATH...`
+//! `sluice check [--format human|json] PATH...`, its options parsed by
+//! clap ([`Options`]).
 //!
 //! Exit status: 0 when nothing or only warnings were found, 1 when an error
 //! was found, 2 for bad usage or when a path could not be read (every
@@ -6,89 +7,89 @@
 //! of the tree are still printed; nothing is printed on standard output when
 //! no file at all could be read).
 
+use std::io::Write;
 use std::path::PathBuf;
 
-use super::{check_paths, render};
+use clap::{Parser, ValueEnum};
 
-/// The usage text.
-pub const USAGE: &str = "usage: sluice check [--format human|json] PATH...\n\
-    \n\
-    Checks every .rs file under each PATH (skipping target/) as one tree:\n\
-    node signatures (SA0001-SA0007), unparsable files (SA0008), and the\n\
-    whole-tree rules (SA0009-SA0012). Exits 1 when an error is found.\n\
-    \n\
-    Reads at most 64 MiB of a file and 1 GiB of the tree; a file past\n\
-    either bound is named on standard error (exit status 2).";
+use super::{check_paths_with, render};
+
+/// What `sluice check --help` prints after the options.
+const AFTER_HELP: &str = "\
+Reads at most 64 MiB of a file and 1 GiB of the tree; a file past either
+bound is named on standard error (exit status 2).
+
+Exit status: 0 when nothing or only warnings were found, 1 when an error
+was found, 2 for bad usage or when a path could not be read.";
 
 /// The output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// rustc-style text.
+    /// rustc-style text
+    #[default]
     Human,
-    /// A JSON array of findings.
+    /// A JSON array of findings
     Json,
 }
 
-/// Parsed command-line arguments.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `sluice check`: checks every .rs file under each PATH (skipping
+/// target/) as one tree: node signatures (SA0001-SA0007), unparsable files
+/// (SA0008), and the whole-tree rules (SA0009-SA0012). Exits 1 when an
+/// error is found.
+#[derive(Clone, Debug, PartialEq, Eq, Parser)]
+#[command(name = "sluice check", version, after_help = AFTER_HELP, args_override_self = true)]
 pub struct Options {
-    /// The output format.
+    /// The output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// The paths to check.
+    /// The files and folders to check, as one tree
+    #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 }
 
-/// Parses the arguments after `check`; `Err` carries the message for stderr.
-pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
-    let mut format = Format::Human;
-    let mut paths = Vec::new();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let value = match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--format" => Some(
-                iter.next()
-                    .ok_or("--format needs a value: human or json")?
-                    .as_str(),
-            ),
-            other => other.strip_prefix("--format="),
-        };
-        match value {
-            Some("human") => format = Format::Human,
-            Some("json") => format = Format::Json,
-            Some(other) => return Err(format!("unknown format `{other}`: use human or json")),
-            None if arg.starts_with('-') && arg != "-" => {
-                return Err(format!("unknown option `{arg}`"));
-            }
-            None => paths.push(PathBuf::from(arg)),
-        }
+impl Options {
+    /// Parses `args`, the words after `sluice check` (no program name).
+    ///
+    /// # Errors
+    /// clap's error for bad usage, and for `--help` and `--version` (whose
+    /// [`clap::Error::exit_code`] is 0 and whose text goes to standard
+    /// output).
+    pub fn parse_words<I, S>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::try_parse_from(
+            std::iter::once("sluice check".to_owned()).chain(args.into_iter().map(Into::into)),
+        )
     }
-    if paths.is_empty() {
-        return Err("no PATH given".to_string());
-    }
-    Ok(Some(Options { format, paths }))
 }
 
 /// Runs `sluice check` with the arguments after `check`, printing to stdout
-/// (findings) and stderr (usage errors), and returns the exit status.
+/// (findings, or `--help`) and stderr (usage errors, unreadable paths), and
+/// returns the exit status.
 pub fn run<I, S>(args: I) -> u8
 where
     I: IntoIterator<Item = S>,
     S: Into<String>,
 {
-    let args: Vec<String> = args.into_iter().map(Into::into).collect();
-    let options = match parse(&args) {
-        Ok(Some(options)) => options,
-        Ok(None) => {
-            println!("{USAGE}");
-            return 0;
+    match Options::parse_words(args) {
+        Ok(options) => run_parsed(&options),
+        Err(error) => {
+            let _ = error.print();
+            u8::try_from(error.exit_code()).unwrap_or(2)
         }
-        Err(message) => {
-            eprintln!("sluice check: {message}\n\n{USAGE}");
-            return 2;
-        }
-    };
-    let report = check_paths(&options.paths);
+    }
+}
+
+/// [`run`] with the arguments already parsed (what the `sluice` binary
+/// does after clap parsed its whole command line). While the tree is read
+/// and parsed, a progress bar counts the files on standard error when both
+/// standard output and standard error are terminals.
+pub fn run_parsed(options: &Options) -> u8 {
+    let progress = crate::progress::Files::for_terminal();
+    let report = check_paths_with(&options.paths, &|event| progress.on(event));
+    progress.finish();
     for unreadable in &report.unreadable {
         eprintln!(
             "sluice check: cannot read {}: {}",
@@ -97,10 +98,15 @@ where
         );
     }
     if report.files_checked > 0 || report.unreadable.is_empty() {
-        match options.format {
-            Format::Human => print!("{}", render::human(&report)),
-            Format::Json => println!("{}", render::json(&report)),
-        }
+        let text = match options.format {
+            Format::Human => render::human(&report),
+            Format::Json => render::json(&report) + "\n",
+        };
+        let mut stdout = std::io::stdout().lock();
+        // A reader that goes away (`| head`) ends the output quietly.
+        let _ = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush());
     }
     status(&report)
 }

@@ -45,6 +45,29 @@ pub const PARSE_STACK: usize = 256 << 20;
 /// takes several times the bytes.
 pub const MAX_TREE_BYTES: u64 = 1 << 30;
 
+/// How far [`check_paths_with`] has come: what a progress bar shows while a
+/// large tree is read and parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Progress {
+    /// The paths were walked: `files` `.rs` files are to be read and parsed.
+    Found {
+        /// How many `.rs` files the walk found.
+        files: usize,
+    },
+    /// One more of the files found was read (or refused).
+    Read,
+    /// The files read are parsed next: `files` of them.
+    Parsing {
+        /// How many files were read.
+        files: usize,
+    },
+    /// One more file was parsed (or found not UTF-8).
+    Parsed,
+    /// Every file is parsed; the per-node and whole-tree checks run.
+    Checking,
+}
+
 /// Checks every `.rs` file under each of `paths` as one tree. A path that
 /// cannot be read is listed in the report's `unreadable`; the rest is
 /// checked.
@@ -53,24 +76,32 @@ pub const MAX_TREE_BYTES: u64 = 1 << 30;
 /// within [`MAX_TREE_BYTES`] all together: a file past either bound is
 /// listed as unreadable, saying which.
 pub fn check_paths(paths: &[PathBuf]) -> Report {
-    let paths = paths.to_vec();
+    check_paths_with(paths, &|_| {})
+}
+
+/// [`check_paths`], telling `progress` how far it has come (from the
+/// thread that parses: it should be quick).
+pub fn check_paths_with(paths: &[PathBuf], progress: &(dyn Fn(Progress) + Sync)) -> Report {
     on_parse_stack(move || {
-        let mut sources = Vec::new();
+        let mut files = Vec::new();
         let mut unreadable = Vec::new();
-        let mut total = 0u64;
-        for root in &paths {
-            let (files, problems) = source::rust_files(root);
+        for root in paths {
+            let (found, problems) = source::rust_files(root);
+            files.extend(found);
             unreadable.extend(problems);
-            for path in files {
-                if total > MAX_TREE_BYTES {
-                    let error = format!(
-                        "the files before it hold more than {} MiB, the most `sluice check` \
-                         reads of one tree; check a smaller tree",
-                        MAX_TREE_BYTES >> 20
-                    );
-                    unreadable.push(Unreadable { path, error });
-                    continue;
-                }
+        }
+        progress(Progress::Found { files: files.len() });
+        let mut sources = Vec::new();
+        let mut total = 0u64;
+        for path in files {
+            if total > MAX_TREE_BYTES {
+                let error = format!(
+                    "the files before it hold more than {} MiB, the most `sluice check` \
+                     reads of one tree; check a smaller tree",
+                    MAX_TREE_BYTES >> 20
+                );
+                unreadable.push(Unreadable { path, error });
+            } else {
                 match crate::input::read_bounded(&path) {
                     Ok(bytes) => {
                         total += bytes.len() as u64;
@@ -82,8 +113,9 @@ pub fn check_paths(paths: &[PathBuf]) -> Report {
                     }),
                 }
             }
+            progress(Progress::Read);
         }
-        let mut report = check_bytes(sources);
+        let mut report = check_bytes(sources, progress);
         report.unreadable = unreadable;
         report
     })
@@ -98,12 +130,12 @@ pub fn check_path(path: &Path) -> Report {
 /// tree, on a thread with a [`PARSE_STACK`] stack: what `sluice check` does
 /// once it has read them.
 pub fn check_sources(sources: Vec<(PathBuf, Vec<u8>)>) -> Report {
-    on_parse_stack(move || check_bytes(sources))
+    on_parse_stack(move || check_bytes(sources, &|_| {}))
 }
 
 /// Runs `work` on a thread with a [`PARSE_STACK`] stack (on this thread when
 /// no such thread can be started). A panic in `work` is resumed here.
-fn on_parse_stack(work: impl FnOnce() -> Report + Send + 'static) -> Report {
+fn on_parse_stack(work: impl FnOnce() -> Report + Send) -> Report {
     let work = std::sync::Mutex::new(Some(work));
     let run = || work.lock().ok().and_then(|mut w| w.take()).map(|w| w());
     let spawned = std::thread::scope(|scope| {
@@ -121,7 +153,10 @@ fn on_parse_stack(work: impl FnOnce() -> Report + Send + 'static) -> Report {
     }
 }
 
-fn check_bytes(sources: Vec<(PathBuf, Vec<u8>)>) -> Report {
+fn check_bytes(sources: Vec<(PathBuf, Vec<u8>)>, progress: &(dyn Fn(Progress) + Sync)) -> Report {
+    progress(Progress::Parsing {
+        files: sources.len(),
+    });
     let mut files = Vec::new();
     let mut not_utf8 = Vec::new();
     for (path, bytes) in sources {
@@ -129,7 +164,9 @@ fn check_bytes(sources: Vec<(PathBuf, Vec<u8>)>) -> Report {
             Ok(file) => files.push(file),
             Err(finding) => not_utf8.push(*finding),
         }
+        progress(Progress::Parsed);
     }
+    progress(Progress::Checking);
     let mut report = check_files(&files);
     report.files_checked += not_utf8.len();
     report.findings.extend(not_utf8);

@@ -38,6 +38,7 @@
 //! picture of lanes and gates the runtime draws ([`sluice::plan::to_svg`]):
 //! with fixed systems, a panel for each cadence, the fixed one first.
 
+mod args;
 mod parse;
 mod render;
 mod tree;
@@ -47,142 +48,37 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use sluice::{
-    AmbiguityLevel, Cadence, Diagnostic, DiagnosticKind, Graph, Group, NodeBuilder, Packing, Phase,
-    PlanOptions, RankKind, SiblingOrder,
+    Cadence, Diagnostic, DiagnosticKind, Graph, Group, NodeBuilder, Phase, RankKind, SiblingOrder,
 };
 
 use crate::input::{InputError, MAX_INPUT_BYTES, read_bounded, read_bounded_from};
+use args::View;
+pub use args::{PackingArg, PlanArgs};
 use parse::{Declares, Parsed};
 use render::Lines;
 
 /// A malformed line of the plan text format.
 const MALFORMED: &str = "SA0100";
 
-/// `sluice plan --help`.
-const USAGE: &str = "\
-usage: sluice plan [--dot | --tree] [--packing order|first-fit] [--warn-ambiguous] FILE
-       sluice plan --svg [--packing order|first-fit] [--warn-ambiguous] FILE
-
-Plans the SYSTEM, GROUP, STAGE and SET lines of FILE (plan-format.md) and
-prints the stage view: `stage N: names...`, the fixed cadence first (its
-lines start with `fixed `) when any system has `cadence=fixed`.
-
-options:
-  --dot             Graphviz instead of stages: nodes labelled with their
-                    stage, edges with their reasons; the variable cadence is
-                    `digraph plan`, preceded by `digraph fixed` for the fixed
-                    cadence when it has systems (two graphs in one file)
-  --tree            the group hierarchy instead of stages: one line per group
-                    and system, two spaces of indent per level, children in
-                    plan order (the fixed cadence's before the variable's,
-                    groups without systems last), `name STAGE`, and `(fixed)`
-                    after a fixed system
-  --svg             an SVG picture instead of stages: one column per
-                    service (its lane), rows of systems by stage, a dot
-                    for each read, a bar for each write (a gate), groups
-                    as frames; with fixed systems, the fixed cadence's
-                    panel above the variable one's
-  --packing P       `order` (default) or `first-fit` stage packing
-  --warn-ambiguous  report SL0008 warnings on standard error
-
-FILE is read up to 64 MiB: a larger file (or a device or pipe that does not
-end) is refused, as is a file that is not UTF-8 text.
-
-exit status: 0 planned, 2 bad usage or bad input (then nothing on standard
-output, and every error on standard error as `error[CODE]: FILE:LINE: ...`)";
-
-/// What `sluice plan` prints.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum View {
-    #[default]
-    Stages,
-    Dot,
-    Tree,
-    Svg,
-}
-
-impl View {
-    fn option(self) -> &'static str {
-        match self {
-            View::Stages => "",
-            View::Dot => "--dot",
-            View::Tree => "--tree",
-            View::Svg => "--svg",
-        }
-    }
-}
-
-/// Options of `sluice plan`.
-#[derive(Debug, Default)]
-struct Options {
-    view: View,
-    help: bool,
-    plan: PlanOptions,
-    file: Option<String>,
-}
-
-fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut options = Options::default();
-    // SL0008 only on request (`--warn-ambiguous`), unlike a world's default.
-    options.plan.ambiguity = AmbiguityLevel::Ignore;
-    let mut args = args.iter();
-    let view = |options: &mut Options, view: View| {
-        if options.view != View::Stages && options.view != view {
-            let mut pair = [options.view, view];
-            pair.sort_by_key(|v| v.option());
-            return Err(format!(
-                "`{}` and `{}` are two views: choose one",
-                pair[0].option(),
-                pair[1].option()
-            ));
-        }
-        options.view = view;
-        Ok(())
-    };
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--dot" => view(&mut options, View::Dot)?,
-            "--tree" => view(&mut options, View::Tree)?,
-            "--svg" => view(&mut options, View::Svg)?,
-            "-h" | "--help" => options.help = true,
-            "--warn-ambiguous" => options.plan.ambiguity = AmbiguityLevel::Warn,
-            "--packing" => {
-                let value = args
-                    .next()
-                    .ok_or("`--packing` needs `order` or `first-fit`")?;
-                options.plan.packing = packing(value)?;
-            }
-            other if other.starts_with("--packing=") => {
-                options.plan.packing = packing(&other["--packing=".len()..])?;
-            }
-            other if other.starts_with('-') && other != "-" => {
-                return Err(format!("unknown option `{other}`"));
-            }
-            file if options.file.is_none() => options.file = Some(file.to_owned()),
-            extra => return Err(format!("one FILE expected, found a second: `{extra}`")),
-        }
-    }
-    Ok(options)
-}
-
-fn packing(value: &str) -> Result<Packing, String> {
-    match value {
-        "first-fit" => Ok(Packing::FirstFit),
-        "order" => Ok(Packing::Order),
-        other => Err(format!(
-            "`--packing` takes `order` or `first-fit`, found `{other}`"
-        )),
-    }
-}
-
-/// Runs `sluice plan` with `args` (after the subcommand); returns the exit
-/// status: 0 planned, 2 bad usage or bad input (nothing on `stdout` then).
+/// Runs `sluice plan` with `args` (the words after the subcommand, parsed
+/// by clap as [`PlanArgs`]); returns the exit status: 0 planned (or
+/// `--help`, `--version` printed on `stdout`), 2 bad usage (clap's message
+/// on `stderr`) or bad input (nothing on `stdout` then).
 ///
 /// FILE is read within [`MAX_INPUT_BYTES`] (a larger file, or a device or
 /// pipe that does not end, is refused by name). The output is written to
 /// `stdout` as it is made, through a buffer; a reader that goes away (a
 /// closed pipe) ends it quietly.
 pub fn run(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
+    match PlanArgs::parse_words(args) {
+        Ok(args) => run_parsed(&args, stdout, stderr),
+        Err(error) => usage_error(&error, stdout, stderr),
+    }
+}
+
+/// [`run`] with the arguments already parsed (what the `sluice` binary
+/// does after clap parsed its whole command line).
+pub fn run_parsed(args: &PlanArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
     run_reading(args, stdout, stderr, |file| read_bounded(Path::new(file)))
 }
 
@@ -195,33 +91,33 @@ pub fn run_text(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> u8 {
-    run_reading(args, stdout, stderr, |_| {
-        read_bounded_from(text, MAX_INPUT_BYTES)
-    })
+    match PlanArgs::parse_words(args) {
+        Ok(args) => run_reading(&args, stdout, stderr, |_| {
+            read_bounded_from(text, MAX_INPUT_BYTES)
+        }),
+        Err(error) => usage_error(&error, stdout, stderr),
+    }
+}
+
+/// Writes clap's `error` where it belongs (help and version on `stdout`,
+/// bad usage on `stderr`, as plain text) and returns its exit status.
+fn usage_error<'w>(
+    error: &clap::Error,
+    stdout: &'w mut dyn Write,
+    stderr: &'w mut dyn Write,
+) -> u8 {
+    let out = if error.use_stderr() { stderr } else { stdout };
+    let _ = write!(out, "{}", error.render());
+    u8::try_from(error.exit_code()).unwrap_or(2)
 }
 
 fn run_reading(
-    args: &[String],
+    options: &PlanArgs,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
     read: impl FnOnce(&str) -> Result<Vec<u8>, InputError>,
 ) -> u8 {
-    let options = match parse_args(args) {
-        Ok(Options { help: true, .. }) => {
-            let _ = writeln!(stdout, "{USAGE}");
-            return 0;
-        }
-        Ok(Options { file: None, .. }) => {
-            let _ = writeln!(stderr, "error: `sluice plan` needs a FILE");
-            return 2;
-        }
-        Ok(options) => options,
-        Err(message) => {
-            let _ = writeln!(stderr, "error: {message}");
-            return 2;
-        }
-    };
-    let file = options.file.as_deref().unwrap_or_default();
+    let file = options.file.as_str();
     let text = match read(file) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
@@ -239,7 +135,7 @@ fn run_reading(
         inner: BufWriter::new(stdout),
         error: None,
     };
-    let Ok(written) = plan(file, &text, &options, stderr, &mut out) else {
+    let Ok(written) = plan(file, &text, options, stderr, &mut out) else {
         return 2;
     };
     let flushed = written.and_then(|()| {
@@ -438,7 +334,7 @@ impl Built<'_> {
 fn plan(
     file: &str,
     text: &str,
-    options: &Options,
+    options: &PlanArgs,
     stderr: &mut dyn Write,
     out: &mut dyn std::fmt::Write,
 ) -> Result<std::fmt::Result, ()> {
@@ -461,7 +357,7 @@ fn plan(
             let _ = writeln!(stderr, "{line}");
         }
     };
-    let plans = match built.graph.build_all(&options.plan) {
+    let plans = match built.graph.build_all(&options.plan_options()) {
         Ok(plans) => plans,
         Err(failure) => {
             errors.extend(
@@ -485,7 +381,7 @@ fn plan(
     }
     report(&warnings);
     let any_fixed = !fixed.is_empty();
-    Ok(match options.view {
+    Ok(match options.view() {
         View::Dot => (|| {
             if any_fixed {
                 fixed.write_dot("fixed", out)?;
