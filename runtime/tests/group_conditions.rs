@@ -17,7 +17,7 @@ fn iterations() -> u32 {
 }
 
 fn members() -> usize {
-    if cfg!(miri) { 6 } else { 100 }
+    if cfg!(miri) { 3 } else { 100 }
 }
 
 struct Paused(bool);

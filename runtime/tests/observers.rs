@@ -420,13 +420,14 @@ fn observers_give_the_same_result_on_every_executor() {
         for node in 0..5u32 {
             world.add_system(NodeBuilder::new(format!("spawner {node}")).system(
                 move |commands: Commands<'_>| {
-                    for i in 0..6 {
+                    // Under Miri half: hp 0, 8 and 24 still despawn.
+                    for i in 0..if cfg!(miri) { 3 } else { 6 } {
                         commands.spawn((Hp(node * 6 + i),));
                     }
                 },
             ));
         }
-        for _ in 0..3 {
+        for _ in 0..if cfg!(miri) { 2 } else { 3 } {
             // A despawned entity's insert is refused: the same on every
             // executor.
             let _ = world.run_iteration();

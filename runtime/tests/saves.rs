@@ -17,7 +17,7 @@ const FRAME: Duration = Duration::from_millis(16);
 const SCRIPTS: u32 = if cfg!(miri) { 16 } else { 10_000 };
 /// Frames played before the save, and from the save on (about 1 s).
 const BEFORE_SAVE: usize = 5;
-const AFTER_SAVE: usize = if cfg!(miri) { 12 } else { 62 };
+const AFTER_SAVE: usize = if cfg!(miri) { 8 } else { 62 };
 /// Waits per script: long enough that most are still waiting at the save
 /// and many still live a second later.
 const ROUNDS: u32 = 24;
@@ -303,7 +303,7 @@ fn a_save_taken_while_paused() {
     world.get_mut::<SimClock>().unwrap().pause();
     let stepped = |world: &mut World| {
         let mut run = Vec::new();
-        for frame in 0..12 {
+        for frame in 0..if cfg!(miri) { 6 } else { 12 } {
             // Not at once: the first gather after a load must not run.
             if frame % 3 == 1 {
                 world.get_mut::<SimClock>().unwrap().step(FRAME);
@@ -413,7 +413,7 @@ fn ids_across_stores() {
     assert_eq!(ids, saved);
     assert!(second.get(ours).is_none());
 
-    for _ in 0..100 {
+    for _ in 0..if cfg!(miri) { 10 } else { 100 } {
         first.restore(&second.snapshot().unwrap());
         second.restore(&first.snapshot().unwrap());
     }
