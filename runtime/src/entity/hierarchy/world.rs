@@ -30,7 +30,7 @@ impl World {
     /// [`EntityError::Frozen`] (a frozen entity would change archetype).
     /// A refused change changes nothing.
     pub fn set_parent(&mut self, child: Entity, parent: Entity) -> Result<(), EntityError> {
-        relation::attach(self.entities_mut(), child, parent)
+        self.observed_attach(child, parent)
     }
 
     /// Attaches `child` to `parent`: [`set_parent`](Self::set_parent)
@@ -39,7 +39,7 @@ impl World {
     /// # Errors
     /// As [`set_parent`](Self::set_parent).
     pub fn add_child(&mut self, parent: Entity, child: Entity) -> Result<(), EntityError> {
-        relation::attach(self.entities_mut(), child, parent)
+        self.observed_attach(child, parent)
     }
 
     /// Spawns an entity with `bundle` as the last child of `parent`.
@@ -58,7 +58,7 @@ impl World {
         }
         // Spawned as any entity (its hooks and observers run), then listed.
         let child = self.observed_spawn(bundle)?;
-        if let Err(error) = relation::attach(self.entities_mut(), child, parent) {
+        if let Err(error) = self.observed_attach(child, parent) {
             // Only a frozen parent without children gets here.
             let _ = self.despawn(child);
             return Err(error);
@@ -73,7 +73,7 @@ impl World {
     /// [`EntityError::NoSuchEntity`], or [`EntityError::Frozen`] when it
     /// has a parent (nothing changes).
     pub fn remove_parent(&mut self, child: Entity) -> Result<Option<Entity>, EntityError> {
-        relation::detach(self.entities_mut(), child)
+        self.observed_detach(child)
     }
 
     /// Despawns `entity` and its whole subtree, children before parents,

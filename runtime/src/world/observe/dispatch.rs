@@ -25,9 +25,9 @@ pub const MAX_PROPAGATION: u32 = 1 << 16;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Link {
     /// What the change does (`insert`, `trigger`).
-    what: &'static str,
-    name: &'static str,
-    entity: Option<Entity>,
+    pub(super) what: &'static str,
+    pub(super) name: &'static str,
+    pub(super) entity: Option<Entity>,
 }
 
 impl Link {
@@ -43,7 +43,7 @@ impl World {
     /// Runs `change` as one delivery: what the hooks and observers it runs
     /// record lands after it, in the order they ran, each landing a
     /// delivery one deeper.
-    fn deliver<R>(&mut self, link: Link, change: impl FnOnce(&mut World) -> R) -> R {
+    pub(super) fn deliver<R>(&mut self, link: Link, change: impl FnOnce(&mut World) -> R) -> R {
         self.observe.chain.push(link);
         let outer = self.observe.capture.replace(Vec::new());
         let result = change(self);
@@ -104,7 +104,12 @@ impl World {
 
     /// Fires `event` for each of `components` of `entity` that something
     /// reacts to.
-    fn fire_all(&mut self, event: Lifecycle, components: &[ComponentId], entity: Entity) {
+    pub(super) fn fire_all(
+        &mut self,
+        event: Lifecycle,
+        components: &[ComponentId],
+        entity: Entity,
+    ) {
         for &component in components {
             if self.observe.interested(component, event) {
                 if event.hook_first() {

@@ -46,6 +46,7 @@
 mod dispatch;
 mod event;
 mod hooks;
+mod reparent;
 
 use std::any::TypeId;
 use std::fmt;
