@@ -69,9 +69,10 @@ use super::Entity;
 /// entity in the parent's [`Children`]. Despawning the parent despawns the
 /// child with it, children before parents.
 ///
-/// It has no public constructor and is not `Clone`: until component hooks
-/// exist, the hierarchy's own API is the only way to attach, so the two
-/// sides cannot disagree.
+/// It has no public constructor and is not `Clone`: the hierarchy's own
+/// API is the only way to attach, so the two sides cannot disagree. That
+/// API fires `ChildOf`'s lifecycle events (`Add`, `Insert`, `Replace`,
+/// `Remove`) for hooks and observers, as an insert or removal would.
 ///
 /// ```
 /// use sluice::{ChildOf, Children, World};

@@ -12,6 +12,10 @@ impl World {
     /// in `parent`'s [`Children`](crate::Children), unlisted from its old
     /// parent's. Setting the parent it already has changes nothing.
     ///
+    /// Hooks and observers of `ChildOf` see it as an insert: `Add` and
+    /// `Insert` for a first parent, `Replace` (the old parent still named)
+    /// then `Insert` for another (chapter 16 of the guide, "Reparenting").
+    ///
     /// ```
     /// use sluice::{EntityError, World};
     ///
@@ -67,7 +71,8 @@ impl World {
     }
 
     /// Takes `child` off its parent; the parent it had (`None` when it had
-    /// none, or a stale one).
+    /// none, or a stale one). Hooks and observers of `ChildOf` see its
+    /// `Replace` then `Remove` first (nothing when it had no parent).
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`], or [`EntityError::Frozen`] when it
