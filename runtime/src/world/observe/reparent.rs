@@ -51,7 +51,7 @@ impl World {
             }
             // Checked again: a `Replace` hook may have written components
             // in place (it cannot change archetypes).
-            let first = !world.entities().get::<ChildOf>(child).is_some();
+            let first = world.entities().get::<ChildOf>(child).is_none();
             relation_attach(world.entities_mut(), child, parent)?;
             if first {
                 world.fire_all(Lifecycle::Add, &[child_of], child);
@@ -72,7 +72,7 @@ impl World {
         if !self.entities().contains(child) {
             return Err(EntityError::NoSuchEntity { entity: child });
         }
-        if !self.entities().get::<ChildOf>(child).is_some() {
+        if self.entities().get::<ChildOf>(child).is_none() {
             return Ok(None);
         }
         if self.entities().is_frozen(child) {
