@@ -5,11 +5,16 @@
 //! A squad game in miniature: a hook keeps a count of living units, an
 //! observer gives every new unit a banner by command, damage is a custom
 //! event observed by a system that records deaths as commands, a click on
-//! a unit bubbles up to its squad, and an observer that triggers itself
-//! without end is stopped at the depth bound, named.
+//! a unit bubbles up to its squad, a captain's observer attached by
+//! command watches only her, a unit changing captains fires `ChildOf`'s
+//! `Replace` then `Insert`, and an observer that triggers itself without
+//! end is stopped at the depth bound, named.
 
 use sluice::prelude::*;
-use sluice::{Add, BoundaryStep, Entities, Event, IterationError, On, Remove, Traversal};
+use sluice::{
+    Add, BoundaryStep, ChildOf, Entities, Event, Insert, IterationError, On, Remove, Replace,
+    Traversal,
+};
 
 #[derive(Debug)]
 struct Unit {
@@ -117,6 +122,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next()
         .expect("a survivor");
     world.trigger_targets(Clicked, unit)?;
+
+    // A captain watched from commands: her observer lands in command order
+    // and sees only her.
+    world.add_system(NodeBuilder::new("promote").system(
+        |commands: Commands<'_>, mut done: Local<bool>| {
+            if !std::mem::replace(&mut *done, true) {
+                let captain = commands.spawn((Squad("blue"),));
+                commands
+                    .entity(captain)
+                    .observe::<Clicked, _>(|_: On<Clicked>, log: &mut Log| {
+                        log.0.push("the blue captain heard the click".into());
+                    });
+            }
+        },
+    ));
+    world.run_iteration()?;
+    let blue = world
+        .query::<(Entity, &Squad)>()
+        .iter()
+        .find(|(_, s)| s.0 == "blue")
+        .map(|(e, _)| e)
+        .expect("the blue captain");
+    world.trigger_targets(Clicked, blue)?;
+    world.trigger_targets(Clicked, red)?; // her observer stays quiet
+
+    // Reparenting fires `ChildOf`'s events: leaving one parent, joining
+    // the next.
+    world.add_observer::<Replace<ChildOf>, _>(|_: On<Replace<ChildOf>>, log: &mut Log| {
+        log.0.push("a unit left its captain".into());
+    })?;
+    world.add_observer::<Insert<ChildOf>, _>(|_: On<Insert<ChildOf>>, log: &mut Log| {
+        log.0.push("a unit joined a captain".into());
+    })?;
+    world.set_parent(unit, red)?;
+    world.set_parent(unit, blue)?;
 
     // An observer that triggers itself forever is stopped at the bound.
     world.set_observer_depth_limit(8);

@@ -510,3 +510,137 @@ fn observers_with_and_without_commands_or_messages_each_leave_what_they_did() {
         failures[0]
     );
 }
+
+/// `EntityCommands::observe`: an observer attached from commands lands in
+/// command order (a trigger recorded before it is not seen, one after is),
+/// the same on every executor; several systems each watching what they
+/// spawned.
+#[test]
+fn an_observer_attached_by_commands_lands_in_command_order() {
+    fn run(executor: sluice::ExecutorKind, threads: usize) -> Vec<String> {
+        let mut world = world_on(executor, threads);
+        world.insert(Log::default());
+        for node in 0..4u32 {
+            world.add_system(NodeBuilder::new(format!("watcher {node}")).system(
+                move |commands: Commands<'_>| {
+                    let e = commands.spawn((Hp(node),));
+                    commands.trigger_targets(Damage(100 + node), e); // before: unseen
+                    commands.entity(e).observe::<Damage, _>(
+                        move |on: On<Damage>, hp: Query<&Hp>, log: &mut Log| {
+                            let hp = hp.get(on.target().unwrap()).unwrap().0;
+                            log.0.push(format!("{node} saw {} on {hp}", on.0));
+                        },
+                    );
+                    commands.trigger_targets(Damage(node), e);
+                },
+            ));
+        }
+        world.run_iteration().unwrap();
+        take_log(&mut world)
+    }
+    let reference = run(sluice::ExecutorKind::Serial, 1);
+    assert_eq!(
+        reference,
+        [
+            "0 saw 0 on 0",
+            "1 saw 1 on 1",
+            "2 saw 2 on 2",
+            "3 saw 3 on 3"
+        ]
+    );
+    for (executor, threads) in executors() {
+        assert_eq!(
+            run(executor, threads),
+            reference,
+            "{executor:?} on {threads}"
+        );
+    }
+}
+
+#[test]
+fn an_observer_attached_by_commands_watches_its_entity_only_and_goes_with_it() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    let watched = world.spawn((Hp(1),));
+    let other = world.spawn((Hp(2),));
+    world.add_system(NodeBuilder::new("attach").system(
+        move |commands: Commands<'_>, mut done: Local<bool>| {
+            if !std::mem::replace(&mut *done, true) {
+                commands.entity(watched).observe::<Add<Tag>, _>(
+                    |on: On<Add<Tag>>, log: &mut Log| {
+                        log.0.push(format!("tagged {:?}", on.target().is_some()));
+                    },
+                );
+            }
+        },
+    ));
+    world.run_iteration().unwrap();
+    world.entity_mut(other).unwrap().insert((Tag(0),)).unwrap();
+    world
+        .entity_mut(watched)
+        .unwrap()
+        .insert((Tag(1),))
+        .unwrap();
+    assert_eq!(take_log(&mut world), ["tagged true"]);
+    world.despawn(watched).unwrap();
+    let again = world.spawn((Hp(3),));
+    world.entity_mut(again).unwrap().insert((Tag(2),)).unwrap();
+    assert!(take_log(&mut world).is_empty(), "the observer went with it");
+}
+
+#[test]
+fn observing_a_despawned_entity_from_commands_is_a_named_refusal() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    let doomed = world.spawn((Hp(1),));
+    world.add_system(
+        NodeBuilder::new("late watcher").system(move |commands: Commands<'_>| {
+            commands.despawn(doomed);
+            commands
+                .entity(doomed)
+                .observe::<Damage, _>(|_: On<Damage>, log: &mut Log| log.0.push("ran".into()));
+            commands.spawn((Tag(9),)); // lands regardless
+        }),
+    );
+    let Err(IterationError::Boundary(failures)) = world.run_iteration() else {
+        panic!("expected the observe refused");
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let message = failures[0].to_string();
+    assert!(
+        message.contains("observe") && message.contains(&doomed.to_string()),
+        "{message}"
+    );
+    assert!(failures[0].refused_because().is_some(), "{message}");
+    assert_eq!(world.query::<&Tag>().iter().count(), 1);
+    // Nothing was registered: a trigger reaches no one, and the world has
+    // no observer of `Damage` left waiting.
+    world.trigger(Damage(1)).unwrap();
+    assert!(take_log(&mut world).is_empty());
+}
+
+#[test]
+fn an_observer_the_gate_refuses_from_commands_is_reported_by_its_error() {
+    let mut world = World::new();
+    world.insert(Log::default());
+    let e = world.spawn((Hp(1),));
+    world.add_system(
+        NodeBuilder::new("bad watcher").system(move |commands: Commands<'_>| {
+            commands
+                .entity(e)
+                .observe::<Damage, _>(|_: On<Damage>, _: &mut Log, _: &Log| {});
+            commands.entity(e).insert((Tag(1),));
+        }),
+    );
+    let Err(IterationError::Boundary(failures)) = world.run_iteration() else {
+        panic!("expected the observe refused");
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let message = failures[0].to_string();
+    assert!(
+        message.contains("SL0009") && message.contains("observe"),
+        "{message}"
+    );
+    assert!(world.entity(e).unwrap().get::<Tag>().is_some());
+    world.trigger_targets(Damage(1), e).unwrap();
+}

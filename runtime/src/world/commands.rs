@@ -68,6 +68,8 @@ pub(crate) enum CommandLabel {
     Relation(&'static str, CommandEntity),
     /// Triggers an event of this type, at this entity or none.
     Trigger(&'static str, Option<CommandEntity>),
+    /// Registers an observer of events of this type watching this entity.
+    Observe(&'static str, CommandEntity),
 }
 
 impl std::fmt::Display for CommandLabel {
@@ -94,6 +96,9 @@ impl std::fmt::Display for CommandLabel {
             CommandLabel::Trigger(event, None) => write!(f, "trigger `{event}`"),
             CommandLabel::Trigger(event, Some(target)) => {
                 write!(f, "trigger `{event}` at {target}")
+            }
+            CommandLabel::Observe(event, entity) => {
+                write!(f, "observe `{event}` at {entity}")
             }
         }
     }
@@ -644,6 +649,60 @@ impl EntityCommands<'_> {
                 let entity = world.resolve(entity)?;
                 change(world, entity)
             });
+    }
+
+    /// Registers `observer` for the events `E` aimed at this entity (its
+    /// lifecycle events, custom events triggered at it or propagating
+    /// through it), at the boundary in command order, as
+    /// [`World::observe_entity`] does: it sees every such event that lands
+    /// after this command, and goes when the entity is despawned.
+    ///
+    /// An entity despawned by the time this lands is refused there, naming
+    /// the entity ([`EntityError::NoSuchEntity`] in a boundary failure), as
+    /// is an observer the gate refuses (the failure carries
+    /// [`ObserveError::Refused`](crate::ObserveError::Refused)'s message);
+    /// nothing is registered and the other commands land.
+    ///
+    /// ```
+    /// use sluice::prelude::*;
+    /// use sluice::{Insert, On};
+    ///
+    /// struct Hp(u32);
+    /// #[derive(Default)]
+    /// struct Healed(u32);
+    ///
+    /// let mut world = World::new();
+    /// world.insert(Healed::default());
+    /// world.add_system(NodeBuilder::new("spawn").system(|commands: Commands<'_>| {
+    ///     commands
+    ///         .spawn_with((Hp(1),))
+    ///         .observe::<Insert<Hp>, _>(|_: On<Insert<Hp>>, healed: &mut Healed| healed.0 += 1);
+    /// }));
+    /// world.run_iteration()?; // spawned, then watched: its own spawn is not seen
+    /// let hero = world.query_filtered::<Entity, With<Hp>>().iter().next().unwrap();
+    /// world.entity_mut(hero).unwrap().insert((Hp(5),))?;
+    /// assert_eq!(world.get::<Healed>().unwrap().0, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn observe<E: crate::Event, M: 'static>(
+        &self,
+        observer: impl crate::world::spec::IntoSystem<M> + Send + 'static,
+    ) -> &Self {
+        let entity = self.entity;
+        let label = CommandLabel::Observe(std::any::type_name::<E>(), entity);
+        self.queue.push(label, move |world| {
+            let entity = world.resolve(entity)?;
+            match world.observe_entity::<E, M>(entity, observer) {
+                Ok(_) => Ok(()),
+                Err(crate::ObserveError::NoSuchEntity { entity }) => {
+                    Err(EntityError::NoSuchEntity { entity })
+                }
+                // Reported as the boundary reports a panicking command,
+                // with the error's message; no panic hook runs.
+                Err(error) => std::panic::resume_unwind(Box::new(error.to_string())),
+            }
+        });
+        self
     }
 
     /// The commands this entity's commands record into.

@@ -376,16 +376,40 @@ impl World {
         &mut self,
         node: u32,
         shape: ObserverShape,
+        required: &[crate::ServiceId],
     ) -> Result<(), RunSystemError> {
-        self.check_services_of(node as usize)?;
-        self.one_shots.running.push(node);
-        let ran = if shape.records || shape.sends {
+        // The services it requires, listed once at registration: a few
+        // slot reads. Only when one is missing is the full check made, for
+        // its error.
+        let registry = self.graph.registry();
+        if !required
+            .iter()
+            .all(|&id| registry.slot(id).is_some_and(|slot| slot.value.is_some()))
+        {
+            self.check_services_of(node as usize)?;
+        }
+        // Not pushed on `one_shots.running`: an observer's body cannot
+        // reach the world (whole-world observers are refused), and what it
+        // records lands after it returns, so nothing can ask whether it is
+        // running while it runs.
+        if shape.records || shape.sends {
             self.run_one_shot(node, shape.sends)
         } else {
             self.run_quiet_observer(node)
-        };
-        self.one_shots.running.pop();
-        ran
+        }
+    }
+
+    /// The services node `index` requires (declared, not optional): what
+    /// [`run_observer_system`](World::run_observer_system) looks for before
+    /// each run (its declarations never change, so this is asked once).
+    pub(super) fn required_services(&self, index: usize) -> Box<[crate::ServiceId]> {
+        let descriptor = &self.graph.view().nodes()[index];
+        let access = descriptor.access();
+        access
+            .shared()
+            .chain(access.gated())
+            .filter(|&id| !descriptor.is_optional(id))
+            .collect()
     }
 
     /// What a run of node `index` may leave to land or gather after it (its

@@ -9,7 +9,10 @@
 //! `Remove` (observers, then the hook) for what goes, in component id
 //! order; the change; `Add` then `Insert` (hook, then observers) for what
 //! comes; then what they recorded lands, depth first, before the next
-//! change. A change naming a despawned entity does nothing. Each case
+//! change. A change naming a despawned entity does nothing. Observers
+//! watching one entity (attached by `EntityCommands::observe` or
+//! `World::observe_entity`) run after the global one, in the order they
+//! were attached, and go with their entity. Each case
 //! builds a world of its own on the shared pool, so the other modules'
 //! entities are untouched.
 
@@ -30,6 +33,9 @@ pub(super) enum Change {
     Remove(u8, u8),
     Despawn(u8),
     Poke(u8),
+    /// Attaches an observer of `Poke` watching the entity
+    /// (`EntityCommands::observe` / `World::observe_entity`).
+    Watch(u8),
 }
 
 /// The operation: a script, made through commands on an executor (or
@@ -48,6 +54,7 @@ pub(super) fn op() -> impl Strategy<Value = super::Op> {
         2 => (any::<u8>(), 1u8..4).prop_map(|(e, m)| Change::Remove(e, m)),
         1 => any::<u8>().prop_map(Change::Despawn),
         1 => any::<u8>().prop_map(Change::Poke),
+        1 => any::<u8>().prop_map(Change::Watch),
     ];
     (
         proptest::collection::vec(change, 1..12),
@@ -84,6 +91,8 @@ const B_BIT: u8 = 2;
 #[derive(Default)]
 struct ModelWorld {
     ents: Vec<Option<u8>>,
+    /// By entity: how many observers watch it (they go when it does).
+    watchers: Vec<usize>,
     log: Vec<String>,
     cascade: bool,
 }
@@ -137,6 +146,7 @@ impl ModelWorld {
             Change::Spawn(mask) => {
                 let id = self.ents.len();
                 self.ents.push(Some(mask));
+                self.watchers.push(0);
                 self.add_insert(id, mask, mask);
             }
             Change::Insert(e, mask) => {
@@ -158,13 +168,26 @@ impl ModelWorld {
                 {
                     self.replace_remove(id, before, true);
                     self.ents[id] = None;
+                    self.watchers[id] = 0;
                 }
             }
             Change::Poke(e) => {
                 if let Some(id) = pick(&self.ents, e)
                     && self.ents[id].is_some()
                 {
+                    // The global observer was registered first.
                     self.log.push(format!("poke {id}"));
+                    for _ in 0..self.watchers[id] {
+                        self.log.push(format!("watch poke {id}"));
+                    }
+                }
+            }
+            Change::Watch(e) => {
+                // A despawned entity's watch is refused: nothing changes.
+                if let Some(id) = pick(&self.ents, e)
+                    && self.ents[id].is_some()
+                {
+                    self.watchers[id] += 1;
                 }
             }
         }
@@ -180,6 +203,14 @@ fn id_of(world: &sluice::HookWorld<'_>, entity: Entity) -> u32 {
 
 fn push(world: &mut sluice::HookWorld<'_>, line: String) {
     world.get_mut::<Log>().expect("the log").0.push(line);
+}
+
+/// The observer a `Watch` attaches.
+fn watcher(on: On<Poke>, ids: Query<&Id>, log: &mut Log) {
+    let id = ids
+        .get(on.target().expect("a target"))
+        .map_or(u32::MAX, |id| id.0);
+    log.0.push(format!("watch poke {id}"));
 }
 
 /// A world with every hook of `A` and the observers, logging.
@@ -333,6 +364,11 @@ pub(super) fn apply(op: &ObserveOp, pool: &ThreadPool) -> Result<(), TestCaseErr
                                 commands.trigger_targets(Poke, e);
                             }
                         }
+                        Change::Watch(e) => {
+                            if let Some(e) = pick(&spawned, e) {
+                                commands.entity(e).observe::<Poke, _>(watcher);
+                            }
+                        }
                     }
                 }
             },
@@ -388,6 +424,14 @@ pub(super) fn apply(op: &ObserveOp, pool: &ThreadPool) -> Result<(), TestCaseErr
                         world
                             .trigger_targets(Poke, e)
                             .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    }
+                }
+                Change::Watch(e) => {
+                    if let Some(e) = pick(&ents, e) {
+                        let watched = world.observe_entity::<Poke, _>(e, watcher);
+                        check(watched.is_ok() == world.entities().contains(e), || {
+                            format!("observe_entity of {e}: {watched:?}")
+                        })?;
                     }
                 }
             }

@@ -2,7 +2,6 @@
 //! boundary in command order through [`relation`](super::relation), like
 //! every other command.
 
-use super::relation;
 use crate::entity::Bundle;
 use crate::world::{CommandEntity, Commands, EntityCommands, Spawned};
 
@@ -15,7 +14,7 @@ impl EntityCommands<'_> {
         let parent = parent.into();
         self.push_relation("set parent", move |world, child| {
             let parent = world.resolve(parent)?;
-            relation::attach(world.entities_mut(), child, parent)
+            world.observed_attach(child, parent)
         });
         self
     }
@@ -24,7 +23,7 @@ impl EntityCommands<'_> {
     /// none by then).
     pub fn remove_parent(&self) -> &Self {
         self.push_relation("remove parent", |world, child| {
-            relation::detach(world.entities_mut(), child).map(drop)
+            world.observed_detach(child).map(drop)
         });
         self
     }
@@ -35,7 +34,7 @@ impl EntityCommands<'_> {
         let child = child.into();
         self.push_relation("add child", move |world, parent| {
             let child = world.resolve(child)?;
-            relation::attach(world.entities_mut(), child, parent)
+            world.observed_attach(child, parent)
         });
         self
     }

@@ -9,11 +9,13 @@
 //! - `relation.rs`: the one place both sides change, on `&mut Entities`
 //!   (attach, detach, despawn a subtree). The world's API
 //!   (`world.rs`), the commands (`commands.rs`) and a plain despawn all
-//!   land through it, so the two sides never disagree. These are the hook
-//!   points: once component hooks exist, `attach`'s work is `ChildOf`'s
-//!   `on_insert`, `detach`'s its `on_replace`/`on_remove`, and
-//!   `despawn_related`'s `Children`'s `on_remove` (see the module's
-//!   functions).
+//!   land through it, so the two sides never disagree. The world's API
+//!   and the commands go through `World::observed_attach` /
+//!   `observed_detach` (`world/observe/reparent.rs`), which fire
+//!   `ChildOf`'s lifecycle events (hooks and observers) around it: `Add`
+//!   and `Insert` on a first attach, `Replace` then `Insert` on a move,
+//!   `Replace` then `Remove` on a detach; a despawn fires them as for any
+//!   component.
 //! - `traverse.rs`: from a parent to its children and back, descendants
 //!   depth-first or level by level, ancestors.
 //! - `transform.rs`: [`Transform`], [`GlobalTransform`] and
@@ -47,7 +49,10 @@ mod traverse;
 mod world;
 
 pub use commands::ChildSpawner;
-pub(crate) use relation::{despawn_in_order, despawn_related, despawn_tree, take_subtree};
+pub(crate) use relation::{
+    Attach, attach as relation_attach, check_attach, despawn_in_order, despawn_related,
+    despawn_tree, detach as relation_detach, take_subtree,
+};
 pub use transform::{
     GlobalTransform, PROPAGATE_TRANSFORMS, Transform, TransformPropagation, propagate_transforms,
 };
@@ -64,9 +69,10 @@ use super::Entity;
 /// entity in the parent's [`Children`]. Despawning the parent despawns the
 /// child with it, children before parents.
 ///
-/// It has no public constructor and is not `Clone`: until component hooks
-/// exist, the hierarchy's own API is the only way to attach, so the two
-/// sides cannot disagree.
+/// It has no public constructor and is not `Clone`: the hierarchy's own
+/// API is the only way to attach, so the two sides cannot disagree. That
+/// API fires `ChildOf`'s lifecycle events (`Add`, `Insert`, `Replace`,
+/// `Remove`) for hooks and observers, as an insert or removal would.
 ///
 /// ```
 /// use sluice::{ChildOf, Children, World};

@@ -2,11 +2,10 @@
 //! despawn a subtree. Each checks everything first and then changes, so a
 //! refused change changes nothing.
 //!
-//! Hook points, for when component hooks land: [`attach`]'s listing in the
-//! parent is `ChildOf`'s `on_insert`, its unlisting from the old parent
-//! `ChildOf`'s `on_replace`; [`detach`]'s unlisting is `ChildOf`'s
-//! `on_remove`; [`despawn_related`] is `Children`'s `on_remove` at despawn
-//! (despawn the listed children first) plus `ChildOf`'s `on_remove`.
+//! These change the store alone and fire nothing; the world's
+//! `observed_attach` / `observed_detach` (`hierarchy/observed.rs`) wrap
+//! them, firing `ChildOf`'s lifecycle events around them when anything
+//! observes it.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -43,16 +42,52 @@ pub(crate) fn is_child_of(entities: &Entities, child: Entity, parent: Entity) ->
 /// the parent it has already changes nothing.
 ///
 /// # Errors
-/// [`EntityError::NoSuchEntity`] (either not alive),
-/// [`EntityError::OwnParent`], [`EntityError::ParentCycle`] (`parent`
-/// descends from `child`), [`EntityError::Frozen`] (the child has no
-/// parent yet, or the parent no children, and it cannot change archetype).
-/// A refused attach changes nothing.
+/// As [`check_attach`]. A refused attach changes nothing.
 pub(crate) fn attach(
     entities: &mut Entities,
     child: Entity,
     parent: Entity,
 ) -> Result<(), EntityError> {
+    match check_attach(entities, child, parent)? {
+        Attach::Unchanged => Ok(()),
+        Attach::Move { old } => {
+            apply_attach(entities, child, parent, Some(old));
+            Ok(())
+        }
+        Attach::First => {
+            apply_attach(entities, child, parent, None);
+            Ok(())
+        }
+    }
+}
+
+/// What attaching a child to a parent would do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Attach {
+    /// It has that parent already: nothing changes.
+    Unchanged,
+    /// It has a parent (`old`, alive or not): its `ChildOf` is replaced.
+    Move {
+        /// The parent it had.
+        old: Entity,
+    },
+    /// It has no parent: it gains a `ChildOf`.
+    First,
+}
+
+/// Everything [`attach`] checks before changing anything, and what it
+/// would do.
+///
+/// # Errors
+/// [`EntityError::NoSuchEntity`] (either not alive),
+/// [`EntityError::OwnParent`], [`EntityError::ParentCycle`] (`parent`
+/// descends from `child`), [`EntityError::Frozen`] (the child has no
+/// parent yet, or the parent no children, and it cannot change archetype).
+pub(crate) fn check_attach(
+    entities: &Entities,
+    child: Entity,
+    parent: Entity,
+) -> Result<Attach, EntityError> {
     if child == parent {
         return Err(EntityError::OwnParent { entity: child });
     }
@@ -82,7 +117,7 @@ pub(crate) fn attach(
     }
     let old = entities.get::<ChildOf>(child).map(ChildOf::parent);
     if old == Some(parent) && children_of(entities, parent).contains(&child) {
-        return Ok(());
+        return Ok(Attach::Unchanged);
     }
     if old.is_none() && entities.is_frozen(child) {
         return Err(EntityError::Frozen { entity: child });
@@ -90,18 +125,27 @@ pub(crate) fn attach(
     if entities.get::<Children>(parent).is_none() && entities.is_frozen(parent) {
         return Err(EntityError::Frozen { entity: parent });
     }
+    Ok(match old {
+        Some(old) => Attach::Move { old },
+        None => Attach::First,
+    })
+}
+
+/// The change [`check_attach`] allowed: both alive, no cycle, neither
+/// frozen where it would change archetype (so nothing here can fail).
+fn apply_attach(entities: &mut Entities, child: Entity, parent: Entity, old: Option<Entity>) {
     if let Some(old) = old {
         unlist(entities, old, child);
     }
     match entities.get_mut::<ChildOf>(child) {
         Some(of) => of.0 = parent,
-        None => entities.insert(child, (ChildOf(parent),))?,
+        // Cannot fail: alive, not frozen (checked), one field.
+        None => drop(entities.insert(child, (ChildOf(parent),))),
     }
     match entities.get_mut::<Children>(parent) {
         Some(children) => children.0.push(child),
-        None => entities.insert(parent, (Children(vec![child]),))?,
+        None => drop(entities.insert(parent, (Children(vec![child]),))),
     }
-    Ok(())
 }
 
 /// Takes `child` off its parent: unlists it and removes its `ChildOf`. The

@@ -12,6 +12,10 @@ impl World {
     /// in `parent`'s [`Children`](crate::Children), unlisted from its old
     /// parent's. Setting the parent it already has changes nothing.
     ///
+    /// Hooks and observers of `ChildOf` see it as an insert: `Add` and
+    /// `Insert` for a first parent, `Replace` (the old parent still named)
+    /// then `Insert` for another (chapter 16 of the guide, "Reparenting").
+    ///
     /// ```
     /// use sluice::{EntityError, World};
     ///
@@ -30,7 +34,7 @@ impl World {
     /// [`EntityError::Frozen`] (a frozen entity would change archetype).
     /// A refused change changes nothing.
     pub fn set_parent(&mut self, child: Entity, parent: Entity) -> Result<(), EntityError> {
-        relation::attach(self.entities_mut(), child, parent)
+        self.observed_attach(child, parent)
     }
 
     /// Attaches `child` to `parent`: [`set_parent`](Self::set_parent)
@@ -39,7 +43,7 @@ impl World {
     /// # Errors
     /// As [`set_parent`](Self::set_parent).
     pub fn add_child(&mut self, parent: Entity, child: Entity) -> Result<(), EntityError> {
-        relation::attach(self.entities_mut(), child, parent)
+        self.observed_attach(child, parent)
     }
 
     /// Spawns an entity with `bundle` as the last child of `parent`.
@@ -58,7 +62,7 @@ impl World {
         }
         // Spawned as any entity (its hooks and observers run), then listed.
         let child = self.observed_spawn(bundle)?;
-        if let Err(error) = relation::attach(self.entities_mut(), child, parent) {
+        if let Err(error) = self.observed_attach(child, parent) {
             // Only a frozen parent without children gets here.
             let _ = self.despawn(child);
             return Err(error);
@@ -67,13 +71,14 @@ impl World {
     }
 
     /// Takes `child` off its parent; the parent it had (`None` when it had
-    /// none, or a stale one).
+    /// none, or a stale one). Hooks and observers of `ChildOf` see its
+    /// `Replace` then `Remove` first (nothing when it had no parent).
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`], or [`EntityError::Frozen`] when it
     /// has a parent (nothing changes).
     pub fn remove_parent(&mut self, child: Entity) -> Result<Option<Entity>, EntityError> {
-        relation::detach(self.entities_mut(), child)
+        self.observed_detach(child)
     }
 
     /// Despawns `entity` and its whole subtree, children before parents,

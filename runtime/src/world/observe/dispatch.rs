@@ -9,8 +9,7 @@ use std::sync::atomic::AtomicBool;
 use crate::ServiceId;
 use crate::entity::{Bundle, ComponentId, Entity, EntityError};
 use crate::world::error::BoundaryStep;
-use crate::world::one_shot::ObserverShape;
-use crate::world::{BoundaryFailure, CommandQueue, SystemId, World};
+use crate::world::{BoundaryFailure, CommandQueue, World};
 
 use super::hooks::HookWorld;
 use super::{
@@ -27,9 +26,9 @@ pub const MAX_PROPAGATION: u32 = if cfg!(miri) { 1 << 8 } else { 1 << 16 };
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Link {
     /// What the change does (`insert`, `trigger`).
-    what: &'static str,
-    name: &'static str,
-    entity: Option<Entity>,
+    pub(super) what: &'static str,
+    pub(super) name: &'static str,
+    pub(super) entity: Option<Entity>,
 }
 
 impl Link {
@@ -45,7 +44,7 @@ impl World {
     /// Runs `change` as one delivery: what the hooks and observers it runs
     /// record lands after it, in the order they ran, each landing a
     /// delivery one deeper.
-    fn deliver<R>(&mut self, link: Link, change: impl FnOnce(&mut World) -> R) -> R {
+    pub(super) fn deliver<R>(&mut self, link: Link, change: impl FnOnce(&mut World) -> R) -> R {
         self.observe.chain.push(link);
         let outer = self.observe.capture.replace(Vec::new());
         let result = change(self);
@@ -106,7 +105,12 @@ impl World {
 
     /// Fires `event` for each of `components` of `entity` that something
     /// reacts to.
-    fn fire_all(&mut self, event: Lifecycle, components: &[ComponentId], entity: Entity) {
+    pub(super) fn fire_all(
+        &mut self,
+        event: Lifecycle,
+        components: &[ComponentId],
+        entity: Entity,
+    ) {
         for &component in components {
             if self.observe.interested(component, event) {
                 if event.hook_first() {
@@ -205,15 +209,16 @@ impl World {
                 Some(watched) => target == Some(watched),
             };
             if watching && self.observe.still_registered(entry.id, removals) {
-                self.run_observer::<E>(entry.system, entry.shape);
+                self.run_observer::<E>(entry);
             }
         }
     }
 
-    /// Runs observer `system` for the event now in `E`'s slot.
-    fn run_observer<E: Event>(&mut self, system: SystemId, shape: ObserverShape) {
+    /// Runs observer `entry` for the event now in `E`'s slot.
+    fn run_observer<E: Event>(&mut self, entry: &ObserverEntry) {
+        let system = entry.system;
         let node = u32::try_from(system.node().index()).unwrap_or(u32::MAX);
-        if let Err(error) = self.run_observer_system(node, shape) {
+        if let Err(error) = self.run_observer_system(node, entry.shape, &entry.required) {
             let observer = self.graph.nodes()[system.node().index()].name().to_owned();
             let message = error.to_string();
             self.observe.failures.push(BoundaryFailure::new(
@@ -478,16 +483,26 @@ impl World {
             };
         }
         self.deliver(link, |world| {
-            let mut before = world.scratch();
             let checked = world.check_change(entity, &ids);
+            // Events fire in component id order.
+            ids.sort_unstable();
+            // `B`'s components the entity has already (overwritten, or
+            // kept by `insert_if_new`).
+            let mut present = world.scratch();
+            // Everything it had, only needed when a requirement may add
+            // components `B` does not name.
+            let mut before = world.scratch();
+            let requirements = world.entities().has_requirements();
             if checked.is_ok() {
-                world.entities().components_of(entity, &mut before);
+                let have = world.entities().component_ids(entity);
+                present.extend(ids.iter().filter(|id| have.contains(id)));
+                if requirements {
+                    before.extend_from_slice(have);
+                }
             }
-            let mut touched = world.scratch();
             let result = checked.and_then(|()| {
                 if REPLACE {
-                    touched.extend(before.iter().filter(|id| ids.contains(id)));
-                    world.fire_all(Lifecycle::Replace, &touched, entity);
+                    world.fire_all(Lifecycle::Replace, &present, entity);
                 }
                 let entities = world.entities_mut();
                 if REPLACE {
@@ -497,24 +512,33 @@ impl World {
                 }
             });
             if result.is_ok() {
-                let mut after = world.scratch();
-                world.entities().components_of(entity, &mut after);
-                touched.clear();
-                touched.extend(after.iter().filter(|id| !before.contains(id)));
-                world.fire_all(Lifecycle::Add, &touched, entity);
-                if REPLACE {
-                    touched.clear();
-                    touched.extend(
-                        after
-                            .iter()
-                            .filter(|id| ids.contains(id) || !before.contains(id)),
-                    );
+                let mut touched = world.scratch();
+                if requirements {
+                    let mut after = world.scratch();
+                    world.entities().components_of(entity, &mut after);
+                    touched.extend(after.iter().filter(|id| !before.contains(id)));
+                    world.fire_all(Lifecycle::Add, &touched, entity);
+                    if REPLACE {
+                        touched.clear();
+                        touched.extend(
+                            after
+                                .iter()
+                                .filter(|id| ids.contains(id) || !before.contains(id)),
+                        );
+                    }
+                    world.fire_all(Lifecycle::Insert, &touched, entity);
+                    world.give_back(after);
+                } else {
+                    // Exactly `B`'s missing components were added.
+                    touched.extend(ids.iter().filter(|id| !present.contains(id)));
+                    world.fire_all(Lifecycle::Add, &touched, entity);
+                    let written = if REPLACE { &ids } else { &touched };
+                    world.fire_all(Lifecycle::Insert, written, entity);
                 }
-                world.fire_all(Lifecycle::Insert, &touched, entity);
-                world.give_back(after);
+                world.give_back(touched);
             }
-            world.give_back(touched);
             world.give_back(before);
+            world.give_back(present);
             world.give_back(ids);
             result
         })

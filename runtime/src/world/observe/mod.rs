@@ -46,6 +46,7 @@
 mod dispatch;
 mod event;
 mod hooks;
+mod reparent;
 
 use std::any::TypeId;
 use std::fmt;
@@ -154,6 +155,8 @@ pub(crate) struct ObserverEntry {
     /// What its runs may leave to land or gather, asked once at
     /// registration.
     pub(crate) shape: ObserverShape,
+    /// The services its runs require, listed once at registration.
+    pub(crate) required: Arc<[crate::ServiceId]>,
     /// Delivers a lifecycle event at an entity to a list of observers of
     /// its event type (`dispatch::deliver_lifecycle`).
     pub(crate) deliver_lifecycle: fn(&mut World, &[ObserverEntry], Entity),
@@ -377,6 +380,7 @@ impl World {
             return Err(ObserveError::Refused(error));
         }
         let shape = self.observer_shape(system.node().index());
+        let required = Arc::from(self.required_services(system.node().index()));
         let key = match E::lifecycle(self.entities_mut()) {
             Some((event, component)) => {
                 self.observe.note_interest(component, event);
@@ -393,6 +397,7 @@ impl World {
             watch,
             slot,
             shape,
+            required,
             deliver_lifecycle: dispatch::deliver_lifecycle::<E>,
         });
         observe.keys.insert(id, key);
