@@ -1,5 +1,5 @@
 //! The command line: `sluice-game [--threads N] [--frames N] [--entities N]
-//! [--trace FILE] [--plot FILE] [--plan FILE]`.
+//! [--trace FILE] [--plot FILE] [--plan FILE] [--inspect ADDR]`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -21,6 +21,7 @@ options:
   --trace FILE   write a Chrome/Perfetto trace of every node, batch slice and frame
   --plot FILE    where to write the frame-time plot (default: frame_times.svg)
   --plan FILE    also write the plans' lanes-and-gates picture (SVG)
+  --inspect ADDR serve the live inspector on a loopback address (e.g. 127.0.0.1:7878)
   -h, --help     print this help
 ";
 
@@ -44,6 +45,8 @@ pub struct Options {
     pub plot: PathBuf,
     /// Where to write the lanes-and-gates picture, if anywhere.
     pub plan: Option<PathBuf>,
+    /// The loopback address to serve the live inspector on, if any.
+    pub inspect: Option<String>,
 }
 
 /// A command line that cannot be run.
@@ -93,6 +96,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
     let mut trace = None;
     let mut plot = PathBuf::from("frame_times.svg");
     let mut plan = None;
+    let mut inspect = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // `--name=value` or `--name value`.
@@ -110,6 +114,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
             "--trace" => "--trace",
             "--plot" => "--plot",
             "--plan" => "--plan",
+            "--inspect" => "--inspect",
             _ => return Err(CliError::Unknown(arg)),
         };
         let value = match inline {
@@ -130,6 +135,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
             }
             "--trace" => trace = Some(path(option, value)?),
             "--plan" => plan = Some(path(option, value)?),
+            "--inspect" => inspect = Some(value),
             _ => plot = path(option, value)?,
         }
     }
@@ -138,6 +144,7 @@ pub fn parse(args: impl IntoIterator<Item = String>, cores: usize) -> Result<Com
         trace,
         plot,
         plan,
+        inspect,
     }))
 }
 

@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         config.entities, config.frames, config.threads
     );
     let progress = (config.frames / 6).max(1);
-    let result = sluice_game::run(config, |sample| {
+    let result = sluice_game::run_inspected(config, options.inspect.as_deref(), |sample| {
         if sample.frame % progress == 0 || sample.frame + 1 == config.frames {
             println!(
                 "frame {:>5}: {:>8.3} ms (peak of the last {} frames {:>8.3} ms)",
