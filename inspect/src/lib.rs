@@ -315,7 +315,8 @@ impl Inspector {
         self
     }
 
-    /// Counts the messages of type `T` the world keeps at each frame's end.
+    /// Counts the messages of type `T` sent: in all, and per frame (the mean
+    /// since the previous snapshot).
     pub fn messages<T: Send + Sync + 'static>(&mut self) -> &mut Self {
         self.watches.messages::<T>();
         self
@@ -351,8 +352,7 @@ impl Inspector {
             if self.frame_times.len() == self.shared.options.frame_history {
                 self.frame_times.pop_front();
             }
-            self.frame_times
-                .push_back((now - last).as_secs_f32() * 1e3);
+            self.frame_times.push_back((now - last).as_secs_f32() * 1e3);
         }
         self.frames += 1;
         let mut urgent = self.control.end_frame();
@@ -364,7 +364,9 @@ impl Inspector {
             self.publish(world, now);
         }
         while self.control.paused() {
-            let request = self.requests.recv_timeout(self.shared.options.publish_every);
+            let request = self
+                .requests
+                .recv_timeout(self.shared.options.publish_every);
             let changed = match request {
                 Ok(request) => self.handle(world, request),
                 // The server is gone: nothing can resume the world.
@@ -432,7 +434,7 @@ impl Inspector {
                 plan_version: self.plan_version,
                 frame_times: &self.frame_times,
             },
-            &self.watches,
+            &mut self.watches,
             &self.shared.options,
         );
         self.shared.snapshot.store(Arc::new(snapshot));

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade, rejection::WebSocketUpgradeRejection};
+use axum::extract::ws::{
+    Message, WebSocket, WebSocketUpgrade, rejection::WebSocketUpgradeRejection,
+};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -124,7 +126,10 @@ async fn not_found(uri: axum::http::Uri) -> Response {
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
     error(
         StatusCode::METHOD_NOT_ALLOWED,
-        format!("`{}` does not take {method} (see /openapi.json)", uri.path()),
+        format!(
+            "`{}` does not take {method} (see /openapi.json)",
+            uri.path()
+        ),
     )
 }
 
@@ -160,7 +165,10 @@ impl App {
     /// The newest snapshot as JSON.
     fn snapshot_json(&self) -> Arc<str> {
         let snapshot = self.shared.snapshot.load();
-        let mut cache = self.json.lock().unwrap_or_else(|poison| poison.into_inner());
+        let mut cache = self
+            .json
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         if cache.0 != snapshot.version {
             let json = serde_json::to_string(&**snapshot).unwrap_or_else(|_| "{}".into());
             *cache = (snapshot.version, Arc::from(json));
@@ -183,12 +191,18 @@ impl App {
                 ));
             }
             Err(crossbeam_channel::TrySendError::Disconnected(_)) => {
-                return Err(error(StatusCode::SERVICE_UNAVAILABLE, "the game has stopped"));
+                return Err(error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the game has stopped",
+                ));
             }
         }
         match tokio::time::timeout(ANSWER_WITHIN, answer).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(_)) => Err(error(StatusCode::SERVICE_UNAVAILABLE, "the game has stopped")),
+            Ok(Err(_)) => Err(error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the game has stopped",
+            )),
             Err(_) => Err(error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "the game thread did not answer within 5 s (is it between frames?)",
@@ -203,7 +217,11 @@ impl App {
 
 async fn snapshot(State(app): State<App>) -> Response {
     let json = app.snapshot_json();
-    ([(header::CONTENT_TYPE, "application/json")], json.to_string()).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json.to_string(),
+    )
+        .into_response()
 }
 
 async fn plan_svg(State(app): State<App>) -> Response {
@@ -306,10 +324,12 @@ async fn websocket(
 #[derive(Debug, Deserialize)]
 #[serde(tag = "cmd", rename_all = "lowercase", deny_unknown_fields)]
 enum ClientMessage {
-    Pause,
-    Step,
-    Resume,
-    Entity { id: u64 },
+    Pause {},
+    Step {},
+    Resume {},
+    Entity {
+        id: u64,
+    },
     Entities {
         #[serde(default)]
         offset: usize,
@@ -370,13 +390,13 @@ async fn answer(app: &App, text: &str) -> String {
         }
     };
     let reply = match message {
-        ClientMessage::Pause => app.control(Command::Pause).await.map(|state| {
+        ClientMessage::Pause {} => app.control(Command::Pause).await.map(|state| {
             serde_json::json!({ "type": "control", "paused": state.paused, "frame": state.frame })
         }),
-        ClientMessage::Step => app.control(Command::Step).await.map(|state| {
+        ClientMessage::Step {} => app.control(Command::Step).await.map(|state| {
             serde_json::json!({ "type": "control", "paused": state.paused, "frame": state.frame })
         }),
-        ClientMessage::Resume => app.control(Command::Resume).await.map(|state| {
+        ClientMessage::Resume {} => app.control(Command::Resume).await.map(|state| {
             serde_json::json!({ "type": "control", "paused": state.paused, "frame": state.frame })
         }),
         ClientMessage::Entity { id } => app

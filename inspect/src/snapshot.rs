@@ -37,7 +37,7 @@ pub struct Snapshot {
     pub archetypes_total: u64,
     /// The largest archetypes, largest first.
     pub archetypes: Vec<ArchetypeView>,
-    /// Messages kept per registered type.
+    /// Messages sent per registered type.
     pub messages: Vec<MessageCount>,
     /// Live scripts of the registered kinds.
     pub scripts: Vec<ScriptView>,
@@ -108,8 +108,11 @@ pub struct ArchetypeView {
 pub struct MessageCount {
     /// The message type's name.
     pub message: String,
-    /// Kept at the frame's end (`None`: the world has no such messages).
-    pub count: Option<u64>,
+    /// Sent since the world made them (`None`: the world has no such
+    /// messages).
+    pub sent: Option<u64>,
+    /// The mean sent per frame since the previous snapshot.
+    pub per_frame: Option<f32>,
 }
 
 /// One live script.
@@ -204,7 +207,7 @@ fn ms(duration: std::time::Duration) -> f32 {
 pub(crate) fn build(
     world: &mut World,
     frame: Frame<'_>,
-    watches: &Watches,
+    watches: &mut Watches,
     options: &InspectorOptions,
 ) -> Snapshot {
     let history_ms: Vec<f32> = frame.frame_times.iter().copied().collect();
@@ -272,7 +275,7 @@ pub(crate) fn build(
         })
         .collect();
     let entities = store.len() as u64;
-    let messages = watches.message_counts(world);
+    let messages = watches.message_counts(world, frame.frame);
     Snapshot {
         version: frame.version,
         frame: frame.frame,
@@ -316,7 +319,9 @@ pub(crate) fn entity(world: &World, id: u64, watches: &Watches) -> Option<Entity
     let (entity, archetype) = find(world, id)?;
     let view = world.entity(entity)?;
     let store = world.entities();
-    let held = store.archetypes().find(|a| a.id().index() as u32 == archetype)?;
+    let held = store
+        .archetypes()
+        .find(|a| a.id().index() as u32 == archetype)?;
     let components = held
         .components()
         .iter()

@@ -16,7 +16,7 @@ use crate::snapshot::{MessageCount, ScriptView, StateView};
 pub(crate) const MAX_TEXT: usize = 4096;
 
 type ComponentText = fn(&EntityRef<'_>) -> Option<String>;
-type MessageLen = fn(&mut World) -> Option<usize>;
+type MessagesSent = fn(&mut World) -> Option<u64>;
 type ScriptList = fn(&World, &mut Vec<ScriptView>);
 type StateText = fn(&World) -> Option<String>;
 
@@ -24,7 +24,10 @@ type StateText = fn(&World) -> Option<String>;
 #[derive(Default)]
 pub(crate) struct Watches {
     pub(crate) components: Vec<(&'static str, ComponentText)>,
-    pub(crate) messages: Vec<(&'static str, MessageLen)>,
+    pub(crate) messages: Vec<(&'static str, MessagesSent)>,
+    /// Per message type: its sent total and the frame counter at the last
+    /// snapshot.
+    pub(crate) messages_seen: Vec<(u64, u64)>,
     pub(crate) scripts: Vec<(&'static str, ScriptList)>,
     pub(crate) states: Vec<(&'static str, StateText)>,
 }
@@ -59,23 +62,27 @@ impl Watches {
     pub(crate) fn messages<T: Send + Sync + 'static>(&mut self) {
         // `get_mut`, not `messages_mut`: reading must not register the type.
         add(&mut self.messages, std::any::type_name::<T>(), |world| {
-            world.get_mut::<Messages<T>>().map(|messages| messages.len())
+            world.get_mut::<Messages<T>>().map(Messages::sent)
         });
     }
 
     pub(crate) fn scripts<K: ScriptKind>(&mut self) {
-        add(&mut self.scripts, std::any::type_name::<K>(), |world, into| {
-            let Some(scripts) = world.get::<Scripts<K>>() else {
-                return;
-            };
-            let kind = std::any::type_name::<K>();
-            into.extend(scripts.iter().map(|info| ScriptView {
-                kind: kind.to_owned(),
-                id: info.id.to_string(),
-                name: info.name.to_owned(),
-                waits_on: waits_on(info.waiting),
-            }));
-        });
+        add(
+            &mut self.scripts,
+            std::any::type_name::<K>(),
+            |world, into| {
+                let Some(scripts) = world.get::<Scripts<K>>() else {
+                    return;
+                };
+                let kind = std::any::type_name::<K>();
+                into.extend(scripts.iter().map(|info| ScriptView {
+                    kind: kind.to_owned(),
+                    id: info.id.to_string(),
+                    name: info.name.to_owned(),
+                    waits_on: waits_on(info.waiting),
+                }));
+            },
+        );
     }
 
     pub(crate) fn state<S: States>(&mut self) {
@@ -84,12 +91,26 @@ impl Watches {
         });
     }
 
-    pub(crate) fn message_counts(&self, world: &mut World) -> Vec<MessageCount> {
+    /// Each registered type's messages: the total sent, and the mean per
+    /// frame since the previous snapshot (`frame` is the frame counter now).
+    pub(crate) fn message_counts(&mut self, world: &mut World, frame: u64) -> Vec<MessageCount> {
+        self.messages_seen.resize(self.messages.len(), (0, 0));
         self.messages
             .iter()
-            .map(|(name, len)| MessageCount {
-                message: (*name).to_owned(),
-                count: len(world).map(|n| n as u64),
+            .zip(&mut self.messages_seen)
+            .map(|((name, sent), seen)| {
+                let total = sent(world);
+                let per_frame = total.map(|total| {
+                    let frames = frame.saturating_sub(seen.1).max(1);
+                    let per_frame = total.saturating_sub(seen.0) as f32 / frames as f32;
+                    *seen = (total, frame);
+                    per_frame
+                });
+                MessageCount {
+                    message: (*name).to_owned(),
+                    sent: total,
+                    per_frame,
+                }
             })
             .collect()
     }
