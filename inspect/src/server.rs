@@ -37,6 +37,8 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 const SEND_WITHIN: Duration = Duration::from_secs(2);
 /// The most entities one page lists.
 pub(crate) const MAX_PAGE: usize = 500;
+/// The largest offset a page may start at.
+pub(crate) const MAX_OFFSET: usize = 1_000_000_000;
 
 /// The server's state, shared by every handler.
 #[derive(Clone)]
@@ -257,6 +259,12 @@ async fn entities(State(app): State<App>, page: Result<Query<Page>, QueryRejecti
             );
         }
     };
+    if page.offset > MAX_OFFSET {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("offset {} is over the most, {MAX_OFFSET}", page.offset),
+        );
+    }
     if page.limit > MAX_PAGE {
         return error(
             StatusCode::BAD_REQUEST,
