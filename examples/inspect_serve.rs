@@ -1,12 +1,13 @@
 //! The guide's chapter "The live inspector" (`docs/guide/17-the-live-inspector.md`),
-//! runnable: `cargo run --example inspect_serve -- 127.0.0.1:7878`, then
+//! runnable: `cargo run --example inspect_serve -- 127.0.0.1:7878 0`, then
 //! open <http://127.0.0.1:7878/> in a browser.
 //!
 //! A swarm of particles drifts and bumps into the walls; each bump is a
 //! message, a state says whether the swarm is calm or stormy, and all of
 //! it is served live by a [`sluice_inspect::Inspector`] on a loopback
-//! port. The second argument is how many frames to run (`0`, the default:
-//! until stopped); frames run at about 60 a second.
+//! port. The first argument is the address (default `127.0.0.1:0`: a free
+//! port, printed); the second how many frames to run (default 300, about
+//! five seconds; `0`: until stopped); frames run at about 60 a second.
 
 use std::time::{Duration, Instant};
 
@@ -57,7 +58,11 @@ impl Plugin for SwarmPlugin {
                 clock.0 += 1;
                 if clock.0 % 300 == 0 {
                     let stormy = (clock.0 / 300) % 2 == 1;
-                    weather.set(if stormy { Weather::Stormy } else { Weather::Calm });
+                    weather.set(if stormy {
+                        Weather::Stormy
+                    } else {
+                        Weather::Calm
+                    });
                 }
             },
         ));
@@ -82,10 +87,10 @@ impl Plugin for SwarmPlugin {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let address = args.next().unwrap_or_else(|| "127.0.0.1:7878".to_owned());
+    let address = args.next().unwrap_or_else(|| "127.0.0.1:0".to_owned());
     let frames: u64 = match args.next() {
         Some(frames) => frames.parse()?,
-        None => 0,
+        None => 300,
     };
     let mut world = World::new();
     world.add_plugin(SwarmPlugin { particles: 2_000 })?;

@@ -167,8 +167,21 @@ pub fn raw(address: SocketAddr, request: &str) -> std::io::Result<Response> {
     let mut stream = TcpStream::connect(address)?;
     stream.set_read_timeout(Some(Duration::from_secs(20)))?;
     stream.write_all(request.as_bytes())?;
+    // Read to the end of the body: its Content-Length, or the close (some
+    // servers keep the connection open whatever the request says).
     let mut bytes = Vec::new();
-    stream.read_to_end(&mut bytes)?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if let Some(end) = complete(&bytes) {
+            bytes.truncate(end);
+            break;
+        }
+        let read = stream.read(&mut chunk)?;
+        if read == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&chunk[..read]);
+    }
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
@@ -189,4 +202,16 @@ pub fn raw(address: SocketAddr, request: &str) -> std::io::Result<Response> {
         content_type,
         body: body.to_owned(),
     })
+}
+
+/// Where a response with a Content-Length ends, once it is all in `bytes`.
+fn complete(bytes: &[u8]) -> Option<usize> {
+    let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = String::from_utf8_lossy(&bytes[..head_end]);
+    let length: usize = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse().ok())?
+    })?;
+    (bytes.len() >= head_end + length).then_some(head_end + length)
 }
