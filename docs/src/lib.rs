@@ -50,3 +50,5 @@ pub mod plugins_and_states {}
 pub mod hierarchies {}
 #[doc = include_str!("../guide/16-hooks-and-observers.md")]
 pub mod hooks_and_observers {}
+#[doc = include_str!("../guide/17-the-live-inspector.md")]
+pub mod the_live_inspector {}
