@@ -242,4 +242,20 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn inspect_takes_an_address() {
+        let Command::Run(options) = parse(args("--inspect 127.0.0.1:7878"), 2).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(options.inspect.as_deref(), Some("127.0.0.1:7878"));
+        let Command::Run(options) = parse(args(""), 2).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(options.inspect, None, "off unless asked for");
+        assert_eq!(
+            parse(args("--inspect"), 2).unwrap_err().to_string(),
+            "`--inspect` needs a value"
+        );
+    }
 }
