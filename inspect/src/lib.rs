@@ -303,6 +303,11 @@ impl Inspector {
         self.frames
     }
 
+    /// The newest published snapshot (what `/api/snapshot` serves).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.snapshot.load_full()
+    }
+
     /// Whether the user paused the world from the page (or the API).
     pub fn is_paused(&self) -> bool {
         self.control.paused()

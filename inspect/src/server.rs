@@ -65,6 +65,7 @@ pub(crate) fn spawn(
     std::thread::Builder::new()
         .name("sluice-inspect".into())
         .spawn(move || {
+            lower_priority();
             runtime.block_on(async move {
                 let listener = match TcpListener::from_std(listener) {
                     Ok(listener) => listener,
@@ -88,6 +89,27 @@ pub(crate) fn spawn(
             // Dropping the runtime ends every connection's task.
         })
 }
+
+/// Puts the calling thread (the server's) at the lowest scheduling
+/// priority: its work (serializing snapshots, sending them) then fills the
+/// cores' idle time instead of preempting the game's threads, which on a
+/// busy machine would show in the frame time.
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY:
+    // - `gettid` takes nothing and cannot fail; it names the calling thread.
+    // - `setpriority` takes plain integers (no pointer); on Linux a thread
+    //   id with `PRIO_PROCESS` sets that one thread's nice value. A failure
+    //   (not allowed) leaves the priority as it was, which is harmless.
+    unsafe {
+        let thread = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, 19);
+    }
+}
+
+/// Elsewhere the server keeps the default priority.
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
 
 fn router(app: App) -> Router {
     let max_body = app.shared.options.max_body;
