@@ -56,7 +56,7 @@ impl Plugin for SwarmPlugin {
         world.add_system(NodeBuilder::new("tick").system(
             |clock: &mut Clock, weather: &mut NextState<Weather>| {
                 clock.0 += 1;
-                if clock.0 % 300 == 0 {
+                if clock.0.is_multiple_of(300) {
                     let stormy = (clock.0 / 300) % 2 == 1;
                     weather.set(if stormy {
                         Weather::Stormy
