@@ -102,9 +102,19 @@ impl Drop for GameRunning {
     }
 }
 
+/// A child process, killed and reaped when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A chromedriver process and one headless Chromium session in it.
 struct Browser {
-    driver: Child,
+    driver: Killed,
     address: SocketAddr,
     session: String,
     _profile: TempDir,
@@ -129,6 +139,8 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver starts");
+        // Killed on every path from here on, a failed start included.
+        let driver = Killed(driver);
         let deadline = Instant::now() + Duration::from_secs(30);
         while http(address, "GET", "/status", "").is_err() {
             assert!(Instant::now() < deadline, "chromedriver did not listen");
@@ -257,17 +269,17 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        // Ending the session closes Chromium; then the driver is killed
+        // (`Killed`). chromedriver checks the Host header: a loopback one.
         if !self.session.is_empty() {
             let _ = common::raw(
                 self.address,
                 &format!(
-                    "DELETE /session/{} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                    self.session
+                    "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                    self.session, self.address
                 ),
             );
         }
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 }
 
