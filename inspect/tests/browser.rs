@@ -114,7 +114,7 @@ impl Drop for Killed {
 
 /// A chromedriver process and one headless Chromium session in it.
 struct Browser {
-    driver: Killed,
+    _driver: Killed,
     address: SocketAddr,
     session: String,
     _profile: TempDir,
@@ -167,7 +167,7 @@ impl Browser {
             }},
         });
         let mut browser = Self {
-            driver,
+            _driver: driver,
             address,
             session: String::new(),
             _profile: profile,
