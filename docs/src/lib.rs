@@ -52,3 +52,5 @@ pub mod hierarchies {}
 pub mod hooks_and_observers {}
 #[doc = include_str!("../guide/17-rendering.md")]
 pub mod rendering {}
+#[doc = include_str!("../guide/18-the-live-inspector.md")]
+pub mod the_live_inspector {}

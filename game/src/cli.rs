@@ -70,6 +70,10 @@ pub struct Options {
     /// Also write the plans' lanes-and-gates picture (SVG)
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
+    /// Serve the live inspector on this loopback address (for example
+    /// 127.0.0.1:7878)
+    #[arg(long, value_name = "ADDR")]
+    pub inspect: Option<String>,
     /// Print a completion script for SHELL on standard output instead of
     /// running
     #[arg(long, value_name = "SHELL", exclusive = true)]
@@ -250,6 +254,17 @@ mod tests {
         assert_eq!(
             parse("--completions bash --frames 3").unwrap_err().kind(),
             ErrorKind::ArgumentConflict
+        );
+    }
+
+    #[test]
+    fn inspect_takes_an_address() {
+        let options = parse("--inspect 127.0.0.1:7878").unwrap();
+        assert_eq!(options.inspect.as_deref(), Some("127.0.0.1:7878"));
+        assert_eq!(parse("").unwrap().inspect, None, "off unless asked for");
+        assert_eq!(
+            parse("--inspect").unwrap_err().kind(),
+            ErrorKind::InvalidValue
         );
     }
 

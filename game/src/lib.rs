@@ -34,6 +34,7 @@ pub mod cli;
 pub mod combat;
 pub mod feed;
 pub mod flow;
+pub mod inspect;
 pub mod math;
 pub mod navigation;
 pub mod particles;
@@ -101,6 +102,8 @@ impl Default for Config {
 pub enum GameError {
     /// The pool's threads could not start.
     Pool(std::io::Error),
+    /// The live inspector did not start.
+    Inspect(sluice_inspect::InspectError),
     /// A frame failed.
     Frame(u64, IterationError),
 }
@@ -109,6 +112,7 @@ impl fmt::Display for GameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             GameError::Pool(error) => write!(f, "the thread pool did not start: {error}"),
+            GameError::Inspect(error) => write!(f, "{error}"),
             GameError::Frame(frame, error) => write!(f, "frame {frame} failed: {error}"),
         }
     }
@@ -294,8 +298,31 @@ impl PluginGroup for GamePlugins {
 ///
 /// # Errors
 /// As for [`Game::new`] and [`Game::frame`].
-pub fn run(config: &Config, mut observe: impl FnMut(&FrameSample)) -> Result<RunReport, GameError> {
+pub fn run(config: &Config, observe: impl FnMut(&FrameSample)) -> Result<RunReport, GameError> {
+    run_inspected(config, None, observe)
+}
+
+/// As [`run`], with the live inspector ([`inspect`]) serving the world on
+/// `inspect` when it is `Some` (a loopback address): its page can pause,
+/// step and resume the game between frames.
+///
+/// # Errors
+/// As for [`run`], and [`GameError::Inspect`] when the inspector does not
+/// start.
+pub fn run_inspected(
+    config: &Config,
+    inspect: Option<&str>,
+    mut observe: impl FnMut(&FrameSample),
+) -> Result<RunReport, GameError> {
     let mut game = Game::new(config)?;
+    let mut inspector = match inspect {
+        Some(address) => {
+            let inspector = inspect::start(address).map_err(GameError::Inspect)?;
+            println!("inspector: http://{}", inspector.local_addr());
+            Some(inspector)
+        }
+        None => None,
+    };
     let mut report = RunReport::new(config);
     let mut nodes = Vec::new();
     let started = Instant::now();
@@ -304,6 +331,9 @@ pub fn run(config: &Config, mut observe: impl FnMut(&FrameSample)) -> Result<Run
         game.node_times(&mut nodes);
         let sample = report.record(game.frames() - 1, time, &nodes);
         observe(&sample);
+        if let Some(inspector) = &mut inspector {
+            inspector.frame(game.world_mut());
+        }
     }
     report.finish(&mut game, started.elapsed())?;
     Ok(report)

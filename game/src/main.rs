@@ -39,7 +39,7 @@ fn main() -> ExitCode {
     );
     let every = (config.frames / 6).max(1);
     let bar = FrameProgress::for_terminal(config.frames);
-    let result = sluice_game::run(&config, |sample| {
+    let result = sluice_game::run_inspected(&config, options.inspect.as_deref(), |sample| {
         bar.on_frame(sample);
         if sample.frame % every == 0 || sample.frame + 1 == config.frames {
             bar.println(|| {

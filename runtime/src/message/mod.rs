@@ -242,6 +242,27 @@ impl<T: Send + Sync + 'static> Messages<T> {
         self.len() == 0
     }
 
+    /// How many messages have joined the log since it was made (kept,
+    /// read, dropped or cleared alike), gathering what writers sent first:
+    /// the difference between two calls is what was sent in between (the
+    /// inspector's messages per frame).
+    ///
+    /// ```
+    /// use sluice::message::Messages;
+    ///
+    /// let mut messages = Messages::new();
+    /// messages.send(1);
+    /// messages.send(2);
+    /// messages.clear();
+    /// messages.send(3);
+    /// assert_eq!(messages.sent(), 3);
+    /// assert_eq!(messages.len(), 1);
+    /// ```
+    pub fn sent(&mut self) -> u64 {
+        self.gather();
+        self.log_mut().end()
+    }
+
     /// How many readers have a cursor.
     pub fn readers(&mut self) -> usize {
         self.log_mut().readers.len()

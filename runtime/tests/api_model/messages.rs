@@ -3,7 +3,8 @@
 //! (`Subscribe::par_read`), on whichever executor the world is on; one
 //! message may make the reading closure panic. Before the run, messages
 //! sent between iterations are cleared (`Messages::clear`) or drained
-//! (`Messages::drain`): the reader never sees them.
+//! (`Messages::drain`): the reader never sees them. `Messages::sent`
+//! counts every message that joined, cleared, drained or read alike.
 //!
 //! The model knows what the documentation promises: every message of the
 //! batch is read once, whatever the slice size or thread count; a panic in
@@ -114,6 +115,7 @@ pub(super) fn apply(
         .world
         .get_mut::<Messages<Batched>>()
         .ok_or_else(|| TestCaseError::fail("the reader's registration made the messages"))?;
+    let sent_before = messages.sent();
     for i in 0..usize::from(stale) {
         messages.send(Batched(i, STALE));
     }
@@ -128,10 +130,23 @@ pub(super) fn apply(
     check(messages.is_empty(), || {
         "messages kept after clear/drain".into()
     })?;
+    let sent = messages.sent();
+    check(sent == sent_before + u64::from(stale), || {
+        format!("sent {sent} after {stale} stale messages from {sent_before}, cleared or not")
+    })?;
     let result = real.world.run_iteration();
     let refused = model.run();
     remove(&mut real.world, writer)?;
     remove(&mut real.world, reader)?;
+    // The writer ran whatever the reader did: its batch joined.
+    let sent = real
+        .world
+        .get_mut::<Messages<Batched>>()
+        .map_or(0, Messages::sent);
+    let expected_sent = sent_before + u64::from(stale) + values.len() as u64;
+    check(sent == expected_sent, || {
+        format!("sent {sent} after the batch, expected {expected_sent}")
+    })?;
     let sum = real.world.get::<BatchSum>().expect("the sum");
     let (summed, read) = (sum.0.load(Ordering::Relaxed), sum.1.load(Ordering::Relaxed));
     if panic_at.is_some() {
