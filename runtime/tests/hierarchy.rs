@@ -684,7 +684,7 @@ fn many_small_frames(executor: ExecutorKind, threads: usize) -> Vec<Vec<(Entity,
     TransformPropagation::add_to(&mut world);
     // 1,100 trees are 17,600 entities: the change scan crosses into its
     // parallel form (16,384 rows); the other propagation tests stay below.
-    let (trees, frames) = if cfg!(miri) { (6, 2) } else { (1_100, 5) };
+    let (trees, frames): (usize, usize) = if cfg!(miri) { (6, 2) } else { (1_100, 5) };
     let mut n = 0.0f32;
     let mut local = || {
         n += 1.0;
@@ -694,19 +694,19 @@ fn many_small_frames(executor: ExecutorKind, threads: usize) -> Vec<Vec<(Entity,
     };
     for tree in 0..trees {
         let root = world.spawn((local(),));
-        if tree % 3 == 0 {
+        if tree.is_multiple_of(3) {
             world.entity_mut(root).unwrap().insert((RootMark,)).unwrap();
         }
-        for child in 0..9 {
+        for child in 0..9usize {
             let child_entity = world.spawn_child(root, (local(),)).unwrap();
-            if child % 5 == 0 {
+            if child.is_multiple_of(5) {
                 world
                     .entity_mut(child_entity)
                     .unwrap()
                     .insert((ChildMark,))
                     .unwrap();
             }
-            if child % 4 == 0 {
+            if child.is_multiple_of(4) {
                 for _ in 0..2 {
                     world.spawn_child(child_entity, (local(),)).unwrap();
                 }
@@ -717,7 +717,7 @@ fn many_small_frames(executor: ExecutorKind, threads: usize) -> Vec<Vec<(Entity,
     let mut snapshots = Vec::new();
     for _ in 0..frames {
         world.query::<&mut Transform>().for_each(|mut t| {
-            if moves.next() % 10 == 0 {
+            if moves.next().is_multiple_of(10) {
                 t.translation.y += 0.75;
                 t.rotation = (t.rotation * Quat::from_xyzw(0.0, 0.0, 0.02, 1.0)).normalize();
             }
