@@ -763,9 +763,6 @@ pub(crate) struct FetchCache<'w, D: QueryData> {
     ways: [Option<(&'w Archetype, D::Fetch<'w>)>; FETCH_CACHE_WAYS],
     /// The way the next new archetype replaces.
     next: usize,
-    /// The way last found or kept, tried first: a walk meets runs of one
-    /// archetype, so most lookups cost one comparison.
-    last: usize,
 }
 
 impl<D: QueryData> Default for FetchCache<'_, D> {
@@ -773,7 +770,6 @@ impl<D: QueryData> Default for FetchCache<'_, D> {
         Self {
             ways: [None; FETCH_CACHE_WAYS],
             next: 0,
-            last: 0,
         }
     }
 }
@@ -781,28 +777,18 @@ impl<D: QueryData> Default for FetchCache<'_, D> {
 impl<'w, D: QueryData> FetchCache<'w, D> {
     /// The fetch kept for `archetype`, if any.
     #[inline]
-    fn find(&mut self, archetype: &Archetype) -> Option<D::Fetch<'w>> {
-        if let Some((kept, fetch)) = self.ways[self.last]
-            && std::ptr::eq(kept, archetype)
-        {
-            return Some(fetch);
-        }
-        for (way, kept) in self.ways.iter().enumerate() {
-            if let Some((kept, fetch)) = *kept
-                && std::ptr::eq(kept, archetype)
-            {
-                self.last = way;
-                return Some(fetch);
-            }
-        }
-        None
+    fn find(&self, archetype: &Archetype) -> Option<D::Fetch<'w>> {
+        self.ways
+            .iter()
+            .flatten()
+            .find(|(kept, _)| std::ptr::eq(*kept, archetype))
+            .map(|&(_, fetch)| fetch)
     }
 
     /// Keeps `fetch` for `archetype`, in place of the oldest.
     #[inline]
     fn keep(&mut self, archetype: &'w Archetype, fetch: D::Fetch<'w>) {
         self.ways[self.next] = Some((archetype, fetch));
-        self.last = self.next;
         self.next = (self.next + 1) % FETCH_CACHE_WAYS;
     }
 }
