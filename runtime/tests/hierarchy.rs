@@ -651,3 +651,126 @@ fn detaching_makes_a_root_and_reattaching_follows_the_new_parent() -> Result<(),
     assert_eq!(at(&world), Vec3::new(1.0, 1.0, 1.0));
     Ok(())
 }
+
+/// A small deterministic generator (xorshift64), so the moves are the
+/// same on every executor.
+struct Moves(u64);
+
+impl Moves {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Marks some roots: a second roots' archetype.
+struct RootMark;
+/// Marks some children: more children's archetypes.
+struct ChildMark;
+
+/// Many small trees (a root, 9 children, every fourth child with 2 of its
+/// own) spread over six archetypes, more than the walk's fetch cache
+/// keeps; each frame moves a random tenth of all entities (roots,
+/// children and grandchildren alike; the moves touch every archetype, so
+/// the change scan reads all 17,600 rows, in parallel). After every frame each entity's
+/// `GlobalTransform` must equal a naive recompute from its root down
+/// (bit for bit: the same products in the same order). Returns the
+/// snapshots.
+fn many_small_frames(executor: ExecutorKind, threads: usize) -> Vec<Vec<(Entity, [f32; 12])>> {
+    let mut world = World::with_pool(ThreadPool::new(threads).expect("pool"));
+    world.set_executor(executor);
+    TransformPropagation::add_to(&mut world);
+    // 1,100 trees are 17,600 entities: the change scan crosses into its
+    // parallel form (16,384 rows); the other propagation tests stay below.
+    let (trees, frames): (usize, usize) = if cfg!(miri) { (6, 2) } else { (1_100, 5) };
+    let mut n = 0.0f32;
+    let mut local = || {
+        n += 1.0;
+        Transform::from_xyz(n * 0.25, -n * 0.5, n)
+            .with_rotation(Quat::from_xyzw(n * 0.003, 0.0, 0.0, 1.0).normalize())
+            .with_scale(Vec3::splat(1.0 + (n % 4.0) * 0.05))
+    };
+    for tree in 0..trees {
+        let root = world.spawn((local(),));
+        if tree.is_multiple_of(3) {
+            world.entity_mut(root).unwrap().insert((RootMark,)).unwrap();
+        }
+        for child in 0..9usize {
+            let child_entity = world.spawn_child(root, (local(),)).unwrap();
+            if child.is_multiple_of(5) {
+                world
+                    .entity_mut(child_entity)
+                    .unwrap()
+                    .insert((ChildMark,))
+                    .unwrap();
+            }
+            if child.is_multiple_of(4) {
+                for _ in 0..2 {
+                    world.spawn_child(child_entity, (local(),)).unwrap();
+                }
+            }
+        }
+    }
+    let mut moves = Moves(0x9e37_79b9_7f4a_7c15);
+    let mut snapshots = Vec::new();
+    for _ in 0..frames {
+        world.query::<&mut Transform>().for_each(|mut t| {
+            if moves.next().is_multiple_of(10) {
+                t.translation.y += 0.75;
+                t.rotation = (t.rotation * Quat::from_xyzw(0.0, 0.0, 0.02, 1.0)).normalize();
+            }
+        });
+        world.run_iteration().unwrap();
+        let mut snapshot: Vec<(Entity, [f32; 12])> = world
+            .query::<(Entity, &GlobalTransform)>()
+            .iter()
+            .map(|(e, g)| (e, g.affine().to_cols_array()))
+            .collect();
+        snapshot.sort_by_key(|(e, _)| *e);
+        for &(entity, got) in &snapshot {
+            let mut chain: Vec<Entity> = world.ancestors(entity).collect();
+            chain.reverse();
+            chain.push(entity);
+            let expected = chain
+                .iter()
+                .fold(sluice::glam::Affine3A::IDENTITY, |acc, &e| {
+                    acc * world
+                        .entity(e)
+                        .unwrap()
+                        .get::<Transform>()
+                        .unwrap()
+                        .compute_affine()
+                });
+            assert_eq!(
+                got,
+                expected.to_cols_array(),
+                "{entity} on {executor:?} with {threads} threads"
+            );
+        }
+        snapshots.push(snapshot);
+    }
+    snapshots
+}
+
+#[test]
+fn many_small_trees_moved_at_random_match_a_naive_recompute_on_every_executor() {
+    let serial = many_small_frames(ExecutorKind::Serial, 1);
+    assert_eq!(
+        serial[0].len(),
+        if cfg!(miri) { 6 } else { 1_100 } * (1 + 9 + 3 * 2)
+    );
+    let others: &[(ExecutorKind, usize)] = if cfg!(miri) {
+        &[(ExecutorKind::Parallel, 2)]
+    } else {
+        &[(ExecutorKind::Parallel, 2), (ExecutorKind::Parallel, 4)]
+    };
+    for &(executor, threads) in others {
+        assert_eq!(
+            many_small_frames(executor, threads),
+            serial,
+            "{executor:?} on {threads} threads"
+        );
+    }
+}

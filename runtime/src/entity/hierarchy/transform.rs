@@ -23,7 +23,7 @@ use std::sync::{Mutex, PoisonError};
 use glam::{Affine3A, Quat, Vec3};
 
 use super::{ChildOf, Children};
-use crate::entity::query::{Changed, Or, Query, Removed, With};
+use crate::entity::query::{Changed, FetchCache, Or, Query, Removed, With};
 use crate::entity::{Entity, RequiredError};
 use crate::node::NodeBuilder;
 use crate::system::Local;
@@ -218,6 +218,10 @@ type Moved<'w> = Query<
 /// make a claim worth its cost.
 const STARTS_PER_SLICE: usize = 8;
 
+/// Below this many rows to scan for changes, the scan runs on the calling
+/// thread: a few thousand tick reads cost less than a fan-out.
+const PARALLEL_SCAN_ROWS: usize = 16_384;
+
 /// Propagates [`Transform`] down the hierarchy into [`GlobalTransform`]:
 /// every entity with both gets its parent's `GlobalTransform` times its
 /// own `Transform` (a root: its `Transform`). Only the subtrees under a
@@ -236,17 +240,25 @@ pub fn propagate_transforms(
     let PropagationScratch { candidates, starts } = &mut *scratch;
     candidates.clear();
     starts.clear();
-    // The scan of the change ticks is the whole cost of a static scene:
-    // in parallel, each thread gathering what it finds.
-    let found = Mutex::new(Vec::new());
-    moved.par_for_each_init(
-        || Found {
-            local: Vec::new(),
-            into: &found,
-        },
-        |found, (entity, _)| found.local.push(entity),
-    );
-    candidates.append(&mut found.into_inner().unwrap_or_else(PoisonError::into_inner));
+    // The scan of the change ticks: the archetypes no one wrote are
+    // skipped whole (the columns' changed bound), so it reads only the
+    // written ones' rows. Few rows cost less on this thread than waking a
+    // helper (under load, a helper that is preempted holding a slice makes
+    // the caller wait for it); many are scanned in parallel, each thread
+    // gathering what it finds.
+    if moved.count_rows() < PARALLEL_SCAN_ROWS {
+        moved.for_each(|(entity, _)| candidates.push(entity));
+    } else {
+        let found = Mutex::new(Vec::new());
+        moved.par_for_each_init(
+            || Found {
+                local: Vec::new(),
+                into: &found,
+            },
+            |found, (entity, _)| found.local.push(entity),
+        );
+        candidates.append(&mut found.into_inner().unwrap_or_else(PoisonError::into_inner));
+    }
     candidates.extend(orphaned.iter());
     if candidates.is_empty() {
         return;
@@ -256,7 +268,7 @@ pub fn propagate_transforms(
     let candidates = &candidates[..];
     let ids = nodes.prepared_ids();
     let nodes = &nodes;
-    let mut cache = None;
+    let mut cache = FetchCache::default();
     let mut look = |entity| {
         // SAFETY: this loop runs alone (before the fan-out) and drops each
         // item at once, so no two items of one row are ever alive; `cache`
@@ -291,7 +303,7 @@ pub fn propagate_transforms(
     let per_slice = per_slice.max(1);
     crate::exec::for_each_slice(starts.len().div_ceil(per_slice), &|slices| {
         let mut stack = Vec::new();
-        let mut cache = None;
+        let mut cache = FetchCache::default();
         let from = slices.start * per_slice;
         let to = (slices.end * per_slice).min(starts.len());
         for &(start, parent_global) in &starts[from..to] {
@@ -321,7 +333,7 @@ pub fn propagate_transforms(
 
 /// Writes `start`'s `GlobalTransform` from `parent_global`, then every
 /// verified descendant's, depth-first with an explicit stack (a deep chain
-/// cannot overflow the thread's). `cache` keeps the last archetype's fetch
+/// cannot overflow the thread's). `cache` keeps the last archetypes' fetches
 /// (a subtree's entities sit in few archetypes).
 ///
 /// # Safety
@@ -331,7 +343,7 @@ pub fn propagate_transforms(
 unsafe fn propagate_subtree<'q>(
     nodes: &'q Nodes<'_>,
     ids: Option<(<NodesData as crate::entity::QueryData>::Ids, ())>,
-    cache: &mut Option<NodesCache<'q>>,
+    cache: &mut FetchCache<'q, NodesData>,
     start: Entity,
     parent_global: Affine3A,
     stack: &mut Vec<(Entity, &'q [Entity], Affine3A)>,
@@ -367,12 +379,6 @@ unsafe fn propagate_subtree<'q>(
         }
     }
 }
-
-/// One archetype's fetch, kept by a walk.
-type NodesCache<'q> = (
-    &'q crate::entity::Archetype,
-    <NodesData as crate::entity::QueryData>::Fetch<'q>,
-);
 
 /// The data of [`Nodes`].
 type NodesData = (

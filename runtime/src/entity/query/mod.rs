@@ -429,10 +429,10 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
 
     /// `entity`'s item through `&self`, for a walk over many entities of
     /// few archetypes (the hierarchy's transform propagation, which hands
-    /// disjoint rows to several threads): `cache` keeps the last archetype
-    /// matched and its fetch, so an entity of the same archetype costs its
-    /// location and the item only (the checks and column lookups were made
-    /// for the archetype once).
+    /// disjoint rows to several threads): `cache` keeps the fetches of the
+    /// last few archetypes matched ([`FetchCache`]), so an entity of one
+    /// of them costs its location and the item only (the checks and column
+    /// lookups were made for the archetype once).
     ///
     /// # Safety
     /// While the item lives, no other live item of this query is of the
@@ -443,14 +443,13 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
     pub(crate) unsafe fn get_cached(
         &self,
         ids: Option<(D::Ids, F::Ids)>,
-        cache: &mut Option<(&'w Archetype, D::Fetch<'w>)>,
+        cache: &mut FetchCache<'w, D>,
         entity: Entity,
     ) -> Result<D::Item<'w>, QueryEntityError> {
         let entities: &'w Entities = self.entities;
-        if let Some((archetype, fetch)) = *cache
+        if !F::BY_ROW
             && let Some((at, row)) = entities.location_of(entity)
-            && std::ptr::eq(at, archetype)
-            && !F::BY_ROW
+            && let Some(fetch) = cache.find(at)
         {
             // SAFETY: the archetype matched this query when cached
             // (archetypes change only through `&mut Entities`), the filter
@@ -461,7 +460,7 @@ impl<'w, D: QueryData, F: QueryFilter> Query<'w, D, F> {
         let (archetype, row, data) = self.locate_with(ids, entity)?;
         // SAFETY: `locate_with` found the live row in a matching archetype.
         let fetch = unsafe { D::fetch(data, entities, archetype, self.ticks()) };
-        *cache = Some((archetype, fetch));
+        cache.keep(archetype, fetch);
         // SAFETY: as above; the caller keeps the row's items apart.
         Ok(unsafe { D::item(fetch, row) })
     }
@@ -749,5 +748,47 @@ impl<'q, D: QueryData, F: QueryFilter> QueryIter<'q, D, F> {
             }
         }
         acc
+    }
+}
+
+/// How many archetypes a [`FetchCache`] remembers: a hierarchy's walk
+/// alternates between a few (parents with `Children`, leaves without, a
+/// marker on some roots), and refetching at each switch cost four column
+/// lookups an entity.
+const FETCH_CACHE_WAYS: usize = 4;
+
+/// The fetches of the last few archetypes a walk of
+/// [`Query::get_cached`] met, replaced oldest first.
+pub(crate) struct FetchCache<'w, D: QueryData> {
+    ways: [Option<(&'w Archetype, D::Fetch<'w>)>; FETCH_CACHE_WAYS],
+    /// The way the next new archetype replaces.
+    next: usize,
+}
+
+impl<D: QueryData> Default for FetchCache<'_, D> {
+    fn default() -> Self {
+        Self {
+            ways: [None; FETCH_CACHE_WAYS],
+            next: 0,
+        }
+    }
+}
+
+impl<'w, D: QueryData> FetchCache<'w, D> {
+    /// The fetch kept for `archetype`, if any.
+    #[inline]
+    fn find(&self, archetype: &Archetype) -> Option<D::Fetch<'w>> {
+        self.ways
+            .iter()
+            .flatten()
+            .find(|(kept, _)| std::ptr::eq(*kept, archetype))
+            .map(|&(_, fetch)| fetch)
+    }
+
+    /// Keeps `fetch` for `archetype`, in place of the oldest.
+    #[inline]
+    fn keep(&mut self, archetype: &'w Archetype, fetch: D::Fetch<'w>) {
+        self.ways[self.next] = Some((archetype, fetch));
+        self.next = (self.next + 1) % FETCH_CACHE_WAYS;
     }
 }

@@ -192,7 +192,7 @@ impl<D: QueryData, F: QueryFilter> Query<'_, D, F> {
     }
 
     /// The rows of the matching archetypes (before any per-row filter).
-    fn count_rows(&self) -> usize {
+    pub(crate) fn count_rows(&self) -> usize {
         self.ids().map_or(0, |(ids, filter)| {
             self.entities
                 .archetype_list()
