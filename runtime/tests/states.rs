@@ -789,3 +789,123 @@ fn a_sub_state_loop_past_the_bound_is_named_and_its_source_stands() {
     assert_eq!(chain.len(), MAX_TRANSITIONS + 1);
     assert_eq!(world.state::<Flow>(), Some(&Flow::Battle));
 }
+
+#[test]
+fn a_sub_state_requested_twice_in_one_frame_or_from_its_own_on_exit_on_every_executor() {
+    let mut logs = Vec::new();
+    for (name, world) in worlds() {
+        // Two requests in plan order: the later wins.
+        let mut world = sub_state_world(world);
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        world.add_system(
+            NodeBuilder::new("pause").system(|next: &mut NextState<Pause>| next.set(Pause::Paused)),
+        );
+        world.add_system(
+            NodeBuilder::new("resume")
+                .after("pause")
+                .system(|next: &mut NextState<Pause>| next.set(Pause::Running)),
+        );
+        take_log(&mut world);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Running), "{name}");
+        let twice = take_log(&mut world);
+
+        // Running's exit asks for Paused (if not already): a restart of
+        // Running is followed, at the same state point, by the pause.
+        let (_, world) = worlds()
+            .into_iter()
+            .find(|(other, _)| *other == name)
+            .expect("the same executor");
+        let mut world = sub_state_world(world);
+        world.add_system_to(OnExit(Pause::Running), |next: &mut NextState<Pause>| {
+            next.set_if_neq(Pause::Paused)
+        });
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        take_log(&mut world);
+        world.set_next_state(Pause::Running);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Paused), "{name}");
+        logs.push((twice, take_log(&mut world)));
+    }
+    let (twice, from_exit) = &logs[0];
+    assert_eq!(twice, &["fight", "tick", "exit Running", "enter Running"]);
+    assert_eq!(
+        from_exit,
+        &[
+            "fight",
+            "tick",
+            "exit Running",
+            "enter Running",
+            "exit Running",
+            "enter Paused",
+            "enter Main"
+        ]
+    );
+    assert!(logs.iter().all(|log| *log == logs[0]), "{logs:?}");
+}
+
+#[test]
+fn a_sub_states_exit_asking_its_source_for_another_value_is_applied_after_the_transition() {
+    for (name, world) in worlds() {
+        let mut world = sub_state_world(world);
+        world.add_system_to(OnExit(Pause::Running), |next: &mut NextState<Flow>| {
+            next.set(Flow::Results)
+        });
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        take_log(&mut world);
+        // Battle -> Title: Running leaves first and asks for Results,
+        // which is applied once Title is entered.
+        world.set_next_state(Flow::Title);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Flow>(), Some(&Flow::Results), "{name}");
+        assert_eq!(
+            take_log(&mut world),
+            [
+                "fight",
+                "tick",
+                "exit Running",
+                "exit Battle",
+                "enter Title",
+                "exit Title",
+                "enter Results"
+            ],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_sub_states_panicking_exit_is_named_and_its_source_still_leaves() {
+    let mut world = World::new();
+    world.init_service::<Log>();
+    world.init_state::<Flow>();
+    world.add_sub_state::<Pause>().unwrap();
+    world.add_system(
+        NodeBuilder::new("boom")
+            .in_schedule(OnExit(Pause::Running))
+            .system(|| panic!("the pause cannot end")),
+    );
+    world.add_system_to(OnExit(Flow::Battle), logger("exit Battle"));
+    world.add_system_to(OnEnter(Flow::Title), logger("enter Title"));
+    world.set_next_state(Flow::Battle);
+    world.run_iteration().unwrap();
+    take_log(&mut world);
+    world.set_next_state(Flow::Title);
+    let error = world.run_iteration().unwrap_err();
+    let IterationError::State(StateError::ScheduleFailed {
+        state, schedule, ..
+    }) = &error
+    else {
+        panic!("{error}");
+    };
+    assert!(state.ends_with("Pause"), "{state}");
+    assert!(schedule.ends_with("Pause::Running)"), "{schedule}");
+    // The source's transition completed all the same.
+    assert_eq!(world.state::<Flow>(), Some(&Flow::Title));
+    assert_eq!(world.state::<Pause>(), None);
+    assert_eq!(take_log(&mut world), ["exit Battle", "enter Title"]);
+    world.run_iteration().unwrap();
+}
