@@ -61,10 +61,14 @@ pub(super) enum PlatformOp {
     SubStates {
         lives_in: [bool; 3],
         initial: u8,
-        frames: Vec<(Option<(u8, bool)>, Option<u8>)>,
+        frames: Vec<SubStateFrame>,
         parallel: bool,
     },
 }
+
+/// One frame's requests of a sub-state case: the source's `(value,
+/// if_neq)` and the sub-state's value.
+type SubStateFrame = (Option<(u8, bool)>, Option<u8>);
 
 pub(super) fn op() -> impl Strategy<Value = Op> {
     let requires = proptest::collection::vec(0u8..4, 0..3);
@@ -480,21 +484,22 @@ impl SubStateModel {
                 self.log.push(format!("enter s{}", self.source));
                 moved = true;
                 source_moved = true;
-            } else if let Some((to, if_neq)) = self.pending_source.take() {
-                if !(if_neq && to == self.source) {
-                    if let Some(inner) = self.inner {
-                        if to == self.source || !self.lives_in[to as usize] {
-                            self.log.push(format!("exit u{inner}"));
-                            self.inner = None;
-                            self.pending_inner = None;
-                        }
-                    }
-                    self.log.push(format!("exit s{}", self.source));
-                    self.source = to;
-                    self.log.push(format!("enter s{to}"));
-                    moved = true;
-                    source_moved = true;
+            } else if let Some((to, if_neq)) = self.pending_source.take()
+                // `set_if_neq` to the value held is dropped (taken all the same).
+                && !(if_neq && to == self.source)
+            {
+                if let Some(inner) = self.inner
+                    && (to == self.source || !self.lives_in[to as usize])
+                {
+                    self.log.push(format!("exit u{inner}"));
+                    self.inner = None;
+                    self.pending_inner = None;
                 }
+                self.log.push(format!("exit s{}", self.source));
+                self.source = to;
+                self.log.push(format!("enter s{to}"));
+                moved = true;
+                source_moved = true;
             }
             let mut entered_inner = false;
             if std::mem::take(&mut source_moved)
@@ -532,7 +537,7 @@ fn sub_states(
     parallel: bool,
     lives_in: [bool; 3],
     initial: u8,
-    frames: &[(Option<(u8, bool)>, Option<u8>)],
+    frames: &[SubStateFrame],
 ) -> Result<(), TestCaseError> {
     use std::sync::atomic::Ordering::Relaxed;
     let _one_case = SUB_STATE_CASE
