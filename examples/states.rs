@@ -5,11 +5,13 @@
 //! A game that flows from its menu to a level and on to the results: the
 //! level's enemies are spawned on entering it and scoped to it, a system
 //! runs only while playing, a computed state says "in game" while the
-//! level or a pause holds, the pause is a same-state round trip, and a
-//! transition loop past the bound is reported by name.
+//! level or a pause holds, the pause is a same-state round trip, a
+//! sub-state (the wave: calm or storm) lives inside the level and keeps
+//! its value through a pause, and a transition loop past the bound is
+//! reported by name.
 
 use sluice::prelude::*;
-use sluice::state::{ComputedStates, StateError, state_exists};
+use sluice::state::{ComputedStates, StateError, SubStates, state_exists};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Screen {
@@ -32,7 +34,24 @@ impl ComputedStates for InGame {
     }
 }
 
+/// The level's weather: exists only while playing or paused, calm on
+/// entry; a pause keeps it (both are values it lives in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Wave {
+    #[default]
+    Calm,
+    Storm,
+}
+impl States for Wave {}
+impl SubStates for Wave {
+    type Source = Screen;
+    fn should_exist(screen: &Screen) -> Option<Self> {
+        matches!(screen, Screen::Playing | Screen::Paused).then(Wave::default)
+    }
+}
+
 struct Enemy;
+struct Cloud;
 
 #[derive(Debug, Default)]
 struct Frames {
@@ -45,6 +64,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     world.init_service::<Frames>();
     world.init_state::<Screen>();
     world.add_computed_state::<InGame>()?;
+    world.add_sub_state::<Wave>()?;
+    // A storm's clouds go with the storm: when the wave calms down, or
+    // before the screen's own exit when the level is left.
+    world.add_system_to(OnEnter(Wave::Storm), |commands: Commands| {
+        for _ in 0..2 {
+            commands.spawn((Cloud, DespawnOnExit(Wave::Storm)));
+        }
+    });
 
     // The level's enemies live while it is loaded: spawned when the game
     // is entered, despawned when it is left (a pause does not leave it).
@@ -74,7 +101,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("playing, {enemies} enemies");
     assert_eq!(enemies, 3);
 
+    assert_eq!(world.state::<Wave>(), Some(&Wave::Calm));
+
+    // Paused, and a storm requested in the same frame: the pause keeps
+    // the wave (it lives in both), then the storm is applied.
     world.set_next_state(Screen::Paused);
+    world.set_next_state(Wave::Storm);
     world.run_iteration()?;
     world.run_iteration()?;
     assert_eq!(
@@ -82,6 +114,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         3,
         "a pause keeps the level"
     );
+    let clouds = world.query::<&Cloud>().iter().count();
+    println!(
+        "paused in a {:?} with {clouds} clouds",
+        world.state::<Wave>()
+    );
+    assert_eq!((world.state::<Wave>(), clouds), (Some(&Wave::Storm), 2));
     world.set_next_state(Screen::Playing);
     world.run_iteration()?;
     world.set_next_state(Screen::Results);
@@ -94,6 +132,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     assert_eq!((frames.playing, frames.in_game, left), (3, 5, 0));
     assert_eq!(world.state::<InGame>(), None);
+    assert_eq!(world.state::<Wave>(), None);
+    assert_eq!(world.query::<&Cloud>().iter().count(), 0);
 
     // Results and Menu asking for each other: stopped at the bound.
     world.add_system_to(OnEnter(Screen::Results), |next: &mut NextState<Screen>| {

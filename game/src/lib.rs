@@ -17,6 +17,8 @@
 //! - [`particles`]: a batch processor;
 //! - [`scripts`]: durable scripts on the simulation clock: the wave
 //!   spawner and the opening cutscene;
+//! - [`turrets`]: a turret riding every fifth unit of the opening armies,
+//!   a child whose world transform is propagated down the hierarchy;
 //! - [`report`]: timing, the spike watch's list, the stage views, the
 //!   plan's diagnostics (SL0008 warnings) and a checksum of the final state.
 //!
@@ -290,6 +292,7 @@ impl PluginGroup for GamePlugins {
             .add(particles::ParticlesPlugin)
             .add(units::UnitsPlugin)
             .add(physics::PhysicsPlugin)
+            .add(turrets::TurretsPlugin::default())
     }
 }
 

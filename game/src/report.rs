@@ -5,7 +5,7 @@
 use std::fmt::{self, Write as _};
 use std::time::Duration;
 
-use sluice::{Entity, FixedTime, FrameTime, NodeIndex, Plan, SpikeWatch};
+use sluice::{ChildOf, Entity, FixedTime, FrameTime, GlobalTransform, NodeIndex, Plan, SpikeWatch};
 use sluice_collections::RingHistory;
 
 use crate::assets::AssetLibrary;
@@ -14,6 +14,7 @@ use crate::feed::{InputState, Orders};
 use crate::navigation::{NAV_DIM, NavBuilds, NavField, Terrain};
 use crate::particles::Particles;
 use crate::scripts::DirectorLog;
+use crate::turrets::Turret;
 use crate::units::{Captain, Census, Health, Pos, Slot, Team, Vel, Weapon};
 use crate::{Config, Game, GameError};
 
@@ -418,6 +419,21 @@ pub fn checksum(game: &mut Game) -> u64 {
         hash.u64(entity.id());
         hash.f32(pos.0.x);
         hash.f32(pos.0.y);
+    }
+    // Each turret: its carrier and its propagated world position.
+    let mut turrets: Vec<(Entity, Entity, [f32; 3])> = world
+        .query::<(Entity, &ChildOf, &GlobalTransform, &Turret)>()
+        .iter()
+        .map(|(entity, of, global, _)| (entity, of.parent(), global.translation().to_array()))
+        .collect();
+    turrets.sort_by_key(|turret| turret.0);
+    hash.u64(turrets.len() as u64);
+    for (entity, carrier, at) in turrets {
+        hash.u64(entity.id());
+        hash.u64(carrier.id());
+        for value in at {
+            hash.f32(value);
+        }
     }
     if let Some(particles) = world.get::<Particles>() {
         hash.u64(particles.emitted);

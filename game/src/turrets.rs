@@ -1,5 +1,8 @@
-//! Turrets riding their units (issue 37's hierarchies), opt-in: the
-//! default game does not mount any, so its checksum is unchanged.
+//! Turrets riding their units (issue 37's hierarchies), in the default
+//! game: [`TurretsPlugin`] (last of [`GamePlugins`](crate::GamePlugins))
+//! mounts one on every [`EVERY`]-th unit of the opening armies; the
+//! checksum ([`report::checksum`](crate::report::checksum)) covers each
+//! turret's carrier and world position.
 //!
 //! [`mount`] gives every `every`-th unit a [`Transform`] and a turret as
 //! its child, and installs transform propagation plus [`follow_units`],
@@ -9,9 +12,39 @@
 //! subtree.
 
 use sluice::glam::Vec3;
+use sluice::plugin::{Plugin, Requires};
 use sluice::{Children, Entity, NodeBuilder, Query, Transform, TransformPropagation, With, World};
 
+use crate::FramePlugin;
 use crate::units::{Pos, Team};
+
+/// How many units per turret the default game mounts: one in five.
+pub const EVERY: usize = 5;
+
+/// Mounts turrets on the units spawned so far (the game spawns its armies
+/// before adding its plugins) and installs their systems; see [`mount`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurretsPlugin {
+    /// One turret on every `every`-th unit.
+    pub every: usize,
+}
+
+impl Default for TurretsPlugin {
+    fn default() -> Self {
+        Self { every: EVERY }
+    }
+}
+
+impl Plugin for TurretsPlugin {
+    fn requires(&self) -> Requires {
+        // Its systems go in the frame's "Present" stage.
+        Requires::new().plugin::<FramePlugin>()
+    }
+
+    fn build(&self, world: &mut World) {
+        mount(world, self.every);
+    }
+}
 
 /// A turret, riding the unit that is its parent.
 #[derive(Debug, Clone, Copy, PartialEq)]

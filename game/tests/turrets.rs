@@ -1,9 +1,10 @@
-//! Turrets riding their units (opt-in, `sluice_game::turrets`): each
-//! turret's world transform follows its carrier, a despawned unit takes
-//! its turret with it, and the result is the same on 1 and 4 threads.
+//! Turrets riding their units (`sluice_game::turrets`, in the default
+//! game): each turret's world transform follows its carrier, a despawned
+//! unit takes its turret with it, and the result is the same on 1 and 4
+//! threads.
 
 use sluice::{ChildOf, Entity, GlobalTransform, World};
-use sluice_game::turrets::{self, OFFSET, Turret};
+use sluice_game::turrets::{EVERY, OFFSET, Turret};
 use sluice_game::units::Pos;
 use sluice_game::{Config, Game};
 
@@ -42,7 +43,13 @@ fn play(threads: usize) -> (usize, usize, Vec<(Entity, [f32; 3])>) {
         timing: false,
     })
     .expect("the game starts");
-    let mounted = turrets::mount(game.world_mut(), 5);
+    // The game mounted them (its `TurretsPlugin`).
+    let mounted = game.world_mut().query::<&Turret>().iter().count();
+    // One in EVERY of the 600 units, but for the captains (frozen).
+    assert!(
+        mounted <= 600usize.div_ceil(EVERY) && mounted > 600 / EVERY - 20,
+        "{mounted} turrets"
+    );
     for _ in 0..200 {
         game.frame().expect("a frame");
     }

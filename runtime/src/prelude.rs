@@ -45,7 +45,7 @@ pub use crate::organise::{Cadence, Group, Phase, Schedule};
 pub use crate::plugin::{Plugin, PluginGroup, PluginGroupBuilder, Requires};
 pub use crate::state::{
     ComputedStates, DespawnOnEnter, DespawnOnExit, NextState, OnEnter, OnExit, OnTransition, State,
-    States, in_state,
+    States, SubStates, in_state,
 };
 pub use crate::system::{
     Append, AppendBuffer, ConditionExt, Gate, Local, Next, NonSend, NonSendMut, Out, Tracked, not,

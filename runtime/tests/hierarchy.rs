@@ -774,3 +774,45 @@ fn many_small_trees_moved_at_random_match_a_naive_recompute_on_every_executor() 
         );
     }
 }
+
+#[test]
+fn a_despawned_parent_is_refused_by_name_directly_and_through_commands_on_every_executor() {
+    for executor in [ExecutorKind::Serial, ExecutorKind::Parallel] {
+        let mut world = World::with_pool(ThreadPool::new(2).expect("pool"));
+        world.set_executor(executor);
+        let dead = world.spawn(());
+        let child = world.spawn(());
+        world.despawn(dead).unwrap();
+        let gone = Err(EntityError::NoSuchEntity { entity: dead });
+        assert_eq!(world.set_parent(child, dead), gone);
+        assert_eq!(world.add_child(dead, child), gone);
+        assert_eq!(world.add_child(child, dead), gone);
+        assert_eq!(world.spawn_child(dead, ()).map(|_| ()), gone);
+        assert_eq!(world.entities().len(), 1, "nothing spawned");
+        world.add_system(NodeBuilder::new("links to the dead").system(
+            move |commands: Commands<'_>| {
+                commands.entity(child).set_parent(dead);
+                commands.entity(dead).with_children(|children| {
+                    children.spawn(());
+                });
+                commands.entity(dead).despawn_recursive();
+            },
+        ));
+        let Err(IterationError::Boundary(failures)) = world.run_iteration() else {
+            panic!("{executor:?}: expected the commands refused");
+        };
+        let texts: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        assert_eq!(texts.len(), 3, "{executor:?}: {texts:?}");
+        assert!(
+            texts.iter().all(|text| text.contains(&format!("{dead}"))),
+            "each names the dead parent: {texts:?}"
+        );
+        assert!(texts[0].contains("set parent"), "{texts:?}");
+        assert!(texts[2].contains("despawn subtree"), "{texts:?}");
+        // What the other commands did stands: the child spawned for the
+        // dead parent is a root, the first child untouched.
+        assert_eq!(world.parent(child), None);
+        assert_eq!(world.entities().len(), 2);
+        assert_consistent(&mut world);
+    }
+}

@@ -385,3 +385,78 @@ fn hooks_run_in_command_order_on_every_executor() {
         );
     }
 }
+
+#[test]
+fn a_hook_despawning_the_parent_while_its_subtree_goes_takes_the_subtree_and_nothing_else() {
+    for (executor, threads) in executors() {
+        let mut world = world_on(executor, threads);
+        world.insert(Log::default());
+        // Each `Doomed` leaving despawns its parent's subtree (which is
+        // going already) from inside the hook.
+        world
+            .on_remove::<Doomed>(|cx, w| {
+                let parent = w
+                    .entity(cx.entity)
+                    .and_then(|e| e.get::<ChildOf>().map(|link| link.parent()));
+                log(w, format!("remove {}", parent.is_some()));
+                if let Some(parent) = parent {
+                    w.commands().entity(parent).despawn_recursive();
+                }
+            })
+            .unwrap();
+        let root = world.spawn(());
+        let a = world.spawn_child(root, (Doomed,)).unwrap();
+        world.spawn_child(a, (Doomed,)).unwrap();
+        world.spawn_child(root, (Tag(1),)).unwrap();
+        let keep = world.spawn((Tag(2),));
+        // Directly: every entity of the subtree goes. The deepest goes
+        // first and its hook's command takes the rest (a's hook takes the
+        // root): those are not counted as this call's.
+        assert_eq!(world.despawn_recursive(root), Ok(1));
+        assert_eq!(world.entities().len(), 1, "{executor:?} on {threads}");
+        assert!(world.entity(keep).is_some());
+        assert!(world.take_observer_failures().is_empty());
+        // Through a command in a frame: the same, and no failure.
+        let root = world.spawn(());
+        let a = world.spawn_child(root, (Doomed,)).unwrap();
+        world.spawn_child(a, (Doomed,)).unwrap();
+        world.add_system(
+            NodeBuilder::new("despawner").system(move |commands: Commands<'_>| {
+                commands.entity(root).despawn_recursive();
+            }),
+        );
+        world.run_iteration().unwrap();
+        assert_eq!(world.entities().len(), 1, "{executor:?} on {threads}");
+        assert!(world.entity(keep).is_some());
+    }
+}
+
+#[test]
+fn hooks_panicking_in_a_subtree_despawn_are_each_reported_and_the_subtree_goes() {
+    quiet_planned_panics();
+    let mut world = World::new();
+    world
+        .on_remove::<Fragile>(|_, _| panic!("{PLANNED}: remove hook"))
+        .unwrap();
+    let root = world.spawn(());
+    let a = world.spawn_child(root, (Fragile,)).unwrap();
+    world.spawn_child(a, (Fragile,)).unwrap();
+    world.spawn_child(root, (Fragile,)).unwrap();
+    let keep = world.spawn((Tag(1),));
+    assert_eq!(world.despawn_recursive(root), Ok(4));
+    assert_eq!(world.entities().len(), 1);
+    assert!(world.entity(keep).is_some());
+    let failures = world.take_observer_failures();
+    assert_eq!(failures.len(), 3);
+    for failure in &failures {
+        let BoundaryStep::Hook {
+            component, event, ..
+        } = failure.step()
+        else {
+            panic!("{failure}");
+        };
+        assert!(component.ends_with("Fragile"));
+        assert_eq!(*event, Lifecycle::Remove);
+        assert!(failure.message().unwrap().contains("remove hook"));
+    }
+}

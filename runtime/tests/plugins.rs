@@ -372,3 +372,55 @@ mod bootstrap {
         ));
     }
 }
+
+struct Selfish;
+impl Plugin for Selfish {
+    fn requires(&self) -> Requires {
+        Requires::new().plugin::<Selfish>()
+    }
+    fn build(&self, world: &mut World) {
+        note(world, "selfish");
+    }
+}
+
+#[test]
+fn a_plugin_requiring_itself_is_a_cycle_of_one_named_and_never_built() {
+    let mut world = World::new();
+    world.add_plugin(Selfish).unwrap();
+    let error = world.finish_plugins().unwrap_err();
+    let PluginError::Cycle { plugins } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(plugins.len(), 2, "{plugins:?}");
+    assert!(plugins.iter().all(|name| name.ends_with("Selfish")));
+    let error = world.run_iteration().unwrap_err();
+    assert!(error.to_string().contains("Selfish -> "), "{error}");
+    assert!(world.get::<Built>().is_none(), "never built");
+}
+
+struct Twice;
+impl PluginGroup for Twice {
+    fn build(self) -> PluginGroupBuilder {
+        PluginGroupBuilder::start::<Self>().add(Core).add(Core)
+    }
+}
+
+#[test]
+fn a_group_holding_a_plugin_twice_or_added_twice_is_a_named_error_and_adds_nothing() {
+    let mut world = World::new();
+    let error = world.add_plugins(Twice).unwrap_err();
+    assert!(
+        matches!(&error, PluginError::Duplicate { plugin } if plugin.ends_with("Core")),
+        "{error}"
+    );
+    assert!(!world.has_plugin::<Core>());
+    assert!(world.get::<Built>().is_none());
+    // The group once, then again: the second is refused whole.
+    let mut world = World::new();
+    world.add_plugins(Defaults).unwrap();
+    let error = world.add_plugins(Defaults).unwrap_err();
+    assert!(matches!(error, PluginError::Duplicate { .. }), "{error}");
+    assert_eq!(built(&world), ["core", "physics", "audio"]);
+    world.run_iteration().unwrap();
+    assert_eq!(*world.get::<u64>().unwrap(), 1, "one core::tick");
+}

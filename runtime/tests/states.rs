@@ -4,7 +4,7 @@
 use sluice::prelude::*;
 use sluice::state::{
     ComputedStates, DespawnOnEnter, DespawnOnExit, DespawnWhen, MAX_TRANSITIONS, NextState,
-    OnEnter, OnExit, OnTransition, State, StateError, States, in_state, state_exists,
+    OnEnter, OnExit, OnTransition, State, StateError, States, SubStates, in_state, state_exists,
 };
 use sluice::{ThreadPool, World};
 
@@ -485,4 +485,427 @@ fn states_added_by_a_state_schedule_are_checked_and_enter_at_the_next_point() {
         world.get::<Seen>().unwrap().0,
         ["true", "true", "menu entered"]
     );
+}
+
+/// Lives inside `Flow::Battle`: running or paused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Pause {
+    #[default]
+    Running,
+    Paused,
+}
+impl States for Pause {}
+impl SubStates for Pause {
+    type Source = Flow;
+    fn should_exist(flow: &Flow) -> Option<Self> {
+        (*flow == Flow::Battle).then(Pause::default)
+    }
+}
+
+/// Lives inside `Pause::Paused`: the pause menu's page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum PauseMenu {
+    #[default]
+    Main,
+    Options,
+}
+impl States for PauseMenu {}
+impl SubStates for PauseMenu {
+    type Source = Pause;
+    fn should_exist(pause: &Pause) -> Option<Self> {
+        (*pause == Pause::Paused).then(PauseMenu::default)
+    }
+}
+
+/// Lives in Battle and Results alike: a transition between them keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Hud {
+    #[default]
+    Shown,
+    Hidden,
+}
+impl States for Hud {}
+impl SubStates for Hud {
+    type Source = Flow;
+    fn should_exist(flow: &Flow) -> Option<Self> {
+        (*flow != Flow::Title).then(Hud::default)
+    }
+}
+
+fn log_enter_exit<S: States + Copy>(world: &mut World, values: &[S]) {
+    for &value in values {
+        let enter: &'static str = Box::leak(format!("enter {value:?}").into_boxed_str());
+        let exit: &'static str = Box::leak(format!("exit {value:?}").into_boxed_str());
+        world.add_system_to(OnEnter(value), logger(enter));
+        world.add_system_to(OnExit(value), logger(exit));
+    }
+}
+
+/// `flow_world` with `Pause` and `PauseMenu` inside Battle, logged.
+fn sub_state_world(world: World) -> World {
+    let mut world = flow_world(world);
+    world.add_sub_state::<Pause>().unwrap();
+    world.add_sub_state::<PauseMenu>().unwrap();
+    log_enter_exit(&mut world, &[Pause::Running, Pause::Paused]);
+    log_enter_exit(&mut world, &[PauseMenu::Main, PauseMenu::Options]);
+    world.add_system(
+        NodeBuilder::new("tick")
+            .after("fight")
+            .system(logger("tick"))
+            .run_if(in_state(Pause::Running)),
+    );
+    world
+}
+
+fn take_log(world: &mut World) -> Vec<String> {
+    std::mem::take(&mut world.get_mut::<Log>().unwrap().0)
+}
+
+#[test]
+fn a_sub_state_enters_after_its_source_and_leaves_before_it_deepest_first_on_every_executor() {
+    let mut runs = Vec::new();
+    for (name, world) in worlds() {
+        let mut world = sub_state_world(world);
+        let mut steps = Vec::new();
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), None, "{name}");
+        steps.push(take_log(&mut world));
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Running), "{name}");
+        assert_eq!(world.state::<PauseMenu>(), None, "{name}");
+        steps.push(take_log(&mut world));
+        world.set_next_state(Pause::Paused);
+        world.run_iteration().unwrap();
+        world.set_next_state(PauseMenu::Options);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<PauseMenu>(), Some(&PauseMenu::Options));
+        steps.push(take_log(&mut world));
+        world.set_next_state(Flow::Results);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), None, "{name}");
+        assert_eq!(world.state::<PauseMenu>(), None, "{name}");
+        steps.push(take_log(&mut world));
+        runs.push(steps);
+    }
+    let expected: [&[&str]; 4] = [
+        &["enter Title"],
+        &[
+            "exit Title",
+            "transition Title->Battle",
+            "enter Battle",
+            "enter Running",
+        ],
+        &[
+            "fight",
+            "tick",
+            "exit Running",
+            "enter Paused",
+            "enter Main",
+            "fight",
+            "exit Main",
+            "enter Options",
+        ],
+        // Deepest first out, before the source's own exit.
+        &[
+            "fight",
+            "exit Options",
+            "exit Paused",
+            "exit Battle",
+            "enter Results",
+        ],
+    ];
+    for (steps, expected) in runs[0].iter().zip(expected) {
+        assert_eq!(steps, expected);
+    }
+    assert!(runs.iter().all(|run| *run == runs[0]), "{runs:?}");
+}
+
+#[test]
+fn a_same_value_transition_of_the_source_reenters_its_sub_states_with_their_initial_value() {
+    for (name, world) in worlds() {
+        let mut world = sub_state_world(world);
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        world.set_next_state(Pause::Paused);
+        world.run_iteration().unwrap();
+        take_log(&mut world);
+        // A restart of the battle is a new stay: the pause is not kept.
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Running), "{name}");
+        assert_eq!(
+            take_log(&mut world),
+            [
+                "fight",
+                "exit Main",
+                "exit Paused",
+                "exit Battle",
+                "enter Battle",
+                "enter Running"
+            ],
+            "{name}"
+        );
+        // set_if_neq to the value held is dropped: the pause stays.
+        world.set_next_state(Pause::Paused);
+        world.run_iteration().unwrap();
+        world
+            .get_mut::<NextState<Flow>>()
+            .unwrap()
+            .set_if_neq(Flow::Battle);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Paused), "{name}");
+    }
+}
+
+#[test]
+fn a_sub_state_request_waiting_at_entry_is_its_first_value_and_one_while_absent_is_dropped() {
+    for (name, world) in worlds() {
+        let mut world = sub_state_world(world);
+        world.run_iteration().unwrap();
+        take_log(&mut world);
+        // Asked for while it does not exist: dropped at the state point.
+        world.set_next_state(Pause::Paused);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), None, "{name}");
+        assert_eq!(world.get::<NextState<Pause>>().unwrap().pending(), None);
+        // Asked for in the frame its source is entered: its first value.
+        world.set_next_state(Flow::Battle);
+        world.set_next_state(Pause::Paused);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Paused), "{name}");
+        assert_eq!(
+            take_log(&mut world),
+            [
+                "exit Title",
+                "transition Title->Battle",
+                "enter Battle",
+                "enter Paused",
+                "enter Main"
+            ],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_sub_state_keeps_its_value_through_a_source_transition_to_a_value_it_lives_in() {
+    let mut world = flow_world(World::new());
+    world.add_sub_state::<Hud>().unwrap();
+    log_enter_exit(&mut world, &[Hud::Shown, Hud::Hidden]);
+    world.set_next_state(Flow::Battle);
+    world.run_iteration().unwrap();
+    world.set_next_state(Hud::Hidden);
+    world.run_iteration().unwrap();
+    take_log(&mut world);
+    world.set_next_state(Flow::Results);
+    world.run_iteration().unwrap();
+    assert_eq!(world.state::<Hud>(), Some(&Hud::Hidden));
+    assert_eq!(
+        take_log(&mut world),
+        ["fight", "exit Battle", "enter Results"]
+    );
+    world.set_next_state(Flow::Title);
+    world.run_iteration().unwrap();
+    assert_eq!(world.state::<Hud>(), None);
+    assert_eq!(
+        take_log(&mut world),
+        ["exit Hidden", "exit Results", "enter Title"]
+    );
+}
+
+#[test]
+fn a_sub_states_scoped_entities_are_gone_before_its_source_exits() {
+    #[derive(Default)]
+    struct SeenAtBattleExit(Option<usize>);
+    struct Overlay;
+    let mut world = World::new();
+    world.init_service::<SeenAtBattleExit>();
+    world.init_state::<Flow>();
+    world.add_sub_state::<Pause>().unwrap();
+    world.add_system_to(OnEnter(Pause::Paused), |commands: Commands| {
+        commands.spawn((Overlay, DespawnOnExit(Pause::Paused)));
+    });
+    world.add_system(
+        NodeBuilder::new("battle exit counts overlays")
+            .in_schedule(OnExit(Flow::Battle))
+            .world(|world: &mut World| {
+                let overlays = world.query::<&Overlay>().iter().count();
+                world.get_mut::<SeenAtBattleExit>().unwrap().0 = Some(overlays);
+            }),
+    );
+    world.set_next_state(Flow::Battle);
+    world.run_iteration().unwrap();
+    world.set_next_state(Pause::Paused);
+    world.run_iteration().unwrap();
+    assert_eq!(world.query::<&Overlay>().iter().count(), 1);
+    world.set_next_state(Flow::Title);
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<SeenAtBattleExit>().unwrap().0, Some(0));
+    assert!(!in_state_now(&world, Pause::Paused));
+}
+
+fn in_state_now<S: States>(world: &World, value: S) -> bool {
+    world.state::<S>() == Some(&value)
+}
+
+#[test]
+fn adding_a_sub_state_twice_or_before_its_source_is_refused_by_name() {
+    let mut world = World::new();
+    let error = world.add_sub_state::<Pause>().unwrap_err();
+    assert!(matches!(error, StateError::NoSource { .. }), "{error}");
+    let text = error.to_string();
+    assert!(text.contains("Pause") && text.contains("Flow"), "{text}");
+    world.init_state::<Flow>();
+    world.add_sub_state::<Pause>().unwrap();
+    let error = world.add_sub_state::<Pause>().unwrap_err();
+    assert!(matches!(error, StateError::AlreadyAdded { .. }), "{error}");
+    assert!(error.to_string().contains("Pause"));
+    // A sub-state's sub-state needs the sub-state first, not just its root.
+    let mut other = World::new();
+    other.init_state::<Flow>();
+    assert!(matches!(
+        other.add_sub_state::<PauseMenu>(),
+        Err(StateError::NoSource { .. })
+    ));
+}
+
+#[test]
+fn a_sub_state_loop_past_the_bound_is_named_and_its_source_stands() {
+    let mut world = sub_state_world(World::new());
+    world.add_system_to(OnEnter(Pause::Paused), |next: &mut NextState<Pause>| {
+        next.set(Pause::Running)
+    });
+    world.add_system_to(OnEnter(Pause::Running), |next: &mut NextState<Pause>| {
+        next.set(Pause::Paused)
+    });
+    world.set_next_state(Flow::Battle);
+    let error = world.run_iteration().unwrap_err();
+    let IterationError::State(StateError::TooManyTransitions { state, chain }) = &error else {
+        panic!("{error}");
+    };
+    assert!(state.ends_with("Pause"), "{state}");
+    assert_eq!(chain[0], "none");
+    assert_eq!(chain.len(), MAX_TRANSITIONS + 1);
+    assert_eq!(world.state::<Flow>(), Some(&Flow::Battle));
+}
+
+#[test]
+fn a_sub_state_requested_twice_in_one_frame_or_from_its_own_on_exit_on_every_executor() {
+    let mut logs = Vec::new();
+    for (name, world) in worlds() {
+        // Two requests in plan order: the later wins.
+        let mut world = sub_state_world(world);
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        world.add_system(
+            NodeBuilder::new("pause").system(|next: &mut NextState<Pause>| next.set(Pause::Paused)),
+        );
+        world.add_system(
+            NodeBuilder::new("resume")
+                .after("pause")
+                .system(|next: &mut NextState<Pause>| next.set(Pause::Running)),
+        );
+        take_log(&mut world);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Running), "{name}");
+        let twice = take_log(&mut world);
+
+        // Running's exit asks for Paused (if not already): a restart of
+        // Running is followed, at the same state point, by the pause.
+        let (_, world) = worlds()
+            .into_iter()
+            .find(|(other, _)| *other == name)
+            .expect("the same executor");
+        let mut world = sub_state_world(world);
+        world.add_system_to(OnExit(Pause::Running), |next: &mut NextState<Pause>| {
+            next.set_if_neq(Pause::Paused)
+        });
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        take_log(&mut world);
+        world.set_next_state(Pause::Running);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Paused), "{name}");
+        logs.push((twice, take_log(&mut world)));
+    }
+    let (twice, from_exit) = &logs[0];
+    assert_eq!(twice, &["fight", "tick", "exit Running", "enter Running"]);
+    assert_eq!(
+        from_exit,
+        &[
+            "fight",
+            "tick",
+            "exit Running",
+            "enter Running",
+            "exit Running",
+            "enter Paused",
+            "enter Main"
+        ]
+    );
+    assert!(logs.iter().all(|log| *log == logs[0]), "{logs:?}");
+}
+
+#[test]
+fn a_sub_states_exit_asking_its_source_for_another_value_is_applied_after_the_transition() {
+    for (name, world) in worlds() {
+        let mut world = sub_state_world(world);
+        world.add_system_to(OnExit(Pause::Running), |next: &mut NextState<Flow>| {
+            next.set(Flow::Results)
+        });
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        take_log(&mut world);
+        // Battle -> Title: Running leaves first and asks for Results,
+        // which is applied once Title is entered.
+        world.set_next_state(Flow::Title);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Flow>(), Some(&Flow::Results), "{name}");
+        assert_eq!(
+            take_log(&mut world),
+            [
+                "fight",
+                "tick",
+                "exit Running",
+                "exit Battle",
+                "enter Title",
+                "exit Title",
+                "enter Results"
+            ],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_sub_states_panicking_exit_is_named_and_its_source_still_leaves() {
+    let mut world = World::new();
+    world.init_service::<Log>();
+    world.init_state::<Flow>();
+    world.add_sub_state::<Pause>().unwrap();
+    world.add_system(
+        NodeBuilder::new("boom")
+            .in_schedule(OnExit(Pause::Running))
+            .system(|| panic!("the pause cannot end")),
+    );
+    world.add_system_to(OnExit(Flow::Battle), logger("exit Battle"));
+    world.add_system_to(OnEnter(Flow::Title), logger("enter Title"));
+    world.set_next_state(Flow::Battle);
+    world.run_iteration().unwrap();
+    take_log(&mut world);
+    world.set_next_state(Flow::Title);
+    let error = world.run_iteration().unwrap_err();
+    let IterationError::State(StateError::ScheduleFailed {
+        state, schedule, ..
+    }) = &error
+    else {
+        panic!("{error}");
+    };
+    assert!(state.ends_with("Pause"), "{state}");
+    assert!(schedule.ends_with("Pause::Running)"), "{schedule}");
+    // The source's transition completed all the same.
+    assert_eq!(world.state::<Flow>(), Some(&Flow::Title));
+    assert_eq!(world.state::<Pause>(), None);
+    assert_eq!(take_log(&mut world), ["exit Battle", "enter Title"]);
+    world.run_iteration().unwrap();
 }

@@ -1,7 +1,7 @@
 //! The state point: each state type's driver, and the loop that settles
 //! them all.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 
 use crate::access::ServiceId;
 use crate::organise::Schedule;
@@ -29,7 +29,48 @@ pub(crate) trait StateDriver: Send + Sync {
     fn name(&self) -> &'static str;
     /// Applies at most one transition; `may_move` false refuses one that
     /// is due ([`StateError::TooManyTransitions`] is built by the caller).
-    fn step(&mut self, world: &mut World, may_move: bool) -> Result<Step, StepFailure>;
+    /// `before_exit` is called right before a held value is left (see
+    /// [`BeforeExit`]).
+    fn step(
+        &mut self,
+        world: &mut World,
+        may_move: bool,
+        before_exit: &mut BeforeExit<'_>,
+    ) -> Result<Step, StepFailure>;
+    /// The state this one lives inside (a sub-state's source), if any.
+    fn scoped_in(&self) -> Option<TypeId> {
+        None
+    }
+    /// Whether the world holds this state now.
+    fn exists(&self, _world: &World) -> bool {
+        false
+    }
+    /// Whether this sub-state stays through its source's transition to
+    /// `to` (`same`: a transition to the value held, a re-entry).
+    fn keeps_through(&self, _to: Option<&dyn Any>, _same: bool) -> bool {
+        true
+    }
+    /// Leaves the value held (its source is leaving its own): `OnExit`,
+    /// scoped entities, `State` removed, a pending request dropped.
+    fn leave(&mut self, _world: &mut World) -> Result<(), StateError> {
+        Ok(())
+    }
+}
+
+/// Called by a transition right before the value it leaves is exited,
+/// with the value it goes to (`None`: the state goes) and whether that is
+/// the same value: the state point makes the sub-states living inside it
+/// leave first, deepest first.
+pub(crate) type BeforeExit<'a> =
+    dyn FnMut(&mut World, Option<&dyn Any>, bool) -> Result<(), StateError> + 'a;
+
+/// A [`BeforeExit`] for a state nothing lives inside.
+pub(crate) fn nothing_inside(
+    _: &mut World,
+    _: Option<&dyn Any>,
+    _: bool,
+) -> Result<(), StateError> {
+    Ok(())
 }
 
 /// Why a step stopped.
@@ -51,11 +92,11 @@ pub(crate) struct StateDrivers {
 }
 
 impl StateDrivers {
-    fn has(&self, state: TypeId) -> bool {
+    pub(super) fn has(&self, state: TypeId) -> bool {
         self.types.contains(&state)
     }
 
-    fn push(&mut self, driver: Box<dyn StateDriver>) {
+    pub(super) fn push(&mut self, driver: Box<dyn StateDriver>) {
         self.types.push(driver.state());
         self.drivers.push(driver);
     }
@@ -73,13 +114,14 @@ fn run_for<S: States>(world: &mut World, schedule: Schedule) -> Result<(), State
 }
 
 /// Runs the steps of a transition of `S` from `from` to `to` (either may
-/// be absent: the initial enter, a computed state appearing or going),
-/// setting the state with `set`. Every step runs; the first failure is
-/// returned.
-fn transition<S: States>(
+/// be absent: the initial enter, a computed or sub-state appearing or
+/// going). The sub-states living inside `from` leave first
+/// (`before_exit`). Every step runs; the first failure is returned.
+pub(crate) fn transition<S: States>(
     world: &mut World,
     from: Option<S>,
     to: Option<S>,
+    before_exit: &mut BeforeExit<'_>,
 ) -> Result<(), StateError> {
     let mut first = None;
     let mut note = |result: Result<(), StateError>| {
@@ -92,6 +134,12 @@ fn transition<S: States>(
         }
     };
     if let Some(from) = &from {
+        let same = to.as_ref() == Some(from);
+        note(before_exit(
+            world,
+            to.as_ref().map(|to| to as &dyn Any),
+            same,
+        ));
         note(run_for::<S>(world, OnExit(from.clone()).into()));
         let to_value = to.as_ref().unwrap_or(from);
         despawn_on_exit(world, from, to_value);
@@ -139,43 +187,59 @@ impl<S: States> StateDriver for Requested<S> {
         std::any::type_name::<S>()
     }
 
-    fn step(&mut self, world: &mut World, may_move: bool) -> Result<Step, StepFailure> {
+    fn step(
+        &mut self,
+        world: &mut World,
+        may_move: bool,
+        before_exit: &mut BeforeExit<'_>,
+    ) -> Result<Step, StepFailure> {
         if !self.entered {
             self.entered = true;
             if let Some(current) = world.get::<State<S>>().map(|state| state.0.clone()) {
                 let label = format!("{current:?}");
-                return transition::<S>(world, None, Some(current))
+                return transition::<S>(world, None, Some(current), before_exit)
                     .map(|()| Step::Moved("none".to_owned(), label))
                     .map_err(StepFailure::Schedule);
             }
         }
-        // By id, found once: the idle check of every frame is a slot read.
-        let Some((to, if_neq)) = world
-            .service_by_id_mut(self.next)
-            .and_then(|slot| slot.downcast_mut::<NextState<S>>())
-            .and_then(NextState::take)
-        else {
-            return Ok(Step::Idle);
-        };
-        let current = world.get::<State<S>>().map(|state| state.0.clone());
-        if if_neq && current.as_ref() == Some(&to) {
-            return Ok(Step::Idle);
-        }
-        if !may_move {
-            if let Some(next) = world
-                .service_by_id_mut(self.next)
-                .and_then(|slot| slot.downcast_mut::<NextState<S>>())
-            {
-                next.put_back((to, if_neq));
-            }
-            return Err(StepFailure::Refused);
-        }
-        let from = label_of(current.as_ref());
-        let label = format!("{to:?}");
-        transition::<S>(world, current, Some(to))
-            .map(|()| Step::Moved(from, label))
-            .map_err(StepFailure::Schedule)
+        apply_request::<S>(world, self.next, may_move, before_exit)
     }
+}
+
+/// Applies the request waiting in the `NextState<S>` of id `next`, if
+/// any, to the state `S` held now.
+pub(crate) fn apply_request<S: States>(
+    world: &mut World,
+    next: ServiceId,
+    may_move: bool,
+    before_exit: &mut BeforeExit<'_>,
+) -> Result<Step, StepFailure> {
+    // By id, found once: the idle check of every frame is a slot read.
+    let Some((to, if_neq)) = world
+        .service_by_id_mut(next)
+        .and_then(|slot| slot.downcast_mut::<NextState<S>>())
+        .and_then(NextState::take)
+    else {
+        return Ok(Step::Idle);
+    };
+    let current = world.get::<State<S>>().map(|state| state.0.clone());
+    if if_neq && current.as_ref() == Some(&to) {
+        return Ok(Step::Idle);
+    }
+    if !may_move {
+        if let Some(next) = world
+            .service_by_id_mut(next)
+            .and_then(|slot| slot.downcast_mut::<NextState<S>>())
+        {
+            next.put_back((to, if_neq));
+        }
+        return Err(StepFailure::Refused);
+    }
+    let from = label_of(current.as_ref());
+    let label = format!("{to:?}");
+    transition::<S>(world, current, Some(to), before_exit)
+        .map(|()| Step::Moved(from, label))
+        .map_err(StepFailure::Schedule)
 }
 
 /// The driver of a computed state.
@@ -197,7 +261,12 @@ impl<C: ComputedStates> StateDriver for Computed<C> {
         std::any::type_name::<C>()
     }
 
-    fn step(&mut self, world: &mut World, may_move: bool) -> Result<Step, StepFailure> {
+    fn step(
+        &mut self,
+        world: &mut World,
+        may_move: bool,
+        before_exit: &mut BeforeExit<'_>,
+    ) -> Result<Step, StepFailure> {
         let version = world.service_version(self.source);
         if self.seen == Some(version) {
             return Ok(Step::Idle);
@@ -216,7 +285,7 @@ impl<C: ComputedStates> StateDriver for Computed<C> {
         self.seen = Some(version);
         let from = label_of(current.as_ref());
         let label = label_of(wanted.as_ref());
-        transition::<C>(world, current, wanted)
+        transition::<C>(world, current, wanted, before_exit)
             .map(|()| Step::Moved(from, label))
             .map_err(StepFailure::Schedule)
     }
@@ -323,11 +392,19 @@ impl World {
         let mut outcome = Ok(());
         'settle: loop {
             let mut moved = false;
-            for (at, driver) in drivers.iter_mut().enumerate() {
+            for at in 0..drivers.len() {
                 let made = chains
                     .get(at)
                     .map_or(0, |chain| chain.len().saturating_sub(1));
-                match driver.step(self, made < MAX_TRANSITIONS) {
+                // A state's sub-states were added after it: they are in
+                // `inside`, and leave before it does.
+                let (head, inside) = drivers.split_at_mut(at + 1);
+                let driver = &mut head[at];
+                let moving = driver.state();
+                let mut leave_inside = |world: &mut World, to: Option<&dyn Any>, same: bool| {
+                    leave_sub_states(inside, moving, world, to, same)
+                };
+                match driver.step(self, made < MAX_TRANSITIONS, &mut leave_inside) {
                     Ok(Step::Idle) => {}
                     Ok(Step::Moved(from, to)) => {
                         moved = true;
@@ -365,7 +442,47 @@ impl World {
     }
 }
 
+/// Makes the sub-states living inside `moving` (which is about to leave
+/// its value for `to`) leave theirs, deepest first: a direct sub-state
+/// that does not stay through the transition, and every sub-state living
+/// inside one that leaves. `drivers` are those added after `moving`.
+fn leave_sub_states(
+    drivers: &mut [Box<dyn StateDriver>],
+    moving: TypeId,
+    world: &mut World,
+    to: Option<&dyn Any>,
+    same: bool,
+) -> Result<(), StateError> {
+    // Empty (no allocation) unless a sub-state leaves.
+    let mut leaving: Vec<(usize, TypeId)> = Vec::new();
+    for (at, driver) in drivers.iter().enumerate() {
+        let Some(source) = driver.scoped_in() else {
+            continue;
+        };
+        let leaves = if source == moving {
+            !driver.keeps_through(to, same)
+        } else {
+            leaving.iter().any(|&(_, gone)| gone == source)
+        };
+        if leaves && driver.exists(world) {
+            leaving.push((at, driver.state()));
+        }
+    }
+    let mut first = Ok(());
+    // Added after their sources: the reverse order is deepest first.
+    for &(at, _) in leaving.iter().rev() {
+        if let Err(error) = drivers[at].leave(world) {
+            if first.is_ok() {
+                first = Err(error);
+            } else {
+                tracing::error!("{error}");
+            }
+        }
+    }
+    first
+}
+
 /// A value's `Debug` form, "none" for absent.
-fn label_of<S: std::fmt::Debug>(value: Option<&S>) -> String {
+pub(crate) fn label_of<S: std::fmt::Debug>(value: Option<&S>) -> String {
     value.map_or_else(|| "none".to_owned(), |value| format!("{value:?}"))
 }

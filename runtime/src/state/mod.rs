@@ -14,6 +14,9 @@
 //!   entity to a state.
 //! - [`ComputedStates`]: a state derived from another, which exists only
 //!   while its [`compute`](ComputedStates::compute) gives a value.
+//! - [`SubStates`]: a state that lives inside a value of another (paused
+//!   or running, only in battle), entered with an initial value and then
+//!   requested like any state.
 //!
 //! # The state point
 //!
@@ -81,6 +84,7 @@
 
 mod driver;
 mod scoped;
+mod sub;
 
 use std::fmt;
 
@@ -88,6 +92,7 @@ use crate::organise::Schedule;
 use crate::world::IterationError;
 
 pub use scoped::{DespawnOnEnter, DespawnOnExit, DespawnWhen};
+pub use sub::SubStates;
 
 pub(crate) use driver::StateDrivers;
 
@@ -260,16 +265,20 @@ pub enum StateError {
         /// What failed.
         error: Box<IterationError>,
     },
-    /// [`World::insert_state`](crate::World::insert_state) or [`World::add_computed_state`](crate::World::add_computed_state) for a state
+    /// [`World::insert_state`](crate::World::insert_state),
+    /// [`World::add_computed_state`](crate::World::add_computed_state) or
+    /// [`World::add_sub_state`](crate::World::add_sub_state) for a state
     /// type the world already has; nothing changed (request a value with
     /// [`NextState`] instead).
     AlreadyAdded {
         /// The state type.
         state: &'static str,
     },
-    /// [`World::add_computed_state`](crate::World::add_computed_state) before its source was added.
+    /// [`World::add_computed_state`](crate::World::add_computed_state) or
+    /// [`World::add_sub_state`](crate::World::add_sub_state) before its
+    /// source was added.
     NoSource {
-        /// The computed state type.
+        /// The computed or sub-state type.
         state: &'static str,
         /// Its source type.
         source: &'static str,
@@ -295,7 +304,8 @@ impl fmt::Display for StateError {
             }
             StateError::NoSource { state, source } => write!(
                 f,
-                "computed state `{state}` needs its source state `{source}` added first"
+                "state `{state}` is derived from or lives inside `{source}`, which must be \
+                 added first"
             ),
         }
     }

@@ -18,11 +18,21 @@
 //! value dropped, `set` to it a transition; at most `MAX_TRANSITIONS` per
 //! point, past which the error names the values gone through and the
 //! request waits.
+//!
+//! Sub-states: a sub-state of two values living in a random set of its
+//! source's three values, with random requests for both between frames.
+//! The model: a state point is passes of the source then the sub-state;
+//! the sub-state is entered (a waiting request its first value) right
+//! after its source enters a value it lives in, leaves right before its
+//! source exits unless the source goes to another value it lives in, and
+//! a request for it while it is absent is dropped.
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use sluice::plugin::{Plugin, PluginError, Requires};
-use sluice::state::{MAX_TRANSITIONS, NextState, OnEnter, OnExit, State, StateError, States};
+use sluice::state::{
+    MAX_TRANSITIONS, NextState, OnEnter, OnExit, State, StateError, States, SubStates,
+};
 use sluice::{ExecutorKind, IterationError, NodeBuilder, ThreadPool, World};
 
 use super::{Op, check};
@@ -45,7 +55,20 @@ pub(super) enum PlatformOp {
         frames: Vec<Option<(u8, bool)>>,
         parallel: bool,
     },
+    /// A sub-state living in the source values `lives_in`, entered with
+    /// `initial`; each frame first requests `(source, if_neq)` and a
+    /// sub-state value.
+    SubStates {
+        lives_in: [bool; 3],
+        initial: u8,
+        frames: Vec<SubStateFrame>,
+        parallel: bool,
+    },
 }
+
+/// One frame's requests of a sub-state case: the source's `(value,
+/// if_neq)` and the sub-state's value.
+type SubStateFrame = (Option<(u8, bool)>, Option<u8>);
 
 pub(super) fn op() -> impl Strategy<Value = Op> {
     let requires = proptest::collection::vec(0u8..4, 0..3);
@@ -77,7 +100,27 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
             frames,
             parallel,
         });
-    prop_oneof![plugins, states].prop_map(Op::Platform)
+    let sub_states = (
+        any::<[bool; 3]>(),
+        0u8..2,
+        proptest::collection::vec(
+            (
+                proptest::option::of((0u8..3, any::<bool>())),
+                proptest::option::of(0u8..2),
+            ),
+            1..8,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(lives_in, initial, frames, parallel)| PlatformOp::SubStates {
+                lives_in,
+                initial,
+                frames,
+                parallel,
+            },
+        );
+    prop_oneof![plugins, states, sub_states].prop_map(Op::Platform)
 }
 
 fn world(pool: &ThreadPool, parallel: bool) -> World {
@@ -228,6 +271,12 @@ pub(super) fn apply(op: &PlatformOp, pool: &ThreadPool) -> Result<(), TestCaseEr
             frames,
             parallel,
         } => states(pool, *parallel, on_enter, on_exit, frames)?,
+        PlatformOp::SubStates {
+            lives_in,
+            initial,
+            frames,
+            parallel,
+        } => sub_states(pool, *parallel, *lives_in, *initial, frames)?,
     }
     Ok(())
 }
@@ -383,6 +432,196 @@ fn states(
             .map(|v| v.0);
         check(pending == model.pending.map(|p| p.0), || {
             format!("pending {pending:?}, the model {:?}", model.pending)
+        })?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Source(u8);
+impl States for Source {}
+
+/// The source values it lives in, bit `v` for `Source(v)`, set by the case.
+static LIVES_IN: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// Its initial value, set by the case.
+static INITIAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Inner(u8);
+impl States for Inner {}
+impl SubStates for Inner {
+    type Source = Source;
+    fn should_exist(source: &Source) -> Option<Self> {
+        use std::sync::atomic::Ordering::Relaxed;
+        (LIVES_IN.load(Relaxed) & (1 << source.0) != 0).then(|| Inner(INITIAL.load(Relaxed)))
+    }
+}
+
+/// Cases setting `LIVES_IN` run one at a time.
+static SUB_STATE_CASE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The reference model of a source and its sub-state.
+struct SubStateModel {
+    lives_in: [bool; 3],
+    initial: u8,
+    source: u8,
+    inner: Option<u8>,
+    entered: bool,
+    pending_source: Option<(u8, bool)>,
+    pending_inner: Option<u8>,
+    log: Vec<String>,
+}
+
+impl SubStateModel {
+    fn point(&mut self) {
+        // Whether the source's `State` changed since the sub-state last
+        // looked (the initial enter sets it on the first point).
+        let mut source_moved = false;
+        loop {
+            let mut moved = false;
+            if !self.entered {
+                self.entered = true;
+                self.log.push(format!("enter s{}", self.source));
+                moved = true;
+                source_moved = true;
+            } else if let Some((to, if_neq)) = self.pending_source.take()
+                // `set_if_neq` to the value held is dropped (taken all the same).
+                && !(if_neq && to == self.source)
+            {
+                if let Some(inner) = self.inner
+                    && (to == self.source || !self.lives_in[to as usize])
+                {
+                    self.log.push(format!("exit u{inner}"));
+                    self.inner = None;
+                    self.pending_inner = None;
+                }
+                self.log.push(format!("exit s{}", self.source));
+                self.source = to;
+                self.log.push(format!("enter s{to}"));
+                moved = true;
+                source_moved = true;
+            }
+            let mut entered_inner = false;
+            if std::mem::take(&mut source_moved)
+                && self.inner.is_none()
+                && self.lives_in[self.source as usize]
+            {
+                let first = self.pending_inner.take().unwrap_or(self.initial);
+                self.log.push(format!("enter u{first}"));
+                self.inner = Some(first);
+                moved = true;
+                entered_inner = true;
+            }
+            if !entered_inner {
+                match self.inner {
+                    None => self.pending_inner = None,
+                    Some(inner) => {
+                        if let Some(to) = self.pending_inner.take() {
+                            self.log.push(format!("exit u{inner}"));
+                            self.log.push(format!("enter u{to}"));
+                            self.inner = Some(to);
+                            moved = true;
+                        }
+                    }
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
+}
+
+fn sub_states(
+    pool: &ThreadPool,
+    parallel: bool,
+    lives_in: [bool; 3],
+    initial: u8,
+    frames: &[SubStateFrame],
+) -> Result<(), TestCaseError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _one_case = SUB_STATE_CASE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    LIVES_IN.store(
+        lives_in
+            .iter()
+            .enumerate()
+            .fold(0, |bits, (v, &lives)| bits | (u8::from(lives) << v)),
+        Relaxed,
+    );
+    INITIAL.store(initial, Relaxed);
+    let mut world = world(pool, parallel);
+    world.init_service::<Log>();
+    world.insert_state(Source(0)).expect("a new world");
+    world.add_sub_state::<Inner>().expect("its source is added");
+    for v in 0..3u8 {
+        world.add_system_to(OnEnter(Source(v)), move |log: &mut Log| {
+            log.0.push(format!("enter s{v}"));
+        });
+        world.add_system_to(OnExit(Source(v)), move |log: &mut Log| {
+            log.0.push(format!("exit s{v}"));
+        });
+    }
+    for v in 0..2u8 {
+        world.add_system_to(OnEnter(Inner(v)), move |log: &mut Log| {
+            log.0.push(format!("enter u{v}"));
+        });
+        world.add_system_to(OnExit(Inner(v)), move |log: &mut Log| {
+            log.0.push(format!("exit u{v}"));
+        });
+    }
+    let mut model = SubStateModel {
+        lives_in,
+        initial,
+        source: 0,
+        inner: None,
+        entered: false,
+        pending_source: None,
+        pending_inner: None,
+        log: Vec::new(),
+    };
+    for (index, &(source, inner)) in frames.iter().enumerate() {
+        if let Some((value, if_neq)) = source {
+            let next = world.get_mut::<NextState<Source>>().expect("added");
+            if if_neq {
+                next.set_if_neq(Source(value));
+            } else {
+                next.set(Source(value));
+            }
+            model.pending_source = Some((value, if_neq));
+        }
+        if let Some(value) = inner {
+            world.set_next_state(Inner(value));
+            model.pending_inner = Some(value);
+        }
+        let result = world.run_iteration();
+        check(result.is_ok(), || format!("frame {index}: {result:?}"))?;
+        model.point();
+        let logged = &world.get::<Log>().unwrap().0;
+        check(*logged == model.log, || {
+            format!(
+                "frame {index}: logged {logged:?}, the model {:?}",
+                model.log
+            )
+        })?;
+        let held = (
+            world.state::<Source>().map(|v| v.0),
+            world.state::<Inner>().map(|v| v.0),
+        );
+        check(held == (Some(model.source), model.inner), || {
+            format!(
+                "frame {index}: held {held:?}, the model {:?}",
+                (model.source, model.inner)
+            )
+        })?;
+        let pending = world
+            .get::<NextState<Inner>>()
+            .unwrap()
+            .pending()
+            .map(|v| v.0);
+        check(pending.is_none(), || {
+            format!("frame {index}: a sub-state request left: {pending:?}")
         })?;
     }
     Ok(())

@@ -83,7 +83,9 @@ impl World {
 
     /// Despawns `entity` and its whole subtree, children before parents,
     /// and how many entities that was. A plain [`despawn`](Self::despawn)
-    /// does the same (it returns no count).
+    /// does the same (it returns no count). The entities of the subtree a
+    /// hook or observer it set off despawned first are gone all the same
+    /// but not counted.
     ///
     /// # Errors
     /// [`EntityError::NoSuchEntity`] (nothing changes).
