@@ -325,6 +325,25 @@ impl World {
         Ok(())
     }
 
+    /// The one check of a state derived from `Source` (computed or sub):
+    /// `Derived` is not added yet, and `Source` is.
+    pub(crate) fn check_derived_state<Derived: 'static, Source: 'static>(
+        &self,
+    ) -> Result<(), StateError> {
+        if self.states.has(TypeId::of::<Derived>()) {
+            return Err(StateError::AlreadyAdded {
+                state: std::any::type_name::<Derived>(),
+            });
+        }
+        if !self.states.has(TypeId::of::<Source>()) {
+            return Err(StateError::NoSource {
+                state: std::any::type_name::<Derived>(),
+                source: std::any::type_name::<Source>(),
+            });
+        }
+        Ok(())
+    }
+
     /// Adds the computed state `C`, derived from its source (which must
     /// be added first); it appears, changes and goes at the state points
     /// that follow.
@@ -332,17 +351,7 @@ impl World {
     /// # Errors
     /// [`StateError::AlreadyAdded`], or [`StateError::NoSource`].
     pub fn add_computed_state<C: ComputedStates>(&mut self) -> Result<(), StateError> {
-        if self.states.has(TypeId::of::<C>()) {
-            return Err(StateError::AlreadyAdded {
-                state: std::any::type_name::<C>(),
-            });
-        }
-        if !self.states.has(TypeId::of::<C::Source>()) {
-            return Err(StateError::NoSource {
-                state: std::any::type_name::<C>(),
-                source: std::any::type_name::<C::Source>(),
-            });
-        }
+        self.check_derived_state::<C, C::Source>()?;
         let source = self.service_id::<State<C::Source>>();
         self.states.push(Box::new(Computed::<C> {
             source,

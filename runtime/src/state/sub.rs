@@ -185,17 +185,7 @@ impl World {
     /// # Errors
     /// [`StateError::AlreadyAdded`], or [`StateError::NoSource`].
     pub fn add_sub_state<T: SubStates>(&mut self) -> Result<(), StateError> {
-        if self.states.has(TypeId::of::<T>()) {
-            return Err(StateError::AlreadyAdded {
-                state: std::any::type_name::<T>(),
-            });
-        }
-        if !self.states.has(TypeId::of::<T::Source>()) {
-            return Err(StateError::NoSource {
-                state: std::any::type_name::<T>(),
-                source: std::any::type_name::<T::Source>(),
-            });
-        }
+        self.check_derived_state::<T, T::Source>()?;
         self.insert(NextState::<T>::default());
         let next = self.service_id::<NextState<T>>();
         let source = self.service_id::<State<T::Source>>();
