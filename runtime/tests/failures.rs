@@ -10,6 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::Duration;
 
+#[path = "support/executors.rs"]
+mod executors;
+
+use executors::executors;
 use sluice::exec::{BatchProcessor, ThreadPool, for_each_slice};
 use sluice::script::{ScriptKind, Scripts, SimClock};
 use sluice::{
@@ -57,26 +61,6 @@ fn quiet_planned_panics() {
             }
         }));
     });
-}
-
-/// Every executor at 1, 2 and 4 threads; under Miri the serial and the
-/// parallel one on 2 (the adaptive executor runs the serial path until its
-/// first probe, 32 iterations in: see `support/executors.rs`).
-fn executors() -> Vec<(ExecutorKind, usize)> {
-    let threads: &[usize] = if cfg!(miri) { &[2] } else { &[1, 2, 4] };
-    let kinds: &[ExecutorKind] = if cfg!(miri) {
-        &[ExecutorKind::Serial, ExecutorKind::Parallel]
-    } else {
-        &[
-            ExecutorKind::Serial,
-            ExecutorKind::Parallel,
-            ExecutorKind::Adaptive,
-        ]
-    };
-    kinds
-        .iter()
-        .flat_map(|&kind| threads.iter().map(move |&n| (kind, n)))
-        .collect()
 }
 
 fn world(executor: ExecutorKind, threads: usize) -> World {
