@@ -4,7 +4,7 @@
 //!
 //! | input | does |
 //! | --- | --- |
-//! | Space | pause / resume (a paused game still pans, zooms and selects) |
+//! | Space | pause / resume (a paused game still pans, zooms and selects; stdout says `paused: frame N` once the paused picture is up) |
 //! | `+` / `-` | speed: ¼, ½, 1, 2, 4 or 8 game frames a displayed frame |
 //! | arrow keys, drag (any button) | pan |
 //! | wheel | zoom about the cursor |
@@ -119,6 +119,10 @@ pub struct App {
     game: Game,
     window: Option<Rc<Window>>,
     paused: bool,
+    /// Whether a picture with the pause shown has been presented since the
+    /// last pause; the first such redraw says so on stdout (`paused: frame
+    /// N`), a point after which the screen holds still.
+    pause_presented: bool,
     speed: i32,
     owed: f32,
     cursor: Vec2,
@@ -140,6 +144,7 @@ impl App {
             game,
             window: None,
             paused: false,
+            pause_presented: false,
             speed: 0,
             owed: 0.0,
             cursor: Vec2::ZERO,
@@ -235,6 +240,12 @@ impl App {
                 screen.redraw(&camera, &hud);
             }
         }
+        if self.paused && !self.pause_presented {
+            // The HUD already said PAUSED (the key updated it), so this
+            // picture is the one the screen keeps until the game resumes.
+            self.pause_presented = true;
+            println!("paused: frame {}", self.summary.frames);
+        }
         self.summary.redraws += 1;
         self.summary.wall = started.elapsed();
         self.update_hud();
@@ -326,7 +337,11 @@ impl App {
             app.camera_mut().pan_pixels(Vec2::new(x, y), size.0, size.1);
         };
         match key {
-            Key::Named(NamedKey::Space) => self.paused = !self.paused,
+            Key::Named(NamedKey::Space) => {
+                self.paused = !self.paused;
+                self.pause_presented = false;
+                self.update_hud();
+            }
             Key::Named(NamedKey::Escape) => event_loop.exit(),
             Key::Named(NamedKey::ArrowLeft) => pan(self, ARROW_STEP, 0.0),
             Key::Named(NamedKey::ArrowRight) => pan(self, -ARROW_STEP, 0.0),
@@ -378,7 +393,14 @@ impl ApplicationHandler for App {
                     screen.resize(size.width, size.height);
                 }
             }
-            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+            // A synthetic press is winit replaying a key already down when
+            // the window gained focus: the real press follows (or came
+            // before the focus), so acting on both would toggle twice.
+            WindowEvent::KeyboardInput {
+                event,
+                is_synthetic: false,
+                ..
+            } if event.state == ElementState::Pressed => {
                 self.key(&event.logical_key, event_loop);
             }
             WindowEvent::CursorMoved { position, .. } => {
