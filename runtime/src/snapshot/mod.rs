@@ -291,7 +291,7 @@ impl Snapshot {
         self.store.clear();
         self.report.clear();
         for service in &mut self.services {
-            service.part.capture(None);
+            service.part.forget();
         }
         self.service_len = 0;
         self.clock = None;

@@ -19,8 +19,10 @@ impl World {
     }
 
     /// Opts the service `T` into snapshots (cloned, with
-    /// [`Clone::clone_from`] so a snapshot taken again reuses its memory).
-    /// Idempotent.
+    /// [`Clone::clone_from`] so a snapshot taken again reuses its memory:
+    /// `#[derive(Clone)]` does not write a `clone_from`, so a service with
+    /// heap memory that must not allocate per snapshot implements `Clone`
+    /// by hand). Idempotent.
     pub fn snapshot_service<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
         self.snapshots.add_service::<T>();
         self
