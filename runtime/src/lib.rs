@@ -63,6 +63,7 @@ mod recording;
 pub mod registry;
 mod running;
 pub mod script;
+pub mod snapshot;
 pub mod state;
 pub mod sync;
 pub mod system;
