@@ -273,6 +273,8 @@ pub struct World {
     pub(crate) plugins: crate::plugin::PluginSet,
     /// The state types and their transitions ([`crate::state`]).
     pub(crate) states: crate::state::StateDrivers,
+    /// What snapshots capture (`crate::snapshot`).
+    pub(crate) snapshots: crate::snapshot::registry::SnapshotRegistry,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -391,6 +393,7 @@ impl World {
             observe: observe::Observe::default(),
             plugins: crate::plugin::PluginSet::default(),
             states: crate::state::StateDrivers::default(),
+            snapshots: crate::snapshot::registry::SnapshotRegistry::with_builtins(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
@@ -465,6 +468,41 @@ impl World {
             Some(slot) => *slot = value,
             None => self.insert(value),
         }
+    }
+
+    /// The services' registry (a snapshot reads every slot).
+    pub(crate) fn graph_registry(&self) -> &crate::registry::Registry {
+        self.graph.registry()
+    }
+
+    /// The window of removal records kept (a snapshot's).
+    pub(crate) fn removal_ticks(&self) -> (u32, u32) {
+        self.removal_ticks
+    }
+
+    /// Puts back the window of removal records a snapshot kept.
+    pub(crate) fn set_removal_ticks(&mut self, ticks: (u32, u32)) {
+        self.removal_ticks = ticks;
+    }
+
+    /// Puts a boxed service value of type `type_id` in its slot, or
+    /// empties it (a snapshot's restore); returns the old value to drop.
+    pub(crate) fn replace_service_boxed(
+        &mut self,
+        type_id: std::any::TypeId,
+        name: &str,
+        value: Option<Box<dyn std::any::Any + Send + Sync>>,
+    ) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        let present = value.is_some();
+        let old = self
+            .graph
+            .registry_mut()
+            .replace_boxed(type_id, name, value);
+        if present != old.is_some() {
+            // A node may require it: checked again before the next run.
+            self.recheck_services = true;
+        }
+        old
     }
 
     /// Takes the service `T` out of the world, if it holds one. Nodes that
