@@ -148,6 +148,9 @@ impl World {
         }
         into.clock = Some(self.clock_snapshot());
         into.removal_ticks = self.removal_ticks();
+        // An `Arc` clone: no allocation.
+        #[cfg(feature = "serde")]
+        into.saves.clone_from(&registry.saves);
     }
 
     /// Gives back the world as `snapshot` was: its entities (the same ids),
