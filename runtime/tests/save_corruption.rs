@@ -82,7 +82,7 @@ fn sections(bytes: &[u8]) -> Vec<(std::ops::Range<usize>, usize)> {
     walk(bytes).unwrap_or_default()
 }
 
-fn reseal(bytes: &mut Vec<u8>) {
+fn reseal(bytes: &mut [u8]) {
     if bytes.len() < 8 {
         return;
     }

@@ -72,7 +72,7 @@ impl fmt::Debug for dyn PartCodec {
 }
 
 /// Reads one postcard value from the front of `bytes`.
-fn take<'a, T: DeserializeOwned>(bytes: &mut &'a [u8], what: &str) -> Result<T, String> {
+fn take<T: DeserializeOwned>(bytes: &mut &[u8], what: &str) -> Result<T, String> {
     let (value, rest) =
         postcard::take_from_bytes::<T>(bytes).map_err(|error| format!("{what}: {error}"))?;
     *bytes = rest;
