@@ -86,7 +86,7 @@
 #[cfg(feature = "serde")]
 mod checksum;
 #[cfg(feature = "serde")]
-mod codec;
+pub(crate) mod codec;
 #[cfg(feature = "serde")]
 mod divergence;
 mod error;
@@ -110,7 +110,7 @@ pub use error::{RestoreError, SnapshotError};
 pub use file::{FORMAT_VERSION, LoadError, SaveError, SectionKind};
 pub use rollback::RollbackBuffer;
 #[cfg(feature = "serde")]
-pub use saves::RegistrationError;
+pub use saves::{BUILTIN_SAVE_NAMES, RegistrationError};
 
 use crate::entity::CapturedStore;
 use crate::world::ClockSnapshot;
