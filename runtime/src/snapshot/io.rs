@@ -1,35 +1,6 @@
-//! Snapshots on disk and their checksum (the `serde` feature).
-//!
-//! # What a save holds
-//!
-//! One [`SectionKind::Entities`] section first: the store's change tick,
-//! the world's removal-record window, the slot table (each slot's
-//! generation, the frozen slots, the free list in order: the ids the next
-//! spawns get), every archetype with rows (the save names of its
-//! components, its entities in row order), the sparse-set components'
-//! entities, and the removal records of saved components. Then one
-//! [`SectionKind::Component`] section per saved component with values
-//! (every value, archetype after archetype in the order above, then their
-//! added and changed ticks) and one [`SectionKind::Service`] section per
-//! saved service (its value, or none: a load then takes it out), each in
-//! the order of their names. The world's clocks are not saved: a load
-//! leaves them as they are.
-//!
-//! # What the checksum covers
-//!
-//! [`Snapshot::checksum`] is the xxh3-64 of the postcard encoding of the
-//! game's state a peer would compare, streamed without a buffer: the slot
-//! table (generations, frozen slots, free list), every archetype with rows
-//! (its saved components' names in column order, its entities in row
-//! order), the sparse-set components' entities, then each saved component
-//! (its name, its values in row order) and each saved service (its name,
-//! its value), in name order. Not covered: change ticks and removal
-//! records (bookkeeping of change detection, which differs between a world
-//! that ran a frame and one restored to its end), the clocks (wall time),
-//! and every part not registered for saving ([`Snapshot::not_saved`]
-//! names those). The same state gives the same checksum on every executor,
-//! thread count and machine when the worlds register their components in
-//! the same order (the column order of an archetype follows it).
+//! Snapshots on disk and their checksum (the `serde` feature): what a
+//! save holds and what the checksum covers are in the
+//! [module's header](crate::snapshot).
 
 use std::any::TypeId;
 use std::io::{Read, Write};
