@@ -282,7 +282,9 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> PartCodec
         if !bytes.is_empty() {
             return Err(format!("{} bytes left after the value", bytes.len()));
         }
-        Ok(DecodedPart::Service(Box::new(ServiceValue { value })))
+        let mut part = ServiceValue::default();
+        part.value = value;
+        Ok(DecodedPart::Service(Box::new(part)))
     }
 }
 

@@ -524,6 +524,9 @@ impl World {
                 snapshot.services.push(CapturedService {
                     type_id: codec.value_type(),
                     name: codec.type_name(),
+                    // A save keeps no slot versions: readers see the
+                    // loaded values as changed.
+                    book: None,
                     part,
                 });
                 continue;
