@@ -130,11 +130,12 @@ pub enum SaveError {
         /// The conflicts, each naming both sides.
         conflicts: Vec<String>,
     },
-    /// Component types with rows in the snapshot are not registered for
-    /// saving: a save without them could not give the world back.
+    /// Component types with rows in the world are not registered for
+    /// saving, or were left out of the snapshot (not opted in): a save
+    /// without them could not give the world back.
     NotSaved {
         /// Their type names.
-        names: Vec<&'static str>,
+        names: Vec<String>,
     },
 }
 

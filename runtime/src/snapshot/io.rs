@@ -164,12 +164,13 @@ impl Snapshot {
                 conflicts: self.saves.conflicts.clone(),
             });
         }
-        let unsaved: Vec<&'static str> = self
-            .store
-            .used_parts()
-            .filter(|component| self.component_codec(component).is_none())
-            .map(|component| component.name)
-            .collect();
+        let mut unsaved: Vec<String> = self.report.left_out_components();
+        unsaved.extend(
+            self.store
+                .used_parts()
+                .filter(|component| self.component_codec(component).is_none())
+                .map(|component| component.name.to_owned()),
+        );
         if !unsaved.is_empty() {
             return Err(SaveError::NotSaved { names: unsaved });
         }
