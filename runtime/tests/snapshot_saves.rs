@@ -628,3 +628,28 @@ fn sparse_set_components_and_frozen_entities_come_back() {
         world.snapshot().unwrap().checksum()
     );
 }
+
+#[test]
+fn rows_left_out_or_not_registered_for_saving_refuse_the_save_by_name() {
+    #[derive(Clone, Debug)]
+    struct Secret(u8);
+    #[derive(Clone, Debug)]
+    struct Cached(u8);
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    // Opted into snapshots, not into saves.
+    world.snapshot_component::<Cached>();
+    world.spawn((Secret(1), Cached(2)));
+    let snapshot = world.snapshot().unwrap();
+    let error = snapshot.write_to(Vec::new()).unwrap_err();
+    let SaveError::NotSaved { ref names } = error else {
+        panic!("{error}")
+    };
+    let secret = std::any::type_name::<Secret>();
+    let cached = std::any::type_name::<Cached>();
+    assert!(names.iter().any(|n| n == secret), "{names:?}");
+    assert!(names.iter().any(|n| n == cached), "{names:?}");
+    assert!(snapshot.not_saved().contains(&cached));
+    assert!(error.to_string().contains("Secret"), "{error}");
+}
