@@ -41,7 +41,7 @@ pub(super) struct SparseModel {
     /// Its storage, once chosen (registered, or first inserted: a table).
     storage: Option<StorageType>,
     /// The value on each model entity that has one (dead ones ignored).
-    tags: BTreeMap<usize, i8>,
+    pub(super) tags: BTreeMap<usize, i8>,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SparseOp> {
