@@ -7,9 +7,8 @@ use std::io::{Read, Write};
 
 use serde::ser::{SerializeSeq, SerializeTuple};
 use serde::{Deserialize, Serialize, Serializer};
-use xxhash_rust::xxh3::Xxh3;
 
-use super::checksum::{Sink, encode};
+use super::checksum::{Hasher, Sink, encode};
 use super::codec::{DecodedPart, PartCodec, hash_part};
 use super::file::{self, LoadError, SaveError, SaveWriter, Section, SectionKind};
 use super::saves::SaveCodecs;
@@ -121,7 +120,7 @@ impl Snapshot {
     /// When a saved type's `Serialize` panics or fails (then
     /// [`write_to`](Self::write_to) names it).
     pub fn checksum(&self) -> u64 {
-        let mut hasher = Xxh3::new();
+        let mut hasher = Hasher::new();
         if self.store.filled {
             self.hash_into(&mut hasher)
                 .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
@@ -129,7 +128,7 @@ impl Snapshot {
         hasher.digest()
     }
 
-    fn hash_into(&self, hasher: &mut Xxh3) -> postcard::Result<()> {
+    fn hash_into(&self, hasher: &mut Hasher) -> postcard::Result<()> {
         encode(
             &StoreView {
                 snapshot: self,
