@@ -257,9 +257,20 @@ fn what_is_not_opted_in_is_named_and_strict_refuses_it() {
     world.spawn((Pos(0.0, 0.0), Secret(1)));
     world.insert(Untracked(3));
     world.add_system(|mut n: sluice::Local<u32>| *n += 1);
+    world.add_system(|hits: sluice::Publish<'_, Vel>| hits.send(Vel(1.0, 1.0)));
     world.run_iteration().unwrap();
     let snapshot = world.snapshot().unwrap();
     let names: Vec<&str> = snapshot.report().left_out().collect();
+    let messages = snapshot
+        .report()
+        .entries()
+        .iter()
+        .find(|e| e.kind() == sluice::PartKind::Messages)
+        .map(ToString::to_string);
+    assert!(
+        messages.is_some_and(|m| m.starts_with("messages ") && m.contains("Vel")),
+        "{names:?}"
+    );
     assert!(
         names.contains(&std::any::type_name::<Secret>()),
         "{names:?}"
