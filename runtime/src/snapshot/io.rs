@@ -435,8 +435,9 @@ impl World {
     /// this world's registrations (types are found by their save names);
     /// nothing in the world changes: [`restore`](Self::restore) it after,
     /// or use [`load_from`](Self::load_from). The whole save is validated
-    /// first (see [`LoadError`]); no length read from it reserves memory
-    /// beyond what the input holds.
+    /// first (see [`LoadError`]); a length read from it never reserves
+    /// more than serde's cautious 1 MiB before the values it announces
+    /// are decoded, and component values only grow as they are.
     ///
     /// # Errors
     /// Every [`LoadError`] but [`LoadError::Restore`], each naming what

@@ -101,9 +101,12 @@
 //! (`LoadError::UnknownType`), each section's decoding with the world's
 //! type (`LoadError::Shape`), and the whole for consistency (every live
 //! entity in one archetype row, free slots not alive, a hierarchy whose
-//! two sides agree: `LoadError::Inconsistent`). No length read from a
-//! save reserves memory: values are decoded one by one up to the row
-//! count the entities give, which the input bounds.
+//! two sides agree: `LoadError::Inconsistent`). A length read from a
+//! save never drives an allocation: the container's lengths are only
+//! compared with what is left of the input, the entities' lists reserve
+//! at most serde's cautious 1 MiB before their elements decode, and
+//! component values are decoded one by one up to the row count the
+//! entities give (even a zero-sized component's), growing as they go.
 //!
 //! **The checksum** is the xxh3-64 of the postcard encoding of the state a
 //! peer would compare, streamed without a buffer: the slot table
