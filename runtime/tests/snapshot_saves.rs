@@ -772,3 +772,34 @@ fn encoder_and_io_errors_are_named() {
     assert!(matches!(error, LoadError::Io(_)), "{error}");
     assert!(error.to_string().contains("the drive is gone"), "{error}");
 }
+
+#[test]
+fn a_large_world_round_trips() {
+    let count: u32 = if cfg!(miri) { 40 } else { 50_000 };
+    let mut world = World::new();
+    register(&mut world);
+    let spawned: Vec<Entity> = (0..count)
+        .map(|i| {
+            world.spawn((
+                Pos {
+                    x: i as f32,
+                    y: 0.5,
+                },
+                Vel { x: 0.0, y: 1.0 },
+            ))
+        })
+        .collect();
+    for entity in spawned.iter().step_by(3) {
+        world.despawn(*entity).unwrap();
+    }
+    let bytes = save(&world);
+    let mut fresh = World::new();
+    register(&mut fresh);
+    fresh.load_from(&bytes[..]).unwrap();
+    assert_eq!(fresh.entities().len(), world.entities().len());
+    assert_eq!(view(&mut fresh), view(&mut world));
+    assert_eq!(
+        fresh.snapshot().unwrap().checksum(),
+        world.snapshot().unwrap().checksum()
+    );
+}
