@@ -714,3 +714,21 @@ fn many_entities_come_back() {
     world.restore(&snapshot).unwrap();
     assert_eq!(contents(&mut world), before);
 }
+
+#[test]
+fn snapshots_move_between_threads() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Snapshot>();
+    send_sync::<sluice::RollbackBuffer>();
+    let mut world = world();
+    let a = world.spawn((Pos(1.0, 2.0),));
+    let snapshot = std::thread::spawn({
+        let snapshot = world.snapshot().unwrap();
+        move || snapshot
+    })
+    .join()
+    .unwrap();
+    world.despawn(a).unwrap();
+    world.restore(&snapshot).unwrap();
+    assert_eq!(world.entity(a).unwrap().get::<Pos>(), Some(&Pos(1.0, 2.0)));
+}
