@@ -732,3 +732,61 @@ fn snapshots_move_between_threads() {
     world.restore(&snapshot).unwrap();
     assert_eq!(world.entity(a).unwrap().get::<Pos>(), Some(&Pos(1.0, 2.0)));
 }
+
+/// A message of the test below: the frame it was sent in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Hit(u32);
+
+#[test]
+fn opted_in_messages_come_back_with_their_readers_cursors() {
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct Heard(Vec<(u32, Vec<Hit>)>);
+    for (executor, threads) in executors() {
+        let mut world = world_on(executor, threads);
+        world
+            .snapshot_service::<Heard>()
+            .snapshot_service::<Frame>()
+            .snapshot_messages::<Hit>();
+        world.insert(Heard::default());
+        world.insert(Frame::default());
+        // Registered first: it reads, each frame, what was sent the frame
+        // before (kept in the queue across the boundary).
+        world.add_system(NodeBuilder::new("hear").system(
+            |mut hits: sluice::Subscribe<'_, Hit>, frame: &Frame, heard: &mut Heard| {
+                heard.0.push((frame.0, hits.unread().copied().collect()));
+            },
+        ));
+        world.add_system(NodeBuilder::new("shout").system(
+            |hits: sluice::Publish<'_, Hit>, frame: &mut Frame| {
+                frame.0 += 1;
+                hits.send(Hit(frame.0));
+                if frame.0.is_multiple_of(2) {
+                    hits.send(Hit(frame.0 * 100));
+                }
+            },
+        ));
+        for _ in 0..3 {
+            world.run_iteration().unwrap();
+        }
+        let snapshot = world.snapshot().unwrap();
+        assert!(
+            snapshot.report().is_complete(),
+            "{executor:?}: {:?}",
+            snapshot.report()
+        );
+        for _ in 0..3 {
+            world.run_iteration().unwrap();
+        }
+        let played = world.get::<Heard>().unwrap().clone();
+        assert_eq!(played.0[3], (3, vec![Hit(3)]), "{played:?}");
+        world.restore(&snapshot).unwrap();
+        for _ in 0..3 {
+            world.run_iteration().unwrap();
+        }
+        assert_eq!(
+            world.get::<Heard>().unwrap(),
+            &played,
+            "{executor:?} on {threads}"
+        );
+    }
+}
