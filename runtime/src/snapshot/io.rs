@@ -91,8 +91,9 @@ impl Snapshot {
 
     /// The type names of the parts this snapshot holds that are not
     /// registered for saving ([`World::save_component`],
-    /// [`World::save_service`]): they are neither saved nor covered by
-    /// the [`checksum`](Self::checksum).
+    /// [`World::save_service`]), and its message queues (never saved):
+    /// they are neither saved nor covered by the
+    /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
         let components = self
             .store
@@ -107,7 +108,11 @@ impl Snapshot {
                     .is_none()
             })
             .map(|service| service.name);
-        components.chain(services).collect()
+        // Message queues are never saved (a load leaves them as they are).
+        let messages = self.messages[..self.messages_len]
+            .iter()
+            .map(|messages| messages.name);
+        components.chain(services).chain(messages).collect()
     }
 
     /// The xxh3-64 of the saved state's postcard encoding, streamed (no

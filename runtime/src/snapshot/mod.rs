@@ -101,7 +101,9 @@
 //! then their added and changed ticks) and per saved service (its value,
 //! or none: a load takes it out), in the order of their names. Services
 //! not registered for saving are not written (a load leaves them as they
-//! are); component rows not registered for saving make `write_to` refuse
+//! are), nor are message queues (a load leaves them as they are:
+//! `Snapshot::not_saved` names both); component rows not registered for
+//! saving make `write_to` refuse
 //! (`SaveError::NotSaved`), as a restore refuses left-out rows. Last, the
 //! clocks (`World::clock_snapshot`: the frame clock, the fixed step, its
 //! cap and accumulator, `FixedTime`, the `SimClock`), checked on load (a
