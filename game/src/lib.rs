@@ -44,6 +44,7 @@ pub mod physics;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod rollback;
 pub mod scripts;
 pub mod steering;
 pub mod trace;

@@ -1,0 +1,1 @@
+//! The ggrs sessions (filled in once snapshots land).
