@@ -242,6 +242,41 @@ mod tests {
     }
 
     #[test]
+    fn rollback_modes() {
+        let options = parse(
+            "rollback --local-port 7000 --remote 127.0.0.1:7001 --player 1 --loss 10 --frames 30",
+        )
+        .unwrap();
+        assert_eq!(options.frames, 30);
+        let Some(Command::Rollback(args)) = &options.command else {
+            panic!("not the rollback command: {options:?}");
+        };
+        assert_eq!((args.local_port, args.player, args.loss), (7000, 1, 10));
+        assert_eq!(args.remote, "127.0.0.1:7001".parse().unwrap());
+        for (line, named) in [
+            (
+                "rollback --local-port 1 --remote 127.0.0.1:2 --player 2",
+                "--player",
+            ),
+            (
+                "rollback --local-port 1 --remote nowhere --player 0",
+                "--remote",
+            ),
+            (
+                "rollback --local-port 1 --remote 127.0.0.1:2 --player 0 --loss 101",
+                "--loss",
+            ),
+            ("--record a --replay b", "--replay"),
+        ] {
+            let error = parse(line).unwrap_err();
+            assert!(error.to_string().contains(named), "{line}: {error}");
+        }
+        let options = parse("--record battle.replay --seed 5").unwrap();
+        assert_eq!(options.record, Some(PathBuf::from("battle.replay")));
+        assert_eq!((options.seed, options.command), (5, None));
+    }
+
+    #[test]
     fn more_threads_than_cores_run_with_a_note() {
         let options = parse("--threads 64").unwrap();
         assert_eq!(options.config(2).threads, 64);
