@@ -72,7 +72,7 @@ impl BattleInput {
         Self {
             nudge_x: axis(choice >> 8),
             nudge_y: axis(choice >> 16),
-            buttons: u8::from((choice >> 24) % 5 == 0),
+            buttons: u8::from((choice >> 24).is_multiple_of(5)),
         }
     }
 }
