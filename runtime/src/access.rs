@@ -147,6 +147,17 @@ impl ServiceTable {
         self.private.get(id.index()).copied().unwrap_or(false)
     }
 
+    /// The id of the type `type_id`, if it has been mentioned.
+    pub(crate) fn id_of_type(&self, type_id: TypeId) -> Option<ServiceId> {
+        self.by_type.get(&type_id).copied()
+    }
+
+    /// Whether a type is bound to `id` (a [`Local`](crate::Local)'s slot
+    /// and a name-only id are not).
+    pub(crate) fn is_typed(&self, id: ServiceId) -> bool {
+        self.typed.get(id.index()).copied().unwrap_or(false)
+    }
+
     /// Marks `id` as a service whose value is not `Send` (inserted with
     /// [`World::insert_non_send`](crate::World::insert_non_send) or named by
     /// a [`NonSend`](crate::NonSend) parameter).

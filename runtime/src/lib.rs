@@ -63,6 +63,7 @@ mod recording;
 pub mod registry;
 mod running;
 pub mod script;
+pub mod snapshot;
 pub mod state;
 pub mod sync;
 pub mod system;
@@ -96,6 +97,9 @@ pub use organise::{
 };
 pub use registry::{Registry, ServiceSlot};
 pub use sluice_macros::{Bundle, factory, run_condition, system};
+pub use snapshot::{
+    LeftOut, PartKind, RestoreError, RollbackBuffer, Snapshot, SnapshotError, SnapshotReport,
+};
 pub mod plan;
 pub use exec::{
     BatchNode, BatchProcessor, CompiledGraph, ExecutionState, LooseTasks, RunStats, SerialExecutor,

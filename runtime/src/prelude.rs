@@ -43,6 +43,7 @@ pub use crate::message::{MessageSender, Publish, Subscribe};
 pub use crate::node::{Marker, NodeBuilder};
 pub use crate::organise::{Cadence, Group, Phase, Schedule};
 pub use crate::plugin::{Plugin, PluginGroup, PluginGroupBuilder, Requires};
+pub use crate::snapshot::{RestoreError, RollbackBuffer, Snapshot, SnapshotError};
 pub use crate::state::{
     ComputedStates, DespawnOnEnter, DespawnOnExit, NextState, OnEnter, OnExit, OnTransition, State,
     States, SubStates, in_state,

@@ -108,6 +108,28 @@ impl Registry {
         id
     }
 
+    /// Puts `value` (a boxed value of the type `type_id`, called `name`)
+    /// into that type's slot, or empties it (`None`), bumping its version
+    /// as [`insert`](Self::insert) and [`remove`](Self::remove) do; the old
+    /// value is returned for the caller to drop (a snapshot's restore).
+    pub(crate) fn replace_boxed(
+        &mut self,
+        type_id: std::any::TypeId,
+        name: &str,
+        value: Option<Box<dyn Any + Send + Sync>>,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
+        let id = self.resolve_type(type_id, name);
+        let slot = &mut self.slots[id.index()];
+        let had = slot.value.is_some();
+        let adds = value.is_some();
+        let old = std::mem::replace(&mut slot.value, value);
+        slot.version += 1;
+        if adds {
+            slot.note_added(had);
+        }
+        old
+    }
+
     /// The id of `T` as a service only the runtime reaches: never found by
     /// name (see [`ServiceTable`]).
     pub(crate) fn resolve_private<T: 'static>(&mut self) -> ServiceId {

@@ -464,6 +464,99 @@ impl Column {
         self.data.as_ptr()
     }
 
+    /// The number of rows.
+    #[inline]
+    pub(crate) fn row_count(&self) -> usize {
+        self.len
+    }
+
+    /// Appends every row's added and changed ticks to `added` and
+    /// `changed` (a snapshot's copy).
+    pub(crate) fn copy_ticks(&self, added: &mut Vec<u32>, changed: &mut Vec<u32>) {
+        added.extend_from_slice(&self.added);
+        // SAFETY: as in `changed_tick`: while `&self` is held nothing
+        // writes a cell (a writer through `&self` holds the column's lane
+        // alone, and a snapshot holds the whole world shared).
+        changed.extend(
+            self.changed
+                .iter()
+                .map(|cell| cell.with(|tick| unsafe { *tick })),
+        );
+    }
+
+    /// Drops every row's value and forgets the ticks: the column is empty.
+    /// The length drops to 0 first, so a `Drop` that panics leaves an
+    /// empty, consistent column (the other values are still dropped; the
+    /// panic goes on to the caller).
+    pub(crate) fn clear(&mut self) {
+        debug_assert!(!self.pending, "no drop pending between operations");
+        let count = std::mem::take(&mut self.len);
+        self.added.clear();
+        self.changed.clear();
+        if let Some(drop) = self.drop {
+            each_even_if_one_panics(count, |row| {
+                // SAFETY: slots `0..count` held the rows, initialised and
+                // owned by the column; `len` is 0 now, so each is dropped
+                // once, here.
+                unsafe { drop(self.slot(row)) }
+            });
+        }
+    }
+
+    /// Appends `count` values moved in from `src`, with their ticks (a
+    /// snapshot's restore: one copy for the whole run of values).
+    ///
+    /// # Safety
+    ///
+    /// - `src` is valid for reads of `count` initialised values of this
+    ///   column's type, which the caller gives up (never used or dropped
+    ///   again), and lies outside the column's storage;
+    /// - room for `count` more rows was reserved ([`reserve`](Self::reserve)
+    ///   or [`reserve_together`]) and no drop is pending.
+    ///
+    /// # Panics
+    ///
+    /// If `added` or `changed` does not hold `count` ticks (before
+    /// anything moves).
+    pub(crate) unsafe fn append_moved(
+        &mut self,
+        src: *const u8,
+        count: usize,
+        added: &[u32],
+        changed: &[u32],
+    ) {
+        assert!(
+            added.len() == count && changed.len() == count,
+            "one added and one changed tick per value"
+        );
+        if count == 0 {
+            return;
+        }
+        debug_assert!(self.capacity - self.len >= count && !self.pending);
+        let newest = changed.iter().copied().reduce(|newest, tick| {
+            if super::Entities::is_newer(tick, newest) {
+                tick
+            } else {
+                newest
+            }
+        });
+        if let Some(newest) = newest {
+            // Before the length grows: an empty column takes it as it is.
+            self.raise_changed_bound(newest);
+        }
+        // SAFETY: room for `count` rows from `len` (caller), so the
+        // destination lies inside the allocation, past the live rows (no
+        // live value is overwritten); the source is outside it (caller);
+        // the column owns the values from here as `len` grows over them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, self.slot(self.len), count * self.item.size());
+        }
+        self.len += count;
+        self.added.extend_from_slice(added);
+        self.changed
+            .extend(changed.iter().map(|&tick| UnsafeCell::new(tick)));
+    }
+
     /// Moves the value in `row` to the end of `to`, with its ticks, and
     /// swap-removes it here: the last row is copied into `row` (one copy
     /// per value, no swap, no drop).

@@ -241,6 +241,11 @@ impl Components {
         self.by_type.get(&TypeId::of::<T>()).copied()
     }
 
+    /// The id of the type `type_id`, if it has been registered.
+    pub(crate) fn id_of_type(&self, type_id: TypeId) -> Option<ComponentId> {
+        self.by_type.get(&type_id).copied()
+    }
+
     /// The description of the component with this id.
     ///
     /// # Panics

@@ -159,6 +159,25 @@ pub(crate) struct Slots {
     retired: usize,
 }
 
+impl Clone for Slots {
+    fn clone(&self) -> Self {
+        Self {
+            slots: self.slots.clone(),
+            free: self.free.clone(),
+            live: self.live,
+            retired: self.retired,
+        }
+    }
+
+    /// Field by field, so a snapshot taken again reuses its memory.
+    fn clone_from(&mut self, source: &Self) {
+        self.slots.clone_from(&source.slots);
+        self.free.clone_from(&source.free);
+        self.live = source.live;
+        self.retired = source.retired;
+    }
+}
+
 impl Slots {
     /// A new entity living at `location`.
     pub(crate) fn alloc(&mut self, location: Location) -> Entity {
@@ -250,6 +269,17 @@ impl Slots {
             None => self.retired += 1,
         }
         Some(location)
+    }
+
+    /// How many slots the table has (live, free and retired).
+    pub(crate) fn table_len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The bytes of heap memory the table holds.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * size_of::<Slot>()
+            + self.free.capacity() * size_of::<(u32, NonZeroU32)>()
     }
 
     /// How many entities are alive.

@@ -24,7 +24,7 @@
 
 mod archetype;
 mod bundle;
-mod column;
+pub(crate) mod column;
 mod component;
 mod component_ref;
 pub(crate) mod disabled;
@@ -36,6 +36,7 @@ mod model;
 mod observed;
 pub mod query;
 mod required;
+mod snapshot;
 mod sparse_set;
 mod store;
 #[cfg(test)]
@@ -59,6 +60,7 @@ pub use query::{
 };
 pub use query::{AnyOf, Has, Or, Populated, Single};
 pub use required::RequiredError;
+pub(crate) use snapshot::{CapturedStore, StoreMismatch};
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,
 };

@@ -204,6 +204,45 @@ impl SparseSet {
     pub(crate) fn clamp_ticks(&mut self, now: u32) {
         self.dense.clamp_ticks(now);
     }
+
+    /// Empties the set, dropping every value. The index and the entity
+    /// list are emptied first, so a `Drop` that panics leaves an empty,
+    /// consistent set (the panic goes on to the caller).
+    pub(crate) fn clear(&mut self) {
+        self.entities.clear();
+        self.sparse.fill(0);
+        self.dense.clear();
+    }
+
+    /// Fills an empty set (a snapshot's restore): `fill` appends one value
+    /// per entity of `entities` to the column, in that order, with room
+    /// reserved for them; the index is rebuilt.
+    ///
+    /// # Panics
+    ///
+    /// If `fill` did not append exactly `entities.len()` values (the set
+    /// is then emptied again, leaking nothing it was not given).
+    pub(crate) fn refill(&mut self, entities: &[Entity], fill: impl FnOnce(&mut Column)) {
+        debug_assert!(self.entities.is_empty() && self.dense.row_count() == 0);
+        self.dense.reserve(entities.len());
+        fill(&mut self.dense);
+        if self.dense.row_count() != entities.len() {
+            self.dense.clear();
+            panic!("a sparse set refilled with another number of values than entities");
+        }
+        self.entities.extend_from_slice(entities);
+        let end = entities
+            .iter()
+            .map(|e| e.slot() as usize + 1)
+            .max()
+            .unwrap_or(0);
+        if self.sparse.len() < end {
+            self.sparse.resize(end, 0);
+        }
+        for (row, entity) in entities.iter().enumerate() {
+            self.sparse[entity.slot() as usize] = u32::try_from(row + 1).expect("fewer rows");
+        }
+    }
 }
 
 /// The store's side of sparse-set storage: registering a sparse component,

@@ -220,7 +220,7 @@ pub struct Entities {
     /// Reused for archetype lookups, so a cached move allocates nothing.
     pub(super) scratch: Vec<super::component::ComponentId>,
     /// The tick of the last [`check_ticks`](Entities::check_ticks) pass.
-    last_tick_check: u32,
+    pub(super) last_tick_check: u32,
 }
 
 /// Records that `entity` lost each of `components` at `tick`.

@@ -78,6 +78,7 @@ pub use spikes::{
 pub use typed_order::{ByLabel, ChainMarker, IntoChain, OrderTarget};
 
 use conditions::{BatchCell, RunConditions};
+pub(crate) use node::NodeCursors;
 use node::{WholeCell, WorldNode};
 use node_cell::NodeCell;
 use schedule::{ExecutionFactory, PlanFactory};
@@ -273,6 +274,8 @@ pub struct World {
     pub(crate) plugins: crate::plugin::PluginSet,
     /// The state types and their transitions ([`crate::state`]).
     pub(crate) states: crate::state::StateDrivers,
+    /// What snapshots capture (`crate::snapshot`).
+    pub(crate) snapshots: crate::snapshot::registry::SnapshotRegistry,
     #[cfg(any(debug_assertions, feature = "checked"))]
     borrows: checked::BorrowTracker,
 }
@@ -391,6 +394,7 @@ impl World {
             observe: observe::Observe::default(),
             plugins: crate::plugin::PluginSet::default(),
             states: crate::state::StateDrivers::default(),
+            snapshots: crate::snapshot::registry::SnapshotRegistry::with_builtins(),
             #[cfg(any(debug_assertions, feature = "checked"))]
             borrows: checked::BorrowTracker::new(0),
         };
@@ -464,6 +468,79 @@ impl World {
         match self.get_mut::<T>() {
             Some(slot) => *slot = value,
             None => self.insert(value),
+        }
+    }
+
+    /// The services' registry (a snapshot reads every slot).
+    pub(crate) fn graph_registry(&self) -> &crate::registry::Registry {
+        self.graph.registry()
+    }
+
+    /// This world's id (unique in the process).
+    pub(crate) fn world_id(&self) -> u64 {
+        self.id
+    }
+
+    /// The window of removal records kept (a snapshot's).
+    pub(crate) fn removal_ticks(&self) -> (u32, u32) {
+        self.removal_ticks
+    }
+
+    /// Puts back the window of removal records a snapshot kept.
+    pub(crate) fn set_removal_ticks(&mut self, ticks: (u32, u32)) {
+        self.removal_ticks = ticks;
+    }
+
+    /// Puts a boxed service value of type `type_id` in its slot, or
+    /// empties it (a snapshot's restore); returns the old value to drop.
+    pub(crate) fn replace_service_boxed(
+        &mut self,
+        type_id: std::any::TypeId,
+        name: &str,
+        value: Option<Box<dyn std::any::Any + Send + Sync>>,
+    ) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        let present = value.is_some();
+        let old = self
+            .graph
+            .registry_mut()
+            .replace_boxed(type_id, name, value);
+        if present != old.is_some() {
+            // A node may require it: checked again before the next run.
+            self.recheck_services = true;
+        }
+        old
+    }
+
+    /// The version and change ticks of the slot of the service type
+    /// `type_id` (`None`: the entity store's), if it has a slot.
+    pub(crate) fn slot_book(
+        &self,
+        type_id: Option<std::any::TypeId>,
+    ) -> Option<(u64, crate::registry::SlotTicks)> {
+        let registry = self.graph.registry();
+        let id = match type_id {
+            Some(type_id) => registry.table().id_of_type(type_id)?,
+            None => self.builtin.entities,
+        };
+        registry.slot(id).map(|slot| (slot.version, slot.ticks))
+    }
+
+    /// Sets what [`slot_book`](Self::slot_book) read (a snapshot's restore:
+    /// readers and factories see the slot as they saw it then).
+    pub(crate) fn set_slot_book(
+        &mut self,
+        type_id: Option<std::any::TypeId>,
+        (version, ticks): (u64, crate::registry::SlotTicks),
+    ) {
+        let entities = self.builtin.entities;
+        let registry = self.graph.registry_mut();
+        let id = match type_id {
+            Some(type_id) => registry.table().id_of_type(type_id),
+            None => Some(entities),
+        };
+        if let Some(slot) = id.and_then(|id| registry.slot_mut(id)) {
+            slot.version = version;
+            slot.ticks = ticks;
         }
     }
 

@@ -87,7 +87,7 @@ use super::Entity;
 /// assert!(world.entity(turret).is_none());
 /// # Ok::<(), sluice::EntityError>(())
 /// ```
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ChildOf(Entity);
 
 impl ChildOf {
@@ -112,7 +112,7 @@ impl crate::Traversal for ChildOf {
 /// attached (a child reattached to the same parent keeps its place; one
 /// moved away and back goes last). Kept by the runtime from the children's
 /// [`ChildOf`]; never empty.
-#[derive(Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Children(Vec<Entity>);
 
 impl Children {

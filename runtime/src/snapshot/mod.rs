@@ -1,0 +1,299 @@
+//! Snapshots of a whole world, and the rollback buffer (issue 39).
+//!
+//! [`World::snapshot`](crate::World::snapshot) copies everything opted in
+//! into a [`Snapshot`]; [`World::restore`](crate::World::restore) gives the
+//! world back as it was; a [`RollbackBuffer`] keeps the last frames'
+//! snapshots for a rollback session, reusing their memory.
+//!
+//! # What a snapshot holds
+//!
+//! - The entity store: every entity id (the slot table: generations, the
+//!   free list), every archetype's rows in row order, each opted-in
+//!   component's values with their added and changed ticks, sparse-set
+//!   components the same way, the store's change tick and its removal
+//!   records ([`Removed`](crate::Removed)). A restore gives back the same
+//!   ids (an [`Entity`](crate::Entity) kept inside a component stays
+//!   valid), the same archetype membership, values and ticks, and the
+//!   next spawns get the ids they got after the snapshot was taken.
+//! - Every opted-in service (cloned; [`Clone::clone_from`] reuses memory).
+//! - The world's clocks ([`World::clock_snapshot`](crate::World::clock_snapshot):
+//!   the frame clock, the fixed-step accumulator, [`FixedTime`](crate::FixedTime),
+//!   the [`SimClock`](crate::script::SimClock)).
+//!
+//! Opt in with [`World::snapshot_component`](crate::World::snapshot_component)
+//! and [`World::snapshot_service`](crate::World::snapshot_service). The
+//! runtime opts in its own components ([`Disabled`](crate::Disabled),
+//! [`ChildOf`](crate::ChildOf), [`Children`](crate::Children),
+//! [`Transform`](crate::Transform), [`GlobalTransform`](crate::GlobalTransform)).
+//!
+//! # What it leaves out
+//!
+//! Nothing is skipped silently: [`SnapshotReport::left_out`] names every
+//! component type with rows, service, message queue and
+//! [`Local`](crate::Local) that is not captured. Not captured yet: message
+//! queues and readers' cursors, states and pending transitions (unless
+//! their services are opted in), `Local` state, scripts' stores (take
+//! [`scripts' snapshots`](crate::script) beside). A strict world
+//! ([`World::set_snapshot_strict`](crate::World::set_snapshot_strict))
+//! refuses to take a snapshot while anything is left out.
+//!
+//! # Semantics of a restore
+//!
+//! - Everything is checked before anything changes: a snapshot holding a
+//!   component or service type this world does not snapshot, a component
+//!   stored another way (table or sparse set), a snapshot that left out
+//!   component rows ([`RestoreError::LeftOut`]: the world could not be
+//!   given back as it was), or an inconsistent one (a damaged save) is
+//!   refused with a named error and the world is unchanged. Then every
+//!   value is cloned out of the snapshot, before the world is touched: a
+//!   `Clone` that panics leaves the world unchanged
+//!   ([`RestoreError::Panicked`]).
+//! - Components are matched by type, not by their number in a registry:
+//!   a snapshot of another world with the same types, registered in
+//!   another order, restores; a component type the world never met is
+//!   registered. Component types registered after the snapshot was taken
+//!   end up with no rows.
+//! - Services left out are untouched. An opted-in service the world did
+//!   not hold at the snapshot is taken out of the world.
+//! - Restore is not a spawn: no hook or observer fires. Registered nodes,
+//!   the plan and the schedule are not part of the world's state: nodes
+//!   registered after the snapshot stay registered.
+//! - A value whose `Drop` panics as the restore replaces it: the restore
+//!   finishes (the world is as the snapshot was) and then reports it
+//!   ([`RestoreError::DropPanicked`]).
+//! - Refused during an iteration (from a whole-world system or a custom
+//!   command): [`SnapshotError::DuringIteration`],
+//!   [`RestoreError::DuringIteration`].
+//!
+//! # Inside: parts, and adding a new kind
+//!
+//! A snapshot holds its captured values as *parts*, each a typed holder
+//! behind the crate-private trait `part::CapturedPart` (with `as_any`, to
+//! downcast to the typed holder): a component type's values are a
+//! `part::ColumnValues<T>` (`values: Vec<T>` with its ticks), held in the
+//! entity store's capture (`entity::CapturedStore::components`, each
+//! entry naming its `TypeId` and type name; the archetypes list which
+//! part and which range holds each column's rows); a service's is a
+//! `part::ServiceValue<T>` in `Snapshot::services`, by `TypeId` and name.
+//! The world's registry of what is opted in (`registry::SnapshotRegistry`)
+//! holds, per component or service, how to make an empty part and an
+//! optional `codec` slot for saves (`Box<dyn Any>`, filled by
+//! `save_component`/`save_service` behind the `serde` feature). A new kind
+//! of part (message queues, states) is a new typed holder implementing
+//! `CapturedPart`, a list of them in [`Snapshot`], an opt-in entry in the
+//! registry, and its capture and restore steps in `world.rs`.
+
+mod error;
+pub(crate) mod part;
+pub(crate) mod registry;
+mod rollback;
+mod world;
+
+use std::fmt;
+
+pub use error::{RestoreError, SnapshotError};
+pub use rollback::RollbackBuffer;
+
+use crate::entity::CapturedStore;
+use crate::world::ClockSnapshot;
+use part::ServicePart;
+
+/// Which kind of state a [`LeftOut`] entry names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PartKind {
+    /// A component type with rows.
+    Component,
+    /// A service.
+    Service,
+    /// A message queue ([`Messages<T>`](crate::Messages)).
+    Messages,
+    /// A system's [`Local`](crate::Local) state.
+    Local,
+}
+
+impl fmt::Display for PartKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Component => "component",
+            Self::Service => "service",
+            Self::Messages => "messages",
+            Self::Local => "local",
+        })
+    }
+}
+
+/// One piece of the world's state a snapshot did not capture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    kind: PartKind,
+    name: String,
+}
+
+impl LeftOut {
+    /// What kind of state it is.
+    pub fn kind(&self) -> PartKind {
+        self.kind
+    }
+
+    /// Its name: the type name (`std::any::type_name`), or a local's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind, self.name)
+    }
+}
+
+/// What a snapshot did not capture.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotReport {
+    /// The first `len` entries are this capture's (the rest keep their
+    /// memory for the next).
+    left_out: Vec<LeftOut>,
+    len: usize,
+}
+
+impl SnapshotReport {
+    /// The names (type names) of what was not captured, each once.
+    pub fn left_out(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.entries().iter().map(LeftOut::name)
+    }
+
+    /// What was not captured, with its kind.
+    pub fn entries(&self) -> &[LeftOut] {
+        &self.left_out[..self.len]
+    }
+
+    /// Whether everything was captured.
+    pub fn is_complete(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The component types with rows that were left out (which make a
+    /// restore refuse).
+    pub(crate) fn left_out_components(&self) -> Vec<String> {
+        self.entries()
+            .iter()
+            .filter(|entry| entry.kind == PartKind::Component)
+            .map(|entry| entry.name.clone())
+            .collect()
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Adds an entry, once, reusing an old entry's memory.
+    fn push(&mut self, kind: PartKind, name: &str) {
+        if self
+            .entries()
+            .iter()
+            .any(|entry| entry.kind == kind && entry.name == name)
+        {
+            return;
+        }
+        if self.len == self.left_out.len() {
+            self.left_out.push(LeftOut {
+                kind,
+                name: String::new(),
+            });
+        }
+        let entry = &mut self.left_out[self.len];
+        entry.kind = kind;
+        entry.name.clear();
+        entry.name.push_str(name);
+        self.len += 1;
+    }
+}
+
+/// One opted-in service's captured value.
+#[derive(Debug)]
+pub(crate) struct CapturedService {
+    pub(crate) type_id: std::any::TypeId,
+    pub(crate) name: &'static str,
+    /// The slot's version and change ticks (`None`: the world had no slot).
+    pub(crate) book: Option<(u64, crate::registry::SlotTicks)>,
+    pub(crate) part: Box<dyn ServicePart>,
+}
+
+/// A world's state, taken by [`World::snapshot`](crate::World::snapshot)
+/// and given back by [`World::restore`](crate::World::restore). Holds
+/// copies only: it is not tied to the world's lifetime, and may be kept,
+/// moved to another thread, or restored into another world that snapshots
+/// the same types. See the [module](self) for what it holds.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub(crate) report: SnapshotReport,
+    pub(crate) store: CapturedStore,
+    /// The opted-in services; the first `service_len` are this capture's.
+    pub(crate) services: Vec<CapturedService>,
+    pub(crate) service_len: usize,
+    pub(crate) clock: Option<ClockSnapshot>,
+    /// The id of the world it was taken from (`None`: built otherwise, by
+    /// a save's reader).
+    pub(crate) origin: Option<u64>,
+    /// Every node's change cursors.
+    pub(crate) cursors: crate::world::NodeCursors,
+    /// The entity store's slot: its version and change ticks.
+    pub(crate) entities_book: Option<(u64, crate::registry::SlotTicks)>,
+    /// The world's removal-record window (`World::removal_ticks`).
+    pub(crate) removal_ticks: (u32, u32),
+}
+
+impl Snapshot {
+    /// An empty snapshot (restoring it is refused: [`RestoreError::Empty`]),
+    /// to fill with [`World::snapshot_into`](crate::World::snapshot_into).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What it did not capture.
+    pub fn report(&self) -> &SnapshotReport {
+        &self.report
+    }
+
+    /// The bytes of heap memory held by the captured values and tables
+    /// (capacities: what keeping it costs; a service's own heap, such as a
+    /// `Vec` inside it, is not counted).
+    pub fn heap_bytes(&self) -> usize {
+        self.store.heap_bytes()
+            + self
+                .services
+                .iter()
+                .map(|service| service.part.heap_bytes())
+                .sum::<usize>()
+            + self.services.capacity() * size_of::<CapturedService>()
+            + self
+                .report
+                .left_out
+                .iter()
+                .map(|entry| entry.name.capacity())
+                .sum::<usize>()
+    }
+
+    /// How many entities it holds (0 when empty).
+    pub fn entity_count(&self) -> usize {
+        self.store.entity_count()
+    }
+
+    /// Whether it holds a capture (a new snapshot, or one whose capture
+    /// failed, does not).
+    pub fn is_filled(&self) -> bool {
+        self.store.filled
+    }
+
+    /// Forgets what it holds, keeping the memory.
+    pub(crate) fn clear(&mut self) {
+        self.store.clear();
+        self.report.clear();
+        for service in &mut self.services {
+            service.part.forget();
+        }
+        self.service_len = 0;
+        self.clock = None;
+    }
+}

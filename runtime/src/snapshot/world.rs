@@ -1,0 +1,281 @@
+//! The world's side: opting in, taking a snapshot, restoring one.
+
+use std::any::{Any, TypeId};
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use super::{CapturedService, PartKind, RestoreError, Snapshot, SnapshotError};
+use crate::entity::Component;
+use crate::entity::StoreMismatch;
+use crate::world::{FixedTime, FrameTime, World};
+
+impl World {
+    /// Opts the component `T` into snapshots: every snapshot from now on
+    /// captures its values (cloned: a `Copy` type's column is one copy).
+    /// Idempotent: a second call is a no-op.
+    pub fn snapshot_component<T: Component + Clone>(&mut self) -> &mut Self {
+        self.snapshots.add_component::<T>();
+        self
+    }
+
+    /// Opts the service `T` into snapshots (cloned, with
+    /// [`Clone::clone_from`] so a snapshot taken again reuses its memory:
+    /// `#[derive(Clone)]` does not write a `clone_from`, so a service with
+    /// heap memory that must not allocate per snapshot implements `Clone`
+    /// by hand). Idempotent.
+    pub fn snapshot_service<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
+        self.snapshots.add_service::<T>();
+        self
+    }
+
+    /// Strict snapshots: [`snapshot`](Self::snapshot) refuses
+    /// ([`SnapshotError::LeftOut`], naming them) while any component with
+    /// rows, or any service, message queue or [`Local`](crate::Local) is
+    /// not opted in.
+    pub fn set_snapshot_strict(&mut self, strict: bool) -> &mut Self {
+        self.snapshots.strict = strict;
+        self
+    }
+
+    /// Everything opted in, copied (see [`Snapshot`]); what is left out is
+    /// named in its [`report`](Snapshot::report).
+    ///
+    /// # Errors
+    /// [`SnapshotError::DuringIteration`] inside an iteration;
+    /// [`SnapshotError::LeftOut`] when strict and something is left out;
+    /// [`SnapshotError::Panicked`] when a `Clone` panicked.
+    pub fn snapshot(&self) -> Result<Snapshot, SnapshotError> {
+        let mut snapshot = Snapshot::new();
+        self.snapshot_into(&mut snapshot)?;
+        Ok(snapshot)
+    }
+
+    /// [`snapshot`](Self::snapshot) into an existing snapshot, reusing its
+    /// memory: once warm, no allocation when the world's shape (its
+    /// archetypes, their row counts, its services) is no larger than at
+    /// the last capture. On error `into` is left empty.
+    ///
+    /// # Errors
+    /// As [`snapshot`](Self::snapshot).
+    pub fn snapshot_into(&self, into: &mut Snapshot) -> Result<(), SnapshotError> {
+        into.clear();
+        if self.is_running_whole() {
+            return Err(SnapshotError::DuringIteration);
+        }
+        let cloning = Cell::new("");
+        let captured = catch_unwind(AssertUnwindSafe(|| self.capture_snapshot(into, &cloning)));
+        if captured.is_err() {
+            into.clear();
+            return Err(SnapshotError::Panicked {
+                what: cloning.get().to_owned(),
+            });
+        }
+        if self.snapshots.strict && !into.report.is_complete() {
+            let names = into
+                .report
+                .entries()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            into.clear();
+            return Err(SnapshotError::LeftOut { names });
+        }
+        Ok(())
+    }
+
+    /// The capture itself; `cloning` names the type being cloned, for the
+    /// error when its `Clone` panics.
+    fn capture_snapshot(&self, into: &mut Snapshot, cloning: &Cell<&'static str>) {
+        let registry = &self.snapshots;
+        let part_for = |type_id: TypeId| registry.component(type_id).map(|c| c.new_part);
+        let Snapshot { report, store, .. } = into;
+        store.capture(
+            self.entities(),
+            &part_for,
+            &mut |name| report.push(PartKind::Component, name),
+            cloning,
+        );
+        let services = self.graph_registry();
+        for entry in &registry.services {
+            if into.service_len == into.services.len() {
+                into.services.push(CapturedService {
+                    type_id: entry.type_id,
+                    name: entry.name,
+                    part: (entry.new_part)(),
+                    book: None,
+                });
+            }
+            let captured = &mut into.services[into.service_len];
+            if captured.type_id != entry.type_id {
+                *captured = CapturedService {
+                    type_id: entry.type_id,
+                    name: entry.name,
+                    part: (entry.new_part)(),
+                    book: None,
+                };
+            }
+            captured.book = self.slot_book(Some(entry.type_id));
+            into.service_len += 1;
+            let value = services
+                .table()
+                .id_of_type(entry.type_id)
+                .and_then(|id| services.slot(id))
+                .and_then(|slot| slot.value.as_deref());
+            cloning.set(entry.name);
+            let same_type = captured.part.capture(value);
+            debug_assert!(same_type, "a slot holds a value of its own type");
+        }
+        // What is not captured, by name.
+        let table = services.table();
+        let own = [
+            TypeId::of::<FrameTime>(),
+            TypeId::of::<FixedTime>(),
+            TypeId::of::<crate::script::SimClock>(),
+        ];
+        for (index, slot) in services.slots().iter().enumerate() {
+            let Some(value) = slot.value.as_deref() else {
+                continue;
+            };
+            // A value of no size (a component's lane, a marker) holds no
+            // state to lose.
+            if size_of_val(value) == 0 {
+                continue;
+            }
+            let id = crate::access::ServiceId(index as u32);
+            let type_id = (*value).type_id();
+            if !table.is_typed(id) {
+                report.push(PartKind::Local, table.name(id));
+            } else if table.is_private(id)
+                || own.contains(&type_id)
+                || registry.service(type_id).is_some()
+            {
+                continue;
+            } else if table.name(id).starts_with("sluice::message::Messages<") {
+                report.push(PartKind::Messages, table.name(id));
+            } else {
+                report.push(PartKind::Service, table.name(id));
+            }
+        }
+        into.clock = Some(self.clock_snapshot());
+        into.entities_book = self.slot_book(None);
+        into.origin = Some(self.world_id());
+        self.capture_cursors(&mut into.cursors);
+        into.removal_ticks = self.removal_ticks();
+    }
+
+    /// Gives back the world as `snapshot` was: its entities (the same ids),
+    /// archetype rows, component values and ticks, opted-in services and
+    /// clocks. See the [module](crate::snapshot) for the rules.
+    ///
+    /// # Errors
+    /// Every error but [`RestoreError::DropPanicked`] leaves the world
+    /// unchanged: [`DuringIteration`](RestoreError::DuringIteration),
+    /// [`Empty`](RestoreError::Empty), [`LeftOut`](RestoreError::LeftOut),
+    /// [`NotOptedIn`](RestoreError::NotOptedIn),
+    /// [`StorageDiffers`](RestoreError::StorageDiffers),
+    /// [`Corrupt`](RestoreError::Corrupt), [`Panicked`](RestoreError::Panicked).
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), RestoreError> {
+        if self.is_running_whole() {
+            return Err(RestoreError::DuringIteration);
+        }
+        if !snapshot.store.filled {
+            return Err(RestoreError::Empty);
+        }
+        let left_out = snapshot.report.left_out_components();
+        if !left_out.is_empty() {
+            return Err(RestoreError::LeftOut { names: left_out });
+        }
+        let services = &snapshot.services[..snapshot.service_len];
+        if let Some(service) = services
+            .iter()
+            .find(|s| self.snapshots.service(s.type_id).is_none())
+        {
+            return Err(RestoreError::NotOptedIn {
+                what: format!("service {}", service.name),
+            });
+        }
+        let registry = &self.snapshots;
+        snapshot
+            .store
+            .check(self.entities(), &|type_id| {
+                registry.component(type_id).is_some()
+            })
+            .map_err(|mismatch| match mismatch {
+                StoreMismatch::NotOptedIn(name) => RestoreError::NotOptedIn {
+                    what: format!("component {name}"),
+                },
+                StoreMismatch::Storage {
+                    name,
+                    snapshot,
+                    world,
+                } => RestoreError::StorageDiffers {
+                    component: name,
+                    snapshot,
+                    world,
+                },
+                StoreMismatch::Corrupt(what) => RestoreError::Corrupt { what },
+            })?;
+        // Every clone before the world changes: a panicking `Clone` leaves
+        // it as it was.
+        let cloning = Cell::new("");
+        let staged = catch_unwind(AssertUnwindSafe(|| {
+            let store = snapshot.store.stage(&cloning);
+            let services: Vec<Option<Box<dyn Any + Send + Sync>>> = services
+                .iter()
+                .map(|service| {
+                    cloning.set(service.name);
+                    service.part.stage()
+                })
+                .collect();
+            (store, services)
+        }));
+        let Ok((store, values)) = staged else {
+            return Err(RestoreError::Panicked {
+                what: cloning.get().to_owned(),
+            });
+        };
+        let mut panics: Vec<&'static str> = Vec::new();
+        snapshot
+            .store
+            .restore_into(self.entities_mut(), store, &mut panics);
+        for (service, value) in services.iter().zip(values) {
+            let old = self.replace_service_boxed(service.type_id, service.name, value);
+            if catch_unwind(AssertUnwindSafe(|| drop(old))).is_err() {
+                panics.push(service.name);
+            }
+        }
+        if let Some(clock) = &snapshot.clock {
+            self.restore_clock(clock);
+        }
+        self.set_removal_ticks(snapshot.removal_ticks);
+        if snapshot.origin != Some(self.world_id()) {
+            // Another world's cursors and versions mean nothing here:
+            // every node starts over (its next run sees everything as new).
+            self.restore_cursors(&crate::world::NodeCursors::default());
+            return finish(panics);
+        }
+        // Readers and factories see the restored slots, and their own
+        // cursors, as they were at the snapshot.
+        for service in services {
+            if let Some(book) = service.book {
+                self.set_slot_book(Some(service.type_id), book);
+            }
+        }
+        if let Some(book) = snapshot.entities_book {
+            self.set_slot_book(None, book);
+        }
+        self.restore_cursors(&snapshot.cursors);
+        finish(panics)
+    }
+}
+
+/// A restore's result: the `Drop`s that panicked, if any.
+fn finish(panics: Vec<&'static str>) -> Result<(), RestoreError> {
+    if panics.is_empty() {
+        Ok(())
+    } else {
+        Err(RestoreError::DropPanicked {
+            what: panics.into_iter().map(str::to_owned).collect(),
+        })
+    }
+}
