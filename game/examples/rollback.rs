@@ -45,7 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let first_snapshot = begin.elapsed();
     let start = game.frame();
     let rounds = 20;
-    let (mut forward, mut restore, mut snapshot_time) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut forward, mut restore, mut snapshot_time) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut end = None;
     for _ in 0..rounds {
         let begin = Instant::now();
@@ -60,7 +61,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         game.restore(&snapshot)?;
         restore += begin.elapsed();
         let checksum = game.checksum();
-        assert_eq!(*end.get_or_insert(checksum), checksum, "a restore lost something");
+        assert_eq!(
+            *end.get_or_insert(checksum),
+            checksum,
+            "a restore lost something"
+        );
     }
     let per = |total: Duration| total.as_secs_f64() * 1e3 / f64::from(rounds);
     println!(
@@ -86,7 +91,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
             conditions,
         };
-        let report = run_local_pair([peer(1), peer(threads)], frames, 39, Duration::from_secs(600))?;
+        let report = run_local_pair(
+            [peer(1), peer(threads)],
+            frames,
+            39,
+            Duration::from_secs(600),
+        )?;
         println!(
             "two peers, {name} network: {} frames confirmed in {:.2} s: {:.1} frames/s; \
              rollbacks {} and {}, frames run again {} and {}; packets lost {} and {}; diverged at {:?}",

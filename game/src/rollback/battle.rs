@@ -1,9 +1,8 @@
 //! [`RollbackGame`]: the part of the battle that rolls back, a world every
 //! piece of whose changing state a snapshot captures.
 
-use crate::rollback::snap::{RestoreError, Shim as _, Snapshot, SnapshotError};
 use sluice::exec::ThreadPool;
-use sluice::{ComponentRef, Entity, World};
+use sluice::{ComponentRef, Entity, RestoreError, Snapshot, SnapshotError, World};
 
 use crate::combat::{CombatPlugin, Score};
 use crate::feed::{FeedPlugin, InputState, Orders};

@@ -51,7 +51,6 @@ pub mod input;
 pub mod peers;
 pub mod replay;
 pub mod session;
-pub(crate) mod snap;
 pub mod socket;
 
 pub use battle::{BattleSetup, RollbackGame};

@@ -7,11 +7,11 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::rollback::snap::{RestoreError, Snapshot, SnapshotError};
 use ggrs::{
     Config, Frame, GameStateCell, GgrsError, GgrsRequest, PlayerType, PredictRepeatLast,
     SessionBuilder,
 };
+use sluice::{RestoreError, Snapshot, SnapshotError};
 
 use crate::GameError;
 use crate::rollback::battle::{BattleSetup, RollbackGame};

@@ -48,23 +48,38 @@ fn two_peers_agree_on_every_confirmed_frame_over_a_lossy_network() {
         battle: small(threads),
         conditions: NetConditions::rough(seed),
     };
-    let report = run_local_pair([peer(1, 1), peer(2, 2)], FRAMES, 5, Duration::from_secs(240))
-        .unwrap_or_else(|error| panic!("{error}"));
+    let report = run_local_pair(
+        [peer(1, 1), peer(2, 2)],
+        FRAMES,
+        5,
+        Duration::from_secs(240),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
     let confirmed = report.confirmed();
     assert!(confirmed >= FRAMES as i32, "{confirmed}");
     assert_eq!(report.first_divergence(), None, "the peers diverged");
     let [first, second] = &report.peers;
     for frame in 0..=FRAMES as usize {
-        assert_eq!(first.checksums[frame], second.checksums[frame], "frame {frame}");
+        assert_eq!(
+            first.checksums[frame], second.checksums[frame],
+            "frame {frame}"
+        );
     }
     // Both predicted wrong sometimes and rolled back; the network lost
     // packets; both ran the same confirmed inputs.
     for peer in &report.peers {
-        assert!(peer.stats.loads > 0, "player {} never rolled back", peer.player);
+        assert!(
+            peer.stats.loads > 0,
+            "player {} never rolled back",
+            peer.player
+        );
         assert!(peer.stats.resimulated > 0);
         assert!(peer.net.lost > 0, "nothing lost");
     }
-    assert_eq!(first.inputs[..FRAMES as usize], second.inputs[..FRAMES as usize]);
+    assert_eq!(
+        first.inputs[..FRAMES as usize],
+        second.inputs[..FRAMES as usize]
+    );
     // The confirmed inputs replay to the confirmed checksum.
     let replay = Replay {
         units: small(1).entities,
@@ -98,7 +113,12 @@ fn two_processes_over_udp_end_with_the_same_checksum() {
                 .args(["rollback", "--local-port", &ports[player].to_string()])
                 .args(["--remote", &remote, "--player", &player.to_string()])
                 .args(["--latency-ms", "5", "--jitter-ms", "10", "--loss", "10"])
-                .args(["--frames", &frames, "--entities", &small(1).entities.to_string()])
+                .args([
+                    "--frames",
+                    &frames,
+                    "--entities",
+                    &small(1).entities.to_string(),
+                ])
                 .args(["--threads", &(player + 1).to_string(), "--timeout", "120"])
                 .arg("--record")
                 .arg(&record)
@@ -135,7 +155,14 @@ fn two_processes_over_udp_end_with_the_same_checksum() {
         .output()
         .expect("sluice-game runs");
     let out = String::from_utf8_lossy(&replayed.stdout);
-    assert!(replayed.status.success(), "{out}{}", String::from_utf8_lossy(&replayed.stderr));
-    assert!(out.contains(&format!("checksum {}", checksum(&outputs[0]))), "{out}");
+    assert!(
+        replayed.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert!(
+        out.contains(&format!("checksum {}", checksum(&outputs[0]))),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
