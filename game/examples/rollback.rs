@@ -111,6 +111,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report.peers[1].net.lost,
             report.first_divergence(),
         );
+        for peer in &report.peers {
+            let stats = peer.stats;
+            println!(
+                "  player {}: {} frames run, {} saves (snapshot and checksum) {:.3} ms each, {} restores {:.3} ms each",
+                peer.player,
+                stats.advances,
+                stats.saves,
+                stats.save_time.as_secs_f64() * 1e3 / stats.saves.max(1) as f64,
+                stats.loads,
+                stats.restore_time.as_secs_f64() * 1e3 / stats.loads.max(1) as f64,
+            );
+        }
     }
     Ok(())
 }
