@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let begin = Instant::now();
         game.restore(&snapshot)?;
         restore += begin.elapsed();
-        let checksum = game.checksum();
+        let checksum = game.checksum()?;
         assert_eq!(
             *end.get_or_insert(checksum),
             checksum,

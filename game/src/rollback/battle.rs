@@ -2,13 +2,12 @@
 //! piece of whose changing state a snapshot captures.
 
 use sluice::exec::ThreadPool;
-use sluice::{ComponentRef, Entity, RestoreError, Snapshot, SnapshotError, World};
+use sluice::{ComponentRef, RestoreError, Snapshot, SnapshotError, World};
 
 use crate::combat::{CombatPlugin, Score};
 use crate::feed::{FeedPlugin, InputState, Orders};
 use crate::navigation::NavigationPlugin;
 use crate::physics::PhysicsPlugin;
-use crate::report::Checksum;
 use crate::rollback::input::{BattleInput, Inputs, PLAYERS, apply_inputs};
 use crate::steering::SteeringPlugin;
 use crate::units::{self, Captain, Census, Health, Pos, Slot, Team, UnitsPlugin, Vel, Weapon};
@@ -88,20 +87,23 @@ impl RollbackGame {
             .finish_plugins()
             .expect("every plugin the battle requires is added");
         world.add_system(apply_inputs);
+        // Saved (and so checksummed) under stable names; the captains'
+        // references only into snapshots (a `ComponentRef` has no saved
+        // form; which captain a unit follows is fixed at its spawn).
         world
-            .snapshot_component::<Pos>()
-            .snapshot_component::<Vel>()
-            .snapshot_component::<Health>()
-            .snapshot_component::<Team>()
-            .snapshot_component::<Slot>()
-            .snapshot_component::<Weapon>()
+            .save_component::<Pos>("game::Pos")
+            .save_component::<Vel>("game::Vel")
+            .save_component::<Health>("game::Health")
+            .save_component::<Team>("game::Team")
+            .save_component::<Slot>("game::Slot")
+            .save_component::<Weapon>("game::Weapon")
+            .save_component::<Captain>("game::Captain")
             .snapshot_component::<ComponentRef<Pos>>()
-            .snapshot_component::<Captain>()
-            .snapshot_service::<Inputs>()
-            .snapshot_service::<InputState>()
-            .snapshot_service::<Orders>()
-            .snapshot_service::<Score>()
-            .snapshot_service::<Census>();
+            .save_service::<Inputs>("game::Inputs")
+            .save_service::<InputState>("game::InputState")
+            .save_service::<Orders>("game::Orders")
+            .save_service::<Score>("game::Score")
+            .save_service::<Census>("game::Census");
         Ok(Self { world })
     }
 
@@ -141,73 +143,16 @@ impl RollbackGame {
         self.world.restore(snapshot)
     }
 
-    /// A hash of everything that rolls back: every unit's components in
-    /// entity order, the captains, the score, the census, both teams'
-    /// rally points and the frame counter with its inputs. The same on
-    /// every thread count.
-    pub fn checksum(&mut self) -> u64 {
-        let mut hash = Checksum::default();
-        let world = &mut self.world;
-        let mut units: Vec<(Entity, Pos, Vel, Health, Team, Slot, Weapon)> = world
-            .query::<(Entity, &Pos, &Vel, &Health, &Team, &Slot, &Weapon)>()
-            .iter()
-            .map(|(entity, pos, vel, health, team, slot, weapon)| {
-                (entity, *pos, *vel, *health, *team, *slot, *weapon)
-            })
-            .collect();
-        units.sort_by_key(|unit| unit.0);
-        hash.u64(units.len() as u64);
-        for (entity, pos, vel, health, team, slot, weapon) in units {
-            hash.u64(entity.id());
-            for value in [pos.0.x, pos.0.y, vel.0.x, vel.0.y, slot.0.x, slot.0.y] {
-                hash.f32(value);
-            }
-            hash.u64(health.0 as u64);
-            hash.u64(u64::from(team.0));
-            hash.u64(u64::from(weapon.cooldown));
-            hash.u64(weapon.target.map_or(u64::MAX, Entity::id));
-        }
-        let mut captains: Vec<(Entity, Pos)> = world
-            .query::<(Entity, &Pos, &Captain)>()
-            .iter()
-            .map(|(entity, pos, _)| (entity, *pos))
-            .collect();
-        captains.sort_by_key(|captain| captain.0);
-        for (entity, pos) in captains {
-            hash.u64(entity.id());
-            hash.f32(pos.0.x);
-            hash.f32(pos.0.y);
-        }
-        if let Some(score) = world.get::<Score>() {
-            for value in [score.kills[0], score.kills[1], score.hits, score.strikes] {
-                hash.u64(value);
-            }
-        }
-        if let Some(census) = world.get::<Census>() {
-            for value in census.alive.iter().chain(&census.wounded) {
-                hash.u64(*value);
-            }
-        }
-        if let Some(input) = world.get::<InputState>() {
-            hash.f32(input.rally.x);
-            hash.f32(input.rally.y);
-            hash.u64(u64::from(input.strike));
-        }
-        if let Some(orders) = world.get::<Orders>() {
-            for waypoint in orders.waypoints {
-                hash.f32(waypoint.x);
-                hash.f32(waypoint.y);
-            }
-        }
-        if let Some(inputs) = world.get::<Inputs>() {
-            hash.u64(inputs.frame);
-            for input in inputs.current.iter().chain(&inputs.previous) {
-                hash.u64(u64::from(input.nudge_x as u8));
-                hash.u64(u64::from(input.nudge_y as u8));
-                hash.u64(u64::from(input.buttons));
-            }
-        }
-        hash.finish()
+    /// The checksum of everything saved ([`Snapshot::checksum`]: xxh3-64
+    /// of the saved state's encoding): every unit's components, the
+    /// captains, the score, the census, both teams' rally points, the
+    /// frame counter with its inputs, the entity ids and allocator. The
+    /// same on every thread count and machine.
+    ///
+    /// # Errors
+    /// As for [`World::snapshot`].
+    pub fn checksum(&self) -> Result<u64, SnapshotError> {
+        Ok(self.world.snapshot()?.checksum())
     }
 
     /// One line on the battle: units alive and kills per team, airstrikes.

@@ -80,7 +80,7 @@ impl BattleInput {
 /// The inputs of the frame being run and of the one before it (to see a
 /// button's press), and how many frames the battle has run: set by the
 /// session before each update, part of every snapshot.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Inputs {
     /// This frame's input, per player.
     pub current: [BattleInput; PLAYERS],

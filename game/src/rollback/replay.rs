@@ -39,6 +39,8 @@
 use std::fmt;
 use std::io::{self, BufRead, Write};
 
+use ggrs::Frame;
+
 use crate::rollback::battle::{BattleSetup, RollbackGame};
 use crate::rollback::input::{BattleInput, PLAYERS};
 use crate::rollback::session::RollbackError;
@@ -352,7 +354,7 @@ impl Replay {
         for inputs in &self.inputs {
             game.advance(*inputs)?;
         }
-        Ok(game.checksum())
+        final_checksum(&game)
     }
 
     /// Runs a battle of `setup` for `frames` frames with inputs scripted
@@ -377,9 +379,17 @@ impl Replay {
         Ok(Self {
             units: setup.entities,
             inputs,
-            checksum: Some(game.checksum()),
+            checksum: Some(final_checksum(&game)?),
         })
     }
+}
+
+/// The checksum of `game`'s state, as ggrs's saves take it.
+fn final_checksum(game: &RollbackGame) -> Result<u64, RollbackError> {
+    game.checksum().map_err(|error| RollbackError::Snapshot {
+        frame: Frame::try_from(game.frame()).unwrap_or(Frame::MAX),
+        error,
+    })
 }
 
 /// `checksum 5d0c2b5e83a1f7c4`: the checksum.

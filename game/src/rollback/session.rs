@@ -269,7 +269,7 @@ impl Rollback {
         if let Err(error) = self.game.save_into(&mut snapshot) {
             return Err(RollbackError::Snapshot { frame, error });
         }
-        let checksum = self.game.checksum();
+        let checksum = snapshot.checksum();
         cell.save(frame, Some(snapshot), Some(u128::from(checksum)));
         record(&mut self.checksums, self.game.frame(), checksum);
         self.stats.saves += 1;
@@ -376,6 +376,12 @@ pub fn run_sync_test(
     Ok(SyncTestReport {
         frames,
         stats: rollback.stats(),
-        checksum: rollback.game_mut().checksum(),
+        checksum: rollback
+            .game()
+            .checksum()
+            .map_err(|error| RollbackError::Snapshot {
+                frame: Frame::try_from(frames).unwrap_or(Frame::MAX),
+                error,
+            })?,
     })
 }

@@ -50,16 +50,22 @@ pub use component::{
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
+#[cfg(feature = "serde")]
+pub(crate) use entity::{SavedSlots, SlotsView};
 pub use hierarchy::{
     Ancestors, ChildOf, ChildSpawner, Children, DescendantsBreadthFirst, DescendantsDepthFirst,
     GlobalTransform, Transform, TransformPropagation, propagate_transforms,
 };
+#[cfg(feature = "serde")]
+pub(crate) use hierarchy::{ChildOfEncoding, ChildrenEncoding};
 pub use query::{
     Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,
     ReadOnlyQueryData, Ref, Removed, RunTicks, With, Without,
 };
 pub use query::{AnyOf, Has, Or, Populated, Single};
 pub use required::RequiredError;
+#[cfg(feature = "serde")]
+pub(crate) use snapshot::{CapturedArchetype, CapturedComponent, RemovalRecords};
 pub(crate) use snapshot::{CapturedStore, StoreMismatch};
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,

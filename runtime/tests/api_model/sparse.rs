@@ -21,7 +21,7 @@ use sluice::{ComponentError, Entity, EntityError, StorageType, With};
 use super::{Model, P, Real, check};
 
 /// The component whose storage the operations choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Tag(i8);
 
 /// One sparse-storage operation.
@@ -129,7 +129,7 @@ fn toggle(e: u8, t: i8, real: &mut Real, model: &mut Model) -> Result<(), TestCa
     })
 }
 
-fn look(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
+pub(super) fn look(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
     let index: BTreeMap<Entity, usize> =
         real.ents.iter().enumerate().map(|(i, &e)| (e, i)).collect();
     let tagged = |i: &usize| model.ents[*i].alive;
