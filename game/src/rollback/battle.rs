@@ -10,6 +10,7 @@ use crate::navigation::NavigationPlugin;
 use crate::physics::PhysicsPlugin;
 use crate::rollback::input::{BattleInput, Inputs, PLAYERS, apply_inputs};
 use crate::steering::SteeringPlugin;
+use crate::turrets::{Turret, TurretsPlugin};
 use crate::units::{self, Captain, Census, Health, Pos, Slot, Team, UnitsPlugin, Vel, Weapon};
 use crate::{FIXED_STEP, FramePlugin, GameError};
 
@@ -34,9 +35,10 @@ impl Default for BattleSetup {
 
 /// The battle of [`crate::Game`] cut down to what a snapshot captures, so
 /// that it can be rolled back: the armies, [`SteeringPlugin`],
-/// [`CombatPlugin`], [`PhysicsPlugin`] and [`UnitsPlugin`] (with
-/// [`FramePlugin`], [`FeedPlugin`] and [`NavigationPlugin`], which they
-/// require), steered by the players' [`BattleInput`]s through
+/// [`CombatPlugin`], [`PhysicsPlugin`], [`UnitsPlugin`] and
+/// [`TurretsPlugin`] (a hierarchy, whose `ChildOf`, `Children` and
+/// transforms the runtime saves itself), with [`FramePlugin`],
+/// [`FeedPlugin`] and [`NavigationPlugin`], which they require; steered by the players' [`BattleInput`]s through
 /// [`apply_inputs`].
 ///
 /// Left out, and why:
@@ -46,9 +48,7 @@ impl Default for BattleSetup {
 ///   once and need no capture;
 /// - the wave scripts and the flow's states: durable scripts and state
 ///   transitions hold their progress outside components and services;
-/// - the particles: a batch processor's buffer, not worth rolling back;
-/// - the turrets: the hierarchy's `ChildOf` and `Children` are not `Clone`,
-///   so they cannot be opted into snapshots.
+/// - the particles: a batch processor's buffer, not worth rolling back.
 ///
 /// Every frame is one fixed step long, so each update runs exactly one
 /// physics step and no leftover time is carried between frames.
@@ -81,6 +81,7 @@ impl RollbackGame {
                 CombatPlugin,
                 UnitsPlugin,
                 PhysicsPlugin,
+                TurretsPlugin::default(),
             ))
             .expect("each plugin is added once");
         world
@@ -98,6 +99,7 @@ impl RollbackGame {
             .save_component::<Slot>("game::Slot")
             .save_component::<Weapon>("game::Weapon")
             .save_component::<Captain>("game::Captain")
+            .save_component::<Turret>("game::Turret")
             .snapshot_component::<ComponentRef<Pos>>()
             .save_service::<Inputs>("game::Inputs")
             .save_service::<InputState>("game::InputState")

@@ -79,3 +79,35 @@ fn scripted_inputs_hold_and_change() {
         "both players play the same"
     );
 }
+
+#[test]
+fn snapshots_leave_out_only_what_the_battle_rebuilds() {
+    let mut game = RollbackGame::new(&small(1)).expect("the battle builds");
+    game.advance([BattleInput::default(); PLAYERS])
+        .expect("the frame runs");
+    let snapshot = game.world().snapshot().expect("between frames");
+    let left_out: Vec<&str> = snapshot.report().left_out().collect();
+    // Scratch rebuilt every frame, constants, and this frame's messages,
+    // all read in the frame that wrote them.
+    let rebuilt = [
+        "Grid<",
+        "NavField",
+        "Terrain",
+        "NavBuilds",
+        "Captains",
+        "Damage",
+        "Died",
+        "PlayerInput",
+        "NetOrder",
+        "TransformPropagation",
+        "FixedTime",
+        "FrameTime",
+    ];
+    for name in &left_out {
+        assert!(
+            rebuilt.iter().any(|part| name.contains(part)),
+            "{name} is left out of the battle's snapshots"
+        );
+    }
+    assert!(snapshot.entity_count() > small(1).entities);
+}
