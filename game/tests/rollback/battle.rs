@@ -99,9 +99,7 @@ fn snapshots_leave_out_only_what_the_battle_rebuilds() {
         "Died",
         "PlayerInput",
         "NetOrder",
-        "TransformPropagation",
-        "FixedTime",
-        "FrameTime",
+        "PropagationScratch",
     ];
     for name in &left_out {
         assert!(
