@@ -79,20 +79,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         per(forward + restore),
     );
 
+    let begin = Instant::now();
+    let checksum = snapshot.checksum();
+    println!(
+        "the snapshot's checksum {checksum:016x} (xxh3 of its saved state) took {:.3} ms",
+        begin.elapsed().as_secs_f64() * 1e3
+    );
+
     // 2. Two peers in this thread.
     for (name, conditions) in [
-        ("perfect", NetConditions::PERFECT),
-        ("rough", NetConditions::rough(1)),
+        ("perfect", [NetConditions::PERFECT; PLAYERS]),
+        ("rough", [NetConditions::rough(1), NetConditions::rough(2)]),
     ] {
-        let peer = |threads| PeerSetup {
+        let peer = |player: usize, threads| PeerSetup {
             battle: BattleSetup {
                 threads,
                 entities: units,
             },
-            conditions,
+            conditions: conditions[player],
         };
         let report = run_local_pair(
-            [peer(1), peer(threads)],
+            [peer(0, 1), peer(1, threads)],
             frames,
             39,
             Duration::from_secs(600),
