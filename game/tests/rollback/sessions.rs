@@ -65,16 +65,21 @@ fn two_peers_agree_on_every_confirmed_frame_over_a_lossy_network() {
             "frame {frame}"
         );
     }
-    // Both predicted wrong sometimes and rolled back; the network lost
-    // packets; both ran the same confirmed inputs.
+    // The peers predicted wrong and rolled back (which of them, and how
+    // often, depends on timing); the network lost packets both ways; both
+    // ran the same confirmed inputs.
+    let loads: u64 = report.peers.iter().map(|peer| peer.stats.loads).sum();
+    let rerun: u64 = report.peers.iter().map(|peer| peer.stats.resimulated).sum();
+    assert!(
+        loads > 0 && rerun >= loads,
+        "{loads} rollbacks, {rerun} frames run again"
+    );
     for peer in &report.peers {
         assert!(
-            peer.stats.loads > 0,
-            "player {} never rolled back",
+            peer.net.lost > 0,
+            "nothing lost from player {}",
             peer.player
         );
-        assert!(peer.stats.resimulated > 0);
-        assert!(peer.net.lost > 0, "nothing lost");
     }
     assert_eq!(
         first.inputs[..FRAMES as usize],
