@@ -58,6 +58,6 @@ pub use input::{BattleInput, Inputs, PLAYERS, apply_inputs};
 pub use peers::{PairReport, PeerReport, PeerSetup, UdpPeer, run_local_pair, run_udp_peer};
 pub use replay::{Replay, ReplayError};
 pub use session::{
-    BattleConfig, Rollback, RollbackError, RollbackStats, SyncTestReport, run_sync_test,
+    BattleConfig, Rollback, RollbackError, RollbackStats, SavedFrame, SyncTestReport, run_sync_test,
 };
 pub use socket::{ChannelSocket, LossySocket, NetConditions, NetConditionsError, NetStats};

@@ -19,7 +19,7 @@ use crate::rollback::input::{BattleInput, PLAYERS};
 use crate::rollback::socket::NetConditionsError;
 
 /// The rollback battle's types for ggrs: its input is [`BattleInput`],
-/// its saved state a [`Snapshot`] of the world, its peers socket
+/// its saved state a [`SavedFrame`] (a [`Snapshot`] of the world), its peers socket
 /// addresses (the in-process [`ChannelSocket`](super::ChannelSocket)
 /// makes some up).
 #[derive(Debug)]
@@ -28,8 +28,18 @@ pub struct BattleConfig;
 impl Config for BattleConfig {
     type Input = BattleInput;
     type InputPredictor = PredictRepeatLast;
-    type State = Snapshot;
+    type State = SavedFrame;
     type Address = SocketAddr;
+}
+
+/// What a ggrs cell holds: a snapshot of the battle and the frame it was
+/// taken at (checked before a load changes anything).
+#[derive(Debug, Default)]
+pub struct SavedFrame {
+    /// The frame: frames run before the snapshot was taken.
+    pub frame: u64,
+    /// The battle.
+    pub snapshot: Snapshot,
 }
 
 /// Why a rollback session stopped.
@@ -59,11 +69,12 @@ pub enum RollbackError {
         frame: Frame,
     },
     /// ggrs's frame and the battle's disagree (a request was skipped or
-    /// fulfilled out of order).
+    /// fulfilled out of order); nothing changed.
     FrameMismatch {
         /// What the request said.
         requested: Frame,
-        /// The frame the battle is at.
+        /// The frame the battle is at (to save), or the cell's snapshot
+        /// was taken at (to load).
         battle: u64,
     },
     /// ggrs refused a call (building a session, adding input) or its sync
@@ -116,7 +127,7 @@ impl fmt::Display for RollbackError {
             }
             Self::FrameMismatch { requested, battle } => write!(
                 f,
-                "rollback: ggrs's request names frame {requested}, the battle is at frame {battle}"
+                "rollback: ggrs's request names frame {requested}, the battle (or the saved state) is at frame {battle}"
             ),
             Self::Ggrs(error) => write!(f, "rollback: ggrs: {error}"),
             Self::Desync {
@@ -257,34 +268,48 @@ impl Rollback {
         }
     }
 
-    fn save(&mut self, cell: &GameStateCell<Snapshot>, frame: Frame) -> Result<(), RollbackError> {
+    fn save(
+        &mut self,
+        cell: &GameStateCell<SavedFrame>,
+        frame: Frame,
+    ) -> Result<(), RollbackError> {
         self.check_frame(frame)?;
         let begin = Instant::now();
         // Reuse the snapshot the cell held (ggrs cycles a few cells), so a
         // warm session takes snapshots without allocating.
-        let mut snapshot = cell
+        let mut saved = cell
             .data()
             .map(|mut held| std::mem::take(held.as_mut_dangerous()))
             .unwrap_or_default();
-        if let Err(error) = self.game.save_into(&mut snapshot) {
+        if let Err(error) = self.game.save_into(&mut saved.snapshot) {
             return Err(RollbackError::Snapshot { frame, error });
         }
-        let checksum = snapshot.checksum();
-        cell.save(frame, Some(snapshot), Some(u128::from(checksum)));
+        saved.frame = self.game.frame();
+        let checksum = saved.snapshot.checksum();
+        cell.save(frame, Some(saved), Some(u128::from(checksum)));
         record(&mut self.checksums, self.game.frame(), checksum);
         self.stats.saves += 1;
         self.stats.save_time += begin.elapsed();
         Ok(())
     }
 
-    fn load(&mut self, cell: &GameStateCell<Snapshot>, frame: Frame) -> Result<(), RollbackError> {
+    fn load(
+        &mut self,
+        cell: &GameStateCell<SavedFrame>,
+        frame: Frame,
+    ) -> Result<(), RollbackError> {
         let begin = Instant::now();
         let held = cell.data().ok_or(RollbackError::NothingSaved { frame })?;
+        if u64::try_from(frame).ok() != Some(held.frame) {
+            return Err(RollbackError::FrameMismatch {
+                requested: frame,
+                battle: held.frame,
+            });
+        }
         self.game
-            .restore(&held)
+            .restore(&held.snapshot)
             .map_err(|error| RollbackError::Restore { frame, error })?;
         drop(held);
-        self.check_frame(frame)?;
         self.stats.loads += 1;
         self.stats.restore_time += begin.elapsed();
         Ok(())

@@ -171,3 +171,72 @@ fn two_processes_over_udp_end_with_the_same_checksum() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn requests_out_of_order_are_errors_that_change_nothing() {
+    use ggrs::{GameStateCell, GgrsRequest, InputStatus};
+    use sluice_game::rollback::{BattleConfig, BattleInput, Rollback, SavedFrame};
+
+    let mut rollback = Rollback::new(&small(2)).expect("the battle builds");
+    let cell = GameStateCell::<SavedFrame>::default();
+    let save = |frame| GgrsRequest::<BattleConfig>::SaveGameState {
+        cell: cell.clone(),
+        frame,
+    };
+    let load = |frame| GgrsRequest::<BattleConfig>::LoadGameState {
+        cell: cell.clone(),
+        frame,
+    };
+    let advance = || GgrsRequest::<BattleConfig>::AdvanceFrame {
+        inputs: vec![(BattleInput::scripted(1, 0, 0), InputStatus::Confirmed); 2],
+    };
+    let error = rollback.handle(vec![load(0)]).expect_err("nothing saved");
+    assert!(
+        matches!(error, RollbackError::NothingSaved { frame: 0 }),
+        "{error}"
+    );
+    let error = rollback
+        .handle(vec![save(3)])
+        .expect_err("the battle is at 0");
+    assert!(
+        matches!(
+            error,
+            RollbackError::FrameMismatch {
+                requested: 3,
+                battle: 0
+            }
+        ),
+        "{error}"
+    );
+    let start = rollback.game().checksum().expect("a snapshot");
+    rollback
+        .handle(vec![save(0), advance(), advance()])
+        .expect("in order");
+    assert_eq!(rollback.game().frame(), 2);
+    let moved = rollback.game().checksum().expect("a snapshot");
+    assert_ne!(moved, start);
+    // A load naming another frame than the cell's is refused before the
+    // world changes.
+    let error = rollback
+        .handle(vec![load(1)])
+        .expect_err("the cell holds 0");
+    assert!(
+        matches!(
+            error,
+            RollbackError::FrameMismatch {
+                requested: 1,
+                battle: 0
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(rollback.game().checksum().expect("a snapshot"), moved);
+    rollback.handle(vec![load(0)]).expect("in order");
+    assert_eq!(rollback.game().frame(), 0);
+    assert_eq!(rollback.game().checksum().expect("a snapshot"), start);
+    // A short input list: the missing player plays the default input.
+    rollback
+        .handle(vec![GgrsRequest::AdvanceFrame { inputs: vec![] }])
+        .expect("a frame with default inputs");
+    assert_eq!(rollback.inputs()[0], [BattleInput::default(); 2]);
+}
