@@ -41,6 +41,9 @@ Examples:
   sluice-game --trace trace.json    (then open it in ui.perfetto.dev)
   sluice-game --plot docs/frame_times.svg --plan docs/game_plan.svg
   sluice-game --completions bash > ~/.local/share/bash-completion/completions/sluice-game
+  sluice-game --entities 2000 --frames 600 --record battle.replay
+  sluice-game --replay battle.replay
+  sluice-game rollback --local-port 7000 --remote 127.0.0.1:7001 --player 0 --loss 10
 
 A progress bar counts the frames on standard error when standard output and
 standard error are terminals.";
@@ -53,13 +56,13 @@ standard error are terminals.";
 pub struct Options {
     /// Threads of the world's pool, the calling thread included, from 1 to
     /// 1024 (default: all cores); more than the cores runs, with a note
-    #[arg(long, value_name = "N", value_parser = thread_count)]
+    #[arg(long, value_name = "N", value_parser = thread_count, global = true)]
     pub threads: Option<usize>,
     /// Frames to run
-    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = frame_count)]
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = frame_count, global = true)]
     pub frames: u64,
     /// Units at the start, half per team
-    #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = entity_count)]
+    #[arg(long, value_name = "N", default_value_t = 20_000, value_parser = entity_count, global = true)]
     pub entities: usize,
     /// Write a Chrome/Perfetto trace of every node, batch slice and frame
     #[arg(long, value_name = "FILE")]
@@ -78,6 +81,62 @@ pub struct Options {
     /// running
     #[arg(long, value_name = "SHELL", exclusive = true)]
     pub completions: Option<Shell>,
+    /// Run the rollback battle (the armies, steering, combat and physics,
+    /// steered by scripted inputs) instead of the game, and write its
+    /// inputs and final checksum to FILE
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Replay the inputs in FILE (written by --record) on the rollback
+    /// battle and check that it ends with the recorded checksum
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// The seed of the rollback battle's scripted inputs
+    #[arg(long, value_name = "N", default_value_t = 39, global = true)]
+    pub seed: u64,
+    /// What to run instead of the game
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What `sluice-game` runs instead of the game.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum Command {
+    /// Play the rollback battle with a peer over UDP (ggrs), through
+    /// simulated latency, jitter and loss; prints the checksum of the last
+    /// frame once both peers confirmed it
+    Rollback(RollbackArgs),
+}
+
+/// The options of `sluice-game rollback`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct RollbackArgs {
+    /// The UDP port to play on (every interface)
+    #[arg(long, value_name = "PORT")]
+    pub local_port: u16,
+    /// The other peer's address, for example 127.0.0.1:7001
+    #[arg(long, value_name = "ADDR")]
+    pub remote: std::net::SocketAddr,
+    /// The player this peer plays: 0 (red) or 1 (blue); the other peer
+    /// plays the other
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub player: u8,
+    /// Delay added to every packet sent, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub latency_ms: u64,
+    /// Up to this much more delay per packet, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub jitter_ms: u64,
+    /// Packets lost, in percent
+    #[arg(long, value_name = "PERCENT", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub loss: u8,
+    /// Give up when the frames are not all confirmed within this many
+    /// seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    /// Write the session's confirmed inputs and the last frame's checksum
+    /// to FILE (a replay, as --record writes)
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 impl Options {
@@ -180,6 +239,41 @@ mod tests {
         assert_eq!(options.plan, Some(PathBuf::from("l.svg")));
         // The last of a repeated option wins.
         assert_eq!(parse("--frames 3 --frames 4").unwrap().frames, 4);
+    }
+
+    #[test]
+    fn rollback_modes() {
+        let options = parse(
+            "rollback --local-port 7000 --remote 127.0.0.1:7001 --player 1 --loss 10 --frames 30",
+        )
+        .unwrap();
+        assert_eq!(options.frames, 30);
+        let Some(Command::Rollback(args)) = &options.command else {
+            panic!("not the rollback command: {options:?}");
+        };
+        assert_eq!((args.local_port, args.player, args.loss), (7000, 1, 10));
+        assert_eq!(args.remote, "127.0.0.1:7001".parse().unwrap());
+        for (line, named) in [
+            (
+                "rollback --local-port 1 --remote 127.0.0.1:2 --player 2",
+                "--player",
+            ),
+            (
+                "rollback --local-port 1 --remote nowhere --player 0",
+                "--remote",
+            ),
+            (
+                "rollback --local-port 1 --remote 127.0.0.1:2 --player 0 --loss 101",
+                "--loss",
+            ),
+            ("--record a --replay b", "--replay"),
+        ] {
+            let error = parse(line).unwrap_err();
+            assert!(error.to_string().contains(named), "{line}: {error}");
+        }
+        let options = parse("--record battle.replay --seed 5").unwrap();
+        assert_eq!(options.record, Some(PathBuf::from("battle.replay")));
+        assert_eq!((options.seed, options.command), (5, None));
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub struct Died {
 }
 
 /// The score so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Score {
     /// Kills by each team.
     pub kills: [u64; 2],

@@ -40,7 +40,7 @@ pub struct NetOrder {
 }
 
 /// The player's state as of the last input read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InputState {
     /// Where red's captains gather (each in its own lane around it).
     pub rally: Vec2,
@@ -65,7 +65,7 @@ impl Default for InputState {
 }
 
 /// The network peer's standing orders.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Orders {
     /// Where each blue captain is sent.
     pub waypoints: [Vec2; CAPTAINS],

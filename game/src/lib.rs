@@ -20,7 +20,10 @@
 //! - [`turrets`]: a turret riding every fifth unit of the opening armies,
 //!   a child whose world transform is propagated down the hierarchy;
 //! - [`report`]: timing, the spike watch's list, the stage views, the
-//!   plan's diagnostics (SL0008 warnings) and a checksum of the final state.
+//!   plan's diagnostics (SL0008 warnings) and a checksum of the final state;
+//! - [`rollback`]: the battle cut to what snapshots capture, played by two
+//!   peers over ggrs with rollback (`sluice-game rollback`), recorded and
+//!   replayed (`--record`, `--replay`).
 //!
 //! Each module is a plugin ([`GamePlugins`] lists them in the order they
 //! register their systems, which is the order the plan breaks ties in), and
@@ -44,6 +47,7 @@ pub mod physics;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod rollback;
 pub mod scripts;
 pub mod steering;
 pub mod trace;

@@ -22,6 +22,17 @@ fn main() -> ExitCode {
     if let Some(note) = options.threads_note(cores) {
         eprintln!("sluice-game: {note}");
     }
+    if let Some(result) =
+        sluice_game::rollback::commands::run(&options, cores, &mut std::io::stdout())
+    {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("sluice-game: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let config = options.config(cores);
     let guard = match &options.trace {
         Some(path) => match sluice_game::trace::install(path) {

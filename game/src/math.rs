@@ -5,7 +5,7 @@ use std::ops::{Add, AddAssign, Mul, Sub};
 
 /// A 2D vector in world units (the arena is [`ARENA`](crate::units::ARENA)
 /// units on a side).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vec2 {
     /// Left to right.
     pub x: f32,

@@ -47,7 +47,7 @@ impl Plugin for TurretsPlugin {
 }
 
 /// A turret, riding the unit that is its parent.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Turret {
     /// Where it sits on its carrier.
     pub offset: Vec3,

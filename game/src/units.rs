@@ -15,28 +15,28 @@ pub const CAPTAINS: usize = 4;
 pub const FULL_HEALTH: i32 = 100;
 
 /// Where a unit is.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pos(pub Vec2);
 
 /// How fast a unit moves, world units per second.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vel(pub Vec2);
 
 /// Hit points; at zero or below the unit dies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Health(pub i32);
 
 /// 0 (red, the player's) or 1 (blue, the network peer's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Team(pub u8);
 
 /// A unit's place in its captain's formation, as an offset from the captain.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slot(pub Vec2);
 
 /// A unit's gun: fixed steps until it can fire again, and whom it aims at
 /// this frame.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Weapon {
     /// Fixed steps until the next shot.
     pub cooldown: u16,
@@ -46,7 +46,7 @@ pub struct Weapon {
 
 /// A captain: a frozen entity with a [`Pos`] that the units of its team
 /// follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Captain {
     /// Its team.
     pub team: u8,
@@ -120,7 +120,7 @@ pub fn spawn_armies(world: &mut World, count: usize) -> Captains {
 }
 
 /// Each team's head count, taken at the end of every frame.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Census {
     /// Units alive per team.
     pub alive: [u64; 2],

@@ -144,6 +144,10 @@ fn version_help_and_completions() {
         "--plot <FILE>",
         "--plan <FILE>",
         "--completions <SHELL>",
+        "--record <FILE>",
+        "--replay <FILE>",
+        "--seed <N>",
+        "rollback",
     ] {
         assert!(help.contains(option), "{option} missing from:\n{help}");
     }

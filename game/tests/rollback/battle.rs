@@ -1,0 +1,111 @@
+//! The battle: inputs steer it, and it is the same on every thread count.
+
+use sluice_game::rollback::{BattleInput, PLAYERS, RollbackGame};
+
+use crate::small;
+
+fn run(threads: usize, frames: u64, inputs: impl Fn(u64) -> [BattleInput; PLAYERS]) -> u64 {
+    let mut game = RollbackGame::new(&small(threads)).expect("the battle builds");
+    for frame in 0..frames {
+        game.advance(inputs(frame)).expect("the frame runs");
+    }
+    assert_eq!(game.frame(), frames);
+    game.checksum().expect("a snapshot between frames")
+}
+
+fn scripted(seed: u64) -> impl Fn(u64) -> [BattleInput; PLAYERS] {
+    move |frame| std::array::from_fn(|player| BattleInput::scripted(seed, player, frame))
+}
+
+#[test]
+fn inputs_steer_the_battle_and_threads_do_not() {
+    let frames = 120;
+    let idle = run(1, frames, |_| [BattleInput::default(); PLAYERS]);
+    let serial = run(1, frames, scripted(7));
+    let parallel = run(2, frames, scripted(7));
+    let four = run(4, frames, scripted(7));
+    assert_eq!(serial, parallel, "1 thread vs 2");
+    assert_eq!(serial, four, "1 thread vs 4");
+    assert_ne!(idle, serial, "the inputs changed nothing");
+    assert_ne!(
+        serial,
+        run(1, frames, scripted(8)),
+        "another seed changed nothing"
+    );
+    // One player's one button on one frame is enough to change the end.
+    let pressed = run(1, frames, |frame| {
+        let mut inputs = [BattleInput::default(); PLAYERS];
+        if frame == 10 {
+            inputs[0].buttons = BattleInput::AGGRESSIVE;
+        }
+        inputs
+    });
+    assert_ne!(idle, pressed, "an airstrike changed nothing");
+}
+
+#[test]
+fn any_input_bytes_are_a_valid_input() {
+    // Hostile peers send any three bytes: the battle takes them.
+    let checksum = run(1, 20, |frame| {
+        let byte = (frame * 37) as u8;
+        [
+            BattleInput {
+                nudge_x: i8::MIN,
+                nudge_y: byte as i8,
+                buttons: u8::MAX,
+            },
+            BattleInput {
+                nudge_x: i8::MAX,
+                nudge_y: i8::MIN,
+                buttons: byte,
+            },
+        ]
+    });
+    assert_ne!(checksum, 0);
+}
+
+#[test]
+fn scripted_inputs_hold_and_change() {
+    let inputs: Vec<BattleInput> = (0..400)
+        .map(|frame| BattleInput::scripted(3, 0, frame))
+        .collect();
+    let changes = inputs.windows(2).filter(|pair| pair[0] != pair[1]).count();
+    // Held 8 to 39 frames: at least 10 changes in 400 frames, at most 50.
+    assert!((10..=50).contains(&changes), "{changes} changes");
+    assert!(inputs.iter().any(|input| input.aggressive()));
+    assert_ne!(
+        BattleInput::scripted(3, 0, 5),
+        BattleInput::scripted(3, 1, 5),
+        "both players play the same"
+    );
+}
+
+#[test]
+fn snapshots_leave_out_only_what_the_battle_rebuilds() {
+    let mut game = RollbackGame::new(&small(1)).expect("the battle builds");
+    game.advance([BattleInput::default(); PLAYERS])
+        .expect("the frame runs");
+    let snapshot = game.world().snapshot().expect("between frames");
+    let left_out: Vec<&str> = snapshot.report().left_out().collect();
+    // Scratch rebuilt every frame, constants, and this frame's messages,
+    // all read in the frame that wrote them.
+    let rebuilt = [
+        "Grid<",
+        "NavField",
+        "Terrain",
+        "NavBuilds",
+        "Captains",
+        "Damage",
+        "Died",
+        "PlayerInput",
+        "NetOrder",
+        "PropagationScratch",
+    ];
+    for name in &left_out {
+        assert!(
+            rebuilt.iter().any(|part| name.contains(part)),
+            "{name} is left out of the battle's snapshots"
+        );
+    }
+    assert!(snapshot.entity_count() > small(1).entities);
+}
