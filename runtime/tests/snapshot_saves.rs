@@ -631,10 +631,11 @@ fn sparse_set_components_and_frozen_entities_come_back() {
 
 #[test]
 fn rows_left_out_or_not_registered_for_saving_refuse_the_save_by_name() {
+    // Sized, so that their rows are state (the byte is never read).
     #[derive(Clone, Debug)]
-    struct Secret(u8);
+    struct Secret(#[allow(dead_code)] u8);
     #[derive(Clone, Debug)]
-    struct Cached(u8);
+    struct Cached(#[allow(dead_code)] u8);
     let mut world = World::new();
     register(&mut world);
     populate(&mut world);

@@ -3,7 +3,7 @@
 //! a snapshot holds them by type-erased box and code that knows the type
 //! (saves, checksums) downcasts through [`CapturedPart::as_any`].
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::fmt;
 use std::ops::Range;
 
@@ -22,12 +22,9 @@ use crate::entity::{Component, ComponentError, ComponentId, Entities, StorageTyp
 pub(crate) trait CapturedPart: Send + Sync + fmt::Debug + 'static {
     /// The part as `Any`, to downcast to its typed holder.
     fn as_any(&self) -> &dyn Any;
-    /// The part as `Any`, mutably (to fill it from a save).
+    /// The part as `Any`, mutably (the store's tests forge captures).
+    #[cfg(test)]
     fn as_any_mut(&mut self) -> &mut dyn Any;
-    /// The type of the values it holds.
-    fn value_type(&self) -> TypeId;
-    /// The name of that type (`std::any::type_name`).
-    fn type_name(&self) -> &'static str;
     /// The bytes of heap memory it holds (capacity, not length: what the
     /// snapshot costs).
     fn heap_bytes(&self) -> usize;
@@ -115,16 +112,9 @@ impl<T: Component + Clone> CapturedPart for ColumnValues<T> {
         self
     }
 
+    #[cfg(test)]
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
-    }
-
-    fn value_type(&self) -> TypeId {
-        TypeId::of::<T>()
-    }
-
-    fn type_name(&self) -> &'static str {
-        std::any::type_name::<T>()
     }
 
     fn heap_bytes(&self) -> usize {
@@ -278,16 +268,9 @@ impl<T: Clone + Send + Sync + 'static> CapturedPart for ServiceValue<T> {
         self
     }
 
+    #[cfg(test)]
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
-    }
-
-    fn value_type(&self) -> TypeId {
-        TypeId::of::<T>()
-    }
-
-    fn type_name(&self) -> &'static str {
-        std::any::type_name::<T>()
     }
 
     fn heap_bytes(&self) -> usize {
@@ -377,16 +360,9 @@ impl<T: Clone + Send + Sync + 'static> CapturedPart for MessagesValue<T> {
         self
     }
 
+    #[cfg(test)]
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
-    }
-
-    fn value_type(&self) -> TypeId {
-        TypeId::of::<crate::Messages<T>>()
-    }
-
-    fn type_name(&self) -> &'static str {
-        std::any::type_name::<crate::Messages<T>>()
     }
 
     fn heap_bytes(&self) -> usize {
