@@ -25,6 +25,15 @@
 //!   they saw then: a world restored and played on gives the same frames.
 //!   Into another world, every node starts over instead (its next run sees
 //!   everything as new).
+//! - Every state ([`World::insert_state`](crate::World::insert_state),
+//!   sub-states, computed states): opted in when it is added, its
+//!   [`State<S>`](crate::state::State) and its pending request
+//!   ([`NextState<S>`](crate::state::NextState)) as services, and the
+//!   state point's bookkeeping (whether the initial value was entered,
+//!   the source version a derived state last computed from), put back
+//!   into the world it was taken from: a restored world applies the same
+//!   transitions as the run it undid. Saving a state to disk is opt-in
+//!   like any service (`World::save_service::<State<S>>`).
 //! - The world's clocks ([`World::clock_snapshot`](crate::World::clock_snapshot):
 //!   the frame clock, the fixed-step accumulator, [`FixedTime`](crate::FixedTime),
 //!   the [`SimClock`](crate::script::SimClock)).
@@ -41,9 +50,7 @@
 //! component type with rows, service, message queue and
 //! [`Local`](crate::Local) that is not captured. Not captured: message
 //! queues not opted in, and messages other threads sent that no boundary
-//! has drained; states and pending transitions unless their services
-//! ([`State<S>`](crate::state::State), [`NextState<S>`](crate::state::NextState)) are
-//! opted in; `Local` state (a `Local` is reachable only through `&mut`);
+//! has drained; `Local` state (a `Local` is reachable only through `&mut`);
 //! scripts' stores (take [`scripts' snapshots`](crate::script) beside);
 //! a whole-world system's run conditions' cursors. A strict world
 //! ([`World::set_snapshot_strict`](crate::World::set_snapshot_strict))
@@ -345,6 +352,9 @@ pub struct Snapshot {
     pub(crate) entities_book: Option<(u64, crate::registry::SlotTicks)>,
     /// The world's removal-record window (`World::removal_ticks`).
     pub(crate) removal_ticks: (u32, u32),
+    /// Each state driver's own bookkeeping, by state type (put back only
+    /// into the world it was taken from).
+    pub(crate) state_marks: Vec<(std::any::TypeId, crate::state::StateMarks)>,
     /// The codecs of the types the world saves, as at the capture: a
     /// snapshot is written, checksummed and compared without its world.
     #[cfg(feature = "serde")]
@@ -409,5 +419,6 @@ impl Snapshot {
         self.service_len = 0;
         self.messages_len = 0;
         self.clock = None;
+        self.state_marks.clear();
     }
 }

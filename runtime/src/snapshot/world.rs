@@ -203,6 +203,7 @@ impl World {
         into.origin = Some(self.world_id());
         self.capture_cursors(&mut into.cursors);
         into.removal_ticks = self.removal_ticks();
+        self.states.capture_marks(&mut into.state_marks);
         // An `Arc` clone: no allocation.
         #[cfg(feature = "serde")]
         into.saves.clone_from(&registry.saves);
@@ -330,6 +331,9 @@ impl World {
             self.set_slot_book(None, book);
         }
         self.restore_cursors(&snapshot.cursors);
+        // The state drivers' bookkeeping follows the restored versions: a
+        // derived state recomputes exactly when it would have.
+        self.states.restore_marks(&snapshot.state_marks);
         finish(panics)
     }
 }

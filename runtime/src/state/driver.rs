@@ -55,6 +55,22 @@ pub(crate) trait StateDriver: Send + Sync {
     fn leave(&mut self, _world: &mut World) -> Result<(), StateError> {
         Ok(())
     }
+    /// The driver's own bookkeeping, for a snapshot.
+    fn marks(&self) -> StateMarks;
+    /// Puts back bookkeeping taken by [`marks`](Self::marks).
+    fn set_marks(&mut self, marks: StateMarks);
+}
+
+/// A state driver's own bookkeeping, captured by a snapshot beside the
+/// state's services: whether the initial value was entered, and the
+/// source's version last computed from (both meaningful only in the world
+/// they were taken from).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StateMarks {
+    /// A requested state's initial value was entered.
+    pub(crate) entered: bool,
+    /// A derived state's source version when last computed.
+    pub(crate) seen: Option<u64>,
 }
 
 /// Called by a transition right before the value it leaves is exited,
@@ -99,6 +115,27 @@ impl StateDrivers {
     pub(super) fn push(&mut self, driver: Box<dyn StateDriver>) {
         self.types.push(driver.state());
         self.drivers.push(driver);
+    }
+
+    /// Every driver's bookkeeping, by state type, into `into` (cleared
+    /// first; its memory is reused).
+    pub(crate) fn capture_marks(&self, into: &mut Vec<(TypeId, StateMarks)>) {
+        into.clear();
+        into.extend(
+            self.drivers
+                .iter()
+                .map(|driver| (driver.state(), driver.marks())),
+        );
+    }
+
+    /// Puts back the bookkeeping of every driver `marks` names; a state
+    /// added since keeps its own.
+    pub(crate) fn restore_marks(&mut self, marks: &[(TypeId, StateMarks)]) {
+        for driver in &mut self.drivers {
+            if let Some((_, mark)) = marks.iter().find(|(state, _)| *state == driver.state()) {
+                driver.set_marks(*mark);
+            }
+        }
     }
 }
 
@@ -183,6 +220,17 @@ impl<S: States> StateDriver for Requested<S> {
         TypeId::of::<S>()
     }
 
+    fn marks(&self) -> StateMarks {
+        StateMarks {
+            entered: self.entered,
+            seen: None,
+        }
+    }
+
+    fn set_marks(&mut self, marks: StateMarks) {
+        self.entered = marks.entered;
+    }
+
     fn name(&self) -> &'static str {
         std::any::type_name::<S>()
     }
@@ -257,6 +305,17 @@ impl<C: ComputedStates> StateDriver for Computed<C> {
         TypeId::of::<C>()
     }
 
+    fn marks(&self) -> StateMarks {
+        StateMarks {
+            entered: false,
+            seen: self.seen,
+        }
+    }
+
+    fn set_marks(&mut self, marks: StateMarks) {
+        self.seen = marks.seen;
+    }
+
     fn name(&self) -> &'static str {
         std::any::type_name::<C>()
     }
@@ -316,6 +375,10 @@ impl World {
         }
         self.insert(State(initial));
         self.insert(NextState::<S>::default());
+        // Snapshots capture the state, its pending request and (below,
+        // `StateMarks`) the driver's bookkeeping.
+        self.snapshots.add_service::<State<S>>();
+        self.snapshots.add_service::<NextState<S>>();
         let next = self.service_id::<NextState<S>>();
         self.states.push(Box::new(Requested::<S> {
             next,
@@ -353,6 +416,8 @@ impl World {
     pub fn add_computed_state<C: ComputedStates>(&mut self) -> Result<(), StateError> {
         self.check_derived_state::<C, C::Source>()?;
         let source = self.service_id::<State<C::Source>>();
+        // Snapshots capture its value (a computed state has no request).
+        self.snapshots.add_service::<State<C>>();
         self.states.push(Box::new(Computed::<C> {
             source,
             seen: None,

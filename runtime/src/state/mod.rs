@@ -94,7 +94,7 @@ use crate::world::IterationError;
 pub use scoped::{DespawnOnEnter, DespawnOnExit, DespawnWhen};
 pub use sub::SubStates;
 
-pub(crate) use driver::StateDrivers;
+pub(crate) use driver::{StateDrivers, StateMarks};
 
 /// How many transitions one state type may make at one state point.
 pub const MAX_TRANSITIONS: usize = 16;
@@ -120,6 +120,7 @@ pub trait ComputedStates: States {
 /// The current value of the state `S`. Read it as `&State<S>` (or
 /// [`World::state`](crate::World::state)); it changes only at the state point.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct State<S: States>(S);
 
 impl<S: States> State<S> {
@@ -139,6 +140,7 @@ impl<S: States> std::ops::Deref for State<S> {
 /// The request for the state `S`'s next value, applied at the state
 /// point. Write it as `&mut NextState<S>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NextState<S: States> {
     request: Option<(S, bool)>,
 }

@@ -6,7 +6,8 @@ use std::any::{Any, TypeId};
 
 use crate::access::ServiceId;
 use crate::state::driver::{
-    BeforeExit, StateDriver, Step, StepFailure, apply_request, label_of, nothing_inside, transition,
+    BeforeExit, StateDriver, StateMarks, Step, StepFailure, apply_request, label_of,
+    nothing_inside, transition,
 };
 use crate::state::{NextState, State, StateError, States};
 use crate::world::World;
@@ -93,6 +94,17 @@ impl<T: SubStates> Sub<T> {
 impl<T: SubStates> StateDriver for Sub<T> {
     fn state(&self) -> TypeId {
         TypeId::of::<T>()
+    }
+
+    fn marks(&self) -> StateMarks {
+        StateMarks {
+            entered: false,
+            seen: self.seen,
+        }
+    }
+
+    fn set_marks(&mut self, marks: StateMarks) {
+        self.seen = marks.seen;
     }
 
     fn name(&self) -> &'static str {
@@ -187,6 +199,9 @@ impl World {
     pub fn add_sub_state<T: SubStates>(&mut self) -> Result<(), StateError> {
         self.check_derived_state::<T, T::Source>()?;
         self.insert(NextState::<T>::default());
+        // Snapshots capture its value and pending request.
+        self.snapshots.add_service::<State<T>>();
+        self.snapshots.add_service::<NextState<T>>();
         let next = self.service_id::<NextState<T>>();
         let source = self.service_id::<State<T::Source>>();
         self.states.push(Box::new(Sub::<T> {

@@ -1,0 +1,261 @@
+//! States in snapshots: a state's value, its pending request and its
+//! driver's bookkeeping are captured when the state is added, and a
+//! restored world applies the same transitions as the original run, on
+//! the serial executor and on a pool of 2.
+
+use sluice::prelude::*;
+use sluice::state::{ComputedStates, NextState, OnEnter, OnExit, State, States, SubStates};
+use sluice::{ThreadPool, World};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+enum Flow {
+    #[default]
+    Title,
+    Battle,
+    Results,
+}
+impl States for Flow {}
+
+/// Exists while `Flow` is `Battle`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InBattle;
+impl States for InBattle {}
+impl ComputedStates for InBattle {
+    type Source = Flow;
+    fn compute(source: &Flow) -> Option<Self> {
+        (*source == Flow::Battle).then_some(InBattle)
+    }
+}
+
+/// Lives inside `Flow::Battle`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Pause {
+    #[default]
+    Running,
+}
+impl States for Pause {}
+impl SubStates for Pause {
+    type Source = Flow;
+    fn should_exist(flow: &Flow) -> Option<Self> {
+        (*flow == Flow::Battle).then(Pause::default)
+    }
+}
+
+/// Every schedule that ran, in order (not snapshotted: it records both
+/// the original run and the replay).
+#[derive(Default)]
+struct Log(Vec<String>);
+
+fn worlds() -> Vec<(&'static str, World)> {
+    let mut serial = World::new();
+    serial.set_executor(ExecutorKind::Serial);
+    let mut pooled = World::with_pool(ThreadPool::new(2).unwrap());
+    pooled.set_executor(ExecutorKind::Parallel);
+    vec![("serial", serial), ("parallel-2", pooled)]
+}
+
+fn logger(text: &'static str) -> impl FnMut(&mut Log) + Send + 'static {
+    move |log: &mut Log| log.0.push(text.to_owned())
+}
+
+/// A world logging the enter and exit of every `Flow` value and of
+/// `InBattle` and `Pause`.
+fn flow_world(mut world: World) -> World {
+    world.init_service::<Log>();
+    world.init_state::<Flow>();
+    world.add_computed_state::<InBattle>().unwrap();
+    world.add_sub_state::<Pause>().unwrap();
+    for (value, enter, exit) in [
+        (Flow::Title, "enter Title", "exit Title"),
+        (Flow::Battle, "enter Battle", "exit Battle"),
+        (Flow::Results, "enter Results", "exit Results"),
+    ] {
+        world.add_system(
+            NodeBuilder::new(enter)
+                .in_schedule(OnEnter(value))
+                .system(logger(enter)),
+        );
+        world.add_system(
+            NodeBuilder::new(exit)
+                .in_schedule(OnExit(value))
+                .system(logger(exit)),
+        );
+    }
+    world.add_system(
+        NodeBuilder::new("enter InBattle")
+            .in_schedule(OnEnter(InBattle))
+            .system(logger("enter InBattle")),
+    );
+    world.add_system(
+        NodeBuilder::new("exit InBattle")
+            .in_schedule(OnExit(InBattle))
+            .system(logger("exit InBattle")),
+    );
+    world.add_system(
+        NodeBuilder::new("enter Running")
+            .in_schedule(OnEnter(Pause::Running))
+            .system(logger("enter Running")),
+    );
+    world
+}
+
+fn take_log(world: &mut World) -> Vec<String> {
+    std::mem::take(&mut world.get_mut::<Log>().unwrap().0)
+}
+
+/// The states a world holds now, with the pending request of `Flow`.
+fn states_of(world: &World) -> (Option<Flow>, Option<Flow>, bool, Option<Pause>) {
+    (
+        world.state::<Flow>().copied(),
+        world
+            .get::<NextState<Flow>>()
+            .and_then(|next| next.pending().copied()),
+        world.state::<InBattle>().is_some(),
+        world.state::<Pause>().copied(),
+    )
+}
+
+#[test]
+fn a_restore_gives_back_the_state_and_its_pending_request_and_replays_the_same_transitions() {
+    let mut replays = Vec::new();
+    for (name, world) in worlds() {
+        let mut world = flow_world(world);
+        world.run_iteration().unwrap();
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        assert_eq!(
+            states_of(&world),
+            (Some(Flow::Battle), None, true, Some(Pause::Running)),
+            "{name}"
+        );
+        // A request waits for the next state point.
+        world.set_next_state(Flow::Results);
+        let snapshot = world.snapshot().unwrap();
+        let left_out: Vec<String> = snapshot
+            .report()
+            .entries()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            left_out.iter().all(|entry| !entry.contains("State<")),
+            "{name}: {left_out:?}"
+        );
+        take_log(&mut world);
+
+        // The original run: the request applied, then one more transition.
+        world.run_iteration().unwrap();
+        let original_frame = take_log(&mut world);
+        let original_states = states_of(&world);
+        assert_eq!(original_states, (Some(Flow::Results), None, false, None));
+        world.set_next_state(Flow::Title);
+        world.run_iteration().unwrap();
+        assert_eq!(world.state::<Flow>(), Some(&Flow::Title), "{name}");
+        take_log(&mut world);
+
+        world.restore(&snapshot).unwrap();
+        assert_eq!(
+            states_of(&world),
+            (
+                Some(Flow::Battle),
+                Some(Flow::Results),
+                true,
+                Some(Pause::Running)
+            ),
+            "{name}: the state and its pending request are back"
+        );
+        world.run_iteration().unwrap();
+        let replay = take_log(&mut world);
+        assert_eq!(replay, original_frame, "{name}");
+        assert_eq!(states_of(&world), original_states, "{name}");
+        replays.push(replay);
+    }
+    assert_eq!(
+        replays[0],
+        ["exit Battle", "enter Results", "exit InBattle"].map(str::to_owned),
+        "the computed state follows its source"
+    );
+    assert!(replays.iter().all(|replay| *replay == replays[0]));
+}
+
+#[test]
+fn a_snapshot_before_the_first_state_point_enters_the_initial_value_again() {
+    for (name, world) in worlds() {
+        let mut world = flow_world(world);
+        let before = world.snapshot().unwrap();
+        world.run_iteration().unwrap();
+        assert_eq!(take_log(&mut world), ["enter Title"], "{name}");
+        world.restore(&before).unwrap();
+        world.run_iteration().unwrap();
+        assert_eq!(
+            take_log(&mut world),
+            ["enter Title"],
+            "{name}: the driver's bookkeeping is restored"
+        );
+    }
+}
+
+#[test]
+fn a_derived_state_recomputes_after_a_restore_when_its_source_moves_again() {
+    for (name, world) in worlds() {
+        let mut world = flow_world(world);
+        world.run_iteration().unwrap();
+        let at_title = world.snapshot().unwrap();
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        assert!(world.state::<InBattle>().is_some(), "{name}");
+        world.restore(&at_title).unwrap();
+        assert!(world.state::<InBattle>().is_none(), "{name}");
+        assert_eq!(world.state::<Pause>(), None, "{name}");
+        // The source moves to the value it had in the undone run: the
+        // computed and sub-states follow as they did then.
+        world.set_next_state(Flow::Battle);
+        world.run_iteration().unwrap();
+        assert!(world.state::<InBattle>().is_some(), "{name}");
+        assert_eq!(world.state::<Pause>(), Some(&Pause::Running), "{name}");
+        world.set_next_state(Flow::Title);
+        world.run_iteration().unwrap();
+        assert!(world.state::<InBattle>().is_none(), "{name}");
+        assert_eq!(world.state::<Pause>(), None, "{name}");
+    }
+}
+
+#[test]
+fn a_strict_world_with_states_takes_snapshots() {
+    let mut world = World::new();
+    world.init_state::<Flow>();
+    world.add_computed_state::<InBattle>().unwrap();
+    world.add_sub_state::<Pause>().unwrap();
+    world.set_snapshot_strict(true);
+    world.snapshot().unwrap();
+    world.set_next_state(Flow::Battle);
+    world.run_iteration().unwrap();
+    world.set_next_state(Flow::Results);
+    let snapshot = world.snapshot().unwrap();
+    assert!(snapshot.report().is_complete());
+}
+
+#[test]
+fn a_saved_state_and_its_request_load_from_disk() {
+    let mut world = World::new();
+    world.init_state::<Flow>();
+    world.save_service::<State<Flow>>("flow");
+    world.save_service::<NextState<Flow>>("flow.next");
+    world.run_iteration().unwrap();
+    world.set_next_state(Flow::Battle);
+    world.run_iteration().unwrap();
+    world.set_next_state(Flow::Results);
+    let mut bytes = Vec::new();
+    world.snapshot().unwrap().write_to(&mut bytes).unwrap();
+    world.set_next_state(Flow::Title);
+    world.run_iteration().unwrap();
+    assert_eq!(world.state::<Flow>(), Some(&Flow::Title));
+    world.load_from(&bytes[..]).unwrap();
+    assert_eq!(world.state::<Flow>(), Some(&Flow::Battle));
+    assert_eq!(
+        world.get::<NextState<Flow>>().unwrap().pending(),
+        Some(&Flow::Results)
+    );
+    world.run_iteration().unwrap();
+    assert_eq!(world.state::<Flow>(), Some(&Flow::Results));
+}
