@@ -5,7 +5,7 @@
 
 use sluice::prelude::*;
 use sluice::state::{ComputedStates, NextState, OnEnter, OnExit, State, States, SubStates};
-use sluice::{ThreadPool, World};
+use sluice::{Local, NodeIndex, ThreadPool, World};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 enum Flow {
@@ -258,4 +258,178 @@ fn a_saved_state_and_its_request_load_from_disk() {
     );
     world.run_iteration().unwrap();
     assert_eq!(world.state::<Flow>(), Some(&Flow::Results));
+}
+
+/// What the counting systems saw, in order.
+#[derive(Default)]
+struct Seen(Vec<(&'static str, u32)>);
+
+fn count_a(mut runs: Local<u32>, seen: &mut Seen) {
+    *runs += 1;
+    seen.0.push(("a", *runs));
+}
+
+fn count_b(mut runs: Local<u32>, mut skipped: Local<Vec<u8>>, seen: &mut Seen) {
+    *runs += 10;
+    skipped.push(1);
+    seen.0.push(("b", *runs + skipped.len() as u32 * 100));
+}
+
+/// A world counting in two nodes; the index of `b`.
+fn counting_world(mut world: World) -> (World, NodeIndex) {
+    world.init_service::<Seen>();
+    world.add_system(NodeBuilder::new("a").system(count_a));
+    let b = world.add_system(NodeBuilder::new("b").after("a").system(count_b));
+    (world, b)
+}
+
+fn take_seen(world: &mut World) -> Vec<(&'static str, u32)> {
+    std::mem::take(&mut world.get_mut::<Seen>().unwrap().0)
+}
+
+#[test]
+fn opted_in_locals_are_restored_into_their_own_nodes() {
+    let mut replays = Vec::new();
+    for (name, world) in worlds() {
+        let (mut world, _) = counting_world(world);
+        world.snapshot_local::<u32>().snapshot_local::<Vec<u8>>();
+        world.run_iteration().unwrap();
+        let snapshot = world.snapshot().unwrap();
+        assert!(
+            snapshot
+                .report()
+                .entries()
+                .iter()
+                .all(|entry| !entry.to_string().contains("Local")),
+            "{name}: {:?}",
+            snapshot.report().entries()
+        );
+        take_seen(&mut world);
+        world.run_iteration().unwrap();
+        let original = take_seen(&mut world);
+        world.run_iteration().unwrap();
+        take_seen(&mut world);
+        world.restore(&snapshot).unwrap();
+        world.run_iteration().unwrap();
+        let replay = take_seen(&mut world);
+        assert_eq!(replay, original, "{name}");
+        replays.push(replay);
+    }
+    assert_eq!(replays[0], [("a", 2), ("b", 220)]);
+    assert!(replays.iter().all(|replay| *replay == replays[0]));
+}
+
+#[test]
+fn a_local_not_opted_in_is_reported_and_kept() {
+    let (mut world, _) = counting_world(World::new());
+    world.snapshot_local::<u32>();
+    world.run_iteration().unwrap();
+    let snapshot = world.snapshot().unwrap();
+    let left_out: Vec<String> = snapshot
+        .report()
+        .entries()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        left_out.iter().any(|entry| entry.contains("Vec<u8>")),
+        "{left_out:?}"
+    );
+    assert!(
+        left_out.iter().all(|entry| !entry.contains("Local<u32>")),
+        "{left_out:?}"
+    );
+    world.run_iteration().unwrap();
+    world.restore(&snapshot).unwrap();
+    take_seen(&mut world);
+    world.run_iteration().unwrap();
+    // `runs` went back to its value at the snapshot; `skipped` did not.
+    assert_eq!(take_seen(&mut world), [("a", 2), ("b", 320)]);
+    world.set_snapshot_strict(true);
+    assert!(world.snapshot().is_err());
+}
+
+#[test]
+fn a_restore_into_a_world_whose_node_was_removed_is_refused_and_changes_nothing() {
+    let (mut world, b) = counting_world(World::new());
+    world.snapshot_local::<u32>().snapshot_local::<Vec<u8>>();
+    world.run_iteration().unwrap();
+    let snapshot = world.snapshot().unwrap();
+    world.remove_node(b).unwrap();
+    world.run_iteration().unwrap();
+    take_seen(&mut world);
+    let error = world.restore(&snapshot).unwrap_err();
+    assert!(
+        matches!(&error, sluice::snapshot::RestoreError::NodeGone { local } if local.contains("u32")),
+        "{error}"
+    );
+    assert!(error.to_string().contains("no longer has"), "{error}");
+    world.run_iteration().unwrap();
+    assert_eq!(take_seen(&mut world), [("a", 3)], "the world is unchanged");
+}
+
+#[test]
+fn locals_are_not_put_into_another_world() {
+    let (mut first, _) = counting_world(World::new());
+    first.snapshot_local::<u32>().snapshot_local::<Vec<u8>>();
+    first.run_iteration().unwrap();
+    first.run_iteration().unwrap();
+    let snapshot = first.snapshot().unwrap();
+    let (mut second, _) = counting_world(World::new());
+    second.snapshot_local::<u32>().snapshot_local::<Vec<u8>>();
+    second.restore(&snapshot).unwrap();
+    take_seen(&mut second);
+    second.run_iteration().unwrap();
+    assert_eq!(take_seen(&mut second), [("a", 1), ("b", 110)]);
+}
+
+/// A `Local` value whose `Clone` panics once armed.
+#[derive(Default)]
+struct Fragile(u32);
+
+static ARMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Clone for Fragile {
+    fn clone(&self) -> Self {
+        if ARMED.load(std::sync::atomic::Ordering::SeqCst) {
+            panic!("fragile clone");
+        }
+        Fragile(self.0)
+    }
+}
+
+#[test]
+fn a_local_whose_clone_panics_fails_the_snapshot_and_the_node_runs_on() {
+    let mut world = World::new();
+    world.init_service::<Seen>();
+    world.snapshot_local::<Fragile>();
+    world.add_system(|mut fragile: Local<Fragile>, seen: &mut Seen| {
+        fragile.0 += 1;
+        seen.0.push(("fragile", fragile.0));
+    });
+    world.run_iteration().unwrap();
+    let good = world.snapshot().unwrap();
+    ARMED.store(true, std::sync::atomic::Ordering::SeqCst);
+    let error = world.snapshot().unwrap_err();
+    assert!(
+        matches!(&error, sluice::snapshot::SnapshotError::Panicked { what } if what.contains("Fragile")),
+        "{error}"
+    );
+    // A restore clones before it changes anything: refused, unchanged.
+    world.run_iteration().unwrap();
+    let refused = world.restore(&good).unwrap_err();
+    assert!(
+        matches!(&refused, sluice::snapshot::RestoreError::Panicked { what } if what.contains("Fragile")),
+        "{refused}"
+    );
+    ARMED.store(false, std::sync::atomic::Ordering::SeqCst);
+    // The value whose clone panicked (its lock poisoned) runs on.
+    world.run_iteration().unwrap();
+    assert_eq!(
+        take_seen(&mut world),
+        [("fragile", 1), ("fragile", 2), ("fragile", 3)]
+    );
+    world.restore(&good).unwrap();
+    world.run_iteration().unwrap();
+    assert_eq!(take_seen(&mut world), [("fragile", 2)]);
 }

@@ -91,6 +91,14 @@ pub enum RestoreError {
         /// What is wrong.
         what: String,
     },
+    /// The snapshot holds a [`Local`](crate::Local) value
+    /// ([`World::snapshot_local`](crate::World::snapshot_local)) of a node
+    /// this world no longer has (removed since): the world's nodes differ
+    /// from the snapshot's.
+    NodeGone {
+        /// The `Local` type, and its slot.
+        local: String,
+    },
     /// [`RollbackBuffer::load`](crate::RollbackBuffer::load): no snapshot
     /// of that frame is kept (never saved, or overwritten since).
     NotKept {
@@ -141,6 +149,10 @@ impl fmt::Display for RestoreError {
             Self::Corrupt { what } => {
                 write!(f, "restore refused: the snapshot is inconsistent: {what}")
             }
+            Self::NodeGone { local } => write!(
+                f,
+                "restore refused: the snapshot holds {local} of a node this world no longer has"
+            ),
             Self::NotKept { frame } => {
                 write!(f, "restore refused: no snapshot of frame {frame} is kept")
             }

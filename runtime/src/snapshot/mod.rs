@@ -326,6 +326,29 @@ pub(crate) struct CapturedMessages {
     pub(crate) present: bool,
 }
 
+/// One node's `Local<T>` value, captured.
+pub(crate) struct CapturedLocal {
+    /// Its slot: a slot is never reused, so it names one parameter of one
+    /// registration for the world's whole life.
+    pub(crate) slot: crate::access::ServiceId,
+    /// `LocalValue<T>`.
+    pub(crate) type_id: std::any::TypeId,
+    pub(crate) name: &'static str,
+    /// A `LocalValue<T>` holding the clone.
+    pub(crate) value: Box<dyn std::any::Any + Send + Sync>,
+    /// Clones `value` again, for a restore.
+    pub(crate) clone: registry::CloneLocal,
+}
+
+impl fmt::Debug for CapturedLocal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CapturedLocal")
+            .field("slot", &self.slot)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A world's state, taken by [`World::snapshot`](crate::World::snapshot)
 /// and given back by [`World::restore`](crate::World::restore). Holds
 /// copies only: it is not tied to the world's lifetime, and may be kept,
@@ -355,6 +378,9 @@ pub struct Snapshot {
     /// Each state driver's own bookkeeping, by state type (put back only
     /// into the world it was taken from).
     pub(crate) state_marks: Vec<(std::any::TypeId, crate::state::StateMarks)>,
+    /// The opted-in `Local` values, each by its slot (put back only into
+    /// the world it was taken from).
+    pub(crate) locals: Vec<CapturedLocal>,
     /// The codecs of the types the world saves, as at the capture: a
     /// snapshot is written, checksummed and compared without its world.
     #[cfg(feature = "serde")]
@@ -420,5 +446,6 @@ impl Snapshot {
         self.messages_len = 0;
         self.clock = None;
         self.state_marks.clear();
+        self.locals.clear();
     }
 }

@@ -40,6 +40,33 @@ pub(crate) struct MessagesEntry {
     pub(crate) new_part: fn() -> Box<dyn MessagesPart>,
 }
 
+/// One `Local<T>` type opted in.
+pub(crate) struct LocalEntry {
+    /// The type its slots hold, `LocalValue<T>`.
+    pub(crate) type_id: TypeId,
+    pub(crate) name: &'static str,
+    /// Clones a slot's value (`None`: another type, or locked).
+    pub(crate) clone: CloneLocal,
+}
+
+/// Clones a local's slot value into a new one of the same type.
+pub(crate) type CloneLocal = fn(&(dyn Any + Send + Sync)) -> Option<Box<dyn Any + Send + Sync>>;
+
+/// A new `LocalValue<T>` holding a clone of `value`'s.
+fn clone_local<T: Clone + Send + 'static>(
+    value: &(dyn Any + Send + Sync),
+) -> Option<Box<dyn Any + Send + Sync>> {
+    let cell = value.downcast_ref::<crate::system::LocalValue<T>>()?;
+    // Nothing runs while a snapshot is taken or restored, so the lock is
+    // free; `try_lock` all the same, never to wait.
+    let guard = match cell.try_lock() {
+        Ok(guard) => guard,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return None,
+    };
+    Some(Box::new(crate::system::LocalValue::new(T::clone(&guard))))
+}
+
 /// The world's registry of what its snapshots capture.
 #[derive(Default)]
 pub(crate) struct SnapshotRegistry {
@@ -48,6 +75,8 @@ pub(crate) struct SnapshotRegistry {
     /// The message types opted in: by the `TypeId` and name of their
     /// queue (`Messages<T>`).
     pub(crate) messages: Vec<MessagesEntry>,
+    /// The `Local<T>` types opted in.
+    pub(crate) locals: Vec<LocalEntry>,
     /// Whether a snapshot is refused while anything is left out.
     pub(crate) strict: bool,
     /// The types registered for saving, with their names and codecs
@@ -134,6 +163,24 @@ impl SnapshotRegistry {
                 new_part: || Box::new(MessagesValue::<T>::default()),
             });
         }
+    }
+
+    /// Opts the `Local<T>` parameters of every node in (once).
+    pub(crate) fn add_local<T: Clone + Default + Send + 'static>(&mut self) {
+        let type_id = TypeId::of::<crate::system::LocalValue<T>>();
+        if self.locals.iter().all(|l| l.type_id != type_id) {
+            self.locals.push(LocalEntry {
+                type_id,
+                name: std::any::type_name::<crate::Local<'static, T>>(),
+                clone: clone_local::<T>,
+            });
+        }
+    }
+
+    /// The entry of the local slot type `type_id` (`LocalValue<T>`), if
+    /// opted in.
+    pub(crate) fn local(&self, type_id: TypeId) -> Option<&LocalEntry> {
+        self.locals.iter().find(|l| l.type_id == type_id)
     }
 
     /// The entry of the queue type `type_id` (`Messages<T>`), if opted in.

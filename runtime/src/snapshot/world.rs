@@ -4,7 +4,10 @@ use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::{CapturedMessages, CapturedService, PartKind, RestoreError, Snapshot, SnapshotError};
+use super::{
+    CapturedLocal, CapturedMessages, CapturedService, PartKind, RestoreError, Snapshot,
+    SnapshotError,
+};
 use crate::entity::Component;
 use crate::entity::StoreMismatch;
 use crate::world::{FixedTime, FrameTime, World};
@@ -36,6 +39,17 @@ impl World {
     /// no boundary has drained yet is not captured. Idempotent.
     pub fn snapshot_messages<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
         self.snapshots.add_messages::<T>();
+        self
+    }
+
+    /// Opts every node's [`Local<T>`](crate::Local) parameters into
+    /// snapshots: each is cloned (one allocation per value and capture),
+    /// by its node's parameter, and put back only into the world it was
+    /// taken from, into the same node's parameter; a restore is refused
+    /// ([`RestoreError::NodeGone`]) when that node was removed since. A
+    /// node registered after the snapshot keeps its own value. Idempotent.
+    pub fn snapshot_local<T: Clone + Default + Send + 'static>(&mut self) -> &mut Self {
+        self.snapshots.add_local::<T>();
         self
     }
 
@@ -185,6 +199,19 @@ impl World {
             let id = crate::access::ServiceId(index as u32);
             let type_id = (*value).type_id();
             if !table.is_typed(id) {
+                if let Some(entry) = registry.local(type_id) {
+                    cloning.set(entry.name);
+                    if let Some(clone) = (entry.clone)(value) {
+                        into.locals.push(CapturedLocal {
+                            slot: id,
+                            type_id,
+                            name: entry.name,
+                            value: clone,
+                            clone: entry.clone,
+                        });
+                        continue;
+                    }
+                }
                 report.push(PartKind::Local, table.name(id));
             } else if table.is_private(id)
                 || own.contains(&type_id)
@@ -240,6 +267,10 @@ impl World {
                 what: format!("service {}", service.name),
             });
         }
+        let same_world = snapshot.origin == Some(self.world_id());
+        if same_world && let Some(gone) = self.gone_local(snapshot) {
+            return Err(RestoreError::NodeGone { local: gone });
+        }
         let registry = &self.snapshots;
         snapshot
             .store
@@ -273,7 +304,6 @@ impl World {
                     service.part.stage()
                 })
                 .collect();
-            let same_world = snapshot.origin == Some(self.world_id());
             // A queue's readers are nodes of its world: only there is it
             // put back.
             let messages: Vec<Option<Box<dyn Any + Send>>> = snapshot.messages
@@ -284,9 +314,22 @@ impl World {
                     (same_world && messages.present).then(|| messages.part.stage())
                 })
                 .collect();
-            (store, services, messages)
+            // A `Local` is a node's own: only there is it put back.
+            let locals: Vec<Option<Box<dyn Any + Send + Sync>>> = if same_world {
+                snapshot
+                    .locals
+                    .iter()
+                    .map(|local| {
+                        cloning.set(local.name);
+                        (local.clone)(&*local.value)
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (store, services, messages, locals)
         }));
-        let Ok((store, values, queues)) = staged else {
+        let Ok((store, values, queues, locals)) = staged else {
             return Err(RestoreError::Panicked {
                 what: cloning.get().to_owned(),
             });
@@ -308,6 +351,17 @@ impl World {
                 .and_then(|queue| messages.part.apply(staged, queue));
             if catch_unwind(AssertUnwindSafe(|| drop(old))).is_err() {
                 panics.push(messages.name);
+            }
+        }
+        for (local, value) in snapshot.locals.iter().zip(locals) {
+            // `None`: the snapshot's own clone cannot fail (its type, and
+            // nothing holds its lock); kept as it is all the same.
+            let Some(value) = value else { continue };
+            let old = self
+                .slot_value_mut(local.slot)
+                .and_then(|slot| slot.replace(value));
+            if catch_unwind(AssertUnwindSafe(|| drop(old))).is_err() {
+                panics.push(local.name);
             }
         }
         if let Some(clock) = &snapshot.clock {
@@ -335,6 +389,24 @@ impl World {
         // derived state recomputes exactly when it would have.
         self.states.restore_marks(&snapshot.state_marks);
         finish(panics)
+    }
+}
+
+impl World {
+    /// The first `Local` of `snapshot` whose node this world no longer has
+    /// (its slot emptied or holding another type), named with its slot.
+    fn gone_local(&self, snapshot: &Snapshot) -> Option<String> {
+        let services = self.graph_registry();
+        snapshot
+            .locals
+            .iter()
+            .find(|local| {
+                let value = services
+                    .slot(local.slot)
+                    .and_then(|slot| slot.value.as_deref());
+                value.is_none_or(|value| (*value).type_id() != local.type_id)
+            })
+            .map(|local| format!("{} (slot {})", local.name, local.slot.index()))
     }
 }
 

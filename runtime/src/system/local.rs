@@ -2,7 +2,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use sync_wrapper::SyncWrapper;
+use std::sync::{Mutex, PoisonError};
 
 use crate::access::{AccessKind, ServiceId};
 use crate::node::NodeBuilder;
@@ -71,9 +71,11 @@ impl<T: Default + Send + 'static> DerefMut for Local<'_, T> {
     }
 }
 
-/// What a local's slot holds: `T` behind a wrapper that is `Sync` because
-/// it only ever lends `&mut T` (the slots hold `Send + Sync` values).
-type LocalValue<T> = SyncWrapper<T>;
+/// What a local's slot holds: `T` in a `Mutex`, which is `Sync` for a
+/// `Send` `T` (the slots hold `Send + Sync` values). A run reaches it
+/// through `&mut` (`get_mut`: no locking); only a snapshot
+/// (`World::snapshot_local`) locks it, to clone it through `&World`.
+pub(crate) type LocalValue<T> = Mutex<T>;
 
 // SAFETY: `declare` declares nothing and `fetch` touches only the slot
 // `resolve` made for this parameter of this node part alone (no type, name
@@ -108,7 +110,10 @@ unsafe impl<T: Default + Send + 'static> Param for Local<'_, T> {
         Local {
             value: value
                 .expect("a local's slot holds its value from registration until removal")
-                .get_mut(),
+                .get_mut()
+                // Poisoned only by a `Clone` that panicked in a snapshot:
+                // the value itself is whole.
+                .unwrap_or_else(PoisonError::into_inner),
         }
     }
 }

@@ -26,6 +26,7 @@ pub use condition::{ConditionBody, ConditionFn, ReadOnlyParam};
 pub(crate) use function::{FactoryBody, SystemBody};
 pub use function::{FactoryFn, ParamItem, SystemFn};
 pub use local::Local;
+pub(crate) use local::LocalValue;
 pub use non_send::{NonSend, NonSendMut};
 pub(crate) use output::BoundaryNodes;
 pub use output::{BoundaryHooks, Next, NextValue, Out};

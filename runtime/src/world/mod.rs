@@ -505,6 +505,17 @@ impl World {
         self.removal_ticks = ticks;
     }
 
+    /// The value in the slot `id` (a snapshot's restore of a `Local`).
+    pub(crate) fn slot_value_mut(
+        &mut self,
+        id: crate::access::ServiceId,
+    ) -> Option<&mut Option<Box<dyn std::any::Any + Send + Sync>>> {
+        self.graph
+            .registry_mut()
+            .slot_mut(id)
+            .map(|slot| &mut slot.value)
+    }
+
     /// Puts a boxed service value of type `type_id` in its slot, or
     /// empties it (a snapshot's restore); returns the old value to drop.
     pub(crate) fn replace_service_boxed(
