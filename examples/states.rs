@@ -7,8 +7,10 @@
 //! runs only while playing, a computed state says "in game" while the
 //! level or a pause holds, the pause is a same-state round trip, a
 //! sub-state (the wave: calm or storm) lives inside the level and keeps
-//! its value through a pause, and a transition loop past the bound is
-//! reported by name.
+//! its value through a pause, a transition loop past the bound is
+//! reported by name, and a snapshot rolls a transition back (the state,
+//! its pending request and a system's `Local` come back, and the replay
+//! applies the same transition).
 
 use sluice::prelude::*;
 use sluice::state::{ComputedStates, StateError, SubStates, state_exists};
@@ -135,6 +137,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(world.state::<Wave>(), None);
     assert_eq!(world.query::<&Cloud>().iter().count(), 0);
 
+    rollback_a_transition()?;
+
     // Results and Menu asking for each other: stopped at the bound.
     world.add_system_to(OnEnter(Screen::Results), |next: &mut NextState<Screen>| {
         next.set(Screen::Menu)
@@ -149,5 +153,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         other => panic!("expected the bound, got {other:?}"),
     }
+    Ok(())
+}
+
+/// A snapshot taken with a request waiting: transitions played on, then
+/// undone, and the same transition applied again.
+fn rollback_a_transition() -> Result<(), Box<dyn std::error::Error>> {
+    #[derive(Default)]
+    struct Entered(Vec<(Screen, u32)>);
+
+    let mut world = World::new();
+    world.init_service::<Entered>();
+    world.init_state::<Screen>();
+    world.add_computed_state::<InGame>()?;
+    // Every node's `Local<u32>` is captured too.
+    world.snapshot_local::<u32>();
+    world.add_system_to(
+        OnEnter(Screen::Playing),
+        |mut times: Local<u32>, entered: &mut Entered| {
+            *times += 1;
+            entered.0.push((Screen::Playing, *times));
+        },
+    );
+    world.run_iteration()?;
+    world.set_next_state(Screen::Playing);
+    let waiting = world.snapshot()?;
+    world.run_iteration()?; // Playing (the first time)
+    world.set_next_state(Screen::Results);
+    world.run_iteration()?;
+    world.restore(&waiting)?;
+    assert_eq!(world.state::<Screen>(), Some(&Screen::Menu));
+    assert_eq!(world.state::<InGame>(), None);
+    world.run_iteration()?; // Playing again: the local counts 1 again
+    assert_eq!(world.state::<InGame>(), Some(&InGame));
+    let entered = &world.get::<Entered>().unwrap().0;
+    println!("rolled back and replayed: {entered:?}");
+    assert_eq!(entered, &[(Screen::Playing, 1), (Screen::Playing, 1)]);
     Ok(())
 }

@@ -34,6 +34,14 @@
 //!   into the world it was taken from: a restored world applies the same
 //!   transitions as the run it undid. Saving a state to disk is opt-in
 //!   like any service (`World::save_service::<State<S>>`).
+//! - Every node's [`Local<T>`](crate::Local) of a type opted in with
+//!   [`World::snapshot_local`](crate::World::snapshot_local), by its slot
+//!   (one parameter of one registration; slots are never reused), put
+//!   back into the world it was taken from only: a restore refuses
+//!   ([`RestoreError::NodeGone`]) when one of those nodes was removed
+//!   since. A local's slot holds a `Mutex<T>`: a run reaches it through
+//!   `&mut` without locking, and a snapshot through `&World` with a
+//!   `try_lock` (nothing runs then; no `unsafe`).
 //! - The world's clocks ([`World::clock_snapshot`](crate::World::clock_snapshot):
 //!   the frame clock, the fixed-step accumulator, [`FixedTime`](crate::FixedTime),
 //!   the [`SimClock`](crate::script::SimClock)).
@@ -50,7 +58,8 @@
 //! component type with rows, service, message queue and
 //! [`Local`](crate::Local) that is not captured. Not captured: message
 //! queues not opted in, and messages other threads sent that no boundary
-//! has drained; `Local` state (a `Local` is reachable only through `&mut`);
+//! has drained; `Local` values of types not opted in, and every `Local`
+//! restored into another world (its nodes are not this world's);
 //! scripts' stores (take [`scripts' snapshots`](crate::script) beside);
 //! a whole-world system's run conditions' cursors. A strict world
 //! ([`World::set_snapshot_strict`](crate::World::set_snapshot_strict))

@@ -25,6 +25,9 @@ use crate::system::param::Param;
 /// node part ever reaches it, and a node runs on one thread at a time, so
 /// `T` needs to be `Send`, not `Sync`. Run conditions may take one too.
 ///
+/// Snapshots leave it out (their report names it) unless its type is opted
+/// in with [`World::snapshot_local`](crate::World::snapshot_local).
+///
 /// ```
 /// use sluice::{Local, NodeBuilder, World};
 ///
