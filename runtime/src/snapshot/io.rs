@@ -91,7 +91,8 @@ impl Snapshot {
 
     /// The type names of the parts this snapshot holds that are not
     /// registered for saving ([`World::save_component`],
-    /// [`World::save_service`]), and its message queues (never saved):
+    /// [`World::save_service`]), its message queues and its
+    /// [`Local`](crate::Local) values (never saved):
     /// they are neither saved nor covered by the
     /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
@@ -112,7 +113,19 @@ impl Snapshot {
         let messages = self.messages[..self.messages_len]
             .iter()
             .map(|messages| messages.name);
-        components.chain(services).chain(messages).collect()
+        // Nor are `Local` values (a node's own, put back into its world
+        // only): each type named once.
+        let mut locals: Vec<&'static str> = Vec::new();
+        for local in &self.locals {
+            if !locals.contains(&local.name) {
+                locals.push(local.name);
+            }
+        }
+        components
+            .chain(services)
+            .chain(messages)
+            .chain(locals)
+            .collect()
     }
 
     /// The xxh3-64 of the saved state's postcard encoding, streamed (no
