@@ -215,6 +215,8 @@ impl SnapshotReport {
 pub(crate) struct CapturedService {
     pub(crate) type_id: std::any::TypeId,
     pub(crate) name: &'static str,
+    /// The slot's version and change ticks (`None`: the world had no slot).
+    pub(crate) book: Option<(u64, crate::registry::SlotTicks)>,
     pub(crate) part: Box<dyn ServicePart>,
 }
 
@@ -231,6 +233,13 @@ pub struct Snapshot {
     pub(crate) services: Vec<CapturedService>,
     pub(crate) service_len: usize,
     pub(crate) clock: Option<ClockSnapshot>,
+    /// The id of the world it was taken from (`None`: built otherwise, by
+    /// a save's reader).
+    pub(crate) origin: Option<u64>,
+    /// Every node's change cursors.
+    pub(crate) cursors: crate::world::NodeCursors,
+    /// The entity store's slot: its version and change ticks.
+    pub(crate) entities_book: Option<(u64, crate::registry::SlotTicks)>,
     /// The world's removal-record window (`World::removal_ticks`).
     pub(crate) removal_ticks: (u32, u32),
 }
@@ -282,7 +291,7 @@ impl Snapshot {
         self.store.clear();
         self.report.clear();
         for service in &mut self.services {
-            service.part.capture(None);
+            service.part.forget();
         }
         self.service_len = 0;
         self.clock = None;

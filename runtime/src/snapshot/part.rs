@@ -238,6 +238,9 @@ pub(crate) trait ServicePart: CapturedPart {
     /// Clones `value` in (reusing the memory of the last capture through
     /// `Clone::clone_from`); `false` when it is not of this part's type.
     fn capture(&mut self, value: Option<&(dyn Any + Send + Sync)>) -> bool;
+    /// Holds no value any more, keeping the last one's memory for the
+    /// next capture.
+    fn forget(&mut self);
     /// A clone of the value, boxed as the registry holds services (`None`
     /// when it holds none). May panic (`Clone`).
     fn stage(&self) -> Option<Box<dyn Any + Send + Sync>>;
@@ -245,12 +248,19 @@ pub(crate) trait ServicePart: CapturedPart {
 
 /// One service's captured value.
 pub(crate) struct ServiceValue<T> {
+    /// The value captured (`None`: the world held none).
     pub(crate) value: Option<T>,
+    /// A value of an earlier capture, kept for its memory: the next
+    /// capture clones into it (`Clone::clone_from`).
+    spare: Option<T>,
 }
 
 impl<T> Default for ServiceValue<T> {
     fn default() -> Self {
-        Self { value: None }
+        Self {
+            value: None,
+            spare: None,
+        }
     }
 }
 
@@ -283,31 +293,34 @@ impl<T: Clone + Send + Sync + 'static> CapturedPart for ServiceValue<T> {
     fn heap_bytes(&self) -> usize {
         // The value's own heap (a `Vec` inside it) is out of reach of a
         // type-erased count; its inline size is what is known.
-        if self.value.is_some() {
-            size_of::<T>()
-        } else {
-            0
-        }
+        size_of::<T>() * (usize::from(self.value.is_some()) + usize::from(self.spare.is_some()))
     }
 }
 
 impl<T: Clone + Send + Sync + 'static> ServicePart for ServiceValue<T> {
     fn capture(&mut self, value: Option<&(dyn Any + Send + Sync)>) -> bool {
-        match value {
-            None => {
-                self.value = None;
-                true
+        self.forget();
+        let Some(value) = value else {
+            return true;
+        };
+        let Some(value) = value.downcast_ref::<T>() else {
+            return false;
+        };
+        match self.spare.take() {
+            Some(mut kept) => {
+                // A panicking `clone_from` drops `kept`: the part holds
+                // nothing, as a failed capture should.
+                kept.clone_from(value);
+                self.value = Some(kept);
             }
-            Some(value) => {
-                let Some(value) = value.downcast_ref::<T>() else {
-                    return false;
-                };
-                match &mut self.value {
-                    Some(kept) => kept.clone_from(value),
-                    None => self.value = Some(value.clone()),
-                }
-                true
-            }
+            None => self.value = Some(value.clone()),
+        }
+        true
+    }
+
+    fn forget(&mut self) {
+        if let Some(value) = self.value.take() {
+            self.spare = Some(value);
         }
     }
 

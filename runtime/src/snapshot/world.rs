@@ -19,8 +19,10 @@ impl World {
     }
 
     /// Opts the service `T` into snapshots (cloned, with
-    /// [`Clone::clone_from`] so a snapshot taken again reuses its memory).
-    /// Idempotent.
+    /// [`Clone::clone_from`] so a snapshot taken again reuses its memory:
+    /// `#[derive(Clone)]` does not write a `clone_from`, so a service with
+    /// heap memory that must not allocate per snapshot implements `Clone`
+    /// by hand). Idempotent.
     pub fn snapshot_service<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
         self.snapshots.add_service::<T>();
         self
@@ -100,6 +102,7 @@ impl World {
                     type_id: entry.type_id,
                     name: entry.name,
                     part: (entry.new_part)(),
+                    book: None,
                 });
             }
             let captured = &mut into.services[into.service_len];
@@ -108,8 +111,10 @@ impl World {
                     type_id: entry.type_id,
                     name: entry.name,
                     part: (entry.new_part)(),
+                    book: None,
                 };
             }
+            captured.book = self.slot_book(Some(entry.type_id));
             into.service_len += 1;
             let value = services
                 .table()
@@ -131,6 +136,11 @@ impl World {
             let Some(value) = slot.value.as_deref() else {
                 continue;
             };
+            // A value of no size (a component's lane, a marker) holds no
+            // state to lose.
+            if size_of_val(value) == 0 {
+                continue;
+            }
             let id = crate::access::ServiceId(index as u32);
             let type_id = (*value).type_id();
             if !table.is_typed(id) {
@@ -147,6 +157,9 @@ impl World {
             }
         }
         into.clock = Some(self.clock_snapshot());
+        into.entities_book = self.slot_book(None);
+        into.origin = Some(self.world_id());
+        self.capture_cursors(&mut into.cursors);
         into.removal_ticks = self.removal_ticks();
     }
 
@@ -235,12 +248,34 @@ impl World {
             self.restore_clock(clock);
         }
         self.set_removal_ticks(snapshot.removal_ticks);
-        if panics.is_empty() {
-            Ok(())
-        } else {
-            Err(RestoreError::DropPanicked {
-                what: panics.into_iter().map(str::to_owned).collect(),
-            })
+        if snapshot.origin != Some(self.world_id()) {
+            // Another world's cursors and versions mean nothing here:
+            // every node starts over (its next run sees everything as new).
+            self.restore_cursors(&crate::world::NodeCursors::default());
+            return finish(panics);
         }
+        // Readers and factories see the restored slots, and their own
+        // cursors, as they were at the snapshot.
+        for service in services {
+            if let Some(book) = service.book {
+                self.set_slot_book(Some(service.type_id), book);
+            }
+        }
+        if let Some(book) = snapshot.entities_book {
+            self.set_slot_book(None, book);
+        }
+        self.restore_cursors(&snapshot.cursors);
+        finish(panics)
+    }
+}
+
+/// A restore's result: the `Drop`s that panicked, if any.
+fn finish(panics: Vec<&'static str>) -> Result<(), RestoreError> {
+    if panics.is_empty() {
+        Ok(())
+    } else {
+        Err(RestoreError::DropPanicked {
+            what: panics.into_iter().map(str::to_owned).collect(),
+        })
     }
 }

@@ -78,6 +78,16 @@ pub(crate) trait BatchDriver: Send + Sync {
     /// Moves its change cursor, if it has one, up to the store's
     /// `MAX_TICK_AGE` before `now` (see `Entities::check_ticks`).
     fn clamp_cursors(&mut self, _now: u32) {}
+
+    /// Appends its change cursor, if it has one (a snapshot's).
+    ///
+    /// # Safety
+    /// No thread is running the node.
+    unsafe fn read_cursors(&self, _out: &mut Vec<Option<u32>>) {}
+
+    /// Sets its change cursor from what [`read_cursors`](Self::read_cursors)
+    /// appended.
+    fn write_cursors(&mut self, _cursors: &[Option<u32>]) {}
 }
 
 /// A [`BatchProcessor`] and the id of its buffer service.

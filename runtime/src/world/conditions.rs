@@ -89,6 +89,16 @@ impl RunConditions {
         self.failed_last
     }
 
+    /// Each condition's change cursor, in order (a snapshot's).
+    pub(crate) fn cursors(&self) -> &[Option<u32>] {
+        &self.cursors
+    }
+
+    /// Each condition's change cursor, mutably (a snapshot's restore).
+    pub(crate) fn cursors_mut(&mut self) -> &mut [Option<u32>] {
+        &mut self.cursors
+    }
+
     /// Moves the cursors up to the store's `MAX_TICK_AGE` before `now`.
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         // A cursor that never ran needs none: its first run resolves it.
@@ -127,6 +137,29 @@ impl BatchCell {
     pub(crate) fn clamp_cursors(&mut self, now: u32) {
         self.driver.clamp_cursors(now);
         self.conditions.get_mut().clamp_cursors(now);
+    }
+
+    /// Appends the driver's and the conditions' change cursors, in that
+    /// order (a snapshot's).
+    ///
+    /// # Safety
+    /// No thread is running the node (no iteration of its world runs).
+    pub(crate) unsafe fn read_cursors(&self, out: &mut Vec<Option<u32>>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.driver.read_cursors(out) };
+        // SAFETY: the conditions are entered only by the thread running
+        // the node, and none does (caller).
+        self.conditions
+            .with(|conditions| out.extend_from_slice(unsafe { &*conditions }.cursors()));
+    }
+
+    /// Sets the cursors [`read_cursors`](Self::read_cursors) appended, from
+    /// `cursors` (as many, in its order).
+    pub(crate) fn write_cursors(&mut self, cursors: &[Option<u32>]) {
+        let conditions = self.conditions.get_mut().cursors_mut();
+        let (driver, own) = cursors.split_at(cursors.len() - conditions.len());
+        self.driver.write_cursors(driver);
+        conditions.copy_from_slice(own);
     }
 
     /// Whether a run can skip the batch: it has run conditions.

@@ -78,6 +78,7 @@ pub use spikes::{
 pub use typed_order::{ByLabel, ChainMarker, IntoChain, OrderTarget};
 
 use conditions::{BatchCell, RunConditions};
+pub(crate) use node::NodeCursors;
 use node::{WholeCell, WorldNode};
 use node_cell::NodeCell;
 use schedule::{ExecutionFactory, PlanFactory};
@@ -475,6 +476,11 @@ impl World {
         self.graph.registry()
     }
 
+    /// This world's id (unique in the process).
+    pub(crate) fn world_id(&self) -> u64 {
+        self.id
+    }
+
     /// The window of removal records kept (a snapshot's).
     pub(crate) fn removal_ticks(&self) -> (u32, u32) {
         self.removal_ticks
@@ -503,6 +509,39 @@ impl World {
             self.recheck_services = true;
         }
         old
+    }
+
+    /// The version and change ticks of the slot of the service type
+    /// `type_id` (`None`: the entity store's), if it has a slot.
+    pub(crate) fn slot_book(
+        &self,
+        type_id: Option<std::any::TypeId>,
+    ) -> Option<(u64, crate::registry::SlotTicks)> {
+        let registry = self.graph.registry();
+        let id = match type_id {
+            Some(type_id) => registry.table().id_of_type(type_id)?,
+            None => self.builtin.entities,
+        };
+        registry.slot(id).map(|slot| (slot.version, slot.ticks))
+    }
+
+    /// Sets what [`slot_book`](Self::slot_book) read (a snapshot's restore:
+    /// readers and factories see the slot as they saw it then).
+    pub(crate) fn set_slot_book(
+        &mut self,
+        type_id: Option<std::any::TypeId>,
+        (version, ticks): (u64, crate::registry::SlotTicks),
+    ) {
+        let entities = self.builtin.entities;
+        let registry = self.graph.registry_mut();
+        let id = match type_id {
+            Some(type_id) => registry.table().id_of_type(type_id),
+            None => Some(entities),
+        };
+        if let Some(slot) = id.and_then(|id| registry.slot_mut(id)) {
+            slot.version = version;
+            slot.ticks = ticks;
+        }
     }
 
     /// Takes the service `T` out of the world, if it holds one. Nodes that

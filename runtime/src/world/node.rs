@@ -188,3 +188,92 @@ impl WorldNode {
         }
     }
 }
+
+/// The change cursors of a world's nodes, as a snapshot keeps them: per
+/// node (by registration index), how many cursors it has and a factory's
+/// record of its inputs' versions, and every cursor one node after another.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct NodeCursors {
+    nodes: Vec<(u32, Option<u64>)>,
+    cursors: Vec<Option<u32>>,
+}
+
+impl WorldNode {
+    /// Appends its change cursors; a factory's record of its inputs'
+    /// versions. A whole-world system's conditions are not read (only
+    /// reached through `&mut`): none.
+    ///
+    /// # Safety
+    /// No thread is running the node.
+    unsafe fn read_cursors(&self, out: &mut Vec<Option<u32>>) -> Option<u64> {
+        match self {
+            // SAFETY: forwarded from the caller.
+            Self::Body(cell) | Self::Gate(GateCell { cell, .. }) => unsafe {
+                cell.read_cursors(out)
+            },
+            Self::Batch(batch) => {
+                // SAFETY: forwarded from the caller.
+                unsafe { batch.read_cursors(out) };
+                None
+            }
+            Self::Whole(_) | Self::Removed => None,
+        }
+    }
+
+    /// Sets what `read_cursors` read.
+    fn write_cursors(&mut self, cursors: &[Option<u32>], seen: Option<u64>) {
+        match self {
+            Self::Body(cell) | Self::Gate(GateCell { cell, .. }) => {
+                cell.write_cursors(cursors, seen)
+            }
+            Self::Batch(batch) => batch.write_cursors(cursors),
+            Self::Whole(_) | Self::Removed => {}
+        }
+    }
+}
+
+impl crate::World {
+    /// Every node's change cursors into `into` (reusing its memory).
+    pub(crate) fn capture_cursors(&self, into: &mut NodeCursors) {
+        into.nodes.clear();
+        into.cursors.clear();
+        for node in &self.nodes {
+            let start = into.cursors.len();
+            // SAFETY: no node of this world runs: an iteration holds the
+            // world `&mut`, and a snapshot refuses to run from a
+            // whole-world system or custom command (`running_whole`), the
+            // only code holding a `World` while its nodes run.
+            let seen = unsafe { node.read_cursors(&mut into.cursors) };
+            let count = u32::try_from(into.cursors.len() - start).expect("fewer cursors");
+            into.nodes.push((count, seen));
+        }
+    }
+
+    /// Puts back the cursors `from` holds; a node registered since (or
+    /// whose cursors number otherwise) starts over: no cursor (its next run
+    /// sees every row as new) and, for a factory, no record of its inputs
+    /// (it runs).
+    pub(crate) fn restore_cursors(&mut self, from: &NodeCursors) {
+        let mut start = 0;
+        let mut scratch = Vec::new();
+        for (index, node) in self.nodes.iter_mut().enumerate() {
+            let captured = from.nodes.get(index).map(|&(count, seen)| {
+                let cursors = &from.cursors[start..start + count as usize];
+                start += count as usize;
+                (cursors, seen)
+            });
+            scratch.clear();
+            // SAFETY: `&mut self`: no node runs.
+            unsafe { node.read_cursors(&mut scratch) };
+            match captured {
+                Some((cursors, seen)) if cursors.len() == scratch.len() => {
+                    node.write_cursors(cursors, seen)
+                }
+                _ => {
+                    scratch.fill(None);
+                    node.write_cursors(&scratch, None);
+                }
+            }
+        }
+    }
+}

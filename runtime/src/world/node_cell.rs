@@ -88,6 +88,34 @@ impl NodeCell {
         }
     }
 
+    /// Appends the body's and the conditions' change cursors, in that
+    /// order, and returns a factory's record of its inputs' versions (a
+    /// snapshot's).
+    ///
+    /// # Safety
+    /// No thread is inside the cell (no iteration of its world runs).
+    pub(crate) unsafe fn read_cursors(&self, out: &mut Vec<Option<u32>>) -> Option<u64> {
+        self.state.with(|state| {
+            // SAFETY: the state is entered only by the thread running the
+            // node, and none does (caller).
+            let state = unsafe { &*state };
+            out.push(state.last_run);
+            out.extend_from_slice(state.conditions.cursors());
+            state.seen
+        })
+    }
+
+    /// Sets what [`read_cursors`](Self::read_cursors) read, from `cursors`
+    /// (as many, in its order) and `seen`.
+    pub(crate) fn write_cursors(&mut self, cursors: &[Option<u32>], seen: Option<u64>) {
+        let state = self.state.get_mut();
+        if let Some((&body, conditions)) = cursors.split_first() {
+            state.last_run = body;
+            state.conditions.cursors_mut().copy_from_slice(conditions);
+        }
+        state.seen = seen;
+    }
+
     pub(crate) fn new(
         body: Box<dyn NodeBody>,
         conditions: RunConditions,

@@ -247,6 +247,18 @@ where
         }
     }
 
+    unsafe fn read_cursors(&self, out: &mut Vec<Option<u32>>) {
+        // SAFETY: the cursor is touched only when the node is scheduled,
+        // and no thread runs it (caller).
+        out.push(self.last_run.with(|cursor| unsafe { *cursor }));
+    }
+
+    fn write_cursors(&mut self, cursors: &[Option<u32>]) {
+        if let [cursor] = cursors {
+            *self.last_run.get_mut() = *cursor;
+        }
+    }
+
     unsafe fn schedule<'s>(&'s self, cx: &RunContext<'s>, cells: &ServiceCells<'s>) -> NodeOutcome {
         // SAFETY: the node declared shared access to the store, and only the
         // world, between iterations, takes it mutably.
