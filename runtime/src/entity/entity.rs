@@ -117,6 +117,33 @@ impl Ord for Entity {
     }
 }
 
+/// An entity is saved as its [`id`](Entity::id): slot and generation, so
+/// references between entities stay valid across a save and its load.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Entity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.id())
+    }
+}
+
+/// Reads an [`id`](Entity::id); refuses one whose generation is 0 (no
+/// entity ever has it).
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Entity {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let id = <u64 as serde::Deserialize>::deserialize(deserializer)?;
+        let generation = NonZeroU32::new((id >> 32) as u32).ok_or_else(|| {
+            <D::Error as serde::de::Error>::custom(format!(
+                "the entity id {id:#x} has generation 0, which no entity has"
+            ))
+        })?;
+        Ok(Entity {
+            slot: id as u32,
+            generation,
+        })
+    }
+}
+
 impl fmt::Display for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Entity({}v{})", self.slot, self.generation)
@@ -308,6 +335,125 @@ impl Slots {
         for (_, next) in &mut self.free {
             *next = (*next).max(generation);
         }
+    }
+}
+
+/// The slot table as a save holds it (the `serde` feature): each slot's
+/// generation (0: free or retired), the frozen slots and the free list in
+/// order (the next spawns' ids). Where each entity lives is not saved: a
+/// restore puts every entity in its archetype row again.
+#[cfg(feature = "serde")]
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct SavedSlots {
+    generations: Vec<u32>,
+    frozen: Vec<u32>,
+    free: Vec<(u32, u32)>,
+}
+
+/// Encodes a [`Slots`] as a [`SavedSlots`], without copying it (the
+/// checksum streams it).
+#[cfg(feature = "serde")]
+pub(crate) struct SlotsView<'a>(pub(crate) &'a Slots);
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for SlotsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeTuple};
+        struct Generations<'a>(&'a [Slot]);
+        impl serde::Serialize for Generations<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(|slot| slot.generation))
+            }
+        }
+        struct Frozen<'a>(&'a [Slot]);
+        impl serde::Serialize for Frozen<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let frozen = |slot: &&Slot| slot.generation != 0 && slot.frozen;
+                let count = self.0.iter().filter(frozen).count();
+                let mut seq = serializer.serialize_seq(Some(count))?;
+                for (index, _) in self.0.iter().enumerate().filter(|(_, slot)| frozen(slot)) {
+                    seq.serialize_element(&(index as u32))?;
+                }
+                seq.end()
+            }
+        }
+        struct Free<'a>(&'a [(u32, NonZeroU32)]);
+        impl serde::Serialize for Free<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(|&(slot, next)| (slot, next.get())))
+            }
+        }
+        let mut tuple = serializer.serialize_tuple(3)?;
+        tuple.serialize_element(&Generations(&self.0.slots))?;
+        tuple.serialize_element(&Frozen(&self.0.slots))?;
+        tuple.serialize_element(&Free(&self.0.free))?;
+        tuple.end()
+    }
+}
+
+#[cfg(feature = "serde")]
+impl SavedSlots {
+    /// The slot table it describes, checked: a free or frozen slot that is
+    /// out of range, listed twice, free while alive, or a free slot whose
+    /// next generation is 0, is refused (naming it). Every live slot points
+    /// at the empty archetype's first row until a restore puts its entity
+    /// in place.
+    pub(crate) fn to_slots(&self) -> Result<Slots, String> {
+        let location = Location {
+            archetype: ArchetypeId::EMPTY,
+            row: 0,
+        };
+        let len = self.generations.len();
+        if u32::try_from(len).is_err() {
+            return Err(format!("{len} slots, more than 2^32"));
+        }
+        let mut slots: Vec<Slot> = self
+            .generations
+            .iter()
+            .map(|&generation| Slot {
+                generation,
+                location,
+                frozen: false,
+            })
+            .collect();
+        let live = slots.iter().filter(|slot| slot.generation != 0).count();
+        let mut listed = vec![false; len];
+        let mut free = Vec::with_capacity(self.free.len().min(len));
+        for &(slot, next) in &self.free {
+            let index = slot as usize;
+            match slots.get(index) {
+                None => {
+                    return Err(format!(
+                        "the free slot {slot} is past the table ({len} slots)"
+                    ));
+                }
+                Some(entry) if entry.generation != 0 => {
+                    return Err(format!("the slot {slot} is both alive and free"));
+                }
+                Some(_) if listed[index] => return Err(format!("the slot {slot} is free twice")),
+                Some(_) => {}
+            }
+            listed[index] = true;
+            let next = NonZeroU32::new(next)
+                .ok_or_else(|| format!("the free slot {slot} hands out generation 0"))?;
+            free.push((slot, next));
+        }
+        for &slot in &self.frozen {
+            match slots.get_mut(slot as usize) {
+                Some(entry) if entry.generation != 0 && !entry.frozen => entry.frozen = true,
+                _ => {
+                    return Err(format!(
+                        "the frozen slot {slot} is not alive, or frozen twice"
+                    ));
+                }
+            }
+        }
+        Ok(Slots {
+            slots,
+            free,
+            live,
+            retired: len - live - self.free.len(),
+        })
     }
 }
 

@@ -50,6 +50,8 @@ pub use component::{
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use disabled::{Allow, Disabled};
 pub use entity::Entity;
+#[cfg(feature = "serde")]
+pub(crate) use entity::{SavedSlots, SlotsView};
 pub use hierarchy::{
     Ancestors, ChildOf, ChildSpawner, Children, DescendantsBreadthFirst, DescendantsDepthFirst,
     GlobalTransform, Transform, TransformPropagation, propagate_transforms,
@@ -60,6 +62,8 @@ pub use query::{
 };
 pub use query::{AnyOf, Has, Or, Populated, Single};
 pub use required::RequiredError;
+#[cfg(feature = "serde")]
+pub(crate) use snapshot::{CapturedArchetype, CapturedComponent, RemovalRecords};
 pub(crate) use snapshot::{CapturedStore, StoreMismatch};
 pub use store::{
     ComponentTicks, Entities, EntityError, MAX_TICK_AGE, StoreId, TICK_CHECK_INTERVAL,

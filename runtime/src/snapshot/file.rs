@@ -119,6 +119,23 @@ pub enum SaveError {
         /// What was too large.
         what: String,
     },
+    /// The snapshot holds nothing (new, or its capture failed).
+    Empty,
+    /// The world's registrations for saving conflict (a name given to two
+    /// types, or a type given two names, through
+    /// [`World::save_component`](crate::World::save_component)); the
+    /// first registration of each was kept, and nothing is saved until the
+    /// conflict is gone.
+    Registration {
+        /// The conflicts, each naming both sides.
+        conflicts: Vec<String>,
+    },
+    /// Component types with rows in the snapshot are not registered for
+    /// saving: a save without them could not give the world back.
+    NotSaved {
+        /// Their type names.
+        names: Vec<&'static str>,
+    },
 }
 
 impl fmt::Display for SaveError {
@@ -137,6 +154,17 @@ impl fmt::Display for SaveError {
                 "encoding the {kind} `{name}` panicked: {message}; nothing valid was written"
             ),
             SaveError::TooLarge { what } => write!(f, "cannot save: {what}"),
+            SaveError::Empty => f.write_str("cannot save an empty snapshot"),
+            SaveError::Registration { conflicts } => write!(
+                f,
+                "the world's registrations for saving conflict: {}",
+                conflicts.join("; ")
+            ),
+            SaveError::NotSaved { names } => write!(
+                f,
+                "component types with rows are not registered for saving (World::save_component): {}",
+                names.join(", ")
+            ),
         }
     }
 }
@@ -329,6 +357,21 @@ pub enum LoadError {
         /// What is wrong: `the component "hp" appears twice`.
         what: String,
     },
+    /// The sections decode but contradict each other (an entity listed
+    /// twice, a free slot that is alive...): a forged save.
+    Inconsistent {
+        /// What contradicts what.
+        what: String,
+    },
+    /// The world's registrations for saving conflict (see
+    /// [`SaveError::Registration`]).
+    Registration {
+        /// The conflicts, each naming both sides.
+        conflicts: Vec<String>,
+    },
+    /// The save was read, and restoring it was refused (only from
+    /// [`World::load_from`](crate::World::load_from)).
+    Restore(crate::snapshot::RestoreError),
 }
 
 impl fmt::Display for LoadError {
@@ -374,6 +417,17 @@ impl fmt::Display for LoadError {
                 "the {kind} `{name}` (payload at byte {at}) does not decode as this world's type: {reason}"
             ),
             LoadError::Sections { what } => write!(f, "the save's sections are wrong: {what}"),
+            LoadError::Inconsistent { what } => {
+                write!(f, "the save contradicts itself: {what}")
+            }
+            LoadError::Registration { conflicts } => write!(
+                f,
+                "the world's registrations for saving conflict: {}",
+                conflicts.join("; ")
+            ),
+            LoadError::Restore(error) => {
+                write!(f, "the save was read, its restore refused: {error}")
+            }
         }
     }
 }
@@ -382,6 +436,7 @@ impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LoadError::Io(error) => Some(error),
+            LoadError::Restore(error) => Some(error),
             _ => None,
         }
     }

@@ -83,16 +83,34 @@
 //! `CapturedPart`, a list of them in [`Snapshot`], an opt-in entry in the
 //! registry, and its capture and restore steps in `world.rs`.
 
+#[cfg(feature = "serde")]
+mod checksum;
+#[cfg(feature = "serde")]
+mod codec;
+#[cfg(feature = "serde")]
+mod divergence;
 mod error;
+#[cfg(feature = "serde")]
+mod file;
+#[cfg(feature = "serde")]
+mod io;
 pub(crate) mod part;
 pub(crate) mod registry;
 mod rollback;
+#[cfg(feature = "serde")]
+mod saves;
 mod world;
 
 use std::fmt;
 
+#[cfg(feature = "serde")]
+pub use divergence::{DIVERGENCE_ENTITIES, Divergence};
 pub use error::{RestoreError, SnapshotError};
+#[cfg(feature = "serde")]
+pub use file::{FORMAT_VERSION, LoadError, SaveError, SectionKind};
 pub use rollback::RollbackBuffer;
+#[cfg(feature = "serde")]
+pub use saves::RegistrationError;
 
 use crate::entity::CapturedStore;
 use crate::world::ClockSnapshot;
@@ -242,6 +260,10 @@ pub struct Snapshot {
     pub(crate) entities_book: Option<(u64, crate::registry::SlotTicks)>,
     /// The world's removal-record window (`World::removal_ticks`).
     pub(crate) removal_ticks: (u32, u32),
+    /// The codecs of the types the world saves, as at the capture: a
+    /// snapshot is written, checksummed and compared without its world.
+    #[cfg(feature = "serde")]
+    pub(crate) saves: std::sync::Arc<saves::SaveCodecs>,
 }
 
 impl Snapshot {

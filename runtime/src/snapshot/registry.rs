@@ -36,6 +36,10 @@ pub(crate) struct SnapshotRegistry {
     pub(crate) services: Vec<ServiceEntry>,
     /// Whether a snapshot is refused while anything is left out.
     pub(crate) strict: bool,
+    /// The types registered for saving, with their names and codecs
+    /// (`World::save_component`); each snapshot shares them.
+    #[cfg(feature = "serde")]
+    pub(crate) saves: std::sync::Arc<super::saves::SaveCodecs>,
 }
 
 impl std::fmt::Debug for SnapshotRegistry {

@@ -161,6 +161,9 @@ impl World {
         into.origin = Some(self.world_id());
         self.capture_cursors(&mut into.cursors);
         into.removal_ticks = self.removal_ticks();
+        // An `Arc` clone: no allocation.
+        #[cfg(feature = "serde")]
+        into.saves.clone_from(&registry.saves);
     }
 
     /// Gives back the world as `snapshot` was: its entities (the same ids),

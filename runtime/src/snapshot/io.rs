@@ -1,0 +1,541 @@
+//! Snapshots on disk and their checksum (the `serde` feature).
+//!
+//! # What a save holds
+//!
+//! One [`SectionKind::Entities`] section first: the store's change tick,
+//! the world's removal-record window, the slot table (each slot's
+//! generation, the frozen slots, the free list in order: the ids the next
+//! spawns get), every archetype with rows (the save names of its
+//! components, its entities in row order), the sparse-set components'
+//! entities, and the removal records of saved components. Then one
+//! [`SectionKind::Component`] section per saved component with values
+//! (every value, archetype after archetype in the order above, then their
+//! added and changed ticks) and one [`SectionKind::Service`] section per
+//! saved service (its value, or none: a load then takes it out), each in
+//! the order of their names. The world's clocks are not saved: a load
+//! leaves them as they are.
+//!
+//! # What the checksum covers
+//!
+//! [`Snapshot::checksum`] is the xxh3-64 of the postcard encoding of the
+//! game's state a peer would compare, streamed without a buffer: the slot
+//! table (generations, frozen slots, free list), every archetype with rows
+//! (its saved components' names in column order, its entities in row
+//! order), the sparse-set components' entities, then each saved component
+//! (its name, its values in row order) and each saved service (its name,
+//! its value), in name order. Not covered: change ticks and removal
+//! records (bookkeeping of change detection, which differs between a world
+//! that ran a frame and one restored to its end), the clocks (wall time),
+//! and every part not registered for saving ([`Snapshot::not_saved`]
+//! names those). The same state gives the same checksum on every executor,
+//! thread count and machine when the worlds register their components in
+//! the same order (the column order of an archetype follows it).
+
+use std::any::TypeId;
+use std::io::{Read, Write};
+
+use serde::ser::{SerializeSeq, SerializeTuple};
+use serde::{Deserialize, Serialize, Serializer};
+use xxhash_rust::xxh3::Xxh3;
+
+use super::checksum::{Sink, encode};
+use super::codec::{DecodedPart, PartCodec, hash_part};
+use super::file::{self, LoadError, SaveError, SaveWriter, Section, SectionKind};
+use super::saves::SaveCodecs;
+use super::{CapturedService, Snapshot};
+use crate::entity::{
+    CapturedArchetype, CapturedComponent, CapturedStore, Entity, RemovalRecords, SavedSlots,
+    SlotsView, StorageType, StoreMismatch,
+};
+use crate::world::World;
+
+/// The name of the entities section.
+const ENTITIES: &str = "entities";
+
+/// The entity store of a snapshot as its entities section encodes it;
+/// `with_ticks: false` is what the checksum hashes.
+struct StoreView<'a> {
+    snapshot: &'a Snapshot,
+    with_ticks: bool,
+}
+
+/// A sequence written from an iterator whose length is counted first
+/// (postcard needs the length before the elements).
+struct Counted<F>(F);
+
+impl<F, I, T> Serialize for Counted<F>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = T>,
+    T: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some((self.0)().count()))?;
+        for item in (self.0)() {
+            seq.serialize_element(&item)?;
+        }
+        seq.end()
+    }
+}
+
+impl Snapshot {
+    fn store(&self) -> &CapturedStore {
+        &self.store
+    }
+
+    fn archetypes(&self) -> &[CapturedArchetype] {
+        &self.store.archetypes[..self.store.archetype_len]
+    }
+
+    /// The codec of a captured component part, if it is saved.
+    fn component_codec(&self, component: &CapturedComponent) -> Option<&dyn PartCodec> {
+        self.saves
+            .of_type(SectionKind::Component, component.type_id)
+    }
+
+    fn saved_services(&self) -> impl Iterator<Item = (&dyn PartCodec, &CapturedService)> {
+        self.saves
+            .in_name_order()
+            .filter(|codec| codec.kind() == SectionKind::Service)
+            .filter_map(|codec| {
+                self.services[..self.service_len]
+                    .iter()
+                    .find(|service| service.type_id == codec.value_type())
+                    .map(|service| (codec, service))
+            })
+    }
+
+    fn saved_components(&self) -> impl Iterator<Item = (&dyn PartCodec, &CapturedComponent)> {
+        self.saves
+            .in_name_order()
+            .filter(|codec| codec.kind() == SectionKind::Component)
+            .filter_map(|codec| {
+                self.store
+                    .used_parts()
+                    .find(|component| component.type_id == codec.value_type())
+                    .map(|component| (codec, component))
+            })
+    }
+
+    /// The type names of the parts this snapshot holds that are not
+    /// registered for saving ([`World::save_component`],
+    /// [`World::save_service`]): they are neither saved nor covered by
+    /// the [`checksum`](Self::checksum).
+    pub fn not_saved(&self) -> Vec<&'static str> {
+        let components = self
+            .store
+            .used_parts()
+            .filter(|component| self.component_codec(component).is_none())
+            .map(|component| component.name);
+        let services = self.services[..self.service_len]
+            .iter()
+            .filter(|service| {
+                self.saves
+                    .of_type(SectionKind::Service, service.type_id)
+                    .is_none()
+            })
+            .map(|service| service.name);
+        components.chain(services).collect()
+    }
+
+    /// The xxh3-64 of the saved state's postcard encoding, streamed (no
+    /// buffer): equal snapshots have equal checksums on every thread count
+    /// and machine. See the [module](crate::snapshot) for what it covers;
+    /// an empty snapshot's is that of nothing.
+    ///
+    /// # Panics
+    ///
+    /// When a saved type's `Serialize` panics or fails (then
+    /// [`write_to`](Self::write_to) names it).
+    pub fn checksum(&self) -> u64 {
+        let mut hasher = Xxh3::new();
+        if self.store.filled {
+            self.hash_into(&mut hasher)
+                .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
+        }
+        hasher.digest()
+    }
+
+    fn hash_into(&self, hasher: &mut Xxh3) -> postcard::Result<()> {
+        encode(
+            &StoreView {
+                snapshot: self,
+                with_ticks: false,
+            },
+            Sink::Hash(hasher),
+        )?;
+        for (codec, component) in self.saved_components() {
+            hash_part(codec, &*component.part, hasher)?;
+        }
+        for (codec, service) in self.saved_services() {
+            hash_part(codec, &*service.part, hasher)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the snapshot as a save (see the [module](crate::snapshot)):
+    /// the entities, then every saved component and service, then a
+    /// trailing checksum of the file. Services not registered for saving
+    /// are left out (a load leaves those of the world as they are).
+    ///
+    /// # Errors
+    /// [`SaveError::Empty`], [`SaveError::Registration`],
+    /// [`SaveError::NotSaved`] (component rows not registered for saving)
+    /// before anything is written; [`SaveError::Encode`] and
+    /// [`SaveError::Panicked`] naming the type whose `Serialize` failed,
+    /// [`SaveError::Io`]: what was written then is not a valid save.
+    pub fn write_to(&self, writer: impl Write) -> Result<(), SaveError> {
+        if !self.store.filled {
+            return Err(SaveError::Empty);
+        }
+        if !self.saves.conflicts.is_empty() {
+            return Err(SaveError::Registration {
+                conflicts: self.saves.conflicts.clone(),
+            });
+        }
+        let unsaved: Vec<&'static str> = self
+            .store
+            .used_parts()
+            .filter(|component| self.component_codec(component).is_none())
+            .map(|component| component.name)
+            .collect();
+        if !unsaved.is_empty() {
+            return Err(SaveError::NotSaved { names: unsaved });
+        }
+        let sections = 1 + self.saved_components().count() + self.saved_services().count();
+        let mut out = SaveWriter::start(writer, sections)?;
+        out.section(SectionKind::Entities, ENTITIES, |bytes| {
+            encode(
+                &StoreView {
+                    snapshot: self,
+                    with_ticks: true,
+                },
+                Sink::Bytes(bytes),
+            )
+        })?;
+        for (codec, component) in self.saved_components() {
+            out.section(SectionKind::Component, codec.name(), |bytes| {
+                codec.encode_section(&*component.part, bytes)
+            })?;
+        }
+        for (codec, service) in self.saved_services() {
+            out.section(SectionKind::Service, codec.name(), |bytes| {
+                codec.encode_section(&*service.part, bytes)
+            })?;
+        }
+        out.finish()?;
+        Ok(())
+    }
+}
+
+impl Serialize for StoreView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let snapshot = self.snapshot;
+        let store = snapshot.store();
+        let name_of = |part: u32| {
+            snapshot
+                .component_codec(&store.components[part as usize])
+                .map(|codec| codec.name())
+        };
+        let archetypes = Counted(|| {
+            snapshot.archetypes().iter().map(|archetype| {
+                (
+                    Counted(|| {
+                        archetype
+                            .columns
+                            .iter()
+                            .filter_map(|&(part, _)| name_of(part))
+                    }),
+                    &store.entities[archetype.entities.clone()],
+                )
+            })
+        });
+        let sparse = Counted(|| {
+            snapshot
+                .saved_components()
+                .filter(|(_, component)| component.storage == StorageType::SparseSet)
+                .map(|(codec, component)| (codec.name(), &component.sparse_entities[..]))
+        });
+        let mut tuple = serializer.serialize_tuple(6)?;
+        if self.with_ticks {
+            tuple.serialize_element(&(
+                store.tick,
+                store.last_tick_check,
+                snapshot.removal_ticks,
+            ))?;
+        }
+        tuple.serialize_element(&SlotsView(&store.slots))?;
+        tuple.serialize_element(&archetypes)?;
+        tuple.serialize_element(&sparse)?;
+        if self.with_ticks {
+            let removed = Counted(|| {
+                store.removed[..store.removed_len]
+                    .iter()
+                    .filter_map(|removal| {
+                        snapshot
+                            .saves
+                            .of_type(SectionKind::Component, removal.type_id)
+                            .map(|codec| (codec.name(), &removal.records[..]))
+                    })
+            });
+            tuple.serialize_element(&removed)?;
+        }
+        tuple.end()
+    }
+}
+
+/// The entities section, decoded (the layout [`StoreView`] writes with
+/// ticks).
+#[derive(Deserialize)]
+struct SavedStore {
+    ticks: (u32, u32, (u32, u32)),
+    slots: SavedSlots,
+    archetypes: Vec<(Vec<String>, Vec<Entity>)>,
+    sparse: Vec<(String, Vec<Entity>)>,
+    removed: Vec<(String, Vec<(Entity, u32)>)>,
+}
+
+/// The codec saved under `section`'s name, of its kind.
+fn codec_for<'c>(
+    saves: &'c SaveCodecs,
+    section: &Section<'_>,
+) -> Result<&'c dyn PartCodec, LoadError> {
+    let codec = saves
+        .named(section.name)
+        .ok_or_else(|| LoadError::UnknownType {
+            kind: section.kind,
+            name: section.name.to_owned(),
+        })?;
+    if codec.kind() != section.kind {
+        return Err(section.shape(format!(
+            "saved as a {}, registered in this world as a {}",
+            section.kind,
+            codec.kind()
+        )));
+    }
+    Ok(codec)
+}
+
+fn component_named<'c>(saves: &'c SaveCodecs, name: &str) -> Result<&'c dyn PartCodec, LoadError> {
+    match saves.named(name) {
+        Some(codec) if codec.kind() == SectionKind::Component => Ok(codec),
+        Some(_) => Err(LoadError::Inconsistent {
+            what: format!(
+                "the entities name `{name}` as a component; this world saves a service under it"
+            ),
+        }),
+        None => Err(LoadError::UnknownType {
+            kind: SectionKind::Component,
+            name: name.to_owned(),
+        }),
+    }
+}
+
+/// The index in `parts` of `codec`'s part, added on first need; its
+/// storage must be the same every time.
+fn part_of<'c>(
+    parts: &mut Vec<(&'c dyn PartCodec, StorageType, usize)>,
+    codec: &'c dyn PartCodec,
+    storage: StorageType,
+) -> Result<usize, LoadError> {
+    if let Some(index) = parts
+        .iter()
+        .position(|(known, _, _)| known.name() == codec.name())
+    {
+        if parts[index].1 != storage {
+            return Err(LoadError::Inconsistent {
+                what: format!(
+                    "`{}` is both a table and a sparse-set component",
+                    codec.name()
+                ),
+            });
+        }
+        return Ok(index);
+    }
+    parts.push((codec, storage, 0));
+    Ok(parts.len() - 1)
+}
+
+impl World {
+    /// Reads a save written by [`Snapshot::write_to`] into a snapshot of
+    /// this world's registrations (types are found by their save names);
+    /// nothing in the world changes: [`restore`](Self::restore) it after,
+    /// or use [`load_from`](Self::load_from). The whole save is validated
+    /// first (see [`LoadError`]); no length read from it reserves memory
+    /// beyond what the input holds.
+    ///
+    /// # Errors
+    /// Every [`LoadError`] but [`LoadError::Restore`], each naming what
+    /// and where.
+    pub fn read_snapshot(&self, mut reader: impl Read) -> Result<Snapshot, LoadError> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).map_err(LoadError::Io)?;
+        let sections = file::parse(&bytes)?;
+        let saves = &self.snapshots.saves;
+        if !saves.conflicts.is_empty() {
+            return Err(LoadError::Registration {
+                conflicts: saves.conflicts.clone(),
+            });
+        }
+        let Some((entities_section, rest)) = sections.split_first() else {
+            return Err(LoadError::Sections {
+                what: "no entities section".to_owned(),
+            });
+        };
+        if entities_section.kind != SectionKind::Entities {
+            return Err(LoadError::Sections {
+                what: format!(
+                    "the first section is the {} `{}`, not the entities",
+                    entities_section.kind, entities_section.name
+                ),
+            });
+        }
+        for (index, section) in rest.iter().enumerate() {
+            if section.kind == SectionKind::Entities
+                || rest[..index]
+                    .iter()
+                    .any(|other| other.kind == section.kind && other.name == section.name)
+            {
+                return Err(LoadError::Sections {
+                    what: format!("the {} `{}` appears twice", section.kind, section.name),
+                });
+            }
+        }
+        let saved: SavedStore = postcard::from_bytes(entities_section.payload)
+            .map_err(|error| entities_section.shape(error))?;
+        let mut snapshot = Snapshot::new();
+        snapshot.saves = saves.clone();
+        let store = &mut snapshot.store;
+        let (tick, last_tick_check, removal_ticks) = saved.ticks;
+        store.tick = tick;
+        store.last_tick_check = last_tick_check;
+        snapshot.removal_ticks = removal_ticks;
+        store.slots = saved
+            .slots
+            .to_slots()
+            .map_err(|what| LoadError::Inconsistent { what })?;
+
+        // The parts, by the order the entities first name them; each
+        // component's rows, counted from the entities.
+        let mut parts: Vec<(&dyn PartCodec, StorageType, usize)> = Vec::new();
+        for (names, entities) in &saved.archetypes {
+            let start = store.entities.len();
+            store.entities.extend_from_slice(entities);
+            let mut columns = Vec::with_capacity(names.len().min(entities.len().max(1)));
+            for name in names {
+                let codec = component_named(saves, name)?;
+                let part = part_of(&mut parts, codec, StorageType::Table)?;
+                columns.push((part as u32, parts[part].2));
+                parts[part].2 += entities.len();
+            }
+            store.archetypes.push(CapturedArchetype {
+                entities: start..store.entities.len(),
+                columns,
+            });
+        }
+        store.archetype_len = store.archetypes.len();
+        let mut sparse_entities = Vec::new();
+        for (name, entities) in saved.sparse {
+            let codec = component_named(saves, &name)?;
+            let part = part_of(&mut parts, codec, StorageType::SparseSet)?;
+            if parts[part].2 != 0 {
+                return Err(LoadError::Inconsistent {
+                    what: format!("the sparse-set component `{name}` is listed twice"),
+                });
+            }
+            parts[part].2 = entities.len();
+            sparse_entities.push((part, entities));
+        }
+
+        let mut decoded: Vec<Option<DecodedPart>> = (0..parts.len()).map(|_| None).collect();
+        for section in rest {
+            let codec = codec_for(saves, section)?;
+            if section.kind == SectionKind::Service {
+                let decoded = codec
+                    .decode_section(section.payload, 1)
+                    .map_err(|reason| section.shape(reason))?;
+                let DecodedPart::Service(part) = decoded else {
+                    unreachable!("a service codec decodes a service");
+                };
+                snapshot.services.push(CapturedService {
+                    type_id: codec.value_type(),
+                    name: codec.type_name(),
+                    part,
+                });
+                continue;
+            }
+            let Some(index) = parts
+                .iter()
+                .position(|(known, _, _)| known.name() == codec.name())
+            else {
+                return Err(LoadError::Inconsistent {
+                    what: format!(
+                        "the component `{}` has values but no entity has it",
+                        codec.name()
+                    ),
+                });
+            };
+            let part = codec
+                .decode_section(section.payload, parts[index].2)
+                .map_err(|reason| section.shape(reason))?;
+            decoded[index] = Some(part);
+        }
+        snapshot.service_len = snapshot.services.len();
+
+        let store = &mut snapshot.store;
+        for (index, (codec, storage, _)) in parts.iter().enumerate() {
+            let Some(DecodedPart::Component(part)) = decoded[index].take() else {
+                return Err(LoadError::Sections {
+                    what: format!("the component `{}` has rows but no section", codec.name()),
+                });
+            };
+            store.components.push(CapturedComponent {
+                type_id: codec.value_type(),
+                name: codec.type_name(),
+                storage: *storage,
+                part,
+                used: true,
+                sparse_entities: Vec::new(),
+            });
+        }
+        for (part, entities) in sparse_entities {
+            store.components[part].sparse_entities = entities;
+        }
+        for (name, records) in saved.removed {
+            let codec = component_named(saves, &name)?;
+            store.removed.push(RemovalRecords {
+                type_id: codec.value_type(),
+                name: codec.type_name(),
+                records,
+            });
+        }
+        store.removed_len = store.removed.len();
+        store.filled = true;
+
+        let registry = &self.snapshots;
+        store
+            .check(self.entities(), &|type_id: TypeId| {
+                registry.component(type_id).is_some()
+            })
+            .map_err(|mismatch| match mismatch {
+                StoreMismatch::Corrupt(what) => LoadError::Inconsistent { what },
+                other => LoadError::Inconsistent {
+                    what: format!("{other:?}"),
+                },
+            })?;
+        Ok(snapshot)
+    }
+
+    /// [`read_snapshot`](Self::read_snapshot) and
+    /// [`restore`](Self::restore): the world as the save holds it. A load
+    /// that fails changes nothing (a value whose `Drop` panics as the
+    /// restore replaces it is the one exception, as for `restore`).
+    ///
+    /// # Errors
+    /// As [`read_snapshot`](Self::read_snapshot), and
+    /// [`LoadError::Restore`] when the restore is refused.
+    pub fn load_from(&mut self, reader: impl Read) -> Result<(), LoadError> {
+        let snapshot = self.read_snapshot(reader)?;
+        self.restore(&snapshot).map_err(LoadError::Restore)
+    }
+}

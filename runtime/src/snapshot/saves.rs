@@ -1,0 +1,265 @@
+//! Registering types for saving (the `serde` feature):
+//! [`World::save_component`] and [`World::save_service`] opt a type into
+//! snapshots and give it a stable name and a codec, so snapshots holding
+//! it can be written to disk, read back, checksummed and compared.
+//!
+//! Names are what a save records: a type may be renamed or moved between
+//! modules and still load, as long as it keeps its name and its fields.
+//! One name per type and one type per name, across components and
+//! services alike.
+
+use std::any::TypeId;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::codec::{ComponentCodec, PartCodec, ServiceCodec};
+use super::file::SectionKind;
+use crate::entity::Component;
+use crate::world::World;
+
+/// The codecs of the types a world saves, shared with the snapshots it
+/// takes (a snapshot is written or checksummed without its world).
+#[derive(Clone, Default)]
+pub(crate) struct SaveCodecs {
+    /// In registration order.
+    codecs: Vec<Arc<dyn PartCodec>>,
+    /// Indices of `codecs` in the order of their names: the order of a
+    /// save's sections and of the checksum.
+    by_name: Vec<usize>,
+    /// Registrations refused by [`World::save_component`] and
+    /// [`World::save_service`] (each naming both sides).
+    pub(crate) conflicts: Vec<String>,
+}
+
+impl fmt::Debug for SaveCodecs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SaveCodecs")
+            .field(
+                "names",
+                &self.in_name_order().map(|c| c.name()).collect::<Vec<_>>(),
+            )
+            .field("conflicts", &self.conflicts)
+            .finish()
+    }
+}
+
+impl SaveCodecs {
+    /// The codec of the `kind` type `type_id`, if it is saved.
+    pub(crate) fn of_type(&self, kind: SectionKind, type_id: TypeId) -> Option<&dyn PartCodec> {
+        self.codecs
+            .iter()
+            .find(|codec| codec.kind() == kind && codec.value_type() == type_id)
+            .map(|codec| &**codec)
+    }
+
+    /// The codec saved under `name`, if any.
+    pub(crate) fn named(&self, name: &str) -> Option<&dyn PartCodec> {
+        self.by_name
+            .binary_search_by(|&index| self.codecs[index].name().cmp(name))
+            .ok()
+            .map(|found| &*self.codecs[self.by_name[found]])
+    }
+
+    /// Every codec, by name.
+    pub(crate) fn in_name_order(&self) -> impl Iterator<Item = &dyn PartCodec> {
+        self.by_name.iter().map(|&index| &*self.codecs[index])
+    }
+
+    /// Adds `codec`: `Ok(true)` when added, `Ok(false)` when the same
+    /// type was already saved under the same name.
+    fn add(&mut self, codec: Arc<dyn PartCodec>) -> Result<bool, RegistrationError> {
+        if let Some(named) = self.named(codec.name()) {
+            if named.value_type() == codec.value_type() && named.kind() == codec.kind() {
+                return Ok(false);
+            }
+            return Err(RegistrationError::NameTaken {
+                name: codec.name(),
+                taken_by: named.type_name(),
+                refused: codec.type_name(),
+            });
+        }
+        if let Some(same) = self.of_type(codec.kind(), codec.value_type()) {
+            return Err(RegistrationError::AlreadyNamed {
+                type_name: codec.type_name(),
+                name: same.name(),
+                refused: codec.name(),
+            });
+        }
+        let position = self
+            .by_name
+            .partition_point(|&index| self.codecs[index].name() < codec.name());
+        self.by_name.insert(position, self.codecs.len());
+        self.codecs.push(codec);
+        Ok(true)
+    }
+}
+
+/// Why [`World::try_save_component`] or [`World::try_save_service`]
+/// refused a registration. The world keeps its first registration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistrationError {
+    /// The name already belongs to another type.
+    NameTaken {
+        /// The name.
+        name: &'static str,
+        /// The type saved under it.
+        taken_by: &'static str,
+        /// The type refused.
+        refused: &'static str,
+    },
+    /// The type is already saved under another name.
+    AlreadyNamed {
+        /// The type.
+        type_name: &'static str,
+        /// The name it is saved under.
+        name: &'static str,
+        /// The name refused.
+        refused: &'static str,
+    },
+}
+
+impl fmt::Display for RegistrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistrationError::NameTaken {
+                name,
+                taken_by,
+                refused,
+            } => write!(
+                f,
+                "the save name `{name}` belongs to {taken_by}; {refused} cannot take it"
+            ),
+            RegistrationError::AlreadyNamed {
+                type_name,
+                name,
+                refused,
+            } => write!(
+                f,
+                "{type_name} is saved as `{name}`; it cannot also be saved as `{refused}`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegistrationError {}
+
+/// The registry entry's codec slot holds the name its type is saved
+/// under: another name for the same type is refused.
+fn check_slot(
+    slot: Option<&Box<dyn std::any::Any + Send + Sync>>,
+    codec: &dyn PartCodec,
+) -> Result<(), RegistrationError> {
+    match slot.and_then(|slot| slot.downcast_ref::<&'static str>()) {
+        Some(&name) if name != codec.name() => Err(RegistrationError::AlreadyNamed {
+            type_name: codec.type_name(),
+            name,
+            refused: codec.name(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl World {
+    /// Opts the component `T` into snapshots
+    /// ([`snapshot_component`](Self::snapshot_component)) and into saves
+    /// under `name`: its values are written by
+    /// [`Snapshot::write_to`](crate::Snapshot::write_to), read by
+    /// [`read_snapshot`](Self::read_snapshot), covered by
+    /// [`Snapshot::checksum`](crate::Snapshot::checksum) and compared by
+    /// [`Snapshot::divergence`](crate::Snapshot::divergence). Registering
+    /// the same type under the same name again is a no-op.
+    ///
+    /// A name already given to another type, or a type already saved under
+    /// another name, is refused without a panic: the first registration
+    /// stays, a warning is traced, and every save and load of this world
+    /// fails naming the conflict ([`SaveError::Registration`](crate::snapshot::SaveError::Registration))
+    /// until it is fixed. [`try_save_component`](Self::try_save_component)
+    /// returns the error instead.
+    pub fn save_component<T: Component + Clone + Serialize + DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> &mut Self {
+        if let Err(error) = self.try_save_component::<T>(name) {
+            self.record_save_conflict(error);
+        }
+        self
+    }
+
+    /// [`save_component`](Self::save_component), returning a conflicting
+    /// registration as an error (nothing is recorded then).
+    ///
+    /// # Errors
+    /// [`RegistrationError`] naming the name and both types, or the type
+    /// and both names.
+    pub fn try_save_component<T: Component + Clone + Serialize + DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<&mut Self, RegistrationError> {
+        let codec = Arc::new(ComponentCodec::<T> {
+            name,
+            _type: PhantomData,
+        });
+        let entry = self.snapshots.component(TypeId::of::<T>());
+        check_slot(entry.and_then(|entry| entry.codec.as_ref()), &*codec)?;
+        self.add_save_codec(codec)?;
+        self.snapshots.add_component::<T>().codec = Some(Box::new(name));
+        Ok(self)
+    }
+
+    /// Opts the service `T` into snapshots
+    /// ([`snapshot_service`](Self::snapshot_service)) and into saves under
+    /// `name`; see [`save_component`](Self::save_component) for the rules.
+    pub fn save_service<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static>(
+        &mut self,
+        name: &'static str,
+    ) -> &mut Self {
+        if let Err(error) = self.try_save_service::<T>(name) {
+            self.record_save_conflict(error);
+        }
+        self
+    }
+
+    /// [`save_service`](Self::save_service), returning a conflicting
+    /// registration as an error.
+    ///
+    /// # Errors
+    /// As [`try_save_component`](Self::try_save_component).
+    pub fn try_save_service<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<&mut Self, RegistrationError> {
+        let codec = Arc::new(ServiceCodec::<T> {
+            name,
+            _type: PhantomData,
+        });
+        let entry = self.snapshots.service(TypeId::of::<T>());
+        check_slot(entry.and_then(|entry| entry.codec.as_ref()), &*codec)?;
+        self.add_save_codec(codec)?;
+        self.snapshots.add_service::<T>().codec = Some(Box::new(name));
+        Ok(self)
+    }
+
+    fn add_save_codec(&mut self, codec: Arc<dyn PartCodec>) -> Result<(), RegistrationError> {
+        let saves = &mut self.snapshots.saves;
+        if saves.named(codec.name()).is_some_and(|named| {
+            named.value_type() == codec.value_type() && named.kind() == codec.kind()
+        }) {
+            return Ok(());
+        }
+        Arc::make_mut(saves).add(codec).map(|_| ())
+    }
+
+    fn record_save_conflict(&mut self, error: RegistrationError) {
+        tracing::warn!("{error}; the first registration stays, saves and loads are refused");
+        let text = error.to_string();
+        let saves = Arc::make_mut(&mut self.snapshots.saves);
+        if !saves.conflicts.contains(&text) {
+            saves.conflicts.push(text);
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! Saves of snapshots (issue 39, the `serde` feature): a world saved with
+//! `Snapshot::write_to` and loaded back, into the same world after playing
+//! on or into a fresh one with the same registrations, gives every query,
+//! every id and every saved service as they were. Bad saves (another
+//! version, an unknown type, another shape, truncated, corrupted) are
+//! refused by name and change nothing; a `Serialize` that panics writes
+//! nothing that loads. The checksum is the same on every executor and
+//! thread count, and the divergence report names the first part that
+//! differs and its entities.
+
+#[path = "support/executors.rs"]
+mod support;
+
+use serde::{Deserialize, Serialize};
+use sluice::snapshot::{LoadError, SaveError, SectionKind};
+use sluice::{Commands, Entity, NodeBuilder, Query, Snapshot, World};
+use support::{PLANNED, executors, quiet_planned_panics, world_on};
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Pos {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Vel {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Name(String);
+
+/// A reference to another entity, kept valid by a load.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Follows(Entity);
+
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+struct Score {
+    points: u64,
+    log: Vec<String>,
+}
+
+const ENTITIES: u32 = if cfg!(miri) { 12 } else { 300 };
+const FRAMES: usize = if cfg!(miri) { 3 } else { 20 };
+
+fn register(world: &mut World) {
+    world
+        .save_component::<Pos>("pos")
+        .save_component::<Vel>("vel")
+        .save_component::<Name>("name")
+        .save_component::<Follows>("follows")
+        .save_service::<Score>("score");
+}
+
+fn populate(world: &mut World) -> Vec<Entity> {
+    let mut spawned = Vec::new();
+    for i in 0..ENTITIES {
+        let pos = Pos {
+            x: i as f32,
+            y: -(i as f32) * 0.5,
+        };
+        let entity = match i % 3 {
+            0 => world.spawn((pos, Vel { x: 1.0, y: 0.25 })),
+            1 => world.spawn((pos, Name(format!("unit {i}")))),
+            _ => world.spawn((pos, Follows(spawned[i as usize - 1]))),
+        };
+        spawned.push(entity);
+    }
+    // Holes in the slot table: the free list is part of what is saved.
+    for entity in spawned.iter().step_by(5) {
+        world.despawn(*entity).unwrap();
+    }
+    world.insert(Score {
+        points: 42,
+        log: vec!["start".into()],
+    });
+    spawned
+}
+
+/// Everything a query sees, sorted by entity.
+type View = (
+    Vec<(Entity, Pos)>,
+    Vec<(Entity, Vel)>,
+    Vec<(Entity, Name)>,
+    Vec<(Entity, Follows)>,
+    Option<Score>,
+);
+
+fn view(world: &mut World) -> View {
+    fn sorted<T>(mut rows: Vec<(Entity, T)>) -> Vec<(Entity, T)> {
+        rows.sort_by_key(|(entity, _)| *entity);
+        rows
+    }
+    let pos = sorted(
+        world
+            .query::<(Entity, &Pos)>()
+            .iter()
+            .map(|(e, p)| (e, *p))
+            .collect(),
+    );
+    let vel = sorted(
+        world
+            .query::<(Entity, &Vel)>()
+            .iter()
+            .map(|(e, v)| (e, *v))
+            .collect(),
+    );
+    let name = sorted(
+        world
+            .query::<(Entity, &Name)>()
+            .iter()
+            .map(|(e, n)| (e, n.clone()))
+            .collect(),
+    );
+    let follows = sorted(
+        world
+            .query::<(Entity, &Follows)>()
+            .iter()
+            .map(|(e, f)| (e, *f))
+            .collect(),
+    );
+    (pos, vel, name, follows, world.get::<Score>().cloned())
+}
+
+fn save(world: &World) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    world.snapshot().unwrap().write_to(&mut bytes).unwrap();
+    bytes
+}
+
+/// Moves, renames, despawns and spawns: the world after it is not the
+/// world before.
+fn play_on(world: &mut World) {
+    world.query::<&mut Pos>().for_each(|mut pos| pos.x += 100.0);
+    let victims: Vec<Entity> = world
+        .query::<(Entity, &Name)>()
+        .iter()
+        .map(|(e, _)| e)
+        .take(3)
+        .collect();
+    for victim in victims {
+        world.despawn(victim).unwrap();
+    }
+    world.spawn((Pos { x: -1.0, y: -1.0 }, Name("newcomer".into())));
+    world.get_mut::<Score>().unwrap().points = 0;
+}
+
+#[test]
+fn round_trip_into_the_same_world_after_playing_on() {
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    let before = view(&mut world);
+    let bytes = save(&world);
+    let checksum = world.snapshot().unwrap().checksum();
+    play_on(&mut world);
+    assert_ne!(view(&mut world), before);
+    world.load_from(&bytes[..]).unwrap();
+    assert_eq!(view(&mut world), before);
+    assert_eq!(world.snapshot().unwrap().checksum(), checksum);
+    // The reference inside a component still names its target.
+    for (_, follows) in &before.3 {
+        let _ = world.entity(follows.0);
+    }
+}
+
+#[test]
+fn round_trip_into_a_fresh_world_gives_the_same_ids_and_the_next_ones() {
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    let bytes = save(&world);
+    let checksum = world.snapshot().unwrap().checksum();
+
+    let mut fresh = World::new();
+    register(&mut fresh);
+    fresh.load_from(&bytes[..]).unwrap();
+    assert_eq!(view(&mut fresh), view(&mut world));
+    assert_eq!(fresh.snapshot().unwrap().checksum(), checksum);
+    assert_eq!(fresh.entities().len(), world.entities().len());
+    // The allocator came back too: the next ids are the same.
+    for _ in 0..5 {
+        assert_eq!(
+            fresh.spawn((Pos { x: 0.0, y: 0.0 },)),
+            world.spawn((Pos { x: 0.0, y: 0.0 },))
+        );
+    }
+}
+
+#[test]
+fn read_snapshot_changes_nothing_until_restored() {
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    let bytes = save(&world);
+    play_on(&mut world);
+    let played = view(&mut world);
+    let snapshot: Snapshot = world.read_snapshot(&bytes[..]).unwrap();
+    assert_eq!(view(&mut world), played);
+    world.restore(&snapshot).unwrap();
+    assert_ne!(view(&mut world), played);
+}
+
+/// Rewrites the trailing checksum after an edit: a forged save that only
+/// the checks after the checksum can refuse.
+fn reseal(bytes: &mut [u8]) {
+    let body = bytes.len() - 8;
+    let digest = xxh3(&bytes[..body]);
+    bytes[body..].copy_from_slice(&digest.to_le_bytes());
+}
+
+fn xxh3(bytes: &[u8]) -> u64 {
+    // The checksum of an empty world's save is not what is tested here:
+    // the container's trailer is plain xxh3-64, seed 0.
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// A world whose state after a failed load must equal its state before.
+fn unchanged_after(world: &mut World, load: impl FnOnce(&mut World) -> LoadError) -> LoadError {
+    let before = view(world);
+    let checksum = world.snapshot().unwrap().checksum();
+    let error = load(world);
+    assert_eq!(view(world), before, "a failed load changed the world");
+    assert_eq!(world.snapshot().unwrap().checksum(), checksum);
+    error
+}
+
+fn saved_world() -> (World, Vec<u8>) {
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    let bytes = save(&world);
+    play_on(&mut world);
+    (world, bytes)
+}
+
+#[test]
+fn a_save_from_another_version_is_refused_naming_both() {
+    let (mut world, mut bytes) = saved_world();
+    bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+    reseal(&mut bytes);
+    let error = unchanged_after(&mut world, |w| w.load_from(&bytes[..]).unwrap_err());
+    let LoadError::Version { found, supported } = error else {
+        panic!("{error}")
+    };
+    assert_eq!(found, 99);
+    assert_eq!(supported, sluice::snapshot::FORMAT_VERSION);
+    assert!(error.to_string().contains("99"), "{error}");
+}
+
+#[test]
+fn not_a_save_truncated_and_corrupted_are_named() {
+    let (mut world, bytes) = saved_world();
+    let error = unchanged_after(&mut world, |w| w.load_from(&b"GIF89a..."[..]).unwrap_err());
+    assert!(matches!(error, LoadError::NotASave { .. }), "{error}");
+    let cut = &bytes[..bytes.len() / 2];
+    let error = unchanged_after(&mut world, |w| w.load_from(cut).unwrap_err());
+    assert!(matches!(error, LoadError::Truncated { .. }), "{error}");
+    let mut flipped = bytes.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x10;
+    let error = unchanged_after(&mut world, |w| w.load_from(&flipped[..]).unwrap_err());
+    assert!(matches!(error, LoadError::Corrupted { .. }), "{error}");
+}
+
+#[test]
+fn an_unknown_type_is_named() {
+    #[derive(Clone, Debug, Serialize, Deserialize)]
+    struct Mana(u16);
+    let mut world = World::new();
+    register(&mut world);
+    world.save_component::<Mana>("mana");
+    populate(&mut world);
+    world.spawn((Mana(3),));
+    let bytes = save(&world);
+
+    let mut other = World::new();
+    register(&mut other);
+    populate(&mut other);
+    let error = unchanged_after(&mut other, |w| w.load_from(&bytes[..]).unwrap_err());
+    let LoadError::UnknownType { kind, ref name } = error else {
+        panic!("{error}")
+    };
+    assert_eq!((kind, name.as_str()), (SectionKind::Component, "mana"));
+}
+
+#[test]
+fn a_type_of_another_shape_is_named() {
+    /// `Pos` with a third field, saved under the same name.
+    #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+    struct Pos3 {
+        x: f32,
+        y: f32,
+        z: f32,
+    }
+    let (_, bytes) = saved_world();
+    let mut other = World::new();
+    other
+        .save_component::<Pos3>("pos")
+        .save_component::<Vel>("vel")
+        .save_component::<Name>("name")
+        .save_component::<Follows>("follows")
+        .save_service::<Score>("score");
+    other.spawn((Pos3 {
+        x: 1.0,
+        y: 2.0,
+        z: 3.0,
+    },));
+    let before = other.snapshot().unwrap().checksum();
+    let error = other.load_from(&bytes[..]).unwrap_err();
+    let LoadError::Shape { kind, ref name, .. } = error else {
+        panic!("{error}")
+    };
+    assert_eq!((kind, name.as_str()), (SectionKind::Component, "pos"));
+    assert_eq!(other.snapshot().unwrap().checksum(), before);
+}
+
+/// Serializes as its value, except 13, which panics half-way.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+struct Unlucky(u32);
+
+impl Serialize for Unlucky {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0 == 13 {
+            panic!("{} unlucky thirteen", PLANNED);
+        }
+        serializer.serialize_u32(self.0)
+    }
+}
+
+#[test]
+fn a_serialize_that_panics_writes_nothing_that_loads() {
+    quiet_planned_panics();
+    let mut world = World::new();
+    register(&mut world);
+    world.save_component::<Unlucky>("unlucky");
+    populate(&mut world);
+    for i in 0..20 {
+        world.spawn((Unlucky(i),));
+    }
+    let before = view(&mut world);
+    let snapshot = world.snapshot().unwrap();
+    let mut bytes = Vec::new();
+    let error = snapshot.write_to(&mut bytes).unwrap_err();
+    let SaveError::Panicked { kind, ref name, .. } = error else {
+        panic!("{error}")
+    };
+    assert_eq!((kind, name.as_str()), (SectionKind::Component, "unlucky"));
+    assert!(error.to_string().contains("unlucky thirteen"), "{error}");
+    assert!(world.read_snapshot(&bytes[..]).is_err());
+    assert_eq!(view(&mut world), before);
+    // The world and the snapshot still work: without the thirteen, it saves.
+    let thirteen: Vec<Entity> = world
+        .query::<(Entity, &Unlucky)>()
+        .iter()
+        .filter(|(_, u)| u.0 == 13)
+        .map(|(e, _)| e)
+        .collect();
+    world.despawn(thirteen[0]).unwrap();
+    let bytes = save(&world);
+    world.load_from(&bytes[..]).unwrap();
+}
+
+#[test]
+fn a_name_or_a_type_registered_twice_is_refused_by_name() {
+    #[derive(Clone, Debug, Serialize, Deserialize)]
+    struct Other(u8);
+    let mut world = World::new();
+    register(&mut world);
+    // Registering the same pair again is a no-op.
+    register(&mut world);
+    let error = world.try_save_component::<Other>("pos").unwrap_err();
+    assert!(error.to_string().contains("pos"), "{error}");
+    let error = world.try_save_component::<Pos>("position").unwrap_err();
+    assert!(error.to_string().contains("position"), "{error}");
+    // The unchecked form keeps the first registration and refuses to save
+    // until the conflict is gone, naming it.
+    world.save_component::<Other>("vel");
+    world.spawn((Other(1),));
+    let error = world.snapshot().unwrap().write_to(Vec::new()).unwrap_err();
+    assert!(matches!(error, SaveError::Registration { .. }), "{error}");
+}
+
+/// A few frames of play through systems and commands: movers move,
+/// spawners spawn, the doomed despawn.
+fn add_game(world: &mut World) {
+    world.add_system(
+        NodeBuilder::new("move").system(|mut q: Query<'_, (&mut Pos, &Vel)>| {
+            q.for_each(|(mut pos, vel)| {
+                pos.x += vel.x;
+                pos.y += vel.y;
+            });
+        }),
+    );
+    world.add_system(NodeBuilder::new("churn").system(
+        |commands: Commands<'_>, q: Query<'_, (Entity, &Pos)>, score: &mut Score| {
+            for (entity, pos) in q.iter() {
+                if pos.x > 40.0 && entity.slot() % 4 == 0 {
+                    commands.despawn(entity);
+                    score.points += 1;
+                }
+            }
+            commands.spawn((Pos { x: 0.0, y: 1.0 }, Vel { x: 3.0, y: 0.0 }));
+        },
+    ));
+}
+
+#[test]
+fn the_checksum_is_the_same_on_every_executor_and_thread_count() {
+    let mut runs = Vec::new();
+    for (kind, threads) in executors() {
+        let mut world = world_on(kind, threads);
+        register(&mut world);
+        populate(&mut world);
+        add_game(&mut world);
+        let mut sums = Vec::new();
+        for _ in 0..FRAMES {
+            world.run_iteration().unwrap();
+            sums.push(world.snapshot().unwrap().checksum());
+        }
+        runs.push(((kind, threads), sums));
+    }
+    let (first, expected) = &runs[0];
+    assert!(expected.windows(2).all(|w| w[0] != w[1]), "the game moves");
+    for (run, sums) in &runs[1..] {
+        assert_eq!(sums, expected, "{run:?} against {first:?}");
+    }
+}
+
+#[test]
+fn divergence_names_the_first_part_and_its_entities() {
+    let mut world = World::new();
+    register(&mut world);
+    let spawned = populate(&mut world);
+    let a = world.snapshot().unwrap();
+    assert!(a.divergence(&a).is_none());
+    assert!(a.divergence(&world.snapshot().unwrap()).is_none());
+
+    let moved = spawned[1];
+    world.entity_mut(moved).unwrap().get_mut::<Pos>().unwrap().x = 1e9;
+    let b = world.snapshot().unwrap();
+    let divergence = a.divergence(&b).unwrap();
+    assert_eq!(divergence.kind, SectionKind::Component);
+    assert_eq!(divergence.name, "pos");
+    assert_eq!(divergence.entities, [moved]);
+    assert_eq!(divergence.differing, 1);
+    assert!(divergence.to_string().contains("pos"), "{divergence}");
+
+    // Many rows differ: the first 16 are listed, all are counted.
+    world.query::<&mut Pos>().for_each(|mut pos| pos.y += 1.0);
+    let c = world.snapshot().unwrap();
+    let divergence = a.divergence(&c).unwrap();
+    assert_eq!(divergence.entities.len(), 16.min(divergence.differing));
+    assert_eq!(divergence.differing, world.entities().len());
+
+    // A service alone differs.
+    let mut other = World::new();
+    register(&mut other);
+    populate(&mut other);
+    other.get_mut::<Score>().unwrap().points += 1;
+    let divergence = a.divergence(&other.snapshot().unwrap()).unwrap();
+    assert_eq!(
+        (divergence.kind, divergence.name.as_str()),
+        (SectionKind::Service, "score")
+    );
+    assert!(divergence.entities.is_empty());
+
+    // An entity more: the entities part differs first, naming it.
+    let extra = other.spawn((Pos { x: 0.0, y: 0.0 },));
+    other.get_mut::<Score>().unwrap().points -= 1;
+    let divergence = a.divergence(&other.snapshot().unwrap()).unwrap();
+    assert_eq!(divergence.kind, SectionKind::Entities);
+    assert_eq!(divergence.entities, [extra]);
+}
