@@ -89,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nsnapshot: {} entities, {} bytes held, left out: {:?}",
         snapshot.entity_count(),
         snapshot.heap_bytes(),
-        snapshot.report().left_out()
+        snapshot.report().left_out().collect::<Vec<_>>()
     );
     for _ in 0..3 {
         world.run_iteration()?;

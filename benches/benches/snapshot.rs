@@ -37,6 +37,8 @@
 
 #![allow(missing_docs)]
 
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
 use std::time::Duration;
 
 use criterion::Criterion;
@@ -125,12 +127,13 @@ use units::{Health, Pos, Slot, Team, Vel, Weapon};
 fn sluice_world(n: usize) -> World {
     let mut world = World::new();
     world
-        .snapshot_component::<Pos>()
-        .snapshot_component::<Vel>()
-        .snapshot_component::<Health>()
-        .snapshot_component::<Team>()
-        .snapshot_component::<Slot>()
-        .snapshot_component::<Weapon>();
+        .save_component::<Pos>("Pos")
+        .save_component::<Vel>("Vel")
+        .save_component::<Health>("Health")
+        .save_component::<Team>("Team")
+        .save_component::<Slot>("Slot")
+        .save_component::<Weapon>("Weapon")
+        .set_snapshot_strict(true);
     world.spawn_batch((0..n).map(|i| units::unit(i, n)));
     world.add_system(
         NodeBuilder::new("move").system(|mut q: Query<(&mut Pos, &Vel)>| {
@@ -468,6 +471,15 @@ fn criterion_rows(c: &mut Criterion) {
             b.iter(|| back.copy_from(&copy));
         });
 
+        group.bench_function(format!("checksum/{n}/sluice"), |b| {
+            b.iter(|| snapshot.checksum());
+        });
+        group.bench_function(format!("capture_checksum/{n}/sluice"), |b| {
+            b.iter(|| {
+                world.snapshot_into(&mut snapshot).expect("snapshot");
+                snapshot.checksum()
+            });
+        });
         let mut frame = 0;
         group.bench_function(format!("capture_checksum/{n}/bevy_ggrs"), |b| {
             b.iter(|| {
@@ -492,6 +504,20 @@ fn criterion_rows(c: &mut Criterion) {
         });
         drop(app);
 
+        let path = dir.path().join(format!("units_{n}.save"));
+        group.sample_size(10);
+        group.bench_function(format!("save_file/{n}/sluice"), |b| {
+            b.iter(|| {
+                let file = File::create(&path).expect("create");
+                snapshot.write_to(BufWriter::new(file)).expect("save");
+            });
+        });
+        group.bench_function(format!("load_file/{n}/sluice"), |b| {
+            b.iter(|| {
+                let file = File::open(&path).expect("open");
+                world.load_from(BufReader::new(file)).expect("load");
+            });
+        });
         group.sample_size(20);
     }
     group.finish();
@@ -507,7 +533,10 @@ fn summary() {
         let world = sluice_world(n);
         let snapshot = world.snapshot().expect("snapshot");
         assert_eq!(snapshot.entity_count(), n);
-        let file_bytes = 0;
+        let path = dir.path().join("units.save");
+        let file = File::create(&path).expect("create");
+        snapshot.write_to(BufWriter::new(file)).expect("save");
+        let file_bytes = std::fs::metadata(&path).expect("metadata").len();
         println!(
             "| {n} | {} | {} | {} | {file_bytes} |",
             snapshot.heap_bytes(),
