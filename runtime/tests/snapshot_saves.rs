@@ -473,3 +473,158 @@ fn divergence_names_the_first_part_and_its_entities() {
     assert_eq!(divergence.kind, SectionKind::Entities);
     assert_eq!(divergence.entities, [extra]);
 }
+
+#[test]
+fn the_hierarchy_transforms_and_disabled_entities_are_saved_without_registering() {
+    use sluice::{ChildOf, Children, Disabled, Transform};
+    let mut world = World::new();
+    register(&mut world);
+    let ship = world.spawn((Pos { x: 1.0, y: 1.0 }, Transform::default()));
+    let turrets: Vec<Entity> = (0..3)
+        .map(|i| {
+            world.spawn((Pos {
+                x: i as f32,
+                y: 0.0,
+            },))
+        })
+        .collect();
+    for &turret in &turrets {
+        world.set_parent(turret, ship).unwrap();
+    }
+    world
+        .entity_mut(turrets[1])
+        .unwrap()
+        .insert((Disabled,))
+        .unwrap();
+    let bytes = save(&world);
+
+    let mut fresh = World::new();
+    register(&mut fresh);
+    fresh.load_from(&bytes[..]).unwrap();
+    let children = fresh
+        .entity(ship)
+        .unwrap()
+        .get::<Children>()
+        .unwrap()
+        .clone();
+    assert_eq!(children.as_slice(), turrets);
+    for &turret in &turrets {
+        let parent = fresh
+            .entity(turret)
+            .unwrap()
+            .get::<ChildOf>()
+            .unwrap()
+            .parent();
+        assert_eq!(parent, ship);
+    }
+    assert!(fresh.entity(turrets[1]).unwrap().has::<Disabled>());
+    assert_eq!(
+        fresh.entity(ship).unwrap().get::<Transform>(),
+        Some(&Transform::default())
+    );
+    // The hierarchy works after the load: despawning the ship takes its
+    // turrets with it.
+    fresh.despawn(ship).unwrap();
+    assert!(turrets.iter().all(|&t| fresh.entity(t).is_none()));
+}
+
+/// The byte range of the payload of the section saved as `name`.
+fn payload_of(bytes: &[u8], name: &str) -> std::ops::Range<usize> {
+    let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
+    let mut at = 16;
+    for _ in 0..count {
+        let name_len = u16::from_le_bytes(bytes[at + 1..at + 3].try_into().unwrap()) as usize;
+        let section = &bytes[at + 3..at + 3 + name_len];
+        let len_at = at + 3 + name_len;
+        let len = u64::from_le_bytes(bytes[len_at..len_at + 8].try_into().unwrap()) as usize;
+        if section == name.as_bytes() {
+            return len_at + 8..len_at + 8 + len;
+        }
+        at = len_at + 8 + len;
+    }
+    panic!("no section {name}");
+}
+
+#[test]
+fn a_forged_hierarchy_is_refused() {
+    let mut world = World::new();
+    register(&mut world);
+    let parent = world.spawn((Pos { x: 0.0, y: 0.0 },));
+    let stranger = world.spawn((Pos { x: 1.0, y: 0.0 },));
+    let child = world.spawn((Pos { x: 2.0, y: 0.0 },));
+    world.set_parent(child, parent).unwrap();
+    let mut bytes = save(&world);
+    // The child's ChildOf names the stranger, whose Children does not
+    // list it (both ids take 5 bytes: generation 1).
+    let payload = payload_of(&bytes, "sluice::ChildOf");
+    let mut id = Vec::new();
+    let mut value = stranger.id();
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            id.push(byte);
+            break;
+        }
+        id.push(byte | 0x80);
+    }
+    let at = payload.start + 1;
+    bytes[at..at + id.len()].copy_from_slice(&id);
+    reseal(&mut bytes);
+    let mut fresh = World::new();
+    register(&mut fresh);
+    let error = unchanged_after(&mut fresh, |w| w.load_from(&bytes[..]).unwrap_err());
+    assert!(matches!(error, LoadError::Inconsistent { .. }), "{error}");
+    assert!(error.to_string().contains("ChildOf"), "{error}");
+}
+
+#[test]
+fn sparse_set_components_and_frozen_entities_come_back() {
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+    struct Stunned(u8);
+    let build = || {
+        let mut world = World::new();
+        register(&mut world);
+        world
+            .register_component::<Stunned>(sluice::StorageType::SparseSet)
+            .unwrap();
+        world.save_component::<Stunned>("stunned");
+        world
+    };
+    let mut world = build();
+    let spawned = populate(&mut world);
+    let live: Vec<Entity> = spawned
+        .iter()
+        .copied()
+        .filter(|&e| world.entity(e).is_some())
+        .collect();
+    for (i, &entity) in live.iter().enumerate().step_by(3) {
+        world
+            .entity_mut(entity)
+            .unwrap()
+            .insert((Stunned(i as u8),))
+            .unwrap();
+    }
+    world.freeze(live[1]).unwrap();
+    let bytes = save(&world);
+    let stunned = |world: &mut World| {
+        let mut rows: Vec<(Entity, Stunned)> = world
+            .query::<(Entity, &Stunned)>()
+            .iter()
+            .map(|(e, s)| (e, *s))
+            .collect();
+        rows.sort_by_key(|(e, _)| *e);
+        rows
+    };
+    let mut fresh = build();
+    fresh.load_from(&bytes[..]).unwrap();
+    assert!(!stunned(&mut world).is_empty());
+    assert_eq!(stunned(&mut fresh), stunned(&mut world));
+    assert_eq!(view(&mut fresh), view(&mut world));
+    assert!(fresh.entity(live[1]).unwrap().is_frozen());
+    assert!(!fresh.entity(live[0]).unwrap().is_frozen());
+    assert_eq!(
+        fresh.snapshot().unwrap().checksum(),
+        world.snapshot().unwrap().checksum()
+    );
+}

@@ -50,6 +50,7 @@ use super::query::QueryFilter;
 /// assert_eq!(world.query::<&Hp>().iter().count(), 2);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Disabled;
 
 /// `Disabled`'s id in every store: the first component a store registers.

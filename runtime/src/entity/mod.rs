@@ -56,6 +56,8 @@ pub use hierarchy::{
     Ancestors, ChildOf, ChildSpawner, Children, DescendantsBreadthFirst, DescendantsDepthFirst,
     GlobalTransform, Transform, TransformPropagation, propagate_transforms,
 };
+#[cfg(feature = "serde")]
+pub(crate) use hierarchy::{ChildOfEncoding, ChildrenEncoding};
 pub use query::{
     Added, Changed, Mut, Query, QueryData, QueryEntityError, QueryFilter, QueryIter,
     ReadOnlyQueryData, Ref, Removed, RunTicks, With, Without,

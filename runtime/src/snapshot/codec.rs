@@ -15,6 +15,7 @@
 
 use std::any::TypeId;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -79,11 +80,65 @@ fn take<T: DeserializeOwned>(bytes: &mut &[u8], what: &str) -> Result<T, String>
     Ok(value)
 }
 
-/// Reads a sequence of exactly `expected` values, each decoded in turn.
-fn take_sequence<T: DeserializeOwned>(
+/// How a component's values are written: through their own `Serialize`
+/// and `Deserialize` ([`WithSerde`]), or through a form of the runtime's
+/// choosing for its own types whose constructors are not public (a
+/// `ChildOf` is an `Entity` in a save, and is made again only by a load).
+pub(crate) trait Encoding<T>: Send + Sync + 'static {
+    /// The form written, borrowed from the value.
+    type Saved<'a>: Serialize
+    where
+        T: 'a;
+    /// The form read.
+    type Read: DeserializeOwned;
+    /// The value's form to write.
+    fn saved(value: &T) -> Self::Saved<'_>;
+    /// The value from the form read; an error names what is wrong.
+    fn restored(read: Self::Read) -> Result<T, String>;
+}
+
+/// A type's own `Serialize` and `Deserialize`.
+pub(crate) struct WithSerde;
+
+impl<T: Serialize + DeserializeOwned> Encoding<T> for WithSerde {
+    type Saved<'a>
+        = &'a T
+    where
+        T: 'a;
+    type Read = T;
+
+    fn saved(value: &T) -> &T {
+        value
+    }
+
+    fn restored(read: T) -> Result<T, String> {
+        Ok(read)
+    }
+}
+
+/// A slice written as a postcard sequence, each value in `E`'s form (for
+/// [`WithSerde`], the same bytes as the slice itself).
+struct SavedSlice<'a, T, E>(&'a [T], PhantomData<fn() -> E>);
+
+impl<T, E: Encoding<T>> Serialize for SavedSlice<'_, T, E> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for value in self.0 {
+            seq.serialize_element(&E::saved(value))?;
+        }
+        seq.end()
+    }
+}
+
+/// Reads a sequence of exactly `expected` values, each decoded in turn,
+/// into `into` (which grows with what is decoded, never by a length read
+/// from the input).
+fn take_sequence<T, R: DeserializeOwned>(
     bytes: &mut &[u8],
     expected: usize,
     what: &str,
+    restored: impl Fn(R) -> Result<T, String>,
     into: &mut Vec<T>,
 ) -> Result<(), String> {
     let len: u64 = take(bytes, &format!("the length of the {what}"))?;
@@ -92,22 +147,20 @@ fn take_sequence<T: DeserializeOwned>(
             "{len} {what} where the save's entities have {expected}"
         ));
     }
-    // `expected` is bounded by the entity ids read from the input (each
-    // takes at least a byte), so this reservation is too.
-    into.reserve(expected);
     for index in 0..expected {
-        into.push(take(bytes, &format!("{what} {index}"))?);
+        let read: R = take(bytes, &format!("{what} {index}"))?;
+        into.push(restored(read).map_err(|error| format!("{what} {index}: {error}"))?);
     }
     Ok(())
 }
 
-/// The codec of a component type.
-pub(crate) struct ComponentCodec<T> {
+/// The codec of a component type, written through `E`.
+pub(crate) struct ComponentCodec<T, E = WithSerde> {
     pub(crate) name: &'static str,
-    pub(crate) _type: std::marker::PhantomData<fn() -> T>,
+    pub(crate) _type: PhantomData<fn() -> (T, E)>,
 }
 
-impl<T: Component + Clone + Serialize + DeserializeOwned> ComponentCodec<T> {
+impl<T: Component + Clone, E: Encoding<T>> ComponentCodec<T, E> {
     fn values(part: &dyn CapturedPart) -> &ColumnValues<T> {
         part.as_any()
             .downcast_ref::<ColumnValues<T>>()
@@ -115,7 +168,7 @@ impl<T: Component + Clone + Serialize + DeserializeOwned> ComponentCodec<T> {
     }
 }
 
-impl<T: Component + Clone + Serialize + DeserializeOwned> PartCodec for ComponentCodec<T> {
+impl<T: Component + Clone, E: Encoding<T>> PartCodec for ComponentCodec<T, E> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -138,17 +191,24 @@ impl<T: Component + Clone + Serialize + DeserializeOwned> PartCodec for Componen
         index: usize,
         sink: Sink<'_>,
     ) -> postcard::Result<()> {
-        encode(&Self::values(part).values[index], sink)
+        encode(&E::saved(&Self::values(part).values[index]), sink)
     }
 
     fn encode_values(&self, part: &dyn CapturedPart, sink: Sink<'_>) -> postcard::Result<()> {
-        encode(&Self::values(part).values[..], sink)
+        encode(
+            &SavedSlice::<T, E>(&Self::values(part).values, PhantomData),
+            sink,
+        )
     }
 
     fn encode_section(&self, part: &dyn CapturedPart, out: &mut Vec<u8>) -> postcard::Result<()> {
         let part = Self::values(part);
         encode(
-            &(&part.values[..], &part.added[..], &part.changed[..]),
+            &(
+                SavedSlice::<T, E>(&part.values, PhantomData),
+                &part.added[..],
+                &part.changed[..],
+            ),
             Sink::Bytes(out),
         )
     }
@@ -156,9 +216,9 @@ impl<T: Component + Clone + Serialize + DeserializeOwned> PartCodec for Componen
     fn decode_section(&self, payload: &[u8], rows: usize) -> Result<DecodedPart, String> {
         let mut bytes = payload;
         let mut part = ColumnValues::<T>::default();
-        take_sequence(&mut bytes, rows, "values", &mut part.values)?;
-        take_sequence(&mut bytes, rows, "added ticks", &mut part.added)?;
-        take_sequence(&mut bytes, rows, "changed ticks", &mut part.changed)?;
+        take_sequence(&mut bytes, rows, "values", E::restored, &mut part.values)?;
+        take_sequence(&mut bytes, rows, "added ticks", Ok, &mut part.added)?;
+        take_sequence(&mut bytes, rows, "changed ticks", Ok, &mut part.changed)?;
         if !bytes.is_empty() {
             return Err(format!("{} bytes left after the values", bytes.len()));
         }
@@ -169,7 +229,7 @@ impl<T: Component + Clone + Serialize + DeserializeOwned> PartCodec for Componen
 /// The codec of a service type.
 pub(crate) struct ServiceCodec<T> {
     pub(crate) name: &'static str,
-    pub(crate) _type: std::marker::PhantomData<fn() -> T>,
+    pub(crate) _type: PhantomData<fn() -> T>,
 }
 
 impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> ServiceCodec<T> {
@@ -222,7 +282,9 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> PartCodec
         if !bytes.is_empty() {
             return Err(format!("{} bytes left after the value", bytes.len()));
         }
-        Ok(DecodedPart::Service(Box::new(ServiceValue { value })))
+        let mut part = ServiceValue::default();
+        part.value = value;
+        Ok(DecodedPart::Service(Box::new(part)))
     }
 }
 

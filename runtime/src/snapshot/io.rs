@@ -1,35 +1,6 @@
-//! Snapshots on disk and their checksum (the `serde` feature).
-//!
-//! # What a save holds
-//!
-//! One [`SectionKind::Entities`] section first: the store's change tick,
-//! the world's removal-record window, the slot table (each slot's
-//! generation, the frozen slots, the free list in order: the ids the next
-//! spawns get), every archetype with rows (the save names of its
-//! components, its entities in row order), the sparse-set components'
-//! entities, and the removal records of saved components. Then one
-//! [`SectionKind::Component`] section per saved component with values
-//! (every value, archetype after archetype in the order above, then their
-//! added and changed ticks) and one [`SectionKind::Service`] section per
-//! saved service (its value, or none: a load then takes it out), each in
-//! the order of their names. The world's clocks are not saved: a load
-//! leaves them as they are.
-//!
-//! # What the checksum covers
-//!
-//! [`Snapshot::checksum`] is the xxh3-64 of the postcard encoding of the
-//! game's state a peer would compare, streamed without a buffer: the slot
-//! table (generations, frozen slots, free list), every archetype with rows
-//! (its saved components' names in column order, its entities in row
-//! order), the sparse-set components' entities, then each saved component
-//! (its name, its values in row order) and each saved service (its name,
-//! its value), in name order. Not covered: change ticks and removal
-//! records (bookkeeping of change detection, which differs between a world
-//! that ran a frame and one restored to its end), the clocks (wall time),
-//! and every part not registered for saving ([`Snapshot::not_saved`]
-//! names those). The same state gives the same checksum on every executor,
-//! thread count and machine when the worlds register their components in
-//! the same order (the column order of an archetype follows it).
+//! Snapshots on disk and their checksum (the `serde` feature): what a
+//! save holds and what the checksum covers are in the
+//! [module's header](crate::snapshot).
 
 use std::any::TypeId;
 use std::io::{Read, Write};
@@ -331,6 +302,99 @@ fn component_named<'c>(saves: &'c SaveCodecs, name: &str) -> Result<&'c dyn Part
     }
 }
 
+/// The entity of each value of the part `part` of `store`, in the part's
+/// order (`None` where the store does not say, a damaged one).
+fn entities_of(store: &CapturedStore, part: usize) -> Vec<Option<Entity>> {
+    let component = &store.components[part];
+    let mut rows = vec![None; component.part.len()];
+    for (index, &entity) in component.sparse_entities.iter().enumerate() {
+        if let Some(row) = rows.get_mut(index) {
+            *row = Some(entity);
+        }
+    }
+    for archetype in &store.archetypes[..store.archetype_len] {
+        let entities = store
+            .entities
+            .get(archetype.entities.clone())
+            .unwrap_or_default();
+        for &(column_part, start) in &archetype.columns {
+            if column_part as usize == part {
+                for (offset, &entity) in entities.iter().enumerate() {
+                    if let Some(row) = rows.get_mut(start + offset) {
+                        *row = Some(entity);
+                    }
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// The typed values of the part of `T` in `store`, with their entities.
+fn values_of<T: crate::entity::Component + Clone>(store: &CapturedStore) -> Vec<(Entity, T)> {
+    let Some(part) = store
+        .components
+        .iter()
+        .position(|component| component.used && component.type_id == TypeId::of::<T>())
+    else {
+        return Vec::new();
+    };
+    let Some(values) = store.components[part]
+        .part
+        .as_any()
+        .downcast_ref::<super::part::ColumnValues<T>>()
+    else {
+        return Vec::new();
+    };
+    entities_of(store, part)
+        .into_iter()
+        .zip(&values.values)
+        .filter_map(|(entity, value)| entity.map(|entity| (entity, value.clone())))
+        .collect()
+}
+
+/// A save's hierarchy must be one the runtime could have made: each
+/// [`ChildOf`](crate::ChildOf) names a live parent whose
+/// [`Children`](crate::Children) lists the child, and each `Children` is
+/// non-empty and lists live children, once each, whose `ChildOf` names it.
+fn check_hierarchy(store: &CapturedStore) -> Result<(), LoadError> {
+    use std::collections::{HashMap, HashSet};
+    let parents: HashMap<Entity, Entity> = values_of::<crate::ChildOf>(store)
+        .into_iter()
+        .map(|(child, of)| (child, of.parent()))
+        .collect();
+    let children = values_of::<crate::Children>(store);
+    let inconsistent = |what: String| Err(LoadError::Inconsistent { what });
+    let mut listed = 0;
+    for (parent, list) in &children {
+        if list.as_slice().is_empty() {
+            return inconsistent(format!("{parent} has an empty Children"));
+        }
+        let mut once = HashSet::new();
+        for &child in list.as_slice() {
+            if !once.insert(child) || parents.get(&child) != Some(parent) {
+                return inconsistent(format!(
+                    "{parent}'s Children lists {child}, whose ChildOf does not name it once"
+                ));
+            }
+        }
+        listed += list.as_slice().len();
+    }
+    if listed != parents.len() {
+        return inconsistent(format!(
+            "{} entities have a ChildOf, {listed} are listed in a Children",
+            parents.len()
+        ));
+    }
+    if let Some((child, parent)) = parents
+        .iter()
+        .find(|(_, parent)| store.slots.get(**parent).is_none())
+    {
+        return inconsistent(format!("{child}'s parent {parent} is not alive"));
+    }
+    Ok(())
+}
+
 /// The index in `parts` of `codec`'s part, added on first need; its
 /// storage must be the same every time.
 fn part_of<'c>(
@@ -460,6 +524,9 @@ impl World {
                 snapshot.services.push(CapturedService {
                     type_id: codec.value_type(),
                     name: codec.type_name(),
+                    // A save keeps no slot versions: readers see the
+                    // loaded values as changed.
+                    book: None,
                     part,
                 });
                 continue;
@@ -512,6 +579,7 @@ impl World {
         store.removed_len = store.removed.len();
         store.filled = true;
 
+        check_hierarchy(store)?;
         let registry = &self.snapshots;
         store
             .check(self.entities(), &|type_id: TypeId| {

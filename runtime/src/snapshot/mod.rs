@@ -65,6 +65,57 @@
 //!   command): [`SnapshotError::DuringIteration`],
 //!   [`RestoreError::DuringIteration`].
 //!
+//! # Saves, the checksum and divergence (the `serde` feature)
+//!
+//! `World::save_component::<T>("name")` and `World::save_service` opt a
+//! type into snapshots and into saves under a stable name (one name per
+//! type, one type per name; the runtime's own components are saved as
+//! `sluice::ChildOf`, `sluice::Children`, `sluice::Disabled`,
+//! `sluice::Transform` and `sluice::GlobalTransform`). Then
+//! `Snapshot::write_to` writes a save, `World::read_snapshot` reads one
+//! into a snapshot (nothing changes in the world) and `World::load_from`
+//! reads and restores; `Snapshot::checksum` hashes the saved state and
+//! `Snapshot::divergence` names where two snapshots differ.
+//!
+//! **A save** is a container (magic `SLUICESV`, a format version, named
+//! sections each with its length, a trailing xxh3-64 of the whole file)
+//! holding postcard encodings: first the entities section (the store's
+//! change tick, the world's removal-record window, the slot table: each
+//! slot's generation, the frozen slots and the free list in order, so the
+//! next spawns get the same ids; every archetype with rows as the save
+//! names of its components and its entities in row order; the sparse-set
+//! components' entities; the removal records of saved components), then
+//! one section per saved component (its values archetype after archetype,
+//! then their added and changed ticks) and per saved service (its value,
+//! or none: a load takes it out), in the order of their names. Services
+//! not registered for saving are not written (a load leaves them as they
+//! are); component rows not registered for saving make `write_to` refuse
+//! (`SaveError::NotSaved`), as a restore refuses left-out rows. The clocks
+//! are not saved: a load leaves them as they are.
+//!
+//! **Loading** validates everything before the world changes: the magic,
+//! the version, the trailing checksum (a truncated file is told apart from
+//! a damaged one), each section's bounds, each type by its save name
+//! (`LoadError::UnknownType`), each section's decoding with the world's
+//! type (`LoadError::Shape`), and the whole for consistency (every live
+//! entity in one archetype row, free slots not alive, a hierarchy whose
+//! two sides agree: `LoadError::Inconsistent`). No length read from a
+//! save reserves memory: values are decoded one by one up to the row
+//! count the entities give, which the input bounds.
+//!
+//! **The checksum** is the xxh3-64 of the postcard encoding of the state a
+//! peer would compare, streamed without a buffer: the slot table
+//! (generations, frozen slots, free list), every archetype with rows (its
+//! saved components' names in column order, its entities in row order),
+//! the sparse-set components' entities, then each saved component (its
+//! name and its values in row order) and each saved service (its name and
+//! value), in name order. Not covered: change ticks and removal records
+//! (change detection's bookkeeping), the clocks (wall time), and the parts
+//! not registered for saving (`Snapshot::not_saved` names them). The same
+//! state gives the same checksum on every executor, thread count and
+//! machine, between worlds that register their components in the same
+//! order (an archetype's column order follows it).
+//!
 //! # Inside: parts, and adding a new kind
 //!
 //! A snapshot holds its captured values as *parts*, each a typed holder
@@ -86,7 +137,7 @@
 #[cfg(feature = "serde")]
 mod checksum;
 #[cfg(feature = "serde")]
-mod codec;
+pub(crate) mod codec;
 #[cfg(feature = "serde")]
 mod divergence;
 mod error;
@@ -110,7 +161,7 @@ pub use error::{RestoreError, SnapshotError};
 pub use file::{FORMAT_VERSION, LoadError, SaveError, SectionKind};
 pub use rollback::RollbackBuffer;
 #[cfg(feature = "serde")]
-pub use saves::RegistrationError;
+pub use saves::{BUILTIN_SAVE_NAMES, RegistrationError};
 
 use crate::entity::CapturedStore;
 use crate::world::ClockSnapshot;

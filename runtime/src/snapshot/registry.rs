@@ -67,6 +67,10 @@ impl SnapshotRegistry {
         registry.add_component::<crate::Children>();
         registry.add_component::<crate::Transform>();
         registry.add_component::<crate::GlobalTransform>();
+        // Saved under fixed names: a game saves its hierarchy without
+        // registering the runtime's types.
+        #[cfg(feature = "serde")]
+        super::saves::add_builtins(&mut registry);
         registry
     }
 

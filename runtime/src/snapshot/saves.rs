@@ -16,9 +16,11 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::codec::{ComponentCodec, PartCodec, ServiceCodec};
+use super::codec::{ComponentCodec, Encoding, PartCodec, ServiceCodec, WithSerde};
 use super::file::SectionKind;
+use super::registry::SnapshotRegistry;
 use crate::entity::Component;
+use crate::entity::{ChildOfEncoding, ChildrenEncoding};
 use crate::world::World;
 
 /// The codecs of the types a world saves, shared with the snapshots it
@@ -148,6 +150,83 @@ impl fmt::Display for RegistrationError {
 
 impl std::error::Error for RegistrationError {}
 
+/// Saves the component `T` under `name` in `registry` (and opts it into
+/// snapshots).
+fn register_component<T: Component + Clone + Serialize + DeserializeOwned>(
+    registry: &mut SnapshotRegistry,
+    name: &'static str,
+) -> Result<(), RegistrationError> {
+    register_encoded::<T, WithSerde>(registry, name)
+}
+
+/// [`register_component`], written through `E`.
+fn register_encoded<T: Component + Clone, E: Encoding<T>>(
+    registry: &mut SnapshotRegistry,
+    name: &'static str,
+) -> Result<(), RegistrationError> {
+    let codec = Arc::new(ComponentCodec::<T, E> {
+        name,
+        _type: PhantomData,
+    });
+    let entry = registry.component(TypeId::of::<T>());
+    check_slot(entry.and_then(|entry| entry.codec.as_ref()), &*codec)?;
+    add_codec(registry, codec)?;
+    registry.add_component::<T>().codec = Some(Box::new(name));
+    Ok(())
+}
+
+/// Saves the service `T` under `name` in `registry` (and opts it into
+/// snapshots).
+fn register_service<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static>(
+    registry: &mut SnapshotRegistry,
+    name: &'static str,
+) -> Result<(), RegistrationError> {
+    let codec = Arc::new(ServiceCodec::<T> {
+        name,
+        _type: PhantomData,
+    });
+    let entry = registry.service(TypeId::of::<T>());
+    check_slot(entry.and_then(|entry| entry.codec.as_ref()), &*codec)?;
+    add_codec(registry, codec)?;
+    registry.add_service::<T>().codec = Some(Box::new(name));
+    Ok(())
+}
+
+fn add_codec(
+    registry: &mut SnapshotRegistry,
+    codec: Arc<dyn PartCodec>,
+) -> Result<(), RegistrationError> {
+    let saves = &mut registry.saves;
+    if saves.named(codec.name()).is_some_and(|named| {
+        named.value_type() == codec.value_type() && named.kind() == codec.kind()
+    }) {
+        return Ok(());
+    }
+    Arc::make_mut(saves).add(codec).map(|_| ())
+}
+
+/// The save names of the runtime's own components, which every world
+/// saves: a game's hierarchy, transforms and disabled entities are saved
+/// without registering them.
+pub const BUILTIN_SAVE_NAMES: [&str; 5] = [
+    "sluice::Disabled",
+    "sluice::ChildOf",
+    "sluice::Children",
+    "sluice::Transform",
+    "sluice::GlobalTransform",
+];
+
+/// Registers the runtime's own components for saving.
+pub(crate) fn add_builtins(registry: &mut SnapshotRegistry) {
+    let [disabled, child_of, children, transform, global] = BUILTIN_SAVE_NAMES;
+    let added = register_component::<crate::Disabled>(registry, disabled)
+        .and_then(|()| register_encoded::<crate::ChildOf, ChildOfEncoding>(registry, child_of))
+        .and_then(|()| register_encoded::<crate::Children, ChildrenEncoding>(registry, children))
+        .and_then(|()| register_component::<crate::Transform>(registry, transform))
+        .and_then(|()| register_component::<crate::GlobalTransform>(registry, global));
+    debug_assert!(added.is_ok(), "distinct names and types: {added:?}");
+}
+
 /// The registry entry's codec slot holds the name its type is saved
 /// under: another name for the same type is refused.
 fn check_slot(
@@ -200,14 +279,7 @@ impl World {
         &mut self,
         name: &'static str,
     ) -> Result<&mut Self, RegistrationError> {
-        let codec = Arc::new(ComponentCodec::<T> {
-            name,
-            _type: PhantomData,
-        });
-        let entry = self.snapshots.component(TypeId::of::<T>());
-        check_slot(entry.and_then(|entry| entry.codec.as_ref()), &*codec)?;
-        self.add_save_codec(codec)?;
-        self.snapshots.add_component::<T>().codec = Some(Box::new(name));
+        register_component::<T>(&mut self.snapshots, name)?;
         Ok(self)
     }
 
@@ -233,25 +305,8 @@ impl World {
         &mut self,
         name: &'static str,
     ) -> Result<&mut Self, RegistrationError> {
-        let codec = Arc::new(ServiceCodec::<T> {
-            name,
-            _type: PhantomData,
-        });
-        let entry = self.snapshots.service(TypeId::of::<T>());
-        check_slot(entry.and_then(|entry| entry.codec.as_ref()), &*codec)?;
-        self.add_save_codec(codec)?;
-        self.snapshots.add_service::<T>().codec = Some(Box::new(name));
+        register_service::<T>(&mut self.snapshots, name)?;
         Ok(self)
-    }
-
-    fn add_save_codec(&mut self, codec: Arc<dyn PartCodec>) -> Result<(), RegistrationError> {
-        let saves = &mut self.snapshots.saves;
-        if saves.named(codec.name()).is_some_and(|named| {
-            named.value_type() == codec.value_type() && named.kind() == codec.kind()
-        }) {
-            return Ok(());
-        }
-        Arc::make_mut(saves).add(codec).map(|_| ())
     }
 
     fn record_save_conflict(&mut self, error: RegistrationError) {

@@ -162,3 +162,45 @@ impl<'a> IntoIterator for &'a Children {
         self.0.iter()
     }
 }
+
+/// How a save writes the hierarchy (the `serde` feature): a [`ChildOf`]
+/// as its parent, [`Children`] as the list. Neither type is `Deserialize`:
+/// a load makes them again, and checks that both sides agree, before any
+/// of them reaches a world.
+#[cfg(feature = "serde")]
+pub(crate) struct ChildOfEncoding;
+
+#[cfg(feature = "serde")]
+impl crate::snapshot::codec::Encoding<ChildOf> for ChildOfEncoding {
+    type Saved<'a> = Entity;
+    type Read = Entity;
+
+    fn saved(value: &ChildOf) -> Entity {
+        value.0
+    }
+
+    fn restored(parent: Entity) -> Result<ChildOf, String> {
+        Ok(ChildOf(parent))
+    }
+}
+
+/// See [`ChildOfEncoding`].
+#[cfg(feature = "serde")]
+pub(crate) struct ChildrenEncoding;
+
+#[cfg(feature = "serde")]
+impl crate::snapshot::codec::Encoding<Children> for ChildrenEncoding {
+    type Saved<'a> = &'a [Entity];
+    type Read = Vec<Entity>;
+
+    fn saved(value: &Children) -> &[Entity] {
+        &value.0
+    }
+
+    fn restored(children: Vec<Entity>) -> Result<Children, String> {
+        if children.is_empty() {
+            return Err("an empty Children (the runtime never keeps one)".to_owned());
+        }
+        Ok(Children(children))
+    }
+}

@@ -32,6 +32,7 @@ use crate::world::World;
 /// An entity's placement relative to its parent (or to the world, for a
 /// root): translation, rotation, scale, as Bevy's `Transform`.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Transform {
     /// Where, in the parent's space.
     pub translation: Vec3,
@@ -91,6 +92,7 @@ impl Default for Transform {
 /// times its own [`Transform`], written by [`propagate_transforms`] (a
 /// root's is its `Transform`).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct GlobalTransform(Affine3A);
 
 impl GlobalTransform {
