@@ -14,8 +14,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter};
 
 use serde::{Deserialize, Serialize};
-use sluice::prelude::*;
 use sluice::RollbackBuffer;
+use sluice::prelude::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Hp(i32);
@@ -43,7 +43,7 @@ fn show(label: &str, world: &mut World) {
     let frame = world.get::<Frame>().map_or(0, |f| f.0);
     println!("{label} (frame {frame}):");
     for (unit, hp, target) in roster(world) {
-        println!("  {unit:?}: hp {hp:>3}, aims at {target:?}");
+        println!("  {unit}: hp {hp:>3}, aims at {target}");
     }
 }
 
@@ -58,8 +58,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     world.insert(Frame::default());
 
     // Two squads of three, each unit aiming at its opposite number.
-    let red: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(40), Squad(0)))).collect();
-    let blue: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(40), Squad(1)))).collect();
+    let red: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(100), Squad(0)))).collect();
+    let blue: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(100), Squad(1)))).collect();
     for (&r, &b) in red.iter().zip(&blue) {
         world.entity_mut(r).unwrap().insert((Target(b),))?;
         world.entity_mut(b).unwrap().insert((Target(r),))?;
@@ -94,16 +94,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..3 {
         world.run_iteration()?;
     }
-    world.despawn(red[0])?;
     let reinforcement = world.spawn((Hp(60), Squad(1), Target(red[1])));
-    show("\nplayed on, red's first unit despawned, a reinforcement", &mut world);
+    world.despawn(red[0])?;
+    show(
+        "\nplayed on, a reinforcement, red's first unit despawned",
+        &mut world,
+    );
 
     world.restore(&snapshot)?;
     show("\nrestored", &mut world);
     assert!(world.entity(red[0]).is_some(), "the despawned unit is back");
-    assert!(world.entity(reinforcement).is_none(), "the reinforcement never was");
+    assert!(
+        world.entity(reinforcement).is_none(),
+        "the reinforcement never was"
+    );
     let next = world.spawn((Hp(1), Squad(0), Target(blue[0])));
-    println!("the next id spawned is {next:?}, as after the snapshot");
+    println!("the next id spawned is {next}, the reinforcement's, as after the snapshot");
     assert_eq!(next, reinforcement);
     world.despawn(next)?;
     world.restore(&snapshot)?;
@@ -129,7 +135,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("sluice-snapshots-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("skirmish.save");
-    world.snapshot()?.write_to(BufWriter::new(File::create(&path)?))?;
+    world
+        .snapshot()?
+        .write_to(BufWriter::new(File::create(&path)?))?;
     println!(
         "\nsaved to {} ({} bytes)",
         path.display(),

@@ -157,7 +157,11 @@ fn sluice_world(n: usize) -> World {
 /// The sum of every unit's health and position, to check both sides
 /// simulate the same thing.
 fn sluice_fingerprint(world: &mut World) -> (i64, f64) {
-    let health = world.query::<&Health>().iter().map(|h| i64::from(h.0)).sum();
+    let health = world
+        .query::<&Health>()
+        .iter()
+        .map(|h| i64::from(h.0))
+        .sum();
     let pos = world
         .query::<&Pos>()
         .iter()
@@ -425,8 +429,16 @@ fn check_same(n: usize) {
     assert_eq!(after_eight, ggrs_side::fingerprint(&mut app), "8 frames");
     sluice_rollback8(&mut world, &mut buffer);
     ggrs_rollback8(&mut app);
-    assert_eq!(sluice_fingerprint(&mut world), after_eight, "sluice rollback");
-    assert_eq!(ggrs_side::fingerprint(&mut app), after_eight, "ggrs rollback");
+    assert_eq!(
+        sluice_fingerprint(&mut world),
+        after_eight,
+        "sluice rollback"
+    );
+    assert_eq!(
+        ggrs_side::fingerprint(&mut app),
+        after_eight,
+        "ggrs rollback"
+    );
 }
 
 fn criterion_rows(c: &mut Criterion) {
@@ -526,7 +538,9 @@ fn criterion_rows(c: &mut Criterion) {
 /// The bytes each side keeps per snapshot, and the save's size.
 fn summary() {
     println!("\nsnapshot summary: bytes kept per snapshot, and the save on disk");
-    println!("| units | sluice `heap_bytes` | bevy_ggrs (component maps, estimated) | vec floor | save file |");
+    println!(
+        "| units | sluice `heap_bytes` | bevy_ggrs (component maps, estimated) | vec floor | save file |"
+    );
     println!("| --- | --- | --- | --- | --- |");
     let dir = tempfile::tempdir().expect("temporary directory");
     for n in COUNTS {
