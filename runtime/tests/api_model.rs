@@ -167,7 +167,7 @@ impl StepScript<Director> for Ticker {
 struct ScriptLog(Vec<(ScriptId, (u8, u8))>);
 
 /// What each observer saw: `(its serial, the entities, sorted)` per run.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct ChangeLog(Vec<(usize, Vec<Entity>)>);
 
 /// What the reader read, one list per iteration (sorted: the model does
@@ -216,6 +216,8 @@ mod queries;
 mod run_stats;
 #[path = "api_model/snags.rs"]
 mod snags;
+#[path = "api_model/snapshots.rs"]
+mod snapshots;
 #[path = "api_model/sparse.rs"]
 mod sparse;
 #[path = "api_model/systems.rs"]
@@ -378,6 +380,8 @@ enum Op {
     Hierarchy(Vec<hierarchy::HierarchyStep>),
     /// Issue 36: sparse-set storage chosen, used and queried (`sparse.rs`).
     Sparse(sparse::SparseOp),
+    /// Issue 39: snapshots and restores (`api_model/snapshots.rs`).
+    Snapshot(snapshots::SnapshotOp),
     /// Issue 37's hooks and observers (`observers.rs`).
     Observe(observers::ObserveOp),
     /// Issue 37's plugins and states (`platform.rs`).
@@ -459,6 +463,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => messages::op(),
         1 => one_shot::op(),
         2 => sparse::op().prop_map(Op::Sparse),
+        4 => snapshots::op().prop_map(Op::Snapshot),
         // --- issue 37 ---
         2 => hierarchy::op(),
         2 => observers::op(),
@@ -542,6 +547,8 @@ struct Model {
     tally: Option<i64>,
     /// Issue 36: the required-component graph.
     entities: entities::EntityModel,
+    /// Issue 39: the model as the last snapshot kept it.
+    snapshot: Option<snapshots::SavedModel>,
 }
 
 /// One appended value in the model: `((run, the appender's position in
@@ -785,6 +792,8 @@ struct Real {
     pool: ThreadPool,
     spikes: spikes::SpikeReal,
     optional: optional::OptReal,
+    /// Issue 39: the last snapshot, with the handles there were then.
+    snapshot: Option<snapshots::SavedReal>,
 }
 
 impl Real {
@@ -801,6 +810,7 @@ impl Real {
         world.insert(InstanceLog::default());
         world.insert(PinnedCommits::default());
         optional::install(&mut world);
+        snapshots::install(&mut world);
         world.add_system(NodeBuilder::new("reader").system(
             |mut messages: Subscribe<'_, M>, log: &mut ReadLog| {
                 let mut read: Vec<i64> = messages.unread().map(|m| m.0).collect();
@@ -835,6 +845,7 @@ impl Real {
             pool: pool.clone(),
             spikes: spikes::SpikeReal::default(),
             optional: optional::OptReal::default(),
+            snapshot: None,
         }
     }
 
@@ -1507,6 +1518,7 @@ fn apply(
         Op::Entities(op) => entities::apply(op, real, model)?,
         Op::Hierarchy(ref steps) => hierarchy::apply(steps, real)?,
         Op::Sparse(op) => sparse::apply(op, real, model)?,
+        Op::Snapshot(op) => snapshots::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;

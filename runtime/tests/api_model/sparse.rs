@@ -41,7 +41,7 @@ pub(super) struct SparseModel {
     /// Its storage, once chosen (registered, or first inserted: a table).
     storage: Option<StorageType>,
     /// The value on each model entity that has one (dead ones ignored).
-    tags: BTreeMap<usize, i8>,
+    pub(super) tags: BTreeMap<usize, i8>,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SparseOp> {
@@ -129,7 +129,7 @@ fn toggle(e: u8, t: i8, real: &mut Real, model: &mut Model) -> Result<(), TestCa
     })
 }
 
-fn look(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
+pub(super) fn look(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
     let index: BTreeMap<Entity, usize> =
         real.ents.iter().enumerate().map(|(i, &e)| (e, i)).collect();
     let tagged = |i: &usize| model.ents[*i].alive;
