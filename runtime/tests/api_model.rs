@@ -99,10 +99,10 @@ mod pinned;
 // The vocabulary: components, messages, systems, operations.
 
 /// A position-like component, the one references point at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct P(i64);
 /// A second component.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct V(i64);
 /// A component of the other world only, whose bytes a foreign handle must
 /// never read as a `P`.
@@ -214,6 +214,8 @@ mod platform;
 mod queries;
 #[path = "api_model/run_stats.rs"]
 mod run_stats;
+#[path = "api_model/saves.rs"]
+mod saves;
 #[path = "api_model/snags.rs"]
 mod snags;
 #[path = "api_model/snapshots.rs"]
@@ -382,6 +384,8 @@ enum Op {
     Sparse(sparse::SparseOp),
     /// Issue 39: snapshots and restores (`api_model/snapshots.rs`).
     Snapshot(snapshots::SnapshotOp),
+    /// Issue 39: saves written, read back and loaded (`api_model/saves.rs`).
+    SaveFile(saves::SaveOp),
     /// Issue 37's hooks and observers (`observers.rs`).
     Observe(observers::ObserveOp),
     /// Issue 37's plugins and states (`platform.rs`).
@@ -464,6 +468,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => one_shot::op(),
         2 => sparse::op().prop_map(Op::Sparse),
         4 => snapshots::op().prop_map(Op::Snapshot),
+        2 => saves::op().prop_map(Op::SaveFile),
         // --- issue 37 ---
         2 => hierarchy::op(),
         2 => observers::op(),
@@ -811,6 +816,7 @@ impl Real {
         world.insert(PinnedCommits::default());
         optional::install(&mut world);
         snapshots::install(&mut world);
+        saves::install(&mut world);
         world.add_system(NodeBuilder::new("reader").system(
             |mut messages: Subscribe<'_, M>, log: &mut ReadLog| {
                 let mut read: Vec<i64> = messages.unread().map(|m| m.0).collect();
@@ -1519,6 +1525,7 @@ fn apply(
         Op::Hierarchy(ref steps) => hierarchy::apply(steps, real)?,
         Op::Sparse(op) => sparse::apply(op, real, model)?,
         Op::Snapshot(op) => snapshots::apply(op, real, model)?,
+        Op::SaveFile(op) => saves::apply(op, real, model)?,
         Op::Run => {
             let result = real.world.run_iteration();
             run_and_compare(result, real, model)?;

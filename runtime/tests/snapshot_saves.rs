@@ -628,3 +628,57 @@ fn sparse_set_components_and_frozen_entities_come_back() {
         world.snapshot().unwrap().checksum()
     );
 }
+
+#[test]
+fn rows_left_out_or_not_registered_for_saving_refuse_the_save_by_name() {
+    #[derive(Clone, Debug)]
+    struct Secret(u8);
+    #[derive(Clone, Debug)]
+    struct Cached(u8);
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    // Opted into snapshots, not into saves.
+    world.snapshot_component::<Cached>();
+    world.spawn((Secret(1), Cached(2)));
+    let snapshot = world.snapshot().unwrap();
+    let error = snapshot.write_to(Vec::new()).unwrap_err();
+    let SaveError::NotSaved { ref names } = error else {
+        panic!("{error}")
+    };
+    let secret = std::any::type_name::<Secret>();
+    let cached = std::any::type_name::<Cached>();
+    assert!(names.iter().any(|n| n == secret), "{names:?}");
+    assert!(names.iter().any(|n| n == cached), "{names:?}");
+    assert!(snapshot.not_saved().contains(&cached));
+    assert!(error.to_string().contains("Secret"), "{error}");
+}
+
+#[test]
+fn the_clocks_come_back_with_a_load() {
+    use std::time::Duration;
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    world.set_fixed_timestep(Duration::from_millis(10));
+    for _ in 0..3 {
+        world.update(Duration::from_millis(16)).unwrap();
+    }
+    let clock = world.clock_snapshot();
+    assert!(clock.fixed_accumulated() > Duration::ZERO);
+    let bytes = save(&world);
+    for _ in 0..4 {
+        world.update(Duration::from_millis(7)).unwrap();
+    }
+    assert_ne!(world.clock_snapshot(), clock);
+    world.load_from(&bytes[..]).unwrap();
+    assert_eq!(world.clock_snapshot(), clock);
+    let mut fresh = World::new();
+    register(&mut fresh);
+    fresh.load_from(&bytes[..]).unwrap();
+    assert_eq!(fresh.clock_snapshot(), clock);
+    assert_eq!(
+        fresh.get::<sluice::FixedTime>(),
+        world.get::<sluice::FixedTime>()
+    );
+}

@@ -461,6 +461,20 @@ impl SavedSlots {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "serde")]
+    #[test]
+    fn entities_are_saved_as_their_id_and_generation_0_is_refused() {
+        let entity = Entity {
+            slot: 7,
+            generation: NonZeroU32::new(3).unwrap(),
+        };
+        let bytes = postcard::to_stdvec(&entity).unwrap();
+        assert_eq!(bytes, postcard::to_stdvec(&entity.id()).unwrap());
+        assert_eq!(postcard::from_bytes::<Entity>(&bytes).unwrap(), entity);
+        let error = postcard::from_bytes::<Entity>(&postcard::to_stdvec(&7u64).unwrap());
+        assert!(error.is_err(), "generation 0 is no entity's");
+    }
+
     fn at(row: u32) -> Location {
         Location {
             archetype: ArchetypeId(0),

@@ -46,6 +46,38 @@ impl Default for SimClock {
 }
 
 impl SimClock {
+    /// Its fields, for a save: now, fixed now, scale, paused, steps.
+    #[cfg(feature = "serde")]
+    pub(crate) fn parts(&self) -> (Duration, Duration, f64, bool, u64) {
+        (
+            self.now,
+            self.fixed_now,
+            self.scale,
+            self.paused,
+            self.steps,
+        )
+    }
+
+    /// A clock from [`parts`](Self::parts); a scale that is negative or
+    /// not finite is refused.
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_parts(
+        (now, fixed_now, scale, paused, steps): (Duration, Duration, f64, bool, u64),
+    ) -> Result<Self, String> {
+        if !scale.is_finite() || scale < 0.0 {
+            return Err(format!(
+                "the simulation clock's scale {scale} is not a finite scale >= 0"
+            ));
+        }
+        Ok(Self {
+            now,
+            fixed_now,
+            scale,
+            paused,
+            steps,
+        })
+    }
+
     /// A running clock at zero, scale 1.
     pub const fn new() -> Self {
         Self {

@@ -130,11 +130,12 @@ pub enum SaveError {
         /// The conflicts, each naming both sides.
         conflicts: Vec<String>,
     },
-    /// Component types with rows in the snapshot are not registered for
-    /// saving: a save without them could not give the world back.
+    /// Component types with rows in the world are not registered for
+    /// saving, or were left out of the snapshot (not opted in): a save
+    /// without them could not give the world back.
     NotSaved {
         /// Their type names.
-        names: Vec<&'static str>,
+        names: Vec<String>,
     },
 }
 
@@ -532,7 +533,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Section<'_>>, LoadError> {
         return Err(LoadError::Corrupted { stored, computed });
     }
     let (sections, end) = sections?;
-    if end != body_len {
+    if end > body_len {
+        return Err(LoadError::Malformed {
+            what: "the last section runs into the trailing checksum".to_owned(),
+            at: body_len as u64,
+        });
+    }
+    if end < body_len {
         return Err(LoadError::Malformed {
             what: format!("{} bytes after the last section", body_len - end),
             at: end as u64,
@@ -676,6 +683,23 @@ mod tests {
                 assert!(parse(&flipped).is_err(), "byte {byte} bit {bit}");
             }
         }
+    }
+
+    #[test]
+    fn a_section_running_into_the_trailer_is_malformed() {
+        // The last payload made 8 bytes longer, the checksum rewritten: the
+        // section now ends where the file does, past the checksum's start.
+        let mut bytes = sample();
+        let sections = parse(&bytes).unwrap();
+        let last = sections.last().unwrap();
+        let len_at = last.at as usize - 8;
+        let len = last.payload.len() as u64 + 8;
+        bytes[len_at..len_at + 8].copy_from_slice(&len.to_le_bytes());
+        let body = bytes.len() - TRAILER_LEN;
+        let digest = xxh3_64(&bytes[..body]);
+        bytes[body..].copy_from_slice(&digest.to_le_bytes());
+        let error = parse(&bytes).unwrap_err();
+        assert!(matches!(error, LoadError::Malformed { .. }), "{error}");
     }
 
     #[test]

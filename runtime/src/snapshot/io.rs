@@ -18,10 +18,12 @@ use crate::entity::{
     CapturedArchetype, CapturedComponent, CapturedStore, Entity, RemovalRecords, SavedSlots,
     SlotsView, StorageType, StoreMismatch,
 };
-use crate::world::World;
+use crate::world::{SavedClocks, World};
 
 /// The name of the entities section.
 const ENTITIES: &str = "entities";
+/// The name of the clocks section.
+const CLOCKS: &str = "clocks";
 
 /// The entity store of a snapshot as its entities section encodes it;
 /// `with_ticks: false` is what the checksum hashes.
@@ -164,16 +166,20 @@ impl Snapshot {
                 conflicts: self.saves.conflicts.clone(),
             });
         }
-        let unsaved: Vec<&'static str> = self
-            .store
-            .used_parts()
-            .filter(|component| self.component_codec(component).is_none())
-            .map(|component| component.name)
-            .collect();
+        let mut unsaved: Vec<String> = self.report.left_out_components();
+        unsaved.extend(
+            self.store
+                .used_parts()
+                .filter(|component| self.component_codec(component).is_none())
+                .map(|component| component.name.to_owned()),
+        );
         if !unsaved.is_empty() {
             return Err(SaveError::NotSaved { names: unsaved });
         }
-        let sections = 1 + self.saved_components().count() + self.saved_services().count();
+        let sections = 1
+            + self.saved_components().count()
+            + self.saved_services().count()
+            + usize::from(self.clock.is_some());
         let mut out = SaveWriter::start(writer, sections)?;
         out.section(SectionKind::Entities, ENTITIES, |bytes| {
             encode(
@@ -192,6 +198,11 @@ impl Snapshot {
         for (codec, service) in self.saved_services() {
             out.section(SectionKind::Service, codec.name(), |bytes| {
                 codec.encode_section(&*service.part, bytes)
+            })?;
+        }
+        if let Some(clock) = &self.clock {
+            out.section(SectionKind::Clocks, CLOCKS, |bytes| {
+                encode(&SavedClocks::new(clock), Sink::Bytes(bytes))
             })?;
         }
         out.finish()?;
@@ -513,6 +524,16 @@ impl World {
 
         let mut decoded: Vec<Option<DecodedPart>> = (0..parts.len()).map(|_| None).collect();
         for section in rest {
+            if section.kind == SectionKind::Clocks {
+                let saved: SavedClocks =
+                    postcard::from_bytes(section.payload).map_err(|error| section.shape(error))?;
+                snapshot.clock = Some(
+                    saved
+                        .into_snapshot()
+                        .map_err(|what| LoadError::Inconsistent { what })?,
+                );
+                continue;
+            }
             let codec = codec_for(saves, section)?;
             if section.kind == SectionKind::Service {
                 let decoded = codec

@@ -90,8 +90,10 @@
 //! or none: a load takes it out), in the order of their names. Services
 //! not registered for saving are not written (a load leaves them as they
 //! are); component rows not registered for saving make `write_to` refuse
-//! (`SaveError::NotSaved`), as a restore refuses left-out rows. The clocks
-//! are not saved: a load leaves them as they are.
+//! (`SaveError::NotSaved`), as a restore refuses left-out rows. Last, the
+//! clocks (`World::clock_snapshot`: the frame clock, the fixed step, its
+//! cap and accumulator, `FixedTime`, the `SimClock`), checked on load (a
+//! zero step, an accumulator past a step, a bad scale are refused).
 //!
 //! **Loading** validates everything before the world changes: the magic,
 //! the version, the trailing checksum (a truncated file is told apart from

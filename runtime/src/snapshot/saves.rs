@@ -259,6 +259,25 @@ impl World {
     /// fails naming the conflict ([`SaveError::Registration`](crate::snapshot::SaveError::Registration))
     /// until it is fixed. [`try_save_component`](Self::try_save_component)
     /// returns the error instead.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use sluice::World;
+    ///
+    /// #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    /// struct Hp(u32);
+    ///
+    /// let mut world = World::new();
+    /// world.save_component::<Hp>("hp");
+    /// let hero = world.spawn((Hp(10),));
+    /// let mut save = Vec::new(); // or a `File`
+    /// world.snapshot()?.write_to(&mut save)?;
+    ///
+    /// world.entity_mut(hero).unwrap().get_mut::<Hp>().unwrap().0 = 0;
+    /// world.load_from(&save[..])?;
+    /// assert_eq!(world.entity(hero).unwrap().get::<Hp>(), Some(&Hp(10)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn save_component<T: Component + Clone + Serialize + DeserializeOwned>(
         &mut self,
         name: &'static str,

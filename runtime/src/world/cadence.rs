@@ -176,6 +176,80 @@ impl ClockSnapshot {
     }
 }
 
+/// A [`ClockSnapshot`] as a save writes it (the `serde` feature):
+/// `ClockSnapshot` itself is not `Deserialize`, so the only clocks a world
+/// restores from a save are those this reader checked.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct SavedClocks {
+    /// Delta, elapsed, frame.
+    frame: Option<(Duration, Duration, u64)>,
+    /// Step, cap, accumulated, total.
+    fixed: (Duration, u32, Duration, u64),
+    /// Step, steps, index, dropped, alpha, total.
+    fixed_time: (Duration, u32, u32, u32, f64, u64),
+    sim: Option<(Duration, Duration, f64, bool, u64)>,
+}
+
+#[cfg(feature = "serde")]
+impl SavedClocks {
+    /// What `snapshot` holds.
+    pub(crate) fn new(snapshot: &ClockSnapshot) -> Self {
+        let f = snapshot.fixed_time;
+        Self {
+            frame: snapshot.frame.map(|t| (t.delta, t.elapsed, t.frame)),
+            fixed: (
+                snapshot.fixed.step,
+                snapshot.fixed.max_steps,
+                snapshot.fixed.accumulated,
+                snapshot.fixed.total,
+            ),
+            fixed_time: (f.step, f.steps, f.index, f.dropped, f.alpha, f.total),
+            sim: snapshot.sim.as_ref().map(SimClock::parts),
+        }
+    }
+
+    /// The clocks, checked: a zero step, a cap of 0 steps, an accumulator
+    /// of a step or more, an interpolation factor outside `[0, 1)` or a
+    /// bad simulation scale is refused (naming it).
+    pub(crate) fn into_snapshot(self) -> Result<ClockSnapshot, String> {
+        let (step, max_steps, accumulated, total) = self.fixed;
+        if step.is_zero() || max_steps == 0 || accumulated >= step {
+            return Err(format!(
+                "the fixed step {step:?}, cap {max_steps} and accumulator {accumulated:?} are not a fixed clock's"
+            ));
+        }
+        let (f_step, steps, index, dropped, alpha, f_total) = self.fixed_time;
+        if !(0.0..1.0).contains(&alpha) {
+            return Err(format!(
+                "the interpolation factor {alpha} is outside [0, 1)"
+            ));
+        }
+        Ok(ClockSnapshot {
+            frame: self.frame.map(|(delta, elapsed, frame)| FrameTime {
+                delta,
+                elapsed,
+                frame,
+            }),
+            fixed: FixedClock {
+                step,
+                max_steps,
+                accumulated,
+                total,
+            },
+            fixed_time: FixedTime {
+                step: f_step,
+                steps,
+                index,
+                dropped,
+                alpha,
+                total: f_total,
+            },
+            sim: self.sim.map(SimClock::from_parts).transpose()?,
+        })
+    }
+}
+
 impl World {
     /// Saves the world's time (see [`ClockSnapshot`] for what it holds);
     /// take it between updates, with the scripts' snapshots.

@@ -51,6 +51,8 @@ use crate::plan::{Graph, NodeIndex, Plan, PlanOptions, Plans};
 use crate::script::SimClock;
 use crate::system::{BoundaryHooks, NextValue};
 
+#[cfg(feature = "serde")]
+pub(crate) use cadence::SavedClocks;
 pub use cadence::{ClockSnapshot, FixedTime};
 pub(crate) use commands::CommandQueue;
 pub use commands::{Commands, EntityCommands};

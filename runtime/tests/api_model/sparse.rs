@@ -21,7 +21,7 @@ use sluice::{ComponentError, Entity, EntityError, StorageType, With};
 use super::{Model, P, Real, check};
 
 /// The component whose storage the operations choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Tag(i8);
 
 /// One sparse-storage operation.
