@@ -682,3 +682,124 @@ fn the_clocks_come_back_with_a_load() {
         world.get::<sluice::FixedTime>()
     );
 }
+
+#[test]
+fn the_checksum_ignores_ticks_and_sees_every_value() {
+    let mut world = World::new();
+    register(&mut world);
+    let spawned = populate(&mut world);
+    let before = world.snapshot().unwrap().checksum();
+    // The same value written again: its changed tick moves, the state not.
+    let target = spawned[1];
+    let pos = *world.entity(target).unwrap().get::<Pos>().unwrap();
+    *world.entity_mut(target).unwrap().get_mut::<Pos>().unwrap() = pos;
+    world.run_iteration().unwrap();
+    assert_eq!(world.snapshot().unwrap().checksum(), before);
+    // One bit of one float: another checksum.
+    world
+        .entity_mut(target)
+        .unwrap()
+        .get_mut::<Pos>()
+        .unwrap()
+        .y = f32::from_bits(pos.y.to_bits() ^ 1);
+    assert_ne!(world.snapshot().unwrap().checksum(), before);
+}
+
+/// Serializes as its value, except 0, which fails.
+#[derive(Clone, Copy, Debug, Deserialize)]
+struct Refused(u8);
+
+impl Serialize for Refused {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0 == 0 {
+            return Err(serde::ser::Error::custom("zero is not saved"));
+        }
+        serializer.serialize_u8(self.0)
+    }
+}
+
+/// A writer that fails after `left` bytes.
+struct Full {
+    left: usize,
+}
+
+impl std::io::Write for Full {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(std::io::Error::other("the disk is full"));
+        }
+        let n = buf.len().min(self.left);
+        self.left -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A reader that fails at once.
+struct Unplugged;
+
+impl std::io::Read for Unplugged {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other("the drive is gone"))
+    }
+}
+
+#[test]
+fn encoder_and_io_errors_are_named() {
+    let mut world = World::new();
+    register(&mut world);
+    world.save_component::<Refused>("refused");
+    populate(&mut world);
+    let zero = world.spawn((Refused(0),));
+    let error = world.snapshot().unwrap().write_to(Vec::new()).unwrap_err();
+    let SaveError::Encode { kind, ref name, .. } = error else {
+        panic!("{error}")
+    };
+    assert_eq!((kind, name.as_str()), (SectionKind::Component, "refused"));
+    // postcard keeps no custom message: the type's save name is the lead.
+    assert!(error.to_string().contains("`refused`"), "{error}");
+    world.despawn(zero).unwrap();
+
+    let snapshot = world.snapshot().unwrap();
+    for left in [0, 10, 100] {
+        let error = snapshot.write_to(Full { left }).unwrap_err();
+        assert!(matches!(error, SaveError::Io(_)), "{error}");
+    }
+    let error = unchanged_after(&mut world, |w| w.load_from(Unplugged).unwrap_err());
+    assert!(matches!(error, LoadError::Io(_)), "{error}");
+    assert!(error.to_string().contains("the drive is gone"), "{error}");
+}
+
+#[test]
+fn a_large_world_round_trips() {
+    let count: u32 = if cfg!(miri) { 40 } else { 50_000 };
+    let mut world = World::new();
+    register(&mut world);
+    let spawned: Vec<Entity> = (0..count)
+        .map(|i| {
+            world.spawn((
+                Pos {
+                    x: i as f32,
+                    y: 0.5,
+                },
+                Vel { x: 0.0, y: 1.0 },
+            ))
+        })
+        .collect();
+    for entity in spawned.iter().step_by(3) {
+        world.despawn(*entity).unwrap();
+    }
+    let bytes = save(&world);
+    let mut fresh = World::new();
+    register(&mut fresh);
+    fresh.load_from(&bytes[..]).unwrap();
+    assert_eq!(fresh.entities().len(), world.entities().len());
+    assert_eq!(view(&mut fresh), view(&mut world));
+    assert_eq!(
+        fresh.snapshot().unwrap().checksum(),
+        world.snapshot().unwrap().checksum()
+    );
+}

@@ -257,9 +257,20 @@ fn what_is_not_opted_in_is_named_and_strict_refuses_it() {
     world.spawn((Pos(0.0, 0.0), Secret(1)));
     world.insert(Untracked(3));
     world.add_system(|mut n: sluice::Local<u32>| *n += 1);
+    world.add_system(|hits: sluice::Publish<'_, Vel>| hits.send(Vel(1.0, 1.0)));
     world.run_iteration().unwrap();
     let snapshot = world.snapshot().unwrap();
     let names: Vec<&str> = snapshot.report().left_out().collect();
+    let messages = snapshot
+        .report()
+        .entries()
+        .iter()
+        .find(|e| e.kind() == sluice::PartKind::Messages)
+        .map(ToString::to_string);
+    assert!(
+        messages.is_some_and(|m| m.starts_with("messages ") && m.contains("Vel")),
+        "{names:?}"
+    );
     assert!(
         names.contains(&std::any::type_name::<Secret>()),
         "{names:?}"
@@ -702,4 +713,80 @@ fn many_entities_come_back() {
     }
     world.restore(&snapshot).unwrap();
     assert_eq!(contents(&mut world), before);
+}
+
+#[test]
+fn snapshots_move_between_threads() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Snapshot>();
+    send_sync::<sluice::RollbackBuffer>();
+    let mut world = world();
+    let a = world.spawn((Pos(1.0, 2.0),));
+    let snapshot = std::thread::spawn({
+        let snapshot = world.snapshot().unwrap();
+        move || snapshot
+    })
+    .join()
+    .unwrap();
+    world.despawn(a).unwrap();
+    world.restore(&snapshot).unwrap();
+    assert_eq!(world.entity(a).unwrap().get::<Pos>(), Some(&Pos(1.0, 2.0)));
+}
+
+/// A message of the test below: the frame it was sent in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Hit(u32);
+
+#[test]
+fn opted_in_messages_come_back_with_their_readers_cursors() {
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct Heard(Vec<(u32, Vec<Hit>)>);
+    for (executor, threads) in executors() {
+        let mut world = world_on(executor, threads);
+        world
+            .snapshot_service::<Heard>()
+            .snapshot_service::<Frame>()
+            .snapshot_messages::<Hit>();
+        world.insert(Heard::default());
+        world.insert(Frame::default());
+        // Registered first: it reads, each frame, what was sent the frame
+        // before (kept in the queue across the boundary).
+        world.add_system(NodeBuilder::new("hear").system(
+            |mut hits: sluice::Subscribe<'_, Hit>, frame: &Frame, heard: &mut Heard| {
+                heard.0.push((frame.0, hits.unread().copied().collect()));
+            },
+        ));
+        world.add_system(NodeBuilder::new("shout").system(
+            |hits: sluice::Publish<'_, Hit>, frame: &mut Frame| {
+                frame.0 += 1;
+                hits.send(Hit(frame.0));
+                if frame.0.is_multiple_of(2) {
+                    hits.send(Hit(frame.0 * 100));
+                }
+            },
+        ));
+        for _ in 0..3 {
+            world.run_iteration().unwrap();
+        }
+        let snapshot = world.snapshot().unwrap();
+        assert!(
+            snapshot.report().is_complete(),
+            "{executor:?}: {:?}",
+            snapshot.report()
+        );
+        for _ in 0..3 {
+            world.run_iteration().unwrap();
+        }
+        let played = world.get::<Heard>().unwrap().clone();
+        assert_eq!(played.0[3], (3, vec![Hit(3)]), "{played:?}");
+        world.restore(&snapshot).unwrap();
+        for _ in 0..3 {
+            world.run_iteration().unwrap();
+        }
+        assert_eq!(
+            world.get::<Heard>().unwrap(),
+            &played,
+            "{executor:?} on {threads}"
+        );
+    }
 }

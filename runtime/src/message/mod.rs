@@ -52,6 +52,7 @@
 pub mod loom_hooks;
 mod param;
 mod sender;
+pub(crate) mod snapshot;
 
 use std::collections::VecDeque;
 use std::fmt;

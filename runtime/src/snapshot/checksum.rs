@@ -1,10 +1,11 @@
 //! The checksum of saved state: xxh3-64 streamed over its postcard encoding.
 //!
 //! A [`Sink`] is a postcard [`Flavor`] that sends the bytes of an encoding
-//! either into an [`Xxh3`] hasher (nothing is buffered: the hash of a large
-//! column costs no memory) or onto the end of a byte buffer (a save's
-//! section). Each codec is written once against a `Sink`, so the bytes a
-//! checksum hashes are exactly the bytes a save writes.
+//! either into a [`Hasher`] (xxh3-64 fed through a fixed 512-byte buffer
+//! on the stack: the hash of a large column holds no copy of it) or onto
+//! the end of a byte buffer (a save's section). Each codec is written once
+//! against a `Sink`, so the bytes a checksum hashes are exactly the bytes
+//! a save writes.
 //!
 //! Fixed and the same on every machine: postcard writes integers as LEB128
 //! varints (`usize` as a `u64`, so 32- and 64-bit machines agree), floats as
@@ -17,10 +18,59 @@ use postcard::ser_flavors::Flavor;
 use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
+/// Bytes gathered before each update of the hasher.
+const CHUNK: usize = 512;
+
+/// An xxh3-64 hasher fed through a small fixed buffer: postcard writes a
+/// value a few bytes at a time, and each streaming update of xxh3 costs
+/// far more than a byte's copy (a 200,000-row checksum took 9.2 ms
+/// unbuffered, against 2.2 ms for hashing the raw bytes at once). The
+/// buffer is fixed, on the stack: hashing holds no copy of the data.
+pub(crate) struct Hasher {
+    state: Xxh3,
+    chunk: [u8; CHUNK],
+    len: usize,
+}
+
+impl Hasher {
+    /// A hasher of nothing yet (seed 0, the default secret).
+    pub(crate) fn new() -> Self {
+        Self {
+            state: Xxh3::new(),
+            chunk: [0; CHUNK],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, data: &[u8]) {
+        if self.len + data.len() > CHUNK {
+            self.flush();
+            if data.len() >= CHUNK {
+                self.state.update(data);
+                return;
+            }
+        }
+        self.chunk[self.len..self.len + data.len()].copy_from_slice(data);
+        self.len += data.len();
+    }
+
+    fn flush(&mut self) {
+        self.state.update(&self.chunk[..self.len]);
+        self.len = 0;
+    }
+
+    /// The hash of everything written (more may be written after).
+    pub(crate) fn digest(&mut self) -> u64 {
+        self.flush();
+        self.state.digest()
+    }
+}
+
 /// Where the bytes of an encoding go.
 pub(crate) enum Sink<'a> {
     /// Streamed into a hasher; nothing is kept.
-    Hash(&'a mut Xxh3),
+    Hash(&'a mut Hasher),
     /// Appended to a buffer.
     Bytes(&'a mut Vec<u8>),
 }
@@ -31,7 +81,7 @@ impl Flavor for Sink<'_> {
     #[inline]
     fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
         match self {
-            Sink::Hash(hasher) => hasher.update(data),
+            Sink::Hash(hasher) => hasher.write(data),
             Sink::Bytes(bytes) => bytes.extend_from_slice(data),
         }
         Ok(())
@@ -66,7 +116,7 @@ pub(crate) fn encode<T: Serialize + ?Sized>(value: &T, sink: Sink<'_>) -> postca
 /// The xxh3-64 of `value`'s postcard encoding, streamed.
 #[cfg(test)]
 pub(crate) fn hash_of<T: Serialize + ?Sized>(value: &T) -> postcard::Result<u64> {
-    let mut hasher = Xxh3::new();
+    let mut hasher = Hasher::new();
     encode(value, Sink::Hash(&mut hasher))?;
     Ok(hasher.digest())
 }
@@ -141,12 +191,21 @@ mod tests {
 
     #[test]
     fn consecutive_encodings_hash_as_their_tuple() {
-        let mut hasher = Xxh3::new();
+        let mut hasher = Hasher::new();
         let mut sink = Sink::Hash(&mut hasher);
         encode(&unit(), sink.reborrow()).unwrap();
         encode(&42u32, sink.reborrow()).unwrap();
         encode("end", sink).unwrap();
         assert_eq!(hasher.digest(), hash_of(&(unit(), 42u32, "end")).unwrap());
+    }
+
+    #[test]
+    fn the_buffer_does_not_change_the_hash() {
+        // Values across the chunk's edge, and one longer than a chunk.
+        let long: Vec<u8> = (0..3 * CHUNK as u32).map(|i| i as u8).collect();
+        let value = (vec![7u64; 100], long.clone(), "tail", long);
+        let bytes = postcard::to_stdvec(&value).unwrap();
+        assert_eq!(hash_of(&value).unwrap(), xxhash_rust::xxh3::xxh3_64(&bytes));
     }
 
     #[test]

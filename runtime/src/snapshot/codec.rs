@@ -19,9 +19,8 @@ use std::marker::PhantomData;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use xxhash_rust::xxh3::Xxh3;
 
-use super::checksum::{Sink, encode};
+use super::checksum::{Hasher, Sink, encode};
 use super::file::SectionKind;
 use super::part::{CapturedPart, ColumnValues, ComponentPart, ServicePart, ServiceValue};
 use crate::entity::Component;
@@ -73,9 +72,14 @@ impl fmt::Debug for dyn PartCodec {
 }
 
 /// Reads one postcard value from the front of `bytes`.
-fn take<T: DeserializeOwned>(bytes: &mut &[u8], what: &str) -> Result<T, String> {
+fn take<T: DeserializeOwned>(
+    bytes: &mut &[u8],
+    what: impl FnOnce() -> String,
+) -> Result<T, String> {
+    // The context is only formatted for an error: decoding a column
+    // formats nothing per value.
     let (value, rest) =
-        postcard::take_from_bytes::<T>(bytes).map_err(|error| format!("{what}: {error}"))?;
+        postcard::take_from_bytes::<T>(bytes).map_err(|error| format!("{}: {error}", what()))?;
     *bytes = rest;
     Ok(value)
 }
@@ -141,14 +145,14 @@ fn take_sequence<T, R: DeserializeOwned>(
     restored: impl Fn(R) -> Result<T, String>,
     into: &mut Vec<T>,
 ) -> Result<(), String> {
-    let len: u64 = take(bytes, &format!("the length of the {what}"))?;
+    let len: u64 = take(bytes, || format!("the length of the {what}"))?;
     if len != expected as u64 {
         return Err(format!(
             "{len} {what} where the save's entities have {expected}"
         ));
     }
     for index in 0..expected {
-        let read: R = take(bytes, &format!("{what} {index}"))?;
+        let read: R = take(bytes, || format!("{what} {index}"))?;
         into.push(restored(read).map_err(|error| format!("{what} {index}: {error}"))?);
     }
     Ok(())
@@ -278,7 +282,7 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> PartCodec
 
     fn decode_section(&self, payload: &[u8], _rows: usize) -> Result<DecodedPart, String> {
         let mut bytes = payload;
-        let value: Option<T> = take(&mut bytes, "the value")?;
+        let value: Option<T> = take(&mut bytes, || "the value".to_owned())?;
         if !bytes.is_empty() {
             return Err(format!("{} bytes left after the value", bytes.len()));
         }
@@ -293,7 +297,7 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> PartCodec
 pub(crate) fn hash_part(
     codec: &dyn PartCodec,
     part: &dyn CapturedPart,
-    hasher: &mut Xxh3,
+    hasher: &mut Hasher,
 ) -> postcard::Result<()> {
     let mut sink = Sink::Hash(hasher);
     encode(codec.name(), sink.reborrow())?;

@@ -4,10 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use xxhash_rust::xxh3::Xxh3;
-
 use super::Snapshot;
-use super::checksum::{Sink, encode};
+use super::checksum::{Hasher, Sink, encode};
 use super::codec::PartCodec;
 use super::file::SectionKind;
 use crate::entity::{CapturedComponent, Entity, SlotsView};
@@ -53,7 +51,7 @@ impl fmt::Display for Divergence {
 
 /// The hash of one encoding.
 fn hash_with(encode_into: impl FnOnce(Sink<'_>) -> postcard::Result<()>) -> u64 {
-    let mut hasher = Xxh3::new();
+    let mut hasher = Hasher::new();
     encode_into(Sink::Hash(&mut hasher))
         .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
     hasher.digest()

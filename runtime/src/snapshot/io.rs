@@ -7,9 +7,8 @@ use std::io::{Read, Write};
 
 use serde::ser::{SerializeSeq, SerializeTuple};
 use serde::{Deserialize, Serialize, Serializer};
-use xxhash_rust::xxh3::Xxh3;
 
-use super::checksum::{Sink, encode};
+use super::checksum::{Hasher, Sink, encode};
 use super::codec::{DecodedPart, PartCodec, hash_part};
 use super::file::{self, LoadError, SaveError, SaveWriter, Section, SectionKind};
 use super::saves::SaveCodecs;
@@ -92,8 +91,9 @@ impl Snapshot {
 
     /// The type names of the parts this snapshot holds that are not
     /// registered for saving ([`World::save_component`],
-    /// [`World::save_service`]): they are neither saved nor covered by
-    /// the [`checksum`](Self::checksum).
+    /// [`World::save_service`]), and its message queues (never saved):
+    /// they are neither saved nor covered by the
+    /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
         let components = self
             .store
@@ -108,7 +108,11 @@ impl Snapshot {
                     .is_none()
             })
             .map(|service| service.name);
-        components.chain(services).collect()
+        // Message queues are never saved (a load leaves them as they are).
+        let messages = self.messages[..self.messages_len]
+            .iter()
+            .map(|messages| messages.name);
+        components.chain(services).chain(messages).collect()
     }
 
     /// The xxh3-64 of the saved state's postcard encoding, streamed (no
@@ -121,7 +125,7 @@ impl Snapshot {
     /// When a saved type's `Serialize` panics or fails (then
     /// [`write_to`](Self::write_to) names it).
     pub fn checksum(&self) -> u64 {
-        let mut hasher = Xxh3::new();
+        let mut hasher = Hasher::new();
         if self.store.filled {
             self.hash_into(&mut hasher)
                 .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
@@ -129,7 +133,7 @@ impl Snapshot {
         hasher.digest()
     }
 
-    fn hash_into(&self, hasher: &mut Xxh3) -> postcard::Result<()> {
+    fn hash_into(&self, hasher: &mut Hasher) -> postcard::Result<()> {
         encode(
             &StoreView {
                 snapshot: self,
@@ -436,8 +440,9 @@ impl World {
     /// this world's registrations (types are found by their save names);
     /// nothing in the world changes: [`restore`](Self::restore) it after,
     /// or use [`load_from`](Self::load_from). The whole save is validated
-    /// first (see [`LoadError`]); no length read from it reserves memory
-    /// beyond what the input holds.
+    /// first (see [`LoadError`]); a length read from it never reserves
+    /// more than serde's cautious 1 MiB before the values it announces
+    /// are decoded, and component values only grow as they are.
     ///
     /// # Errors
     /// Every [`LoadError`] but [`LoadError::Restore`], each naming what

@@ -16,6 +16,15 @@
 //!   valid), the same archetype membership, values and ticks, and the
 //!   next spawns get the ids they got after the snapshot was taken.
 //! - Every opted-in service (cloned; [`Clone::clone_from`] reuses memory).
+//! - Every opted-in message queue ([`World::snapshot_messages`](crate::World::snapshot_messages)):
+//!   its kept messages and every reader's cursor, put back into the world
+//!   it was taken from.
+//! - Every node's change cursors (and a factory's record of its inputs),
+//!   with each opted-in service slot's version and change ticks, so
+//!   `Changed<T>`, `Added<T>` and `Tracked<T>` see after a restore what
+//!   they saw then: a world restored and played on gives the same frames.
+//!   Into another world, every node starts over instead (its next run sees
+//!   everything as new).
 //! - The world's clocks ([`World::clock_snapshot`](crate::World::clock_snapshot):
 //!   the frame clock, the fixed-step accumulator, [`FixedTime`](crate::FixedTime),
 //!   the [`SimClock`](crate::script::SimClock)).
@@ -30,10 +39,13 @@
 //!
 //! Nothing is skipped silently: [`SnapshotReport::left_out`] names every
 //! component type with rows, service, message queue and
-//! [`Local`](crate::Local) that is not captured. Not captured yet: message
-//! queues and readers' cursors, states and pending transitions (unless
-//! their services are opted in), `Local` state, scripts' stores (take
-//! [`scripts' snapshots`](crate::script) beside). A strict world
+//! [`Local`](crate::Local) that is not captured. Not captured: message
+//! queues not opted in, and messages other threads sent that no boundary
+//! has drained; states and pending transitions unless their services
+//! ([`State<S>`](crate::state::State), [`NextState<S>`](crate::state::NextState)) are
+//! opted in; `Local` state (a `Local` is reachable only through `&mut`);
+//! scripts' stores (take [`scripts' snapshots`](crate::script) beside);
+//! a whole-world system's run conditions' cursors. A strict world
 //! ([`World::set_snapshot_strict`](crate::World::set_snapshot_strict))
 //! refuses to take a snapshot while anything is left out.
 //!
@@ -89,7 +101,9 @@
 //! then their added and changed ticks) and per saved service (its value,
 //! or none: a load takes it out), in the order of their names. Services
 //! not registered for saving are not written (a load leaves them as they
-//! are); component rows not registered for saving make `write_to` refuse
+//! are), nor are message queues (a load leaves them as they are:
+//! `Snapshot::not_saved` names both); component rows not registered for
+//! saving make `write_to` refuse
 //! (`SaveError::NotSaved`), as a restore refuses left-out rows. Last, the
 //! clocks (`World::clock_snapshot`: the frame clock, the fixed step, its
 //! cap and accumulator, `FixedTime`, the `SimClock`), checked on load (a
@@ -101,9 +115,12 @@
 //! (`LoadError::UnknownType`), each section's decoding with the world's
 //! type (`LoadError::Shape`), and the whole for consistency (every live
 //! entity in one archetype row, free slots not alive, a hierarchy whose
-//! two sides agree: `LoadError::Inconsistent`). No length read from a
-//! save reserves memory: values are decoded one by one up to the row
-//! count the entities give, which the input bounds.
+//! two sides agree: `LoadError::Inconsistent`). A length read from a
+//! save never drives an allocation: the container's lengths are only
+//! compared with what is left of the input, the entities' lists reserve
+//! at most serde's cautious 1 MiB before their elements decode, and
+//! component values are decoded one by one up to the row count the
+//! entities give (even a zero-sized component's), growing as they go.
 //!
 //! **The checksum** is the xxh3-64 of the postcard encoding of the state a
 //! peer would compare, streamed without a buffer: the slot table
@@ -291,6 +308,17 @@ pub(crate) struct CapturedService {
     pub(crate) part: Box<dyn ServicePart>,
 }
 
+/// One opted-in message type's captured queue.
+#[derive(Debug)]
+pub(crate) struct CapturedMessages {
+    /// The queue's type, `Messages<T>`.
+    pub(crate) type_id: std::any::TypeId,
+    pub(crate) name: &'static str,
+    pub(crate) part: Box<dyn part::MessagesPart>,
+    /// Whether the world had the queue.
+    pub(crate) present: bool,
+}
+
 /// A world's state, taken by [`World::snapshot`](crate::World::snapshot)
 /// and given back by [`World::restore`](crate::World::restore). Holds
 /// copies only: it is not tied to the world's lifetime, and may be kept,
@@ -303,6 +331,10 @@ pub struct Snapshot {
     /// The opted-in services; the first `service_len` are this capture's.
     pub(crate) services: Vec<CapturedService>,
     pub(crate) service_len: usize,
+    /// The opted-in message queues; the first `messages_len` are this
+    /// capture's.
+    pub(crate) messages: Vec<CapturedMessages>,
+    pub(crate) messages_len: usize,
     pub(crate) clock: Option<ClockSnapshot>,
     /// The id of the world it was taken from (`None`: built otherwise, by
     /// a save's reader).
@@ -343,6 +375,12 @@ impl Snapshot {
                 .sum::<usize>()
             + self.services.capacity() * size_of::<CapturedService>()
             + self
+                .messages
+                .iter()
+                .map(|messages| messages.part.heap_bytes())
+                .sum::<usize>()
+            + self.messages.capacity() * size_of::<CapturedMessages>()
+            + self
                 .report
                 .left_out
                 .iter()
@@ -369,6 +407,7 @@ impl Snapshot {
             service.part.forget();
         }
         self.service_len = 0;
+        self.messages_len = 0;
         self.clock = None;
     }
 }

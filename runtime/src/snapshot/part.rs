@@ -330,3 +330,93 @@ impl<T: Clone + Send + Sync + 'static> ServicePart for ServiceValue<T> {
             .map(|value| Box::new(value.clone()) as Box<dyn Any + Send + Sync>)
     }
 }
+
+/// A captured message queue: its log and readers' cursors.
+pub(crate) trait MessagesPart: CapturedPart {
+    /// Clones the queue `value` (the world's `Messages<T>`) in, reusing
+    /// memory; `false` when it is not of this part's type.
+    ///
+    /// # Safety
+    /// No node of the world holding `value` runs (SOUNDNESS N9).
+    unsafe fn capture(&mut self, value: &(dyn Any + Send + Sync)) -> bool;
+    /// A clone of the captured log, out of the world. May panic (`Clone`).
+    fn stage(&self) -> Box<dyn Any + Send>;
+    /// Puts a log `stage` made into the queue `value`; the old log, boxed,
+    /// for the caller to drop (`None`: not of this part's type).
+    fn apply(
+        &self,
+        staged: Box<dyn Any + Send>,
+        value: &mut (dyn Any + Send + Sync),
+    ) -> Option<Box<dyn Any + Send>>;
+}
+
+/// One message type's captured queue.
+pub(crate) struct MessagesValue<T> {
+    pub(crate) log: crate::message::snapshot::CapturedLog<T>,
+}
+
+impl<T> Default for MessagesValue<T> {
+    fn default() -> Self {
+        Self {
+            log: Default::default(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for MessagesValue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessagesValue")
+            .field("type", &std::any::type_name::<T>())
+            .field("len", &self.log.len())
+            .finish()
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> CapturedPart for MessagesValue<T> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn value_type(&self) -> TypeId {
+        TypeId::of::<crate::Messages<T>>()
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<crate::Messages<T>>()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.log.heap_bytes()
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> MessagesPart for MessagesValue<T> {
+    unsafe fn capture(&mut self, value: &(dyn Any + Send + Sync)) -> bool {
+        let Some(queue) = value.downcast_ref::<crate::Messages<T>>() else {
+            return false;
+        };
+        // SAFETY: the caller's.
+        unsafe { queue.capture_log(&mut self.log) };
+        true
+    }
+
+    fn stage(&self) -> Box<dyn Any + Send> {
+        Box::new(self.log.clone())
+    }
+
+    fn apply(
+        &self,
+        staged: Box<dyn Any + Send>,
+        value: &mut (dyn Any + Send + Sync),
+    ) -> Option<Box<dyn Any + Send>> {
+        let queue = value.downcast_mut::<crate::Messages<T>>()?;
+        let log = staged
+            .downcast::<crate::message::snapshot::CapturedLog<T>>()
+            .ok()?;
+        Some(Box::new(queue.restore_log(*log)))
+    }
+}

@@ -3,7 +3,9 @@
 
 use std::any::{Any, TypeId};
 
-use super::part::{ColumnValues, ComponentPart, ServicePart, ServiceValue};
+use super::part::{
+    ColumnValues, ComponentPart, MessagesPart, MessagesValue, ServicePart, ServiceValue,
+};
 use crate::entity::Component;
 
 /// One component type opted in.
@@ -29,11 +31,23 @@ pub(crate) struct ServiceEntry {
     pub(crate) codec: Option<Box<dyn Any + Send + Sync>>,
 }
 
+/// One message type opted in.
+pub(crate) struct MessagesEntry {
+    /// The queue's type, `Messages<T>`.
+    pub(crate) type_id: TypeId,
+    pub(crate) name: &'static str,
+    /// An empty [`MessagesValue<T>`] for it.
+    pub(crate) new_part: fn() -> Box<dyn MessagesPart>,
+}
+
 /// The world's registry of what its snapshots capture.
 #[derive(Default)]
 pub(crate) struct SnapshotRegistry {
     pub(crate) components: Vec<ComponentEntry>,
     pub(crate) services: Vec<ServiceEntry>,
+    /// The message types opted in: by the `TypeId` and name of their
+    /// queue (`Messages<T>`).
+    pub(crate) messages: Vec<MessagesEntry>,
     /// Whether a snapshot is refused while anything is left out.
     pub(crate) strict: bool,
     /// The types registered for saving, with their names and codecs
@@ -108,6 +122,23 @@ impl SnapshotRegistry {
             }
         };
         &mut self.services[index]
+    }
+
+    /// Opts the messages of type `T` in (once).
+    pub(crate) fn add_messages<T: Clone + Send + Sync + 'static>(&mut self) {
+        let type_id = TypeId::of::<crate::Messages<T>>();
+        if self.messages.iter().all(|m| m.type_id != type_id) {
+            self.messages.push(MessagesEntry {
+                type_id,
+                name: std::any::type_name::<crate::Messages<T>>(),
+                new_part: || Box::new(MessagesValue::<T>::default()),
+            });
+        }
+    }
+
+    /// The entry of the queue type `type_id` (`Messages<T>`), if opted in.
+    pub(crate) fn messages(&self, type_id: TypeId) -> Option<&MessagesEntry> {
+        self.messages.iter().find(|m| m.type_id == type_id)
     }
 
     /// The entry of component type `type_id`, if opted in.

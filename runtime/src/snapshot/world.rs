@@ -4,7 +4,7 @@ use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::{CapturedService, PartKind, RestoreError, Snapshot, SnapshotError};
+use super::{CapturedMessages, CapturedService, PartKind, RestoreError, Snapshot, SnapshotError};
 use crate::entity::Component;
 use crate::entity::StoreMismatch;
 use crate::world::{FixedTime, FrameTime, World};
@@ -25,6 +25,17 @@ impl World {
     /// by hand). Idempotent.
     pub fn snapshot_service<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
         self.snapshots.add_service::<T>();
+        self
+    }
+
+    /// Opts the messages of type `T` into snapshots: the queue's kept
+    /// messages and every reader's cursor (cloned), so after a restore each
+    /// reader reads what it would have. Put back only into the world they
+    /// were taken from (a reader is a node of its world). What other
+    /// threads sent through a [`MessageSender`](crate::MessageSender) and
+    /// no boundary has drained yet is not captured. Idempotent.
+    pub fn snapshot_messages<T: Clone + Send + Sync + 'static>(&mut self) -> &mut Self {
+        self.snapshots.add_messages::<T>();
         self
     }
 
@@ -125,6 +136,36 @@ impl World {
             let same_type = captured.part.capture(value);
             debug_assert!(same_type, "a slot holds a value of its own type");
         }
+        for entry in &registry.messages {
+            if into.messages_len == into.messages.len() {
+                into.messages.push(CapturedMessages {
+                    type_id: entry.type_id,
+                    name: entry.name,
+                    part: (entry.new_part)(),
+                    present: false,
+                });
+            }
+            let captured = &mut into.messages[into.messages_len];
+            if captured.type_id != entry.type_id {
+                *captured = CapturedMessages {
+                    type_id: entry.type_id,
+                    name: entry.name,
+                    part: (entry.new_part)(),
+                    present: false,
+                };
+            }
+            into.messages_len += 1;
+            let queue = services
+                .table()
+                .id_of_type(entry.type_id)
+                .and_then(|id| services.slot(id))
+                .and_then(|slot| slot.value.as_deref());
+            cloning.set(entry.name);
+            // SAFETY: no node of this world runs: the snapshot was refused
+            // from a whole-world system or custom command, and an iteration
+            // holds the world `&mut` (SOUNDNESS N9).
+            captured.present = queue.is_some_and(|queue| unsafe { captured.part.capture(queue) });
+        }
         // What is not captured, by name.
         let table = services.table();
         let own = [
@@ -148,6 +189,7 @@ impl World {
             } else if table.is_private(id)
                 || own.contains(&type_id)
                 || registry.service(type_id).is_some()
+                || registry.messages(type_id).is_some()
             {
                 continue;
             } else if table.name(id).starts_with("sluice::message::Messages<") {
@@ -230,9 +272,20 @@ impl World {
                     service.part.stage()
                 })
                 .collect();
-            (store, services)
+            let same_world = snapshot.origin == Some(self.world_id());
+            // A queue's readers are nodes of its world: only there is it
+            // put back.
+            let messages: Vec<Option<Box<dyn Any + Send>>> = snapshot.messages
+                [..snapshot.messages_len]
+                .iter()
+                .map(|messages| {
+                    cloning.set(messages.name);
+                    (same_world && messages.present).then(|| messages.part.stage())
+                })
+                .collect();
+            (store, services, messages)
         }));
-        let Ok((store, values)) = staged else {
+        let Ok((store, values, queues)) = staged else {
             return Err(RestoreError::Panicked {
                 what: cloning.get().to_owned(),
             });
@@ -245,6 +298,15 @@ impl World {
             let old = self.replace_service_boxed(service.type_id, service.name, value);
             if catch_unwind(AssertUnwindSafe(|| drop(old))).is_err() {
                 panics.push(service.name);
+            }
+        }
+        for (messages, staged) in snapshot.messages.iter().zip(queues) {
+            let Some(staged) = staged else { continue };
+            let old = self
+                .service_value_mut(messages.type_id)
+                .and_then(|queue| messages.part.apply(staged, queue));
+            if catch_unwind(AssertUnwindSafe(|| drop(old))).is_err() {
+                panics.push(messages.name);
             }
         }
         if let Some(clock) = &snapshot.clock {

@@ -483,7 +483,19 @@ impl World {
         self.id
     }
 
-    /// The window of removal records kept (a snapshot's).
+    /// The value of the service type `type_id`, mutably (bumping its
+    /// version, as a gated access does), if the world holds one.
+    pub(crate) fn service_value_mut(
+        &mut self,
+        type_id: std::any::TypeId,
+    ) -> Option<&mut (dyn std::any::Any + Send + Sync)> {
+        let registry = self.graph.registry_mut();
+        let id = registry.table().id_of_type(type_id)?;
+        let slot = registry.slot_mut(id)?;
+        slot.version += 1;
+        slot.value.as_deref_mut()
+    }
+
     pub(crate) fn removal_ticks(&self) -> (u32, u32) {
         self.removal_ticks
     }
