@@ -693,7 +693,7 @@ fn the_rollback_buffer_keeps_the_last_frames() {
 
 #[test]
 fn many_entities_come_back() {
-    let count = if cfg!(miri) { 300 } else { 100_000 };
+    let count = if cfg!(miri) { 120 } else { 100_000 };
     let mut world = world();
     let spawned: Vec<Entity> = (0..count)
         .map(|i| match i % 3 {
@@ -765,7 +765,8 @@ fn opted_in_messages_come_back_with_their_readers_cursors() {
                 }
             },
         ));
-        for _ in 0..3 {
+        let (before, after) = if cfg!(miri) { (2, 2) } else { (3, 5) };
+        for _ in 0..before {
             world.run_iteration().unwrap();
         }
         let snapshot = world.snapshot().unwrap();
@@ -774,13 +775,13 @@ fn opted_in_messages_come_back_with_their_readers_cursors() {
             "{executor:?}: {:?}",
             snapshot.report()
         );
-        for _ in 0..3 {
+        for _ in 0..after {
             world.run_iteration().unwrap();
         }
         let played = world.get::<Heard>().unwrap().clone();
         assert_eq!(played.0[3], (3, vec![Hit(3)]), "{played:?}");
         world.restore(&snapshot).unwrap();
-        for _ in 0..3 {
+        for _ in 0..after {
             world.run_iteration().unwrap();
         }
         assert_eq!(
