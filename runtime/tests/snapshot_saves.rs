@@ -803,3 +803,31 @@ fn a_large_world_round_trips() {
         world.snapshot().unwrap().checksum()
     );
 }
+
+#[test]
+fn message_queues_are_named_as_not_saved_and_left_as_they_are() {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Hit(u32);
+    let mut world = World::new();
+    register(&mut world);
+    populate(&mut world);
+    world.snapshot_messages::<Hit>();
+    world.add_system(
+        NodeBuilder::new("shout").system(|hits: sluice::Publish<'_, Hit>| hits.send(Hit(7))),
+    );
+    world.run_iteration().unwrap();
+    let snapshot = world.snapshot().unwrap();
+    let hit = std::any::type_name::<Hit>();
+    assert!(
+        snapshot.not_saved().iter().any(|name| name.contains(hit)),
+        "{:?}",
+        snapshot.not_saved()
+    );
+    let mut bytes = Vec::new();
+    snapshot.write_to(&mut bytes).unwrap();
+    let queued = world.messages_mut::<Hit>().len();
+    world.run_iteration().unwrap();
+    let after = world.messages_mut::<Hit>().len();
+    world.load_from(&bytes[..]).unwrap();
+    assert_eq!(world.messages_mut::<Hit>().len(), after, "{queued} before");
+}
