@@ -54,3 +54,5 @@ pub mod hooks_and_observers {}
 pub mod rendering {}
 #[doc = include_str!("../guide/18-the-live-inspector.md")]
 pub mod the_live_inspector {}
+#[doc = include_str!("../guide/19-snapshots-saves-and-rollback.md")]
+pub mod snapshots_saves_and_rollback {}
