@@ -2,9 +2,8 @@
 //! ([`run_local_pair`], over [`ChannelSocket`]s) or in two ([`run_udp_peer`],
 //! over loopback UDP); both through a [`LossySocket`].
 
-use std::cell::Cell;
 use std::net::SocketAddr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use ggrs::{
@@ -70,7 +69,7 @@ struct Peer {
     seed: u64,
     skipped: u64,
     /// The socket's statistics (the session owns the socket).
-    net: Rc<Cell<NetStats>>,
+    net: Arc<Mutex<NetStats>>,
 }
 
 impl Peer {
@@ -86,7 +85,7 @@ impl Peer {
                 "player {player}: expected 0 or 1"
             )));
         }
-        let net = Rc::new(Cell::new(NetStats::default()));
+        let net = Arc::new(Mutex::new(NetStats::default()));
         let watched = WatchedSocket {
             inner: socket,
             stats: net.clone(),
@@ -163,7 +162,7 @@ impl Peer {
             checksums: self.rollback.checksums().to_vec(),
             inputs: self.rollback.inputs().to_vec(),
             stats: self.rollback.stats(),
-            net: self.net.get(),
+            net: *self.net.lock().unwrap_or_else(PoisonError::into_inner),
             skipped: self.skipped,
         }
     }
@@ -173,18 +172,18 @@ impl Peer {
 /// call (the session owns the socket).
 struct WatchedSocket<S> {
     inner: LossySocket<S, SocketAddr>,
-    stats: Rc<Cell<NetStats>>,
+    stats: Arc<Mutex<NetStats>>,
 }
 
 impl<S: NonBlockingSocket<SocketAddr>> NonBlockingSocket<SocketAddr> for WatchedSocket<S> {
     fn send_to(&mut self, msg: &ggrs::Message, addr: &SocketAddr) {
         self.inner.send_to(msg, addr);
-        self.stats.set(self.inner.stats());
+        *self.stats.lock().unwrap_or_else(PoisonError::into_inner) = self.inner.stats();
     }
 
     fn receive_all_messages(&mut self) -> Vec<(SocketAddr, ggrs::Message)> {
         let received = self.inner.receive_all_messages();
-        self.stats.set(self.inner.stats());
+        *self.stats.lock().unwrap_or_else(PoisonError::into_inner) = self.inner.stats();
         received
     }
 }

@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ggrs::{
@@ -34,12 +35,16 @@ impl Config for BattleConfig {
 
 /// What a ggrs cell holds: a snapshot of the battle and the frame it was
 /// taken at (checked before a load changes anything).
-#[derive(Debug, Default)]
+///
+/// `Clone` (ggrs asks it of a state when its `sync-send` feature is on,
+/// as bevy_ggrs turns it on) shares the snapshot; a save writes into it in
+/// place while the cell holds the only handle, which is the steady state.
+#[derive(Clone, Debug, Default)]
 pub struct SavedFrame {
     /// The frame: frames run before the snapshot was taken.
     pub frame: u64,
     /// The battle.
-    pub snapshot: Snapshot,
+    pub snapshot: Arc<Snapshot>,
 }
 
 /// Why a rollback session stopped.
@@ -281,7 +286,12 @@ impl Rollback {
             .data()
             .map(|mut held| std::mem::take(held.as_mut_dangerous()))
             .unwrap_or_default();
-        if let Err(error) = self.game.save_into(&mut saved.snapshot) {
+        if Arc::get_mut(&mut saved.snapshot).is_none() {
+            // Shared (a clone of the cell is alive): write a fresh one.
+            saved.snapshot = Arc::default();
+        }
+        let snapshot = Arc::get_mut(&mut saved.snapshot).expect("unique: just checked or made");
+        if let Err(error) = self.game.save_into(snapshot) {
             return Err(RollbackError::Snapshot { frame, error });
         }
         saved.frame = self.game.frame();

@@ -3,12 +3,12 @@
 //! machines that test this have no netem), and [`ChannelSocket`], an
 //! in-process pair.
 
+use crossbeam_channel as mpsc;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::hash::Hash;
 use std::net::SocketAddr;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ggrs::{Message, NonBlockingSocket};
@@ -178,7 +178,7 @@ pub struct LossySocket<S, A> {
 impl<S, A> LossySocket<S, A>
 where
     S: NonBlockingSocket<A>,
-    A: Clone + PartialEq + Eq + Hash,
+    A: Clone + PartialEq + Eq + Hash + Send + Sync,
 {
     /// Wraps `inner`.
     ///
@@ -235,7 +235,7 @@ where
 impl<S, A> NonBlockingSocket<A> for LossySocket<S, A>
 where
     S: NonBlockingSocket<A>,
-    A: Clone + PartialEq + Eq + Hash,
+    A: Clone + PartialEq + Eq + Hash + Send + Sync,
 {
     fn send_to(&mut self, msg: &Message, addr: &A) {
         let now = Instant::now();
@@ -284,8 +284,8 @@ impl ChannelSocket {
             SocketAddr::from(([127, 0, 0, 1], 1)),
             SocketAddr::from(([127, 0, 0, 1], 2)),
         );
-        let (to_second, second_incoming) = mpsc::channel();
-        let (to_first, first_incoming) = mpsc::channel();
+        let (to_second, second_incoming) = mpsc::unbounded();
+        let (to_first, first_incoming) = mpsc::unbounded();
         (
             ChannelSocket {
                 address: first_address,
