@@ -832,3 +832,120 @@ fn message_queues_are_named_as_not_saved_and_left_as_they_are() {
     world.load_from(&bytes[..]).unwrap();
     assert_eq!(world.messages_mut::<Hit>().len(), after, "{queued} before");
 }
+
+/// Two peers whose plugin sets differ (issue 39's hostile list).
+///
+/// One adds a `Wind` plugin the other lacks, which keeps its count in a
+/// `Local` (not saved state). Run in lockstep, their checksums agree until
+/// the wind first blows, and the divergence report names the part (`vel`)
+/// and exactly the entities the wind touched. A third peer's `Tags` plugin
+/// saves a component type of its own: its save is refused by the plain
+/// peer, naming the type, and changes nothing there.
+#[test]
+fn peers_with_different_plugin_sets_diverge_by_name() {
+    use sluice::Local;
+    use sluice::plugin::Plugin;
+
+    /// Every peer: the units move.
+    struct Movement;
+    impl Plugin for Movement {
+        fn build(&self, world: &mut World) {
+            register(world);
+            world.add_system(NodeBuilder::new("move").system(
+                |mut q: Query<'_, (&mut Pos, &Vel)>| {
+                    q.for_each(|(mut pos, vel)| {
+                        pos.x += vel.x;
+                        pos.y += vel.y;
+                    });
+                },
+            ));
+        }
+    }
+
+    /// From its third run on, a gust halves the speed of the units right
+    /// of x = 100.
+    struct Wind;
+    impl Plugin for Wind {
+        fn build(&self, world: &mut World) {
+            world.add_system(NodeBuilder::new("wind").system(
+                |mut runs: Local<u32>, mut q: Query<'_, (&Pos, &mut Vel)>| {
+                    *runs += 1;
+                    if *runs >= 3 {
+                        q.for_each(|(pos, mut vel)| {
+                            if pos.x > 100.0 {
+                                vel.x *= 0.5;
+                            }
+                        });
+                    }
+                },
+            ));
+        }
+    }
+
+    /// Saves a component type the other peers do not know.
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+    struct Tag(u8);
+    struct Tags;
+    impl Plugin for Tags {
+        fn build(&self, world: &mut World) {
+            world.save_component::<Tag>("tag");
+        }
+    }
+
+    let mut plain = World::new();
+    plain.add_plugin(Movement).unwrap();
+    let mut windy = World::new();
+    windy.add_plugins((Movement, Wind)).unwrap();
+    populate(&mut plain);
+    populate(&mut windy);
+
+    let mut first_difference = None;
+    for frame in 0..FRAMES.max(4) {
+        let (ours, theirs) = (plain.snapshot().unwrap(), windy.snapshot().unwrap());
+        if ours.checksum() != theirs.checksum() {
+            let divergence = ours.divergence(&theirs).expect("the checksums differ");
+            first_difference = Some((frame, divergence));
+            break;
+        }
+        plain.run_iteration().unwrap();
+        windy.run_iteration().unwrap();
+    }
+    let (frame, divergence) = first_difference.expect("the wind makes the peers diverge");
+    // The wind first blows in the third iteration: seen after it.
+    assert_eq!(frame, 3, "{divergence}");
+    assert_eq!(
+        (divergence.kind, divergence.name.as_str()),
+        (SectionKind::Component, "vel"),
+        "{divergence}"
+    );
+    // The wind ran after or before the move: either way it touched the
+    // units right of 100 at the start or the end of that iteration.
+    let mut blown: Vec<Entity> = windy
+        .query::<(Entity, &Vel)>()
+        .iter()
+        .filter(|(_, vel)| vel.x != 1.0)
+        .map(|(entity, _)| entity)
+        .collect();
+    blown.sort();
+    assert!(!blown.is_empty());
+    assert_eq!(divergence.differing, blown.len(), "{divergence}");
+    let listed = blown.len().min(16);
+    assert_eq!(divergence.entities[..], blown[..listed], "{divergence}");
+
+    // A peer with a saved type of its own: its save is refused by name.
+    let mut tagged = World::new();
+    tagged.add_plugins((Movement, Tags)).unwrap();
+    let units = populate(&mut tagged);
+    tagged
+        .entity_mut(units[1])
+        .unwrap()
+        .insert((Tag(7),))
+        .unwrap();
+    let before = plain.snapshot().unwrap().checksum();
+    let error = plain.load_from(&save(&tagged)[..]).unwrap_err();
+    assert!(
+        matches!(&error, LoadError::UnknownType { name, .. } if name == "tag"),
+        "{error}"
+    );
+    assert_eq!(plain.snapshot().unwrap().checksum(), before);
+}

@@ -86,12 +86,16 @@ mod tests {
         assert!(end > start);
         let nanos = clock.nanos_between(start, end);
         // The two clocks agree to a few percent over a sleep (the sleep's
-        // own jitter is in both).
+        // own jitter is in both). Not under Miri: there the clock is std's
+        // own `Instant` on Miri's virtual time, which advances with the
+        // work interpreted between the four readings, not with the sleep
+        // alone (4.09 ms against 2.93 ms in one CI run).
         let std_nanos = std_elapsed.as_nanos() as f64;
         assert!(
-            (nanos as f64 - std_nanos).abs() < std_nanos * 0.1 + 50_000.0,
+            cfg!(miri) || (nanos as f64 - std_nanos).abs() < std_nanos * 0.1 + 50_000.0,
             "{nanos} ns against std's {std_nanos}"
         );
+        assert!(nanos > 0);
         assert_eq!(clock.nanos_between(end, start), 0, "backwards is zero");
         assert_eq!(clock.clone().nanos_between(start, start), 0);
     }
