@@ -375,7 +375,10 @@ impl<T: Clone + Send + Sync + 'static> MessagesPart for MessagesValue<T> {
         let Some(queue) = value.downcast_ref::<crate::Messages<T>>() else {
             return false;
         };
-        // SAFETY: the caller's.
+        // SAFETY:
+        // - `capture_log` needs that no node of the world holding `queue`
+        //   runs; this function's caller promises exactly that for
+        //   `value`, which `queue` is (SOUNDNESS N9).
         unsafe { queue.capture_log(&mut self.log) };
         true
     }
