@@ -177,8 +177,15 @@ fn due(keys: &[(Entity, u32)], frame: u32) -> BTreeSet<u32> {
 
 #[test]
 fn partial_writes_are_reported_exactly() {
-    for (executor, threads) in executors() {
-        for by in WRITERS {
+    let executors = executors();
+    for (case, (executor, threads)) in executors.iter().copied().enumerate() {
+        for (index, by) in WRITERS.into_iter().enumerate() {
+            // Under Miri each way of writing runs on one executor, the
+            // executors taking turns: every way and every executor is met
+            // at half of Miri's cost.
+            if cfg!(miri) && index % executors.len() != case {
+                continue;
+            }
             let mut world = world_on(executor, threads);
             world.insert(Frame(0));
             world.insert(Seen::default());
