@@ -132,12 +132,29 @@
 //! or none: a load takes it out), in the order of their names. Services
 //! not registered for saving are not written (a load leaves them as they
 //! are), nor are message queues (a load leaves them as they are:
-//! `Snapshot::not_saved` names both); component rows not registered for
+//! `Snapshot::not_saved` names both, and the `Local`s of types not
+//! saved); component rows not registered for
 //! saving make `write_to` refuse
 //! (`SaveError::NotSaved`), as a restore refuses left-out rows. Last, the
 //! clocks (`World::clock_snapshot`: the frame clock, the fixed step, its
 //! cap and accumulator, `FixedTime`, the `SimClock`), checked on load (a
 //! zero step, an accumulator past a step, a bad scale are refused).
+//!
+//! **Locals in saves.** A snapshot's `Local` values come back only into
+//! the world they were taken from (a slot means nothing elsewhere), but a
+//! `Local<T>` type registered with `World::save_local::<T>("name")` is
+//! saved in a last section (`locals`, only when there is one): each value
+//! by its node's instance key (the node's name unless `NodeBuilder::key`
+//! set another; the identity a world keeps unique among its nodes, SL0004)
+//! and its position among that node's locals (in parameter order: the
+//! body's, then each run condition's). A new process that registers the
+//! same systems loads it back into the node of that key, in any
+//! registration order. Nothing is guessed: a save is refused while two
+//! nodes bear a saved local's node key (`SaveError::AmbiguousNode`), and a
+//! load when the world has no node of that key (`LoadError::NodeMissing`),
+//! two (`LoadError::NodeAmbiguous`), or one whose local there is absent or
+//! of another type (`LoadError::Shape`), changing nothing. The checksum and
+//! the divergence report do not cover locals.
 //!
 //! **Loading** validates everything before the world changes: the magic,
 //! the version, the trailing checksum (a truncated file is told apart from

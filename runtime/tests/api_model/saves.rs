@@ -8,6 +8,12 @@
 //! component rows not saved (the model's `ComponentRef`s, left out of
 //! snapshots) is refused by name (`SaveError::NotSaved`, exactly the
 //! report's left-out components) and nothing changes.
+//!
+//! The counters' `Local<i64>` are saved too (`World::save_local`, by each
+//! node's key, `Counter#serial`, and position): the load puts each back
+//! into its node, so the next runs count on from where they were (the
+//! model's `locals` stay as they are), and the save names no `Local` as
+//! not saved.
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -31,7 +37,8 @@ pub(super) fn install(world: &mut sluice::World) {
     world
         .save_component::<P>("p")
         .save_component::<V>("v")
-        .save_component::<sparse::Tag>("tag");
+        .save_component::<sparse::Tag>("tag")
+        .save_local::<i64>("counter");
 }
 
 pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
@@ -73,6 +80,12 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         }
         Err(error) => return Err(fail("write_to", &error)),
     }
+    let unsaved_locals: Vec<&str> = (snapshot.not_saved().into_iter())
+        .filter(|name| name.contains("Local<"))
+        .collect();
+    check(unsaved_locals.is_empty(), || {
+        format!("the counters' locals are saved, but {unsaved_locals:?} are not")
+    })?;
     let read = real
         .world
         .read_snapshot(&bytes[..])
