@@ -64,10 +64,11 @@ fn encode_local<T: Serialize + Send + 'static>(
         .ok_or("the slot holds another type")?;
     // Nothing runs while a snapshot's values are written (they are
     // clones the snapshot owns); a poisoned lock's value is whole.
-    let guard = cell.try_lock().unwrap_or_else(|error| match error {
-        std::sync::TryLockError::Poisoned(poisoned) => poisoned.into_inner(),
-        std::sync::TryLockError::WouldBlock => unreachable!("a snapshot's own clone"),
-    });
+    let guard = match cell.try_lock() {
+        Ok(guard) => guard,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return Err("the local is locked".to_owned()),
+    };
     let bytes = postcard::to_allocvec(&*guard).map_err(|error| error.to_string())?;
     out.extend_from_slice(&bytes);
     Ok(())
@@ -169,22 +170,32 @@ impl World {
     /// ```
     /// use sluice::{Local, NodeBuilder, World};
     ///
-    /// fn counter(mut runs: Local<u32>) {
+    /// #[derive(Default)]
+    /// struct Shown(u32);
+    ///
+    /// fn counter(mut runs: Local<u32>, shown: &mut Shown) {
     ///     *runs += 1;
+    ///     shown.0 = *runs;
     /// }
     ///
-    /// let mut world = World::new();
-    /// world.save_local::<u32>("runs");
-    /// world.add_system(NodeBuilder::new("counter").system(counter));
+    /// let game = || {
+    ///     let mut world = World::new();
+    ///     world.insert(Shown::default());
+    ///     world.save_local::<u32>("runs");
+    ///     world.add_system(NodeBuilder::new("counter").system(counter));
+    ///     world
+    /// };
+    /// let mut world = game();
+    /// world.run_iteration()?;
     /// world.run_iteration()?;
     /// let mut save = Vec::new();
     /// world.snapshot()?.write_to(&mut save)?;
     ///
     /// // A new process registers the same system and loads the save.
-    /// let mut again = World::new();
-    /// again.save_local::<u32>("runs");
-    /// again.add_system(NodeBuilder::new("counter").system(counter));
+    /// let mut again = game();
     /// again.load_from(&save[..])?;
+    /// again.run_iteration()?;
+    /// assert_eq!(again.get::<Shown>().unwrap().0, 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn save_local<T>(&mut self, name: &'static str) -> &mut Self
