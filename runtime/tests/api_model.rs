@@ -175,8 +175,10 @@ impl StepScript<Director> for Ticker {
 #[derive(Debug, Default)]
 struct ScriptLog(Vec<(ScriptId, (u8, u8))>);
 
-/// What each observer saw: `(its serial, the entities, sorted)` per run.
-#[derive(Debug, Default, Clone)]
+/// What each observer saw: `(its serial, the entities, sorted)` per run
+/// (snapshotted and saved: it names entities, which a restore or a load
+/// gives back as they were).
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 struct ChangeLog(Vec<(usize, Vec<Entity>)>);
 
 /// What the reader read, one list per iteration (sorted: the model does
@@ -570,6 +572,8 @@ struct Model {
     /// Issue 39: each `Sys::Counter`'s local (by serial; absent: never ran,
     /// `Default` 0).
     locals: std::collections::HashMap<usize, i64>,
+    /// Issue 39: the model as the kept save held it (`saves.rs`).
+    kept_save: Option<snapshots::SavedModel>,
 }
 
 /// One appended value in the model: `((run, the appender's position in
@@ -820,6 +824,9 @@ struct Real {
     optional: optional::OptReal,
     /// Issue 39: the last snapshot, with the handles there were then.
     snapshot: Option<snapshots::SavedReal>,
+    /// Issue 39: the kept save's bytes, with the entity and reference
+    /// handles there were then.
+    kept_save: Option<(Vec<u8>, Vec<Entity>, Vec<ComponentRef<P>>)>,
 }
 
 impl Real {
@@ -873,6 +880,7 @@ impl Real {
             spikes: spikes::SpikeReal::default(),
             optional: optional::OptReal::default(),
             snapshot: None,
+            kept_save: None,
         }
     }
 

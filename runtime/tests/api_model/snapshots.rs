@@ -49,7 +49,7 @@ pub(super) enum SnapshotOp {
 #[derive(Debug, Clone)]
 pub(super) struct SavedModel {
     ents: Vec<Ent>,
-    refs: usize,
+    refs: Vec<super::Ref>,
     tags: std::collections::BTreeMap<usize, i8>,
     cursors: std::collections::HashMap<usize, u64>,
     stamp: u64,
@@ -63,13 +63,14 @@ pub(super) struct SavedModel {
     counters: Vec<(usize, i64)>,
 }
 
-/// What the real side keeps: the snapshot and how many handles there
-/// were.
+/// What the real side keeps: the snapshot and the handles there were
+/// (kept whole, not counted: a load between the snapshot and its restore
+/// may have dropped some).
 #[derive(Debug)]
 pub(super) struct SavedReal {
     snapshot: Snapshot,
-    ents: usize,
-    refs: usize,
+    ents: Vec<sluice::Entity>,
+    refs: Vec<ComponentRef<P>>,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
@@ -131,35 +132,16 @@ pub(super) fn apply(
             })?;
             real.snapshot = Some(SavedReal {
                 snapshot,
-                ents: real.ents.len(),
-                refs: real.refs.len(),
+                ents: real.ents.clone(),
+                refs: real.refs.clone(),
             });
-            model.snapshot = Some(SavedModel {
-                ents: model.ents.clone(),
-                refs: model.refs.len(),
-                tags: model.sparse.tags.clone(),
-                cursors: model.cursors.clone(),
-                stamp: model.stamp,
-                now: model.now,
-                observed: model.observed.clone(),
-                sent_by_nodes: model.sent_by_nodes.clone(),
-                drained: model.drained.clone(),
-                counters: model
-                    .systems
-                    .iter()
-                    .filter(|(system, _)| *system == Sys::Counter)
-                    .map(|&(_, serial)| (serial, model.locals.get(&serial).copied().unwrap_or(0)))
-                    .collect(),
-            });
+            model.snapshot = Some(keep(model));
         }
         SnapshotOp::Restore => {
             let (Some(saved_real), Some(saved)) = (&real.snapshot, &model.snapshot) else {
                 return Ok(());
             };
-            let gone = saved
-                .counters
-                .iter()
-                .any(|(serial, _)| !model.systems.iter().any(|(_, s)| s == serial));
+            let gone = saved.counter_gone(model).is_some();
             match real.world.restore(&saved_real.snapshot) {
                 Ok(()) if !gone => {}
                 Err(RestoreError::NodeGone { local }) if gone => {
@@ -175,24 +157,68 @@ pub(super) fn apply(
                     )));
                 }
             }
-            real.ents.truncate(saved_real.ents);
-            real.refs.truncate(saved_real.refs);
-            model.ents.clone_from(&saved.ents);
-            model.refs.truncate(saved.refs);
-            model.sparse.tags.clone_from(&saved.tags);
-            model.cursors.clone_from(&saved.cursors);
-            model.stamp = saved.stamp;
-            model.now = saved.now;
-            model.observed.clone_from(&saved.observed);
-            model.sent_by_nodes.clone_from(&saved.sent_by_nodes);
-            model.drained.clone_from(&saved.drained);
-            // `sent_by_sender`, in no snapshot, stays.
-            for &(serial, count) in &saved.counters {
-                model.locals.insert(serial, count);
-            }
+            real.ents.clone_from(&saved_real.ents);
+            real.refs.clone_from(&saved_real.refs);
+            let saved = saved.clone();
+            saved.put_back(model, false);
             compare_all(real, model)?;
             sparse::look(real, model)?;
         }
     }
     Ok(())
+}
+
+/// What the model keeps of a snapshot (or a save) taken now.
+pub(super) fn keep(model: &Model) -> SavedModel {
+    SavedModel {
+        ents: model.ents.clone(),
+        refs: model.refs.clone(),
+        tags: model.sparse.tags.clone(),
+        cursors: model.cursors.clone(),
+        stamp: model.stamp,
+        now: model.now,
+        observed: model.observed.clone(),
+        sent_by_nodes: model.sent_by_nodes.clone(),
+        drained: model.drained.clone(),
+        counters: model
+            .systems
+            .iter()
+            .filter(|(system, _)| *system == Sys::Counter)
+            .map(|&(_, serial)| (serial, model.locals.get(&serial).copied().unwrap_or(0)))
+            .collect(),
+    }
+}
+
+impl SavedModel {
+    /// Whether a counter registered then has been removed since (its
+    /// local has no node to go back to).
+    pub(super) fn counter_gone(&self, model: &Model) -> Option<usize> {
+        self.counters
+            .iter()
+            .map(|&(serial, _)| serial)
+            .find(|serial| !model.systems.iter().any(|(_, s)| s == serial))
+    }
+
+    /// The model as it was kept. From a save (`from_disk`): every node
+    /// starts over (no cursors), and what a save does not hold stays: the
+    /// messages (opted into snapshots, not saves).
+    pub(super) fn put_back(self, model: &mut Model, from_disk: bool) {
+        model.ents = self.ents;
+        model.refs = self.refs;
+        model.sparse.tags = self.tags;
+        model.stamp = self.stamp;
+        model.now = self.now;
+        model.observed = self.observed;
+        if from_disk {
+            model.cursors.clear();
+        } else {
+            model.cursors = self.cursors;
+            model.sent_by_nodes = self.sent_by_nodes;
+            model.drained = self.drained;
+        }
+        // `sent_by_sender`, in no snapshot, stays.
+        for (serial, count) in self.counters {
+            model.locals.insert(serial, count);
+        }
+    }
 }
