@@ -75,7 +75,8 @@
 //! - snapshots (issue 39, `api_model/snapshots.rs`): everything the model
 //!   knows comes back, the reader's unread messages and the counters'
 //!   `Local`s included; a message from the sender (another thread) is in
-//!   a snapshot once a boundary has drained it.
+//!   a snapshot once a boundary has drained it; saves (`api_model/saves.rs`)
+//!   written, kept and loaded later, the counters' `Local`s by node key.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -826,7 +827,7 @@ struct Real {
     snapshot: Option<snapshots::SavedReal>,
     /// Issue 39: the kept save's bytes, with the entity and reference
     /// handles there were then.
-    kept_save: Option<(Vec<u8>, Vec<Entity>, Vec<ComponentRef<P>>)>,
+    kept_save: Option<saves::KeptSave>,
 }
 
 impl Real {

@@ -30,6 +30,10 @@ use sluice::snapshot::{LoadError, SaveError};
 
 use super::{Model, P, Real, V, check, compare_all, sparse};
 
+/// A kept save's bytes, with the entity and reference handles there were
+/// then.
+pub(super) type KeptSave = (Vec<u8>, Vec<sluice::Entity>, Vec<sluice::ComponentRef<P>>);
+
 /// One save operation.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum SaveOp {
