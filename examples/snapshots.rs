@@ -8,7 +8,9 @@
 //! it was, ids and all; then rolls back three frames with a rollback
 //! buffer and replays them to the same checksum; then saves the world to a
 //! file, spoils it, loads the file back, and shows a truncated file
-//! refused with the world untouched.
+//! refused with the world untouched; last, a new world (as a new process
+//! would build it) loads the file, and the `Local` counting volleys
+//! (`World::save_local`) counts on from the saved count.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -47,25 +49,38 @@ fn show(label: &str, world: &mut World) {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// How many volleys were fired, kept by the `volleys` system in a
+/// `Local` and shown here.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Volleys(u32);
+
+/// The registrations a game makes at every start: the types it saves and
+/// its systems. A new process calls it again before loading a save.
+fn skirmish_world() -> World {
     let mut world = World::new();
     world
         .save_component::<Hp>("Hp")
         .save_component::<Squad>("Squad")
         .save_component::<Target>("Target")
         .save_service::<Frame>("Frame")
+        .save_service::<Volleys>("Volleys")
+        // A save holds the `volleys` node's count by its name.
+        .save_local::<u32>("volleys")
         .set_snapshot_strict(true);
     world.insert(Frame::default());
+    world.insert(Volleys::default());
+    add_fire(&mut world);
+    world.add_system(NodeBuilder::new("volleys").system(
+        |mut fired: Local<u32>, shown: &mut Volleys| {
+            *fired += 1;
+            shown.0 = *fired;
+        },
+    ));
+    world
+}
 
-    // Two squads of three, each unit aiming at its opposite number.
-    let red: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(100), Squad(0)))).collect();
-    let blue: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(100), Squad(1)))).collect();
-    for (&r, &b) in red.iter().zip(&blue) {
-        world.entity_mut(r).unwrap().insert((Target(b),))?;
-        world.entity_mut(b).unwrap().insert((Target(r),))?;
-    }
-
-    // Each frame every unit hits its target for 7 (squad 1 for 5).
+/// Each frame every unit hits its target for 7 (squad 1 for 5).
+fn add_fire(world: &mut World) {
     world.add_system(NodeBuilder::new("fire").system(
         |shooters: Query<(&Squad, &Target)>, mut hp: Query<&mut Hp>, frame: &mut Frame| {
             frame.0 += 1;
@@ -80,6 +95,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         },
     ));
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut world = skirmish_world();
+
+    // Two squads of three, each unit aiming at its opposite number.
+    let red: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(100), Squad(0)))).collect();
+    let blue: Vec<Entity> = (0..3).map(|_| world.spawn((Hp(100), Squad(1)))).collect();
+    for (&r, &b) in red.iter().zip(&blue) {
+        world.entity_mut(r).unwrap().insert((Target(b),))?;
+        world.entity_mut(b).unwrap().insert((Target(r),))?;
+    }
     world.run_iteration()?;
     show("the skirmish", &mut world);
 
@@ -156,6 +183,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let refused = world.load_from(&bytes[..bytes.len() / 2]).unwrap_err();
     println!("\na truncated save: {refused}");
     assert_eq!(roster(&mut world), saved);
+
+    // 4. A new process: the same registrations, then the file. The
+    // `volleys` node's `Local` comes back by the node's name.
+    let volleys = world.get::<Volleys>().map_or(0, |v| v.0);
+    let mut restarted = skirmish_world();
+    restarted.load_from(BufReader::new(File::open(&path)?))?;
+    assert_eq!(roster(&mut restarted), saved);
+    restarted.run_iteration()?;
+    let counted = restarted.get::<Volleys>().map_or(0, |v| v.0);
+    println!(
+        "\nrestarted from the save: volley {counted} (the save was taken after volley {volleys})"
+    );
+    assert_eq!(counted, volleys + 1);
     std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

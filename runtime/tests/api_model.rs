@@ -69,7 +69,14 @@
 //! - plugins and states (issue 37, `api_model/platform.rs`): requirements
 //!   built first whatever the order added, duplicates refused, missing
 //!   requirements and cycles reported; state transitions at the state
-//!   point, chained from `OnEnter`/`OnExit`, bounded, on every executor.
+//!   point, chained from `OnEnter`/`OnExit`, bounded, on every executor;
+//!   issue 39: a snapshot taken between frames and restored later gives
+//!   back the state, its pending request and the log.
+//! - snapshots (issue 39, `api_model/snapshots.rs`): everything the model
+//!   knows comes back, the reader's unread messages and the counters'
+//!   `Local`s included; a message from the sender (another thread) is in
+//!   a snapshot once a boundary has drained it; saves (`api_model/saves.rs`)
+//!   written, kept and loaded later, the counters' `Local`s by node key.
 //!
 //! Failures print the seed: `API_MODEL_SEED=<seed> cargo test -p sluice
 //! --test api_model` replays it, and the shrunk operations are printed.
@@ -88,7 +95,7 @@ use sluice::script::{
 };
 use sluice::{
     Append, AppendBuffer, ClockSnapshot, Commands, ComponentRef, Entity, ExecutorKind, FrameTime,
-    IterationError, MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError,
+    IterationError, Local, MessageSender, NodeBuilder, NodeIndex, Publish, Query, QueryEntityError,
     Subscribe, Target, ThreadPool, ThreadPoolBuilder, World,
 };
 
@@ -131,6 +138,9 @@ const PAIR_FOLLOWER: i64 = 1 << 41;
 /// The message type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct M(i64);
+/// What `Sys::Counter` sends: `COUNTED` plus its run count, apart from
+/// every `P` a publisher sends and every sender's message.
+const COUNTED: i64 = 1 << 42;
 /// The scripts' kind: no view; each intent is `(tag, steps left)`.
 struct Director;
 impl ScriptKind for Director {
@@ -166,8 +176,10 @@ impl StepScript<Director> for Ticker {
 #[derive(Debug, Default)]
 struct ScriptLog(Vec<(ScriptId, (u8, u8))>);
 
-/// What each observer saw: `(its serial, the entities, sorted)` per run.
-#[derive(Debug, Default, Clone)]
+/// What each observer saw: `(its serial, the entities, sorted)` per run
+/// (snapshotted and saved: it names entities, which a restore or a load
+/// gives back as they were).
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 struct ChangeLog(Vec<(usize, Vec<Entity>)>);
 
 /// What the reader read, one list per iteration (sorted: the model does
@@ -275,6 +287,9 @@ enum Sys {
     /// Issue 36: writing some of the rows handed out, and `Ref` observers
     /// (`change.rs`).
     Change(change::ChangeSys),
+    /// Issue 39: `Local<i64>` counting its runs, and `Publish<M>`: sends
+    /// `COUNTED` plus the count (its local is opted into snapshots).
+    Counter,
 }
 
 /// One public operation.
@@ -400,6 +415,7 @@ fn sys() -> impl Strategy<Value = Sys> {
         (2u8..5).prop_map(Sys::Spawner),
         (2u8..5).prop_map(Sys::Despawner),
         Just(Sys::Publisher),
+        Just(Sys::Counter),
         Just(Sys::Follower),
         any::<bool>().prop_map(|added| Sys::Observer { added }),
         change::sys().prop_map(Sys::Change),
@@ -554,6 +570,11 @@ struct Model {
     entities: entities::EntityModel,
     /// Issue 39: the model as the last snapshot kept it.
     snapshot: Option<snapshots::SavedModel>,
+    /// Issue 39: each `Sys::Counter`'s local (by serial; absent: never ran,
+    /// `Default` 0).
+    locals: std::collections::HashMap<usize, i64>,
+    /// Issue 39: the model as the kept save held it (`saves.rs`).
+    kept_save: Option<snapshots::SavedModel>,
 }
 
 /// One appended value in the model: `((run, the appender's position in
@@ -697,6 +718,11 @@ impl Model {
                         self.sent_by_nodes.extend(e.p);
                     }
                 }
+                Sys::Counter => {
+                    let runs = self.locals.entry(serial).or_insert(0);
+                    *runs += 1;
+                    self.sent_by_nodes.push(COUNTED + *runs);
+                }
                 // --- issue 20: appending (begin) ---
                 Sys::Appender(k) => {
                     for e in self.ents.iter().filter(|e| e.alive) {
@@ -799,6 +825,9 @@ struct Real {
     optional: optional::OptReal,
     /// Issue 39: the last snapshot, with the handles there were then.
     snapshot: Option<snapshots::SavedReal>,
+    /// Issue 39: the kept save's bytes, with the entity and reference
+    /// handles there were then.
+    kept_save: Option<saves::KeptSave>,
 }
 
 impl Real {
@@ -852,6 +881,7 @@ impl Real {
             spikes: spikes::SpikeReal::default(),
             optional: optional::OptReal::default(),
             snapshot: None,
+            kept_save: None,
         }
     }
 
@@ -890,6 +920,10 @@ impl Real {
             ),
             Sys::Publisher => node.system(|mut q: Query<'_, &P>, out: Publish<'_, M>| {
                 q.par_for_each_sliced(2, |p| out.send(M(p.0)));
+            }),
+            Sys::Counter => node.system(|mut runs: Local<'_, i64>, out: Publish<'_, M>| {
+                *runs += 1;
+                out.send(M(COUNTED + *runs));
             }),
             // --- issue 20: appending (begin) ---
             Sys::Appender(k) => node.system(move |mut q: Query<'_, &P>, out: Append<'_, Inst>| {
@@ -1501,6 +1535,7 @@ fn apply(
             let node = real.systems.remove(i);
             let (_, serial) = model.systems.remove(i);
             model.cursors.remove(&serial);
+            model.locals.remove(&serial);
             real.world
                 .remove_node(node)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -1513,9 +1548,12 @@ fn apply(
             });
         }
         Op::Send(m) => {
+            // From another thread: outside every frame, drained at the next
+            // boundary (and only then part of a snapshot).
             let m = i64::from(m);
-            real.sender
-                .send(M(m))
+            let sender = real.sender.clone();
+            std::thread::scope(|scope| scope.spawn(move || sender.send(M(m))).join())
+                .map_err(|_| TestCaseError::fail("the sending thread panicked"))?
                 .map_err(|_| TestCaseError::fail("the sender's queue is full"))?;
             model.sent_by_sender.push(m);
         }

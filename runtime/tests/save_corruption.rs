@@ -3,13 +3,14 @@
 //! counts set huge), with or without their trailing checksum rewritten to
 //! match. Loading never panics and never allocates from a forged length;
 //! a save changed without its checksum rewritten is always refused; a
-//! refused load leaves the world exactly as it was; a forged save that
-//! happens to be valid loads into a consistent world.
+//! refused load leaves the world exactly as it was (the `trail` node's
+//! saved `Local` included: its next run goes on from its own value); a
+//! forged save that happens to be valid loads into a consistent world.
 
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use sluice::snapshot::LoadError;
-use sluice::{Entity, World};
+use sluice::{Entity, Local, NodeBuilder, World};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 struct Pos(f32, f32);
@@ -27,6 +28,17 @@ struct Follows(Entity);
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 struct Log(Vec<u32>);
 
+/// What the `trail` node's `Local` (saved) held after its last run.
+#[derive(Clone, Debug, PartialEq, Default)]
+struct Trail(Vec<u32>);
+
+/// Appends how many values it holds to its local, and shows it.
+fn trail(mut kept: Local<'_, Vec<u32>>, shown: &mut Trail) {
+    let next = kept.len() as u32;
+    kept.push(next);
+    shown.0.clone_from(&kept);
+}
+
 fn registered() -> World {
     let mut world = World::new();
     world
@@ -34,7 +46,10 @@ fn registered() -> World {
         .save_component::<Marker>("marker")
         .save_component::<Name>("name")
         .save_component::<Follows>("follows")
-        .save_service::<Log>("log");
+        .save_service::<Log>("log")
+        .save_local::<Vec<u32>>("trail");
+    world.insert(Trail::default());
+    world.add_system(NodeBuilder::new("trail").system(trail));
     world
 }
 
@@ -53,6 +68,9 @@ fn source_save() -> Vec<u8> {
         }
     }
     world.insert(Log(vec![1, 2, 3]));
+    for _ in 0..3 {
+        world.run_iteration().unwrap();
+    }
     let mut bytes = Vec::new();
     world.snapshot().unwrap().write_to(&mut bytes).unwrap();
     bytes
@@ -207,12 +225,16 @@ proptest! {
         let mut world = registered();
         world.spawn((Pos(7.0, 7.0), Name("bystander".into())));
         world.insert(Log(vec![9]));
+        world.run_iteration().unwrap();
         let before = state(&mut world);
         match world.load_from(&bytes[..]) {
             Err(error) => {
-                // Every error names itself; and nothing changed.
+                // Every error names itself; and nothing changed, the
+                // node's local neither (its next run appends to `[0]`).
                 prop_assert!(!error.to_string().is_empty());
                 prop_assert_eq!(state(&mut world), before);
+                world.run_iteration().unwrap();
+                prop_assert_eq!(&world.get::<Trail>().unwrap().0, &[0, 1]);
             }
             Ok(()) => {
                 prop_assert!(
@@ -240,6 +262,9 @@ fn the_untouched_save_loads() {
     let mut again = Vec::new();
     world.snapshot().unwrap().write_to(&mut again).unwrap();
     assert_eq!(again, source, "a loaded world saves to the same bytes");
+    // The `trail` node's local came back: its next run appends its fourth.
+    world.run_iteration().unwrap();
+    assert_eq!(world.get::<Trail>().unwrap().0, [0, 1, 2, 3]);
 }
 
 #[test]

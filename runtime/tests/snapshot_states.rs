@@ -443,3 +443,39 @@ fn a_local_whose_clone_panics_fails_the_snapshot_and_the_node_runs_on() {
     world.run_iteration().unwrap();
     assert_eq!(take_seen(&mut world), [("fragile", 2)]);
 }
+
+/// Found by the API model: a world restored to a snapshot taken before its
+/// first run entered its initial state after the frame instead of before
+/// it (and never ran `Startup` again). Now it replays what followed the
+/// snapshot: `Startup`, the initial value entered, then the frame.
+#[test]
+fn a_world_restored_to_before_its_first_run_starts_again() {
+    for (name, world) in worlds() {
+        let mut world = flow_world(world);
+        world.add_system(
+            NodeBuilder::new("startup")
+                .in_schedule(sluice::Schedule::Startup)
+                .system(logger("startup")),
+        );
+        world.add_system(NodeBuilder::new("frame").system(logger("frame")));
+        let before = world.snapshot().unwrap();
+        world.run_iteration().unwrap();
+        world.run_iteration().unwrap();
+        let first = take_log(&mut world);
+        assert_eq!(
+            first,
+            ["startup", "enter Title", "frame", "frame"],
+            "{name}"
+        );
+        world.restore(&before).unwrap();
+        world.run_iteration().unwrap();
+        world.run_iteration().unwrap();
+        assert_eq!(take_log(&mut world), first, "{name}: the same frames again");
+        // Restored to after the first run: `Startup` is not run again.
+        let after = world.snapshot().unwrap();
+        world.run_iteration().unwrap();
+        world.restore(&after).unwrap();
+        world.run_iteration().unwrap();
+        assert_eq!(take_log(&mut world), ["frame", "frame"], "{name}");
+    }
+}

@@ -53,6 +53,10 @@ pub enum SectionKind {
     Service,
     /// The world's clocks.
     Clocks,
+    /// The saved [`Local`](crate::Local) values, each by its node's
+    /// instance key and its position among that node's locals
+    /// ([`World::save_local`](crate::World::save_local)).
+    Locals,
 }
 
 impl SectionKind {
@@ -62,6 +66,7 @@ impl SectionKind {
             SectionKind::Component => 2,
             SectionKind::Service => 3,
             SectionKind::Clocks => 4,
+            SectionKind::Locals => 5,
         }
     }
 
@@ -71,6 +76,7 @@ impl SectionKind {
             2 => SectionKind::Component,
             3 => SectionKind::Service,
             4 => SectionKind::Clocks,
+            5 => SectionKind::Locals,
             _ => return None,
         })
     }
@@ -83,6 +89,7 @@ impl fmt::Display for SectionKind {
             SectionKind::Component => "component",
             SectionKind::Service => "service",
             SectionKind::Clocks => "clocks",
+            SectionKind::Locals => "local",
         })
     }
 }
@@ -137,6 +144,17 @@ pub enum SaveError {
         /// Their type names.
         names: Vec<String>,
     },
+    /// The snapshot holds a saved [`Local`](crate::Local) of a node whose
+    /// instance key several registered nodes bore (a world that cannot
+    /// plan, SL0004): a save names a local by its node's key, which would
+    /// not tell them apart on load. Give one its own
+    /// ([`NodeBuilder::key`](crate::NodeBuilder::key)).
+    AmbiguousNode {
+        /// The key (the node's name unless set).
+        node: String,
+        /// How many registered nodes bore it.
+        count: usize,
+    },
 }
 
 impl fmt::Display for SaveError {
@@ -165,6 +183,11 @@ impl fmt::Display for SaveError {
                 f,
                 "component types with rows are not registered for saving (World::save_component): {}",
                 names.join(", ")
+            ),
+            SaveError::AmbiguousNode { node, count } => write!(
+                f,
+                "cannot save the locals of the node `{node}`: {count} registered nodes have that \
+                 instance key, and a save names a local by its node's key"
             ),
         }
     }
@@ -373,6 +396,24 @@ pub enum LoadError {
     /// The save was read, and restoring it was refused (only from
     /// [`World::load_from`](crate::World::load_from)).
     Restore(crate::snapshot::RestoreError),
+    /// The save holds a [`Local`](crate::Local) of a node no registered
+    /// node of this world has the instance key of (register the same
+    /// systems before loading).
+    NodeMissing {
+        /// The node's instance key (its name unless set) in the save.
+        node: String,
+        /// The local's save name.
+        local: String,
+    },
+    /// The save holds a [`Local`](crate::Local) of a node whose instance
+    /// key several registered nodes of this world bear: which one it
+    /// belongs to is not guessed.
+    NodeAmbiguous {
+        /// The node's instance key in the save.
+        node: String,
+        /// How many registered nodes bear it.
+        count: usize,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -429,6 +470,16 @@ impl fmt::Display for LoadError {
             LoadError::Restore(error) => {
                 write!(f, "the save was read, its restore refused: {error}")
             }
+            LoadError::NodeMissing { node, local } => write!(
+                f,
+                "the save holds the local `{local}` of the node `{node}`, and no registered node \
+                 of this world has that instance key"
+            ),
+            LoadError::NodeAmbiguous { node, count } => write!(
+                f,
+                "the save holds locals of the node `{node}`, and {count} registered nodes of this \
+                 world have that instance key: which one is not guessed"
+            ),
         }
     }
 }

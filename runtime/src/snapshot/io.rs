@@ -92,7 +92,8 @@ impl Snapshot {
     /// The type names of the parts this snapshot holds that are not
     /// registered for saving ([`World::save_component`],
     /// [`World::save_service`]), its message queues and its
-    /// [`Local`](crate::Local) values (never saved):
+    /// [`Local`](crate::Local) values of types not saved
+    /// ([`World::save_local`]):
     /// they are neither saved nor covered by the
     /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
@@ -113,11 +114,11 @@ impl Snapshot {
         let messages = self.messages[..self.messages_len]
             .iter()
             .map(|messages| messages.name);
-        // Nor are `Local` values (a node's own, put back into its world
-        // only): each type named once.
+        // Nor are `Local` values of types not saved (a node's own, put
+        // back into its world only): each type named once.
         let mut locals: Vec<&'static str> = Vec::new();
         for local in &self.locals {
-            if !locals.contains(&local.name) {
+            if self.saves.local_of(local.type_id).is_none() && !locals.contains(&local.name) {
                 locals.push(local.name);
             }
         }
@@ -193,10 +194,13 @@ impl Snapshot {
         if !unsaved.is_empty() {
             return Err(SaveError::NotSaved { names: unsaved });
         }
+        self.check_local_keys()?;
+        let locals = self.has_saved_locals();
         let sections = 1
             + self.saved_components().count()
             + self.saved_services().count()
-            + usize::from(self.clock.is_some());
+            + usize::from(self.clock.is_some())
+            + usize::from(locals);
         let mut out = SaveWriter::start(writer, sections)?;
         out.section(SectionKind::Entities, ENTITIES, |bytes| {
             encode(
@@ -220,6 +224,11 @@ impl Snapshot {
         if let Some(clock) = &self.clock {
             out.section(SectionKind::Clocks, CLOCKS, |bytes| {
                 encode(&SavedClocks::new(clock), Sink::Bytes(bytes))
+            })?;
+        }
+        if locals {
+            out.section(SectionKind::Locals, super::local_saves::LOCALS, |bytes| {
+                self.encode_locals(bytes)
             })?;
         }
         out.finish()?;
@@ -550,6 +559,10 @@ impl World {
                         .into_snapshot()
                         .map_err(|what| LoadError::Inconsistent { what })?,
                 );
+                continue;
+            }
+            if section.kind == SectionKind::Locals {
+                self.read_locals(section, &mut snapshot)?;
                 continue;
             }
             let codec = codec_for(saves, section)?;

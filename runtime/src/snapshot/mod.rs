@@ -18,7 +18,16 @@
 //! - Every opted-in service (cloned; [`Clone::clone_from`] reuses memory).
 //! - Every opted-in message queue ([`World::snapshot_messages`](crate::World::snapshot_messages)):
 //!   its kept messages and every reader's cursor, put back into the world
-//!   it was taken from.
+//!   it was taken from. **A message sent from outside the frame is part
+//!   of a snapshot once a boundary has drained it**: a
+//!   [`MessageSender`](crate::MessageSender) (any thread, or the caller
+//!   between iterations) puts it in the sender's queue, and only the next
+//!   iteration boundary moves it into the log a snapshot copies. So a
+//!   message sent before the snapshot and not drained yet is in no
+//!   snapshot; a restore leaves the sender's queue as it is, and the next
+//!   boundary delivers whatever is in it, sent before or after the
+//!   snapshot. One drained after the snapshot was taken is undone by a
+//!   restore with the rest of the log (its sender is not asked again).
 //! - Every node's change cursors (and a factory's record of its inputs),
 //!   with each opted-in service slot's version and change ticks, so
 //!   `Changed<T>`, `Added<T>` and `Tracked<T>` see after a restore what
@@ -32,7 +41,12 @@
 //!   state point's bookkeeping (whether the initial value was entered,
 //!   the source version a derived state last computed from), put back
 //!   into the world it was taken from: a restored world applies the same
-//!   transitions as the run it undid. Saving a state to disk is opt-in
+//!   transitions as the run it undid. With it, whether the world had run
+//!   its `Startup` schedule: a world restored to a snapshot taken before
+//!   its first run runs `Startup` again at its next run and enters its
+//!   states' initial values right after it, as the frames that followed
+//!   the snapshot did (the API model found them entered one frame late,
+//!   after the frame instead of before it). Saving a state to disk is opt-in
 //!   like any service (`World::save_service::<State<S>>`).
 //! - Every node's [`Local<T>`](crate::Local) of a type opted in with
 //!   [`World::snapshot_local`](crate::World::snapshot_local), by its slot
@@ -118,12 +132,29 @@
 //! or none: a load takes it out), in the order of their names. Services
 //! not registered for saving are not written (a load leaves them as they
 //! are), nor are message queues (a load leaves them as they are:
-//! `Snapshot::not_saved` names both); component rows not registered for
+//! `Snapshot::not_saved` names both, and the `Local`s of types not
+//! saved); component rows not registered for
 //! saving make `write_to` refuse
 //! (`SaveError::NotSaved`), as a restore refuses left-out rows. Last, the
 //! clocks (`World::clock_snapshot`: the frame clock, the fixed step, its
 //! cap and accumulator, `FixedTime`, the `SimClock`), checked on load (a
 //! zero step, an accumulator past a step, a bad scale are refused).
+//!
+//! **Locals in saves.** A snapshot's `Local` values come back only into
+//! the world they were taken from (a slot means nothing elsewhere), but a
+//! `Local<T>` type registered with `World::save_local::<T>("name")` is
+//! saved in a last section (`locals`, only when there is one): each value
+//! by its node's instance key (the node's name unless `NodeBuilder::key`
+//! set another; the identity a world keeps unique among its nodes, SL0004)
+//! and its position among that node's locals (in parameter order: the
+//! body's, then each run condition's). A new process that registers the
+//! same systems loads it back into the node of that key, in any
+//! registration order. Nothing is guessed: a save is refused while two
+//! nodes bear a saved local's node key (`SaveError::AmbiguousNode`), and a
+//! load when the world has no node of that key (`LoadError::NodeMissing`),
+//! two (`LoadError::NodeAmbiguous`), or one whose local there is absent or
+//! of another type (`LoadError::Shape`), changing nothing. The checksum and
+//! the divergence report do not cover locals.
 //!
 //! **Loading** validates everything before the world changes: the magic,
 //! the version, the trailing checksum (a truncated file is told apart from
@@ -180,6 +211,8 @@ mod error;
 mod file;
 #[cfg(feature = "serde")]
 mod io;
+#[cfg(feature = "serde")]
+mod local_saves;
 pub(crate) mod part;
 pub(crate) mod registry;
 mod rollback;
@@ -347,6 +380,10 @@ pub(crate) struct CapturedLocal {
     pub(crate) value: Box<dyn std::any::Any + Send + Sync>,
     /// Clones `value` again, for a restore.
     pub(crate) clone: registry::CloneLocal,
+    /// Its identity in a save (node name, position), when its type is
+    /// saved (`World::save_local`).
+    #[cfg(feature = "serde")]
+    pub(crate) key: Option<local_saves::LocalKey>,
 }
 
 impl fmt::Debug for CapturedLocal {
@@ -387,9 +424,15 @@ pub struct Snapshot {
     /// Each state driver's own bookkeeping, by state type (put back only
     /// into the world it was taken from).
     pub(crate) state_marks: Vec<(std::any::TypeId, crate::state::StateMarks)>,
+    /// Whether the world had run `Startup` (put back only into the world
+    /// it was taken from).
+    pub(crate) started: bool,
     /// The opted-in `Local` values, each by its slot (put back only into
     /// the world it was taken from).
     pub(crate) locals: Vec<CapturedLocal>,
+    /// The world whose slots `locals` name (the world it was taken from,
+    /// or the one a save's locals were read for): put back only there.
+    pub(crate) locals_world: Option<u64>,
     /// The codecs of the types the world saves, as at the capture: a
     /// snapshot is written, checksummed and compared without its world.
     #[cfg(feature = "serde")]
@@ -456,5 +499,6 @@ impl Snapshot {
         self.clock = None;
         self.state_marks.clear();
         self.locals.clear();
+        self.locals_world = None;
     }
 }

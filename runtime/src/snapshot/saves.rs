@@ -35,6 +35,8 @@ pub(crate) struct SaveCodecs {
     /// Registrations refused by [`World::save_component`] and
     /// [`World::save_service`] (each naming both sides).
     pub(crate) conflicts: Vec<String>,
+    /// The `Local` types saved (`World::save_local`).
+    pub(crate) locals: Vec<super::local_saves::LocalCodec>,
 }
 
 impl fmt::Debug for SaveCodecs {
@@ -81,6 +83,13 @@ impl SaveCodecs {
             return Err(RegistrationError::NameTaken {
                 name: codec.name(),
                 taken_by: named.type_name(),
+                refused: codec.type_name(),
+            });
+        }
+        if let Some(taken_by) = self.local_taking(codec.name()) {
+            return Err(RegistrationError::NameTaken {
+                name: codec.name(),
+                taken_by,
                 refused: codec.type_name(),
             });
         }
@@ -328,7 +337,7 @@ impl World {
         Ok(self)
     }
 
-    fn record_save_conflict(&mut self, error: RegistrationError) {
+    pub(super) fn record_save_conflict(&mut self, error: RegistrationError) {
         tracing::warn!("{error}; the first registration stays, saves and loads are refused");
         let text = error.to_string();
         let saves = Arc::make_mut(&mut self.snapshots.saves);

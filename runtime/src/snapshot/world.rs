@@ -208,6 +208,8 @@ impl World {
                             name: entry.name,
                             value: clone,
                             clone: entry.clone,
+                            #[cfg(feature = "serde")]
+                            key: self.local_key(id, type_id),
                         });
                         continue;
                     }
@@ -228,9 +230,11 @@ impl World {
         into.clock = Some(self.clock_snapshot());
         into.entities_book = self.slot_book(None);
         into.origin = Some(self.world_id());
+        into.locals_world = into.origin;
         self.capture_cursors(&mut into.cursors);
         into.removal_ticks = self.removal_ticks();
         self.states.capture_marks(&mut into.state_marks);
+        into.started = self.has_started();
         // An `Arc` clone: no allocation.
         #[cfg(feature = "serde")]
         into.saves.clone_from(&registry.saves);
@@ -268,7 +272,10 @@ impl World {
             });
         }
         let same_world = snapshot.origin == Some(self.world_id());
-        if same_world && let Some(gone) = self.gone_local(snapshot) {
+        // Locals name slots of one world: the one they were taken from,
+        // or the one a save's locals were resolved in (`read_snapshot`).
+        let locals_here = snapshot.locals_world == Some(self.world_id());
+        if locals_here && let Some(gone) = self.gone_local(snapshot) {
             return Err(RestoreError::NodeGone { local: gone });
         }
         let registry = &self.snapshots;
@@ -315,7 +322,7 @@ impl World {
                 })
                 .collect();
             // A `Local` is a node's own: only there is it put back.
-            let locals: Vec<Option<Box<dyn Any + Send + Sync>>> = if same_world {
+            let locals: Vec<Option<Box<dyn Any + Send + Sync>>> = if locals_here {
                 snapshot
                     .locals
                     .iter()
@@ -388,6 +395,9 @@ impl World {
         // The state drivers' bookkeeping follows the restored versions: a
         // derived state recomputes exactly when it would have.
         self.states.restore_marks(&snapshot.state_marks);
+        // Before the first run, the initial values are entered right after
+        // `Startup`: a world restored to then starts again.
+        self.set_started(snapshot.started);
         finish(panics)
     }
 }

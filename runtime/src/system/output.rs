@@ -249,6 +249,29 @@ impl BoundaryHooks {
         }
     }
 
+    /// The node (registration index) owning the local in slot `id`, and
+    /// the local's position among that node's locals (in the order its
+    /// parameters were resolved: the body's, then each run condition's).
+    pub(crate) fn local_owner(&self, id: ServiceId) -> Option<(u32, u32)> {
+        let &(owner, _) = self.locals.iter().find(|&&(_, slot)| slot == id)?;
+        let position = self
+            .locals
+            .iter()
+            .take_while(|&&(_, slot)| slot != id)
+            .filter(|&&(node, _)| node == owner)
+            .count();
+        Some((owner, u32::try_from(position).unwrap_or(u32::MAX)))
+    }
+
+    /// The slot of the local at `position` among `node`'s locals.
+    pub(crate) fn local_at(&self, node: u32, position: u32) -> Option<ServiceId> {
+        self.locals
+            .iter()
+            .filter(|&&(owner, _)| owner == node)
+            .nth(position as usize)
+            .map(|&(_, slot)| slot)
+    }
+
     /// Forgets the locals of `node` (registration index), handing their
     /// slots to `each` to be emptied.
     pub(crate) fn remove_locals(&mut self, node: u32, mut each: impl FnMut(ServiceId)) {

@@ -483,6 +483,40 @@ impl World {
         self.id
     }
 
+    /// The registered (not removed) nodes whose instance key is `key`, by
+    /// registration index.
+    pub(crate) fn live_nodes_keyed(&self, key: &str) -> Vec<u32> {
+        (self.graph.nodes().iter().enumerate())
+            .filter(|(_, node)| {
+                node.state() != crate::node::NodeState::Removed && node.key() == key
+            })
+            .map(|(index, _)| u32::try_from(index).expect("fewer than 2^32 nodes"))
+            .collect()
+    }
+
+    /// The stable identity of the local in slot `id`: its node's instance
+    /// key (the name unless set), its position among that node's locals,
+    /// and how many registered nodes bear that key (more than one: the
+    /// key does not tell them apart, and the world cannot plan: SL0004).
+    pub(crate) fn local_identity(
+        &self,
+        id: crate::access::ServiceId,
+    ) -> Option<(&str, u32, usize)> {
+        let (owner, position) = self.hooks.local_owner(id)?;
+        let key = self.graph.node(crate::plan::NodeIndex(owner)).key();
+        Some((key, position, self.live_nodes_keyed(key).len()))
+    }
+
+    /// The slot of the local at `position` among the locals of the node
+    /// registered as `node` (its registration index).
+    pub(crate) fn local_slot_of(
+        &self,
+        node: u32,
+        position: u32,
+    ) -> Option<crate::access::ServiceId> {
+        self.hooks.local_at(node, position)
+    }
+
     /// The value of the service type `type_id`, mutably (bumping its
     /// version, as a gated access does), if the world holds one.
     pub(crate) fn service_value_mut(
@@ -503,6 +537,18 @@ impl World {
     /// Puts back the window of removal records a snapshot kept.
     pub(crate) fn set_removal_ticks(&mut self, ticks: (u32, u32)) {
         self.removal_ticks = ticks;
+    }
+
+    /// Whether the `Startup` schedule has run (a snapshot keeps it).
+    pub(crate) fn has_started(&self) -> bool {
+        self.started
+    }
+
+    /// Puts back whether `Startup` has run: a world restored to before
+    /// its first run runs `Startup` and enters its states' initial values
+    /// again, as the frames that followed the snapshot did.
+    pub(crate) fn set_started(&mut self, started: bool) {
+        self.started = started;
     }
 
     /// The value in the slot `id` (a snapshot's restore of a `Local`).

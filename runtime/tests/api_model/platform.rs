@@ -26,6 +26,12 @@
 //! after its source enters a value it lives in, leaves right before its
 //! source exits unless the source goes to another value it lives in, and
 //! a request for it while it is absent is dropped.
+//!
+//! Issue 39, in both state cases: between frames the world may be
+//! snapshotted (with a request pending) and later restored. The model
+//! takes back its clone: the value, the pending request, whether the
+//! initial value was entered, and the log (opted in), so the frames after
+//! the restore are the frames that followed the snapshot.
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -54,6 +60,7 @@ pub(super) enum PlatformOp {
         on_exit: [Option<u8>; 3],
         frames: Vec<Option<(u8, bool)>>,
         parallel: bool,
+        rollback: Rollback,
     },
     /// A sub-state living in the source values `lives_in`, entered with
     /// `initial`; each frame first requests `(source, if_neq)` and a
@@ -63,8 +70,16 @@ pub(super) enum PlatformOp {
         initial: u8,
         frames: Vec<SubStateFrame>,
         parallel: bool,
+        rollback: Rollback,
     },
 }
+
+/// Issue 39: before frame `.0` (its requests made) the world is
+/// snapshotted, and before frame `.1` (its requests made) restored, when
+/// `.1` comes at or after `.0`: the state, its pending request and the
+/// state point's bookkeeping come back, so the frames after it are those
+/// that followed the snapshot.
+type Rollback = (u8, u8);
 
 /// One frame's requests of a sub-state case: the source's `(value,
 /// if_neq)` and the sub-state's value.
@@ -93,13 +108,17 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
         [request.clone(), request.clone(), request],
         proptest::collection::vec(proptest::option::of((0u8..3, any::<bool>())), 1..6),
         any::<bool>(),
+        (0u8..6, 0u8..7),
     )
-        .prop_map(|(on_enter, on_exit, frames, parallel)| PlatformOp::States {
-            on_enter,
-            on_exit,
-            frames,
-            parallel,
-        });
+        .prop_map(
+            |(on_enter, on_exit, frames, parallel, rollback)| PlatformOp::States {
+                on_enter,
+                on_exit,
+                frames,
+                parallel,
+                rollback,
+            },
+        );
     let sub_states = (
         any::<[bool; 3]>(),
         0u8..2,
@@ -111,13 +130,15 @@ pub(super) fn op() -> impl Strategy<Value = Op> {
             1..8,
         ),
         any::<bool>(),
+        (0u8..8, 0u8..9),
     )
         .prop_map(
-            |(lives_in, initial, frames, parallel)| PlatformOp::SubStates {
+            |(lives_in, initial, frames, parallel, rollback)| PlatformOp::SubStates {
                 lives_in,
                 initial,
                 frames,
                 parallel,
+                rollback,
             },
         );
     prop_oneof![plugins, states, sub_states].prop_map(Op::Platform)
@@ -133,9 +154,42 @@ fn world(pool: &ThreadPool, parallel: bool) -> World {
     world
 }
 
-/// What ran, in order.
-#[derive(Debug, Default)]
+/// What ran, in order (opted into snapshots: it comes back with the
+/// state).
+#[derive(Debug, Default, Clone)]
 struct Log(Vec<String>);
+
+/// Issue 39's rollback inside a states case: before frame `index`, a
+/// snapshot kept with a clone of the model, or a restore taking it back.
+fn roll<M: Clone>(
+    world: &mut World,
+    model: &mut M,
+    saved: &mut Option<(sluice::Snapshot, M)>,
+    index: usize,
+    (take, restore): Rollback,
+) -> Result<(), TestCaseError> {
+    if index == usize::from(take) {
+        let snapshot = world
+            .snapshot()
+            .map_err(|e| TestCaseError::fail(format!("frame {index}: snapshot: {e}")))?;
+        check(snapshot.report().is_complete(), || {
+            format!(
+                "frame {index}: the states left out {:?}",
+                snapshot.report().entries()
+            )
+        })?;
+        *saved = Some((snapshot, model.clone()));
+    }
+    if index == usize::from(restore)
+        && let Some((snapshot, kept)) = saved.as_ref()
+    {
+        world
+            .restore(snapshot)
+            .map_err(|e| TestCaseError::fail(format!("frame {index}: restore: {e}")))?;
+        model.clone_from(kept);
+    }
+    Ok(())
+}
 
 struct Pl<const N: u8> {
     requires: Vec<u8>,
@@ -270,13 +324,15 @@ pub(super) fn apply(op: &PlatformOp, pool: &ThreadPool) -> Result<(), TestCaseEr
             on_exit,
             frames,
             parallel,
-        } => states(pool, *parallel, on_enter, on_exit, frames)?,
+            rollback,
+        } => states(pool, *parallel, on_enter, on_exit, frames, *rollback)?,
         PlatformOp::SubStates {
             lives_in,
             initial,
             frames,
             parallel,
-        } => sub_states(pool, *parallel, *lives_in, *initial, frames)?,
+            rollback,
+        } => sub_states(pool, *parallel, *lives_in, *initial, frames, *rollback)?,
     }
     Ok(())
 }
@@ -286,6 +342,7 @@ struct Value(u8);
 impl States for Value {}
 
 /// The reference model of one state.
+#[derive(Clone)]
 struct StateModel {
     current: u8,
     entered: bool,
@@ -341,9 +398,11 @@ fn states(
     on_enter: &[Option<u8>; 3],
     on_exit: &[Option<u8>; 3],
     frames: &[Option<(u8, bool)>],
+    rollback: Rollback,
 ) -> Result<(), TestCaseError> {
     let mut world = world(pool, parallel);
     world.init_service::<Log>();
+    world.snapshot_service::<Log>();
     world.insert_state(Value(0)).expect("a new world");
     let (enter_requests, exit_requests) = (*on_enter, *on_exit);
     for v in 0..3u8 {
@@ -379,6 +438,7 @@ fn states(
         pending: None,
         log: Vec::new(),
     };
+    let mut saved = None;
     for (index, request) in frames.iter().enumerate() {
         if let Some((value, if_neq)) = *request {
             let next = world.get_mut::<NextState<Value>>().expect("added");
@@ -389,9 +449,12 @@ fn states(
             }
             model.pending = Some((value, if_neq));
         }
+        roll(&mut world, &mut model, &mut saved, index, rollback)?;
         let result = world.run_iteration();
         let mut expected = None;
-        if index == 0 {
+        // The initial value is entered at the first state point (the
+        // first frame's, or the first after a restore to before it).
+        if !model.entered {
             expected = model.point(on_enter, on_exit);
         }
         if expected.is_none() {
@@ -461,6 +524,7 @@ impl SubStates for Inner {
 static SUB_STATE_CASE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The reference model of a source and its sub-state.
+#[derive(Clone)]
 struct SubStateModel {
     lives_in: [bool; 3],
     initial: u8,
@@ -538,6 +602,7 @@ fn sub_states(
     lives_in: [bool; 3],
     initial: u8,
     frames: &[SubStateFrame],
+    rollback: Rollback,
 ) -> Result<(), TestCaseError> {
     use std::sync::atomic::Ordering::Relaxed;
     let _one_case = SUB_STATE_CASE
@@ -553,6 +618,7 @@ fn sub_states(
     INITIAL.store(initial, Relaxed);
     let mut world = world(pool, parallel);
     world.init_service::<Log>();
+    world.snapshot_service::<Log>();
     world.insert_state(Source(0)).expect("a new world");
     world.add_sub_state::<Inner>().expect("its source is added");
     for v in 0..3u8 {
@@ -581,6 +647,7 @@ fn sub_states(
         pending_inner: None,
         log: Vec::new(),
     };
+    let mut saved = None;
     for (index, &(source, inner)) in frames.iter().enumerate() {
         if let Some((value, if_neq)) = source {
             let next = world.get_mut::<NextState<Source>>().expect("added");
@@ -595,6 +662,7 @@ fn sub_states(
             world.set_next_state(Inner(value));
             model.pending_inner = Some(value);
         }
+        roll(&mut world, &mut model, &mut saved, index, rollback)?;
         let result = world.run_iteration();
         check(result.is_ok(), || format!("frame {index}: {result:?}"))?;
         model.point();

@@ -8,22 +8,49 @@
 //! component rows not saved (the model's `ComponentRef`s, left out of
 //! snapshots) is refused by name (`SaveError::NotSaved`, exactly the
 //! report's left-out components) and nothing changes.
+//!
+//! The counters' `Local<i64>` are saved too (`World::save_local`, by each
+//! node's key, `Counter#serial`, and position): the load puts each back
+//! into its node, so the next runs count on from where they were (the
+//! model's `locals` stay as they are), and the save names no `Local` as
+//! not saved.
+//!
+//! `Keep` writes a save and keeps it with a clone of the model;
+//! `LoadKept`, later, loads it into the same world: the model takes back
+//! its clone (entities, `P`'s ticks, the tags, the clock, the counters'
+//! locals, the observers' log, saved as a service) except what a save
+//! does not hold (the reader's messages) and the nodes' cursors (every
+//! node starts over). A
+//! counter removed since leaves its saved local no node: the load is
+//! refused naming the node's key, and nothing changes.
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use sluice::snapshot::SaveError;
+use sluice::snapshot::{LoadError, SaveError};
 
 use super::{Model, P, Real, V, check, compare_all, sparse};
+
+/// A kept save's bytes, with the entity and reference handles there were
+/// then.
+pub(super) type KeptSave = (Vec<u8>, Vec<sluice::Entity>, Vec<sluice::ComponentRef<P>>);
 
 /// One save operation.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum SaveOp {
     /// Save, read back, compare, load into the same world.
     LoadBack,
+    /// Save, kept (with a clone of the model) for a later `LoadKept`.
+    Keep,
+    /// Load the kept save, later.
+    LoadKept,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SaveOp> {
-    Just(SaveOp::LoadBack)
+    prop_oneof![
+        Just(SaveOp::LoadBack),
+        Just(SaveOp::Keep),
+        Just(SaveOp::LoadKept)
+    ]
 }
 
 /// Registers the model's components for saving.
@@ -31,13 +58,65 @@ pub(super) fn install(world: &mut sluice::World) {
     world
         .save_component::<P>("p")
         .save_component::<V>("v")
-        .save_component::<sparse::Tag>("tag");
+        .save_component::<sparse::Tag>("tag")
+        .save_local::<i64>("counter")
+        .save_service::<super::ChangeLog>("change_log");
 }
 
 pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
     match op {
         SaveOp::LoadBack => load_back(real, model),
+        SaveOp::Keep => {
+            let snapshot = real
+                .world
+                .snapshot()
+                .map_err(|e| TestCaseError::fail(format!("snapshot: {e}")))?;
+            let mut bytes = Vec::new();
+            match snapshot.write_to(&mut bytes) {
+                Ok(()) => {
+                    real.kept_save = Some((bytes, real.ents.clone(), real.refs.clone()));
+                    model.kept_save = Some(super::snapshots::keep(model));
+                }
+                // Component rows not saved (`LoadBack` checks the names).
+                Err(SaveError::NotSaved { .. }) => {}
+                Err(error) => return Err(TestCaseError::fail(format!("write_to: {error}"))),
+            }
+            Ok(())
+        }
+        SaveOp::LoadKept => load_kept(real, model),
     }
+}
+
+/// Loads the kept save: the model goes back to its clone but keeps what
+/// a save does not hold (messages, the observers' log), and every node
+/// starts over. A counter removed since has no node for its local: the
+/// load is refused naming its key (`LoadError::NodeMissing`), and nothing
+/// changes.
+fn load_kept(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
+    let (Some((bytes, ents, refs)), Some(saved)) = (&real.kept_save, &model.kept_save) else {
+        return Ok(());
+    };
+    let gone = saved.counter_gone(model);
+    match (real.world.load_from(&bytes[..]), gone) {
+        (Ok(()), None) => {}
+        (Err(LoadError::NodeMissing { node, local }), Some(serial)) => {
+            check(
+                node == format!("Counter#{serial}") && local == "counter",
+                || format!("NodeMissing names {node:?} ({local:?}), the removed counter #{serial}"),
+            )?;
+            return compare_all(real, model);
+        }
+        (result, gone) => {
+            return Err(TestCaseError::fail(format!(
+                "load_from: {result:?}, with counter {gone:?} removed since"
+            )));
+        }
+    }
+    real.ents.clone_from(ents);
+    real.refs.clone_from(refs);
+    saved.clone().put_back(model, true);
+    compare_all(real, model)?;
+    sparse::look(real, model)
 }
 
 fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
@@ -73,6 +152,12 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         }
         Err(error) => return Err(fail("write_to", &error)),
     }
+    let unsaved_locals: Vec<&str> = (snapshot.not_saved().into_iter())
+        .filter(|name| name.contains("Local<"))
+        .collect();
+    check(unsaved_locals.is_empty(), || {
+        format!("the counters' locals are saved, but {unsaved_locals:?} are not")
+    })?;
     let read = real
         .world
         .read_snapshot(&bytes[..])

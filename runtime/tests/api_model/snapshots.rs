@@ -6,16 +6,35 @@
 //! change stamp and every system's change cursor (a system registered
 //! since has none: it sees every row), and the simulation clock (a
 //! restore puts the world's clocks back). What is not captured stays as
-//! it is on both sides: messages, scripts, services not opted in, the
-//! other world. The observers' log (`ChangeLog`, naming entities) is
-//! opted in: it comes back with the model's `observed`. Handles made after the snapshot (entities, references)
-//! are forgotten with it: the ids they name are handed out again.
+//! it is on both sides: scripts, services not opted in (the reader's log
+//! among them), the other world. The observers' log (`ChangeLog`, naming
+//! entities) is opted in: it comes back with the model's `observed`.
+//! Handles made after the snapshot (entities, references) are forgotten
+//! with it: the ids they name are handed out again.
+//!
+//! Messages `M` are opted in (`World::snapshot_messages`): the reader's
+//! unread messages come back (what writers sent in the iteration before
+//! the snapshot, and what the sender's queue handed over at that
+//! iteration's boundary), and the reader reads them again. The rule for a
+//! message sent from outside the frame (the model's sender, on another
+//! thread): it is part of a snapshot once a boundary has drained it. What
+//! the sender sent that no boundary has drained is in none; a restore
+//! leaves it in the queue, so the next boundary hands it over whenever it
+//! was sent, and what a boundary drained after the snapshot is undone
+//! with the log.
+//!
+//! `Sys::Counter`'s `Local<i64>` is opted in (`World::snapshot_local`):
+//! each counter registered at the snapshot gets its count back (0 if it
+//! had not run); one registered since keeps its own. A counter removed
+//! since makes the restore refuse (`RestoreError::NodeGone`), and nothing
+//! changes. The snapshot's report leaves out no `Local` and not `M`.
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+use sluice::snapshot::RestoreError;
 use sluice::{ComponentRef, PartKind, Snapshot};
 
-use super::{ChangeLog, Ent, Model, P, Real, V, check, compare_all, sparse};
+use super::{ChangeLog, Ent, M, Model, P, Real, Sys, V, check, compare_all, sparse};
 
 /// One snapshot operation.
 #[derive(Debug, Clone, Copy)]
@@ -30,21 +49,28 @@ pub(super) enum SnapshotOp {
 #[derive(Debug, Clone)]
 pub(super) struct SavedModel {
     ents: Vec<Ent>,
-    refs: usize,
+    refs: Vec<super::Ref>,
     tags: std::collections::BTreeMap<usize, i8>,
     cursors: std::collections::HashMap<usize, u64>,
     stamp: u64,
     now: std::time::Duration,
     observed: Vec<(usize, Vec<usize>)>,
+    /// The reader's unread messages: sent by writers, and drained from
+    /// the sender.
+    sent_by_nodes: Vec<i64>,
+    drained: Vec<i64>,
+    /// Every counter registered: its serial and its count.
+    counters: Vec<(usize, i64)>,
 }
 
-/// What the real side keeps: the snapshot and how many handles there
-/// were.
+/// What the real side keeps: the snapshot and the handles there were
+/// (kept whole, not counted: a load between the snapshot and its restore
+/// may have dropped some).
 #[derive(Debug)]
 pub(super) struct SavedReal {
     snapshot: Snapshot,
-    ents: usize,
-    refs: usize,
+    ents: Vec<sluice::Entity>,
+    refs: Vec<ComponentRef<P>>,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
@@ -58,7 +84,9 @@ pub(super) fn install(world: &mut sluice::World) {
         .snapshot_component::<V>()
         .snapshot_component::<ComponentRef<P>>()
         .snapshot_component::<sparse::Tag>()
-        .snapshot_service::<ChangeLog>();
+        .snapshot_service::<ChangeLog>()
+        .snapshot_messages::<M>()
+        .snapshot_local::<i64>();
 }
 
 pub(super) fn apply(
@@ -82,6 +110,19 @@ pub(super) fn apply(
             check(components.is_empty(), || {
                 format!("every component with rows is opted in, but {components:?} are left out")
             })?;
+            let opted_in: Vec<String> = snapshot
+                .report()
+                .entries()
+                .iter()
+                .filter(|entry| {
+                    entry.kind() == PartKind::Local
+                        || entry.kind() == PartKind::Messages && entry.name().ends_with("::M>")
+                })
+                .map(ToString::to_string)
+                .collect();
+            check(opted_in.is_empty(), || {
+                format!("the counters' locals and `M` are opted in, but {opted_in:?} are left out")
+            })?;
             let alive = model.ents.iter().filter(|e| e.alive).count();
             check(snapshot.entity_count() == alive, || {
                 format!(
@@ -91,38 +132,93 @@ pub(super) fn apply(
             })?;
             real.snapshot = Some(SavedReal {
                 snapshot,
-                ents: real.ents.len(),
-                refs: real.refs.len(),
+                ents: real.ents.clone(),
+                refs: real.refs.clone(),
             });
-            model.snapshot = Some(SavedModel {
-                ents: model.ents.clone(),
-                refs: model.refs.len(),
-                tags: model.sparse.tags.clone(),
-                cursors: model.cursors.clone(),
-                stamp: model.stamp,
-                now: model.now,
-                observed: model.observed.clone(),
-            });
+            model.snapshot = Some(keep(model));
         }
         SnapshotOp::Restore => {
             let (Some(saved_real), Some(saved)) = (&real.snapshot, &model.snapshot) else {
                 return Ok(());
             };
-            real.world
-                .restore(&saved_real.snapshot)
-                .map_err(|e| TestCaseError::fail(format!("restore: {e}")))?;
-            real.ents.truncate(saved_real.ents);
-            real.refs.truncate(saved_real.refs);
-            model.ents.clone_from(&saved.ents);
-            model.refs.truncate(saved.refs);
-            model.sparse.tags.clone_from(&saved.tags);
-            model.cursors.clone_from(&saved.cursors);
-            model.stamp = saved.stamp;
-            model.now = saved.now;
-            model.observed.clone_from(&saved.observed);
+            let gone = saved.counter_gone(model).is_some();
+            match real.world.restore(&saved_real.snapshot) {
+                Ok(()) if !gone => {}
+                Err(RestoreError::NodeGone { local }) if gone => {
+                    check(local.contains("i64"), || {
+                        format!("NodeGone names {local:?}, not the counter's local")
+                    })?;
+                    // Refused: nothing changed.
+                    return compare_all(real, model);
+                }
+                result => {
+                    return Err(TestCaseError::fail(format!(
+                        "restore: {result:?}, with a counter removed since: {gone}"
+                    )));
+                }
+            }
+            real.ents.clone_from(&saved_real.ents);
+            real.refs.clone_from(&saved_real.refs);
+            let saved = saved.clone();
+            saved.put_back(model, false);
             compare_all(real, model)?;
             sparse::look(real, model)?;
         }
     }
     Ok(())
+}
+
+/// What the model keeps of a snapshot (or a save) taken now.
+pub(super) fn keep(model: &Model) -> SavedModel {
+    SavedModel {
+        ents: model.ents.clone(),
+        refs: model.refs.clone(),
+        tags: model.sparse.tags.clone(),
+        cursors: model.cursors.clone(),
+        stamp: model.stamp,
+        now: model.now,
+        observed: model.observed.clone(),
+        sent_by_nodes: model.sent_by_nodes.clone(),
+        drained: model.drained.clone(),
+        counters: model
+            .systems
+            .iter()
+            .filter(|(system, _)| *system == Sys::Counter)
+            .map(|&(_, serial)| (serial, model.locals.get(&serial).copied().unwrap_or(0)))
+            .collect(),
+    }
+}
+
+impl SavedModel {
+    /// Whether a counter registered then has been removed since (its
+    /// local has no node to go back to).
+    pub(super) fn counter_gone(&self, model: &Model) -> Option<usize> {
+        self.counters
+            .iter()
+            .map(|&(serial, _)| serial)
+            .find(|serial| !model.systems.iter().any(|(_, s)| s == serial))
+    }
+
+    /// The model as it was kept. From a save (`from_disk`): every node
+    /// starts over (no cursors), and what a save does not hold stays: the
+    /// messages (opted into snapshots, not saves).
+    pub(super) fn put_back(self, model: &mut Model, from_disk: bool) {
+        model.ents = self.ents;
+        model.refs = self.refs;
+        model.sparse.tags = self.tags;
+        model.stamp = self.stamp;
+        model.now = self.now;
+        model.observed = self.observed;
+        if from_disk {
+            model.cursors.clear();
+        } else {
+            model.cursors = self.cursors;
+            model.sent_by_nodes = self.sent_by_nodes;
+            model.drained = self.drained;
+        }
+        // `sent_by_sender`, in no snapshot, stays.
+        for (serial, count) in self.counters {
+            model.locals.insert(serial, count);
+        }
+    }
 }
