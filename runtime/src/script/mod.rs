@@ -77,7 +77,7 @@
 mod clock;
 mod cx;
 mod snapshot;
-mod step;
+pub(crate) mod step;
 mod store;
 mod timers;
 

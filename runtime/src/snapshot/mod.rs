@@ -185,6 +185,7 @@ pub(crate) mod registry;
 mod rollback;
 #[cfg(feature = "serde")]
 mod saves;
+mod scripts;
 mod world;
 
 use std::fmt;
@@ -214,6 +215,9 @@ pub enum PartKind {
     Messages,
     /// A system's [`Local`](crate::Local) state.
     Local,
+    /// A script store ([`Scripts<K>`](crate::script::Scripts)): not opted
+    /// in, or holding an `async` script or intents not drained.
+    Scripts,
 }
 
 impl fmt::Display for PartKind {
@@ -223,6 +227,7 @@ impl fmt::Display for PartKind {
             Self::Service => "service",
             Self::Messages => "messages",
             Self::Local => "local",
+            Self::Scripts => "scripts",
         })
     }
 }
@@ -374,6 +379,10 @@ pub struct Snapshot {
     /// capture's.
     pub(crate) messages: Vec<CapturedMessages>,
     pub(crate) messages_len: usize,
+    /// The opted-in script stores; the first `scripts_len` are this
+    /// capture's.
+    pub(crate) scripts: Vec<scripts::CapturedScripts>,
+    pub(crate) scripts_len: usize,
     pub(crate) clock: Option<ClockSnapshot>,
     /// The id of the world it was taken from (`None`: built otherwise, by
     /// a save's reader).
@@ -425,6 +434,7 @@ impl Snapshot {
                 .map(|messages| messages.part.heap_bytes())
                 .sum::<usize>()
             + self.messages.capacity() * size_of::<CapturedMessages>()
+            + self.scripts_heap_bytes()
             + self
                 .report
                 .left_out
@@ -453,6 +463,7 @@ impl Snapshot {
         }
         self.service_len = 0;
         self.messages_len = 0;
+        self.scripts_len = 0;
         self.clock = None;
         self.state_marks.clear();
         self.locals.clear();

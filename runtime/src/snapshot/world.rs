@@ -180,6 +180,8 @@ impl World {
             // holds the world `&mut` (SOUNDNESS N9).
             captured.present = queue.is_some_and(|queue| unsafe { captured.part.capture(queue) });
         }
+        self.capture_scripts(into, cloning);
+        let Snapshot { report, .. } = into;
         // What is not captured, by name.
         let table = services.table();
         let own = [
@@ -217,8 +219,14 @@ impl World {
                 || own.contains(&type_id)
                 || registry.service(type_id).is_some()
                 || registry.messages(type_id).is_some()
+                || registry.scripts(type_id).is_some()
             {
                 continue;
+            } else if table
+                .name(id)
+                .starts_with("sluice::script::store::Scripts<")
+            {
+                report.push(PartKind::Scripts, table.name(id));
             } else if table.name(id).starts_with("sluice::message::Messages<") {
                 report.push(PartKind::Messages, table.name(id));
             } else {
@@ -267,6 +275,7 @@ impl World {
                 what: format!("service {}", service.name),
             });
         }
+        self.check_scripts(snapshot)?;
         let same_world = snapshot.origin == Some(self.world_id());
         if same_world && let Some(gone) = self.gone_local(snapshot) {
             return Err(RestoreError::NodeGone { local: gone });
@@ -327,9 +336,10 @@ impl World {
             } else {
                 Vec::new()
             };
-            (store, services, messages, locals)
+            let scripts = Self::stage_scripts(snapshot, &cloning);
+            (store, services, messages, locals, scripts)
         }));
-        let Ok((store, values, queues, locals)) = staged else {
+        let Ok((store, values, queues, locals, scripts)) = staged else {
             return Err(RestoreError::Panicked {
                 what: cloning.get().to_owned(),
             });
@@ -364,6 +374,7 @@ impl World {
                 panics.push(local.name);
             }
         }
+        self.apply_scripts(snapshot, scripts, same_world, &mut panics);
         if let Some(clock) = &snapshot.clock {
             self.restore_clock(clock);
         }

@@ -18,10 +18,11 @@ use crate::world::World;
 use crate::world::spawned::{CommandEntity, Spawned};
 use crate::world::spec::{IntoFactory, IntoSystem};
 
-/// The world's `Scripts<K>`, made if it has none.
+/// The world's `Scripts<K>`, made (and opted into snapshots) if it has
+/// none.
 fn scripts_of<K: ScriptKind>(world: &mut World) -> &mut Scripts<K> {
     if world.get::<Scripts<K>>().is_none() {
-        world.insert(Scripts::<K>::new());
+        world.insert_scripts(Scripts::<K>::new());
     }
     world.get_mut::<Scripts<K>>().expect("inserted above")
 }
