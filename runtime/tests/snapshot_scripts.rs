@@ -488,3 +488,30 @@ fn a_panicking_clone_leaves_the_world_and_the_buffer_consistent() {
     buffer.load(3, &mut world).expect("the kept frame loads");
     assert_eq!(world.get::<Gauge>(), Some(&Gauge(3)));
 }
+
+/// A world's restore rewinds the store's ids (the frames after it hand
+/// out the same ones); a `ScriptSnapshot` taken in the frames it undid
+/// then restores with new ids, so no id names two scripts.
+#[test]
+fn a_script_snapshot_from_the_frames_undone_gets_new_ids() {
+    let mut world = new_world(1);
+    let snapshot = world.snapshot().unwrap();
+    let (first, _) = run(&mut world, 20);
+    let future = world.get::<Scripts<Town>>().unwrap().snapshot().unwrap();
+    let future_ids: Vec<ScriptId> = future.scripts().map(|(id, _, _)| id).collect();
+    assert!(!future_ids.is_empty());
+    world.restore(&snapshot).unwrap();
+    truncate_log(&mut world, 0);
+    let (second, _) = run(&mut world, 20);
+    assert_eq!(first, second, "the same ids handed out again");
+    let handed_out: Vec<ScriptId> = second.iter().map(|(id, _)| *id).collect();
+    world.get_mut::<Scripts<Town>>().unwrap().restore(&future);
+    let restored: Vec<ScriptId> = scripts_of(&world).iter().map(|(id, _, _)| *id).collect();
+    assert_eq!(restored.len(), future_ids.len());
+    for id in &restored {
+        assert!(
+            !handed_out.contains(id),
+            "{id} names a script of the replayed frames too"
+        );
+    }
+}

@@ -226,9 +226,14 @@ impl<K: ScriptKind> Scripts<K> {
     /// this store's, in their saved order (find them with
     /// [`iter`](Self::iter)); they run as saved all the same.
     ///
-    /// A world's [`restore`](crate::World::restore) of a store it captured
-    /// itself differs in one thing: it puts back the saved next id too
-    /// (rollback: the frames after it hand out the ids they handed out).
+    /// A world's [`restore`](crate::World::restore) into the world the
+    /// snapshot was taken from differs: it puts the store back exactly,
+    /// the next id too (rollback: the frames after it hand out the ids
+    /// they handed out, so an id handed out in the frames undone may name
+    /// another script again, as an entity id may), and the store then
+    /// counts as a new one: a `ScriptSnapshot` taken before restores into
+    /// it as another store's does. Into another world it restores as this
+    /// method does.
     pub fn restore(&mut self, snapshot: &ScriptSnapshot<K>) {
         let staged = snapshot.stage();
         self.restore_staged(snapshot, staged, false);
@@ -236,17 +241,26 @@ impl<K: ScriptKind> Scripts<K> {
 
     /// [`restore`](Self::restore) with the scripts' states cloned already
     /// (`staged`, from [`ScriptSnapshot::stage`]); nothing here panics but
-    /// a cancelled script's `Drop` (recorded as its failure). `exact`: the
-    /// snapshot is this store's own, and the ids to hand out next are the
-    /// saved ones.
+    /// a cancelled script's `Drop` (recorded as its failure).
+    ///
+    /// `exact` (a world's restore into the world it was taken from): every
+    /// saved id is kept and the ids to hand out next are the saved ones,
+    /// so ids handed out in the frames undone are handed out again. The
+    /// store then takes a new identity: a [`ScriptSnapshot`] taken before
+    /// restores into it as another store's would (new ids where they may
+    /// clash), so no two live scripts ever share an id.
     pub(crate) fn restore_staged(
         &mut self,
         snapshot: &ScriptSnapshot<K>,
         staged: Vec<Box<dyn StepBody<K>>>,
         exact: bool,
     ) {
-        let exact = exact && snapshot.source == self.identity();
-        let kept_below = self.kept_below(snapshot.source, snapshot.layout.next_serial);
+        let kept_below = if exact {
+            self.renew_identity();
+            u64::MAX
+        } else {
+            self.kept_below(snapshot.source, snapshot.layout.next_serial)
+        };
         self.reset(&snapshot.layout, exact);
         for (saved, body) in snapshot.scripts.iter().zip(staged) {
             let mut id = saved.id;

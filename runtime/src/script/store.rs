@@ -527,6 +527,13 @@ impl<K: ScriptKind> Scripts<K> {
             .filter_map(|slot| slot.live.as_ref().map(|live| (live, slot.step.as_deref())))
     }
 
+    /// Takes a new identity, as if a new store: its history so far is no
+    /// longer its own (a world's exact restore rewound its ids).
+    pub(super) fn renew_identity(&mut self) {
+        self.identity = NEXT_STORE.fetch_add(1, Ordering::Relaxed);
+        self.adopted = None;
+    }
+
     /// This store's identity, for its snapshots.
     pub(super) fn identity(&self) -> u64 {
         self.identity
