@@ -5,9 +5,16 @@
 //! frozen, `P`, `V`, its link and `P`'s ticks), the sparse `Tag`s, the
 //! change stamp and every system's change cursor (a system registered
 //! since has none: it sees every row), and the simulation clock (a
-//! restore puts the world's clocks back). What is not captured stays as
-//! it is on both sides: messages, scripts, services not opted in, the
-//! other world. The observers' log (`ChangeLog`, naming entities) is
+//! restore puts the world's clocks back), and the step scripts (the
+//! store is opted in: each live script with its state and wait, and the
+//! ids to hand out next, so the scripts started after a restore get the
+//! ids, and the model's numbers, that the ones undone got; a
+//! `ScriptSnapshot` saved before a restore is forgotten on both sides: it
+//! would restore as another store's, with new ids). What is not captured
+//! stays as it is on both sides: messages, services not opted in, the
+//! other world. The scripts' intent log is opted in (its ids name the
+//! scripts of the timeline it was logged in): it comes back with the
+//! model's `intents`. The observers' log (`ChangeLog`, naming entities) is
 //! opted in: it comes back with the model's `observed`. Handles made after the snapshot (entities, references)
 //! are forgotten with it: the ids they name are handed out again.
 
@@ -15,7 +22,9 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use sluice::{ComponentRef, PartKind, Snapshot};
 
-use super::{ChangeLog, Ent, Model, P, Real, V, check, compare_all, sparse};
+use sluice::script::{ScriptId, Scripts};
+
+use super::{ChangeLog, Director, Ent, Model, P, Real, ScriptLog, V, check, compare_all, sparse};
 
 /// One snapshot operation.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +45,8 @@ pub(super) struct SavedModel {
     stamp: u64,
     now: std::time::Duration,
     observed: Vec<(usize, Vec<usize>)>,
+    scripts: super::ModelScripts,
+    intents: Vec<(usize, (u8, u8))>,
 }
 
 /// What the real side keeps: the snapshot and how many handles there
@@ -45,6 +56,7 @@ pub(super) struct SavedReal {
     snapshot: Snapshot,
     ents: usize,
     refs: usize,
+    script_ids: usize,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
@@ -58,7 +70,8 @@ pub(super) fn install(world: &mut sluice::World) {
         .snapshot_component::<V>()
         .snapshot_component::<ComponentRef<P>>()
         .snapshot_component::<sparse::Tag>()
-        .snapshot_service::<ChangeLog>();
+        .snapshot_service::<ChangeLog>()
+        .snapshot_service::<ScriptLog>();
 }
 
 pub(super) fn apply(
@@ -79,6 +92,14 @@ pub(super) fn apply(
                 .filter(|entry| entry.kind() == PartKind::Component)
                 .map(ToString::to_string)
                 .collect();
+            let scripts_left_out = snapshot
+                .report()
+                .entries()
+                .iter()
+                .any(|entry| entry.kind() == PartKind::Scripts);
+            check(!scripts_left_out, || {
+                "the store of step scripts, drained by collect, is captured".into()
+            })?;
             check(components.is_empty(), || {
                 format!("every component with rows is opted in, but {components:?} are left out")
             })?;
@@ -93,6 +114,7 @@ pub(super) fn apply(
                 snapshot,
                 ents: real.ents.len(),
                 refs: real.refs.len(),
+                script_ids: real.script_ids.len(),
             });
             model.snapshot = Some(SavedModel {
                 ents: model.ents.clone(),
@@ -102,6 +124,8 @@ pub(super) fn apply(
                 stamp: model.stamp,
                 now: model.now,
                 observed: model.observed.clone(),
+                scripts: model.scripts.clone(),
+                intents: model.intents.clone(),
             });
         }
         SnapshotOp::Restore => {
@@ -113,6 +137,11 @@ pub(super) fn apply(
                 .map_err(|e| TestCaseError::fail(format!("restore: {e}")))?;
             real.ents.truncate(saved_real.ents);
             real.refs.truncate(saved_real.refs);
+            real.script_ids.truncate(saved_real.script_ids);
+            real.save = None;
+            model.save = None;
+            model.scripts.clone_from(&saved.scripts);
+            model.intents.clone_from(&saved.intents);
             model.ents.clone_from(&saved.ents);
             model.refs.truncate(saved.refs);
             model.sparse.tags.clone_from(&saved.tags);
@@ -122,7 +151,30 @@ pub(super) fn apply(
             model.observed.clone_from(&saved.observed);
             compare_all(real, model)?;
             sparse::look(real, model)?;
+            compare_scripts(real, model)?;
         }
     }
     Ok(())
+}
+
+/// The store's live scripts are the model's, by id.
+fn compare_scripts(real: &Real, model: &Model) -> Result<(), TestCaseError> {
+    let mut live: Vec<ScriptId> = real
+        .world
+        .get::<Scripts<Director>>()
+        .expect("the store")
+        .iter()
+        .map(|info| info.id)
+        .collect();
+    live.sort_unstable();
+    let mut expected: Vec<ScriptId> = model
+        .scripts
+        .0
+        .iter()
+        .map(|(index, _, _)| real.script_ids[*index])
+        .collect();
+    expected.sort_unstable();
+    check(live == expected, || {
+        format!("after a restore the store holds {live:?}, the model {expected:?}")
+    })
 }
