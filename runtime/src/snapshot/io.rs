@@ -91,8 +91,8 @@ impl Snapshot {
 
     /// The type names of the parts this snapshot holds that are not
     /// registered for saving ([`World::save_component`],
-    /// [`World::save_service`]), its message queues and its
-    /// [`Local`](crate::Local) values (never saved):
+    /// [`World::save_service`]), its message queues, its
+    /// [`Local`](crate::Local) values and its script stores (never saved):
     /// they are neither saved nor covered by the
     /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
@@ -121,10 +121,15 @@ impl Snapshot {
                 locals.push(local.name);
             }
         }
+        // Nor are script stores (a script's state has no saved form).
+        let scripts = self.scripts[..self.scripts_len]
+            .iter()
+            .map(|scripts| scripts.name);
         components
             .chain(services)
             .chain(messages)
             .chain(locals)
+            .chain(scripts)
             .collect()
     }
 
