@@ -48,7 +48,7 @@ struct Medic {
 impl StepScript<Medics> for Medic {
     fn step(&mut self, cx: &mut Step<'_, '_, Medics>) -> Wait<Medics> {
         self.ticks += 1;
-        if self.ticks % 2 == 0 {
+        if self.ticks.is_multiple_of(2) {
             cx.emit(3);
         }
         Wait::NextTick

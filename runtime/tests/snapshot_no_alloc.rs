@@ -58,7 +58,7 @@ impl StepScript<Patrols> for Patrol {
     fn step(&mut self, cx: &mut Step<'_, '_, Patrols>) -> Wait<Patrols> {
         self.rounds += 1;
         cx.emit(self.rounds);
-        if self.rounds % 3 == 0 {
+        if self.rounds.is_multiple_of(3) {
             Wait::For(std::time::Duration::from_millis(1))
         } else {
             Wait::NextTick

@@ -82,11 +82,11 @@ struct Watch {
 impl StepScript<Town> for Watch {
     fn step(&mut self, cx: &mut Step<'_, '_, Town>) -> Wait<Town> {
         let level = cx.view().0;
-        if level % 5 == 0 && level != self.seen {
+        if level.is_multiple_of(5) && level != self.seen {
             self.seen = level;
             cx.emit(Cue::Log("watch", level));
         }
-        Wait::Until(|gauge| gauge.0 % 5 == 0)
+        Wait::Until(|gauge| gauge.0.is_multiple_of(5))
     }
 }
 
@@ -168,9 +168,11 @@ fn new_world(threads: usize) -> World {
     world
 }
 
-/// The store's scripts as the world shows them: id (serial and slot),
-/// name, wait.
-fn scripts_of(world: &World) -> Vec<(ScriptId, String, Waiting)> {
+/// A script as the store shows it: id (serial and slot), name, wait.
+type ScriptRow = (ScriptId, String, Waiting);
+
+/// The store's scripts as the world shows them, by id.
+fn scripts_of(world: &World) -> Vec<ScriptRow> {
     let mut scripts: Vec<_> = world
         .get::<Scripts<Town>>()
         .expect("the store")
@@ -183,10 +185,7 @@ fn scripts_of(world: &World) -> Vec<(ScriptId, String, Waiting)> {
 
 /// Runs `frames` frames; what collect logged in them, and the scripts
 /// after.
-fn run(
-    world: &mut World,
-    frames: usize,
-) -> (Vec<(ScriptId, Cue)>, Vec<(ScriptId, String, Waiting)>) {
+fn run(world: &mut World, frames: usize) -> (Vec<(ScriptId, Cue)>, Vec<ScriptRow>) {
     let from = world.get::<Log>().expect("the log").0.len();
     for _ in 0..frames {
         world.update(FRAME).expect("a frame");
