@@ -518,3 +518,59 @@ fn a_script_snapshot_from_the_frames_undone_gets_new_ids() {
         );
     }
 }
+
+thread_local! {
+    /// Set to make [`Grumpy`]'s `Drop` panic.
+    static DROP_PANICS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A script whose `Drop` panics while [`DROP_PANICS`] is set.
+#[derive(Debug, Clone)]
+struct Grumpy;
+
+impl StepScript<Town> for Grumpy {
+    fn step(&mut self, _cx: &mut Step<'_, '_, Town>) -> Wait<Town> {
+        Wait::NextTick
+    }
+}
+
+impl Drop for Grumpy {
+    fn drop(&mut self) {
+        if DROP_PANICS.get() {
+            DROP_PANICS.set(false);
+            panic!("grumpy will not go");
+        }
+    }
+}
+
+/// A script started after the snapshot whose `Drop` panics as the restore
+/// takes it away: the restore finishes (the store as it was at the
+/// snapshot) and the panic is the script's recorded failure; opting in
+/// twice is one opt-in.
+#[test]
+fn a_panicking_drop_during_a_restore_is_the_scripts_failure() {
+    let mut world = new_world(1);
+    world.snapshot_scripts::<Town>().snapshot_scripts::<Town>();
+    run(&mut world, 2);
+    let snapshot = world.snapshot().unwrap();
+    let at_snapshot = scripts_of(&world);
+    let grumpy = world
+        .get_mut::<Scripts<Town>>()
+        .unwrap()
+        .start_step("grumpy", Grumpy);
+    run(&mut world, 2);
+    DROP_PANICS.set(true);
+    world.restore(&snapshot).expect("the restore finishes");
+    assert!(!DROP_PANICS.get(), "the drop ran");
+    let store = world.get::<Scripts<Town>>().unwrap();
+    assert_eq!(scripts_of(&world), at_snapshot);
+    let failure = store.failures().last().expect("the failure is recorded");
+    assert_eq!(failure.id, grumpy);
+    assert!(failure.message.contains("grumpy will not go"), "{failure}");
+    assert_eq!(
+        world.snapshot().unwrap().report().entries().len(),
+        1,
+        "one entry, the log: {:?}",
+        world.snapshot().unwrap().report().entries()
+    );
+}

@@ -112,7 +112,10 @@
 //!   registered after the snapshot stay registered.
 //! - A value whose `Drop` panics as the restore replaces it: the restore
 //!   finishes (the world is as the snapshot was) and then reports it
-//!   ([`RestoreError::DropPanicked`]).
+//!   ([`RestoreError::DropPanicked`]); a script the restore takes away
+//!   from a store whose `Drop` panics is recorded as that script's
+//!   failure ([`Scripts::failures`](crate::script::Scripts::failures)), as
+//!   a cancel records it.
 //! - Refused during an iteration (from a whole-world system or a custom
 //!   command): [`SnapshotError::DuringIteration`],
 //!   [`RestoreError::DuringIteration`].
