@@ -482,7 +482,8 @@ impl Commands<'_> {
 
     /// Starts an `async` script of kind `K` at the boundary (in command
     /// order, so its id is the same for every thread count), making the
-    /// world's [`Scripts<K>`] if it has none.
+    /// world's [`Scripts<K>`] if it has none (opted into snapshots, as
+    /// [`World::insert_scripts`] does).
     pub fn start_script<K, F, Fut>(&self, name: impl Into<Cow<'static, str>>, script: F)
     where
         K: ScriptKind,
