@@ -2,7 +2,9 @@
 //! and rollback", `docs/guide/19-snapshots-saves-and-rollback.md`),
 //! runnable: `cargo run --example snapshots`.
 //!
-//! A skirmish in miniature: two squads trade shots each frame. The example
+//! A skirmish in miniature: two squads trade shots each frame, and a
+//! medic (a step script, its store opted into snapshots with
+//! `World::insert_scripts`) heals red every other frame. The example
 //! snapshots the world, plays on (units fall, one is despawned, a
 //! reinforcement spawns), restores the snapshot and shows the world back as
 //! it was, ids and all; then rolls back three frames with a rollback
@@ -18,6 +20,7 @@ use std::io::{BufReader, BufWriter};
 use serde::{Deserialize, Serialize};
 use sluice::RollbackBuffer;
 use sluice::prelude::*;
+use sluice::script::{ScriptKind, Scripts, SimClock, Step, StepScript, Wait};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Hp(i32);
@@ -29,6 +32,30 @@ struct Squad(u8);
 struct Target(Entity);
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Frame(u64);
+
+/// The medic's scripts: they see nothing, and ask for heals.
+struct Medics;
+impl ScriptKind for Medics {
+    type View<'v> = ();
+    type Intent = i32;
+}
+
+/// Heals red for 3 every other frame: its state is data, so a snapshot
+/// captures it (and the rollback below rolls it back).
+#[derive(Clone, Debug)]
+struct Medic {
+    ticks: u32,
+}
+
+impl StepScript<Medics> for Medic {
+    fn step(&mut self, cx: &mut Step<'_, '_, Medics>) -> Wait<Medics> {
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(2) {
+            cx.emit(3);
+        }
+        Wait::NextTick
+    }
+}
 
 /// The living units, by id, with their hit points and targets.
 fn roster(world: &mut World) -> Vec<(Entity, i32, Entity)> {
@@ -79,7 +106,8 @@ fn skirmish_world() -> World {
     world
 }
 
-/// Each frame every unit hits its target for 7 (squad 1 for 5).
+/// Each frame every unit hits its target for 7 (squad 1 for 5), and the
+/// medic heals red.
 fn add_fire(world: &mut World) {
     world.add_system(NodeBuilder::new("fire").system(
         |shooters: Query<(&Squad, &Target)>, mut hp: Query<&mut Hp>, frame: &mut Frame| {
@@ -92,6 +120,27 @@ fn add_fire(world: &mut World) {
                 if let Ok(mut hp) = hp.get_mut(target) {
                     hp.0 -= damage;
                 }
+            }
+        },
+    ));
+    // The medic: gathered after the shots, its heals applied to red.
+    world.insert(SimClock::new());
+    let mut medics = Scripts::<Medics>::new();
+    medics.start_step("medic", Medic { ticks: 0 });
+    world.insert_scripts(medics);
+    world.add_system(
+        NodeBuilder::new("medic.gather")
+            .after("fire")
+            .system(|scripts: &mut Scripts<Medics>, clock: &SimClock| scripts.gather(clock, &())),
+    );
+    world.add_system(NodeBuilder::new("medic.heal").after("medic.gather").system(
+        |scripts: &mut Scripts<Medics>, mut units: Query<(&Squad, &mut Hp)>| {
+            for (_medic, heal) in scripts.drain_intents() {
+                units.for_each(|(squad, mut hp)| {
+                    if squad.0 == 0 {
+                        hp.0 += heal;
+                    }
+                });
             }
         },
     ));

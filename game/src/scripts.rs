@@ -1,15 +1,16 @@
 //! Scripts: the director's durable scripts, a wave spawner and the opening
 //! cutscene, on sluice's [`Scripts`] store and the [`SimClock`].
 //!
-//! Both are straight-line `async` code that waits on simulation time or on
-//! the battle. Every frame [`direct`] (the gather: shared access to the
+//! Both are step scripts ([`StepScript`]): state machines over plain data
+//! that wait on simulation time or on the battle, so the world's
+//! snapshots capture them (the rollback battle rolls them back). Every frame [`direct`] (the gather: shared access to the
 //! units and the score) runs the scripts that are due on the pool, and
 //! [`stage_cues`] (the collect: gated access to the log, spawns through
 //! `Commands`) applies what they asked for, in script order.
 
 use std::time::Duration;
 
-use sluice::script::{ScriptKind, Scripts, SimClock};
+use sluice::script::{ScriptKind, Scripts, SimClock, Step, StepScript, Wait};
 use sluice::{Commands, Query, World, system};
 
 use crate::combat::Score;
@@ -71,40 +72,109 @@ pub struct Waves {
     pub cap: usize,
 }
 
-/// Puts the clock, the store and the log in `world` and starts both
-/// scripts.
-pub fn start(world: &mut World, waves: Waves) {
-    let mut scripts = Scripts::<Director>::new();
-    scripts.start("wave spawner", move |cx| async move {
-        let mut wave = 0;
-        loop {
-            cx.wait(waves.period).await;
-            if cx.view(|battle| battle.alive) < waves.cap {
-                wave += 1;
+/// The wave spawner: every [`Waves::period`] of simulation time, a wave,
+/// unless the battle is at its cap. A step script (its state is this
+/// data), so the world's snapshots capture it.
+#[derive(Debug, Clone, Copy)]
+pub struct WaveSpawner {
+    waves: Waves,
+    /// Waves asked for so far.
+    wave: u64,
+    /// Whether its first wait has begun.
+    started: bool,
+}
+
+impl StepScript<Director> for WaveSpawner {
+    fn step(&mut self, cx: &mut Step<'_, '_, Director>) -> Wait<Director> {
+        if self.started && cx.view().alive < self.waves.cap {
+            self.wave += 1;
+            cx.emit(Cue::Wave {
+                wave: self.wave,
+                size: self.waves.size,
+            });
+        }
+        self.started = true;
+        Wait::For(self.waves.period)
+    }
+}
+
+/// The opening cutscene: a title card after half a second, "first blood"
+/// at the first kill, reinforcements two seconds later, and three
+/// seconds of physics steps after that, its last beat. A step script.
+#[derive(Debug, Clone, Copy)]
+pub struct Cutscene {
+    /// Units per team of the reinforcements' wave.
+    size: usize,
+    /// The next beat to play (0: not started).
+    next: u8,
+}
+
+impl Cutscene {
+    /// "First blood", then two seconds until the reinforcements.
+    fn first_blood(&mut self, cx: &mut Step<'_, '_, Director>) -> Wait<Director> {
+        cx.emit(Cue::Beat("first blood"));
+        self.next = 3;
+        Wait::For(Duration::from_secs(2))
+    }
+}
+
+impl StepScript<Director> for Cutscene {
+    fn step(&mut self, cx: &mut Step<'_, '_, Director>) -> Wait<Director> {
+        match self.next {
+            0 => {
+                self.next = 1;
+                Wait::For(Duration::from_millis(500))
+            }
+            1 => {
+                cx.emit(Cue::Beat("title card"));
+                self.next = 2;
+                // Checked at once, as the first blood may have come.
+                if cx.view().kills > 0 {
+                    self.first_blood(cx)
+                } else {
+                    Wait::Until(|battle| battle.kills > 0)
+                }
+            }
+            2 => self.first_blood(cx),
+            3 => {
+                cx.emit(Cue::Beat("reinforcements"));
                 cx.emit(Cue::Wave {
-                    wave,
-                    size: waves.size,
+                    wave: u64::MAX,
+                    size: self.size,
                 });
+                self.next = 4;
+                // Counted in physics steps: the cutscene ends on the fixed clock.
+                Wait::ForFixed(Duration::from_secs(3))
+            }
+            _ => {
+                cx.emit(Cue::Beat("the battle is joined"));
+                Wait::Done
             }
         }
-    });
-    scripts.start("opening cutscene", move |cx| async move {
-        cx.wait(Duration::from_millis(500)).await;
-        cx.emit(Cue::Beat("title card"));
-        cx.wait_until(|battle| battle.kills > 0).await;
-        cx.emit(Cue::Beat("first blood"));
-        cx.wait(Duration::from_secs(2)).await;
-        cx.emit(Cue::Beat("reinforcements"));
-        cx.emit(Cue::Wave {
-            wave: u64::MAX,
+    }
+}
+
+/// Puts the clock, the store (opted into the world's snapshots) and the
+/// log in `world` and starts both scripts.
+pub fn start(world: &mut World, waves: Waves) {
+    let mut scripts = Scripts::<Director>::new();
+    scripts.start_step(
+        "wave spawner",
+        WaveSpawner {
+            waves,
+            wave: 0,
+            started: false,
+        },
+    );
+    scripts.start_step(
+        "opening cutscene",
+        Cutscene {
             size: waves.size,
-        });
-        // Counted in physics steps: the cutscene ends on the fixed clock.
-        cx.wait_fixed(Duration::from_secs(3)).await;
-        cx.emit(Cue::Beat("the battle is joined"));
-    });
+            next: 0,
+        },
+    );
     world.insert(SimClock::new());
-    world.insert(scripts);
+    world.insert_scripts(scripts);
     world.insert(DirectorLog::default());
 }
 

@@ -173,7 +173,7 @@ impl StepScript<Director> for Ticker {
 }
 
 /// Every intent the collect system applied, in order.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct ScriptLog(Vec<(ScriptId, (u8, u8))>);
 
 /// What each observer saw: `(its serial, the entities, sorted)` per run
@@ -856,7 +856,8 @@ impl Real {
         world.insert(SimClock::new());
         pinned::install(&mut world);
         par_init::install(&mut world);
-        world.insert(Scripts::<Director>::new());
+        // Opted into snapshots: `Take` and `Restore` cover the scripts.
+        world.insert_scripts(Scripts::<Director>::new());
         world.insert(ScriptLog::default());
         world.add_system(NodeBuilder::new("gather").system(
             |scripts: &mut Scripts<Director>, clock: &SimClock| scripts.gather(clock, &()),

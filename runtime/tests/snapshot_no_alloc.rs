@@ -1,11 +1,13 @@
 //! A rollback buffer allocates nothing once warm (issue 39): saving frame
 //! after frame of a world whose shape does not grow (its archetypes and
-//! their row counts, its services) reuses the memory of the slot each save
-//! overwrites, and [`World::snapshot_into`] reuses its snapshot's.
+//! their row counts, its services, its script stores' scripts) reuses the
+//! memory of the slot each save overwrites, and [`World::snapshot_into`]
+//! reuses its snapshot's.
 //!
 //! Its own test binary, for the counting global allocator. One test
 //! function, so no other test allocates concurrently.
 
+use sluice::script::{ScriptKind, Scripts, SimClock, Step, StepScript, Wait};
 use sluice::{Entity, RollbackBuffer, Snapshot, World};
 
 #[path = "support/counting_alloc.rs"]
@@ -37,6 +39,33 @@ impl Clone for Scores {
     }
 }
 
+/// Step scripts in a store the world snapshots.
+struct Patrols;
+
+impl ScriptKind for Patrols {
+    type View<'v> = ();
+    type Intent = u32;
+}
+
+/// A patrol counting its rounds, one a tick, and every third tick waiting
+/// on time instead.
+#[derive(Clone, Copy)]
+struct Patrol {
+    rounds: u32,
+}
+
+impl StepScript<Patrols> for Patrol {
+    fn step(&mut self, cx: &mut Step<'_, '_, Patrols>) -> Wait<Patrols> {
+        self.rounds += 1;
+        cx.emit(self.rounds);
+        if self.rounds.is_multiple_of(3) {
+            Wait::For(std::time::Duration::from_millis(1))
+        } else {
+            Wait::NextTick
+        }
+    }
+}
+
 #[test]
 fn saving_frames_once_warm_allocates_nothing() {
     let count = if cfg!(miri) { 50 } else { 5_000 };
@@ -46,6 +75,12 @@ fn saving_frames_once_warm_allocates_nothing() {
         .snapshot_component::<Vel>()
         .snapshot_service::<Scores>();
     world.insert(Scores(vec![0; 64]));
+    let mut patrols = Scripts::<Patrols>::new();
+    for _ in 0..32 {
+        patrols.start_step("patrol", Patrol { rounds: 0 });
+    }
+    world.insert_scripts(patrols);
+    let mut clock = SimClock::new();
     let mut movers: Vec<Entity> = (0..count)
         .map(|i| world.spawn((Pos(i as f32, 0.0), Vel(1.0, 0.0))))
         .collect();
@@ -62,6 +97,10 @@ fn saving_frames_once_warm_allocates_nothing() {
         world.despawn(dead).unwrap();
         movers.push(world.spawn((Pos(0.0, 0.0), Vel(1.0, 0.0))));
         world.get_mut::<Scores>().unwrap().0[n % 64] += 1;
+        clock.advance(std::time::Duration::from_millis(1));
+        let patrols = world.get_mut::<Scripts<Patrols>>().unwrap();
+        patrols.gather(&clock, &());
+        assert!(patrols.drain_intents().len() > 0);
         // The boundary trims the removal records (kept two frames).
         world.run_iteration().unwrap();
     };
@@ -97,4 +136,6 @@ fn saving_frames_once_warm_allocates_nothing() {
     assert_eq!(kept.entity_count(), world.entities().len());
     buffer.load(frames as i64 * 2 - 3, &mut world).unwrap();
     assert_eq!(world.entities().len(), snapshot.entity_count());
+    assert!(snapshot.report().is_complete(), "the patrols are captured");
+    assert_eq!(world.get::<Scripts<Patrols>>().unwrap().len(), 32);
 }

@@ -1,6 +1,8 @@
 //! [`RollbackGame`]: the part of the battle that rolls back, a world every
 //! piece of whose changing state a snapshot captures.
 
+use std::time::Duration;
+
 use sluice::exec::ThreadPool;
 use sluice::{ComponentRef, RestoreError, Snapshot, SnapshotError, World};
 
@@ -9,6 +11,7 @@ use crate::feed::{FeedPlugin, InputState, Orders};
 use crate::navigation::NavigationPlugin;
 use crate::physics::PhysicsPlugin;
 use crate::rollback::input::{BattleInput, Inputs, PLAYERS, apply_inputs};
+use crate::scripts::{self, DirectorLog, ScriptsPlugin};
 use crate::steering::SteeringPlugin;
 use crate::turrets::{Turret, TurretsPlugin};
 use crate::units::{self, Captain, Census, Health, Pos, Slot, Team, UnitsPlugin, Vel, Weapon};
@@ -37,18 +40,25 @@ impl Default for BattleSetup {
 /// that it can be rolled back: the armies, [`SteeringPlugin`],
 /// [`CombatPlugin`], [`PhysicsPlugin`], [`UnitsPlugin`] and
 /// [`TurretsPlugin`] (a hierarchy, whose `ChildOf`, `Children` and
-/// transforms the runtime saves itself), with [`FramePlugin`],
-/// [`FeedPlugin`] and [`NavigationPlugin`], which they require; steered by the players' [`BattleInput`]s through
-/// [`apply_inputs`].
+/// transforms the runtime saves itself), the director's scripts
+/// ([`ScriptsPlugin`]: the wave spawner and the opening cutscene, step
+/// scripts whose store the world's snapshots capture, and their
+/// [`DirectorLog`]), with [`FramePlugin`], [`FeedPlugin`] and
+/// [`NavigationPlugin`], which they require; steered by the players'
+/// [`BattleInput`]s through [`apply_inputs`].
 ///
 /// Left out, and why:
 /// - the asset stream and the feeders (`assets`, `feed`'s threads): state
 ///   in async tasks and other threads, which no snapshot reaches; without
 ///   the stream the terrain never changes, so the flow fields are built
 ///   once and need no capture;
-/// - the wave scripts and the flow's states: durable scripts and state
-///   transitions hold their progress outside components and services;
-/// - the particles: a batch processor's buffer, not worth rolling back.
+/// - the flow's states (the game's phases, with its menus and frame
+///   budget): not part of the fight;
+/// - the particles: presentation, not state of the battle. No system of
+///   the battle reads them (only the report and the window do), so the
+///   frames that follow do not depend on them; a re-simulated frame
+///   emits its sparks again, and rolling back a buffer of thousands of
+///   atomics every frame would buy nothing a peer compares.
 ///
 /// Every frame is one fixed step long, so each update runs exactly one
 /// physics step and no leftover time is carried between frames.
@@ -70,6 +80,16 @@ impl RollbackGame {
         world
             .add_plugin(FramePlugin)
             .expect("a new world holds no plugin");
+        // The director's scripts, as the game starts them (its store is
+        // opted into snapshots as it is inserted).
+        scripts::start(
+            &mut world,
+            scripts::Waves {
+                period: Duration::from_secs(2),
+                size: (setup.entities / 50).max(1),
+                cap: setup.entities + setup.entities / 4,
+            },
+        );
         let captains = units::spawn_armies(&mut world, setup.entities);
         world.insert(captains);
         world.insert(Inputs::default());
@@ -82,6 +102,7 @@ impl RollbackGame {
                 UnitsPlugin,
                 PhysicsPlugin,
                 TurretsPlugin::default(),
+                ScriptsPlugin,
             ))
             .expect("each plugin is added once");
         world
@@ -105,7 +126,11 @@ impl RollbackGame {
             .save_service::<InputState>("game::InputState")
             .save_service::<Orders>("game::Orders")
             .save_service::<Score>("game::Score")
-            .save_service::<Census>("game::Census");
+            .save_service::<Census>("game::Census")
+            // The beats hold `&'static str`s, with no saved form: in
+            // snapshots (and so rolled back), not in the checksum, which
+            // covers the units the waves spawn.
+            .snapshot_service::<DirectorLog>();
         Ok(Self { world })
     }
 

@@ -109,3 +109,52 @@ fn snapshots_leave_out_only_what_the_battle_rebuilds() {
     }
     assert!(snapshot.entity_count() > small(1).entities);
 }
+
+/// The director's scripts roll back with the battle: restored to frame
+/// 20, the battle plays the same waves and beats (the cutscene's title
+/// card at half a second, a wave every two seconds) to the same checksum,
+/// on one thread and on two.
+#[test]
+fn the_directors_scripts_roll_back_with_the_battle() {
+    use sluice::script::Scripts;
+    use sluice_game::scripts::{Director, DirectorLog};
+
+    let frames = 140;
+    let mut ends = Vec::new();
+    for threads in [1, 2] {
+        let mut game = RollbackGame::new(&small(threads)).expect("the battle builds");
+        let inputs = scripted(3);
+        for frame in 0..20 {
+            game.advance(inputs(frame)).expect("the frame runs");
+        }
+        let snapshot = game.world().snapshot().expect("between frames");
+        let scripts_at = game.world().get::<Scripts<Director>>().unwrap().len();
+        for frame in 20..frames {
+            game.advance(inputs(frame)).expect("the frame runs");
+        }
+        let log = game.world().get::<DirectorLog>().cloned().unwrap();
+        assert!(log.waves >= 1, "a wave came: {log:?}");
+        assert!(!log.beats.is_empty(), "the cutscene played: {log:?}");
+        let checksum = game.checksum().unwrap();
+
+        game.restore(&snapshot).expect("a restore");
+        assert_eq!(game.frame(), 20);
+        let director = game.world().get::<DirectorLog>().cloned().unwrap();
+        assert_eq!(director.waves, 0, "back before the first wave");
+        assert_eq!(
+            game.world().get::<Scripts<Director>>().unwrap().len(),
+            scripts_at
+        );
+        for frame in 20..frames {
+            game.advance(inputs(frame)).expect("the frame runs");
+        }
+        assert_eq!(
+            game.world().get::<DirectorLog>(),
+            Some(&log),
+            "{threads} threads"
+        );
+        assert_eq!(game.checksum().unwrap(), checksum, "{threads} threads");
+        ends.push(checksum);
+    }
+    assert_eq!(ends[0], ends[1], "1 thread vs 2");
+}

@@ -26,7 +26,10 @@
 //! over plain data, which [`Scripts::snapshot`] can save and
 //! [`Scripts::restore`] bring back (with the world's clock,
 //! [`World::clock_snapshot`](crate::World::clock_snapshot), that is a
-//! save). Waits are in [`SimClock`] time: a paused
+//! save). A store inserted with
+//! [`World::insert_scripts`](crate::World::insert_scripts) is part of the
+//! world's own snapshots ([`World::snapshot`](crate::World::snapshot)):
+//! rolled back with the rest, no extra call. Waits are in [`SimClock`] time: a paused
 //! clock wakes no script. A panicking script ends with a [`ScriptFailure`]
 //! naming it; no other script is affected.
 //!
@@ -77,7 +80,7 @@
 mod clock;
 mod cx;
 mod snapshot;
-mod step;
+pub(crate) mod step;
 mod store;
 mod timers;
 

@@ -116,38 +116,101 @@ impl std::fmt::Display for NotRestorable {
 
 impl std::error::Error for NotRestorable {}
 
+impl<K: ScriptKind> ScriptSnapshot<K> {
+    /// A snapshot holding nothing, to capture into.
+    pub(crate) fn empty() -> Self {
+        Self {
+            scripts: Vec::new(),
+            layout: Layout::default(),
+            source: u64::MAX,
+        }
+    }
+
+    /// Captures `store` into this snapshot, reusing its memory: a script
+    /// of the type the same entry held last time is cloned with
+    /// [`Clone::clone_from`], so a warm capture of the same scripts
+    /// allocates nothing. A `Clone` may panic: the snapshot is then
+    /// partly filled, for the caller to forget.
+    ///
+    /// # Errors
+    /// The first `async` script, by slot (the snapshot is partly filled).
+    pub(crate) fn capture_from(&mut self, store: &Scripts<K>) -> Result<(), NotRestorable> {
+        store.layout_into(&mut self.layout);
+        self.source = store.identity();
+        let mut len = 0;
+        for (live, step) in store.live_scripts() {
+            let Some(step) = step else {
+                self.scripts.truncate(len);
+                return Err(NotRestorable {
+                    id: live.id,
+                    name: live.name.to_string(),
+                });
+            };
+            if let Some(saved) = self.scripts.get_mut(len) {
+                saved.id = live.id;
+                saved.name.clone_from(&live.name);
+                saved.waiting = live.waiting;
+                saved.until = live.until;
+                step.clone_into_box(&mut saved.body);
+            } else {
+                self.scripts.push(Saved {
+                    id: live.id,
+                    name: live.name.clone(),
+                    waiting: live.waiting,
+                    until: live.until,
+                    body: step.boxed_clone(),
+                });
+            }
+            len += 1;
+        }
+        self.scripts.truncate(len);
+        // Serials are unique: an unstable sort is exact, and allocates
+        // nothing.
+        self.scripts.sort_unstable_by_key(|saved| saved.id.serial);
+        Ok(())
+    }
+
+    /// A clone of every saved script's state, in order, out of any store:
+    /// the only step of a restore that runs user code that may panic
+    /// (`Clone`).
+    pub(crate) fn stage(&self) -> Vec<Box<dyn StepBody<K>>> {
+        self.scripts
+            .iter()
+            .map(|saved| saved.body.boxed_clone())
+            .collect()
+    }
+
+    /// The heap bytes it holds: its entries and layout (a script's own
+    /// state is counted by its inline size).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.scripts.capacity() * size_of::<Saved<K>>()
+            + self
+                .scripts
+                .iter()
+                .map(|saved| size_of_val(&*saved.body))
+                .sum::<usize>()
+            + self.layout.heap_bytes()
+    }
+}
+
 impl<K: ScriptKind> Scripts<K> {
     /// Saves every live script, if all are [`StepScript`](super::StepScript)s.
     ///
     /// # Errors
     /// [`NotRestorable`] naming the first `async` script (by slot).
-    pub fn snapshot(&mut self) -> Result<ScriptSnapshot<K>, NotRestorable> {
-        let layout = self.layout();
-        let parts = self.saved_parts().map_err(|live| NotRestorable {
-            id: live.id,
-            name: live.name.to_string(),
-        })?;
-        Ok(ScriptSnapshot {
-            scripts: parts
-                .into_iter()
-                .map(|(live, body)| Saved {
-                    id: live.id,
-                    name: live.name.clone(),
-                    waiting: live.waiting,
-                    until: live.until,
-                    body,
-                })
-                .collect(),
-            layout,
-            source: self.identity(),
-        })
+    pub fn snapshot(&self) -> Result<ScriptSnapshot<K>, NotRestorable> {
+        let mut snapshot = ScriptSnapshot::empty();
+        snapshot.capture_from(self)?;
+        Ok(snapshot)
     }
 
     /// Replaces every script with the snapshot's (the current ones are
     /// cancelled, a panicking `Drop` recorded as a failure), with the same
     /// ids, states and waits, and lays the store out as it was saved (see
     /// [`ScriptSnapshot`]). The timer rings are rebuilt at the saved
-    /// position; restore the world's clock with it.
+    /// position; restore the world's clock with it. Every script's state
+    /// is cloned out of the snapshot first: a panicking `Clone` leaves the
+    /// store as it was.
     ///
     /// Ids stay unique: the ids of scripts gone with the restore name
     /// nothing afterwards ([`get`](Self::get) is `None`,
@@ -162,10 +225,44 @@ impl<K: ScriptKind> Scripts<K> {
     /// to a script of its own, so the restored scripts get new ids after
     /// this store's, in their saved order (find them with
     /// [`iter`](Self::iter)); they run as saved all the same.
+    ///
+    /// A world's [`restore`](crate::World::restore) into the world the
+    /// snapshot was taken from differs: it puts the store back exactly,
+    /// the next id too (rollback: the frames after it hand out the ids
+    /// they handed out, so an id handed out in the frames undone may name
+    /// another script again, as an entity id may), and the store then
+    /// counts as a new one: a `ScriptSnapshot` taken before restores into
+    /// it as another store's does. Into another world it restores as this
+    /// method does.
     pub fn restore(&mut self, snapshot: &ScriptSnapshot<K>) {
-        let kept_below = self.kept_below(snapshot.source, snapshot.layout.next_serial);
-        self.reset(&snapshot.layout);
-        for saved in &snapshot.scripts {
+        let staged = snapshot.stage();
+        self.restore_staged(snapshot, staged, false);
+    }
+
+    /// [`restore`](Self::restore) with the scripts' states cloned already
+    /// (`staged`, from [`ScriptSnapshot::stage`]); nothing here panics but
+    /// a cancelled script's `Drop` (recorded as its failure).
+    ///
+    /// `exact` (a world's restore into the world it was taken from): every
+    /// saved id is kept and the ids to hand out next are the saved ones,
+    /// so ids handed out in the frames undone are handed out again. The
+    /// store then takes a new identity: a [`ScriptSnapshot`] taken before
+    /// restores into it as another store's would (new ids where they may
+    /// clash), so no two live scripts ever share an id.
+    pub(crate) fn restore_staged(
+        &mut self,
+        snapshot: &ScriptSnapshot<K>,
+        staged: Vec<Box<dyn StepBody<K>>>,
+        exact: bool,
+    ) {
+        let kept_below = if exact {
+            self.renew_identity();
+            u64::MAX
+        } else {
+            self.kept_below(snapshot.source, snapshot.layout.next_serial)
+        };
+        self.reset(&snapshot.layout, exact);
+        for (saved, body) in snapshot.scripts.iter().zip(staged) {
             let mut id = saved.id;
             if id.serial >= kept_below {
                 id.serial = self.take_serial();
@@ -177,7 +274,7 @@ impl<K: ScriptKind> Scripts<K> {
                     waiting: saved.waiting,
                     until: saved.until,
                 },
-                Body::Step(saved.body.boxed_clone()),
+                Body::Step(body),
             );
         }
     }

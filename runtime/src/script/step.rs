@@ -9,7 +9,9 @@ use super::{ScriptId, ScriptKind};
 /// snapshotted and restored ([`Scripts::snapshot`](super::Scripts::snapshot)).
 ///
 /// To be restorable a script must keep all its state in `self` (no
-/// captured handles, channels or `async` state) and be `Clone`; what it
+/// captured handles, channels or `async` state) and be `Clone` (and
+/// `Sync`, as plain data is: a world's snapshot clones it through a shared
+/// borrow of the world, [`World::snapshot`](crate::World::snapshot)); what it
 /// waits on is the [`Wait`] it returns, which the snapshot records. An
 /// `async` script cannot be snapshotted: its state is compiler-generated.
 ///
@@ -37,7 +39,7 @@ use super::{ScriptId, ScriptKind};
 ///     }
 /// }
 /// ```
-pub trait StepScript<K: ScriptKind>: Send + 'static {
+pub trait StepScript<K: ScriptKind>: Send + Sync + 'static {
     /// Runs the script from where it waited to its next wait.
     fn step(&mut self, cx: &mut Step<'_, '_, K>) -> Wait<K>;
 }
@@ -122,9 +124,15 @@ impl<'v, K: ScriptKind> Step<'_, 'v, K> {
 }
 
 /// A boxed step script that can copy itself (for snapshots).
-pub(super) trait StepBody<K: ScriptKind>: Send {
+pub(crate) trait StepBody<K: ScriptKind>: Send + Sync {
     fn step(&mut self, cx: &mut Step<'_, '_, K>) -> Wait<K>;
     fn boxed_clone(&self) -> Box<dyn StepBody<K>>;
+    /// Clones itself into `into`: through [`Clone::clone_from`] when
+    /// `into` holds a script of its own type (a snapshot taken again
+    /// reuses the memory), else into a new box.
+    fn clone_into_box(&self, into: &mut Box<dyn StepBody<K>>);
+    /// Itself as `Any`, for `clone_into_box`'s downcast.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 impl<K: ScriptKind, S: StepScript<K> + Clone> StepBody<K> for S {
@@ -134,5 +142,16 @@ impl<K: ScriptKind, S: StepScript<K> + Clone> StepBody<K> for S {
 
     fn boxed_clone(&self) -> Box<dyn StepBody<K>> {
         Box::new(self.clone())
+    }
+
+    fn clone_into_box(&self, into: &mut Box<dyn StepBody<K>>) {
+        match into.as_any_mut().downcast_mut::<S>() {
+            Some(kept) => kept.clone_from(self),
+            None => *into = Box::new(self.clone()),
+        }
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }

@@ -32,13 +32,10 @@ const SCRIPTS_PER_SLICE: usize = 64;
 /// A condition a step script waits on.
 pub(super) type Until<K> = for<'a, 'v> fn(&'a <K as ScriptKind>::View<'v>) -> bool;
 
-/// A live script's description and a copy of its step body.
-pub(super) type SavedPart<'a, K> = (&'a Live<K>, Box<dyn StepBody<K>>);
-
 /// Everything of a store but its scripts that decides what it does next,
 /// for a snapshot: which slots are free and the order they are reused in,
 /// the next serial, where the timer rings stand, and the clock steps seen.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Layout {
     slots: usize,
     /// The free list as it was (the last entry is reused first).
@@ -47,6 +44,15 @@ pub(super) struct Layout {
     seen_steps: u64,
     /// Each cadence's timer ring position.
     positions: EnumMap<Cadence, u64>,
+    /// How many scripts had ended (put back by an exact restore only).
+    finished: u64,
+}
+
+impl Layout {
+    /// The heap bytes it holds.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.free.capacity() * size_of::<u32>()
+    }
 }
 
 /// A script's code.
@@ -73,9 +79,10 @@ pub(super) struct Live<K: ScriptKind> {
     pub(super) until: Option<Until<K>>,
 }
 
-/// What only the store's `&mut` touches: the code and the intents.
+/// What only the store's `&mut` touches: an `async` script's future and
+/// the intents.
 struct Work<K: ScriptKind> {
-    body: Option<Body<K>>,
+    future: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// Intents of the last poll; emptied by the gather (capacity kept).
     intents: Vec<K::Intent>,
     outcome: Outcome,
@@ -85,6 +92,10 @@ struct Work<K: ScriptKind> {
 /// buffer keeps its capacity for the next script).
 struct Slot<K: ScriptKind> {
     live: Option<Live<K>>,
+    /// A step script's state: plain data (`Send + Sync`), so a world's
+    /// snapshot clones it through `&self`. A live script has this or a
+    /// future in `work`, never both.
+    step: Option<Box<dyn StepBody<K>>>,
     work: SyncWrapper<Work<K>>,
 }
 
@@ -152,6 +163,9 @@ pub struct Scripts<K: ScriptKind> {
     due: Vec<(u64, u32)>,
     /// Intents of gathered scripts, in start order, for collect.
     collected: SyncWrapper<Vec<(ScriptId, K::Intent)>>,
+    /// How many intents `collected` holds (readable through `&self`: a
+    /// world's snapshot refuses a store with intents not drained).
+    undrained: usize,
     failures: Vec<ScriptFailure>,
     finished: u64,
     /// The clock's step count at the last gather: a paused clock's new
@@ -205,6 +219,7 @@ impl<K: ScriptKind> Scripts<K> {
             every_tick: Vec::new(),
             due: Vec::new(),
             collected: SyncWrapper::new(Vec::new()),
+            undrained: 0,
             failures: Vec::new(),
             finished: 0,
             seen_steps: 0,
@@ -262,8 +277,9 @@ impl<K: ScriptKind> Scripts<K> {
         let key = u32::try_from(self.slots.len()).expect("fewer than 2^32 scripts at once");
         self.slots.push(Slot {
             live: None,
+            step: None,
             work: SyncWrapper::new(Work {
-                body: None,
+                future: None,
                 intents: Vec::new(),
                 outcome: Outcome::Pending,
             }),
@@ -276,7 +292,10 @@ impl<K: ScriptKind> Scripts<K> {
         let (key, waiting, serial) = (live.id.key, live.waiting, live.id.serial);
         let slot = &mut self.slots[key as usize];
         debug_assert!(slot.live.is_none(), "placed in a free slot");
-        slot.work.get_mut().body = Some(body);
+        match body {
+            Body::Async(future) => slot.work.get_mut().future = Some(future),
+            Body::Step(step) => slot.step = Some(step),
+        }
         slot.live = Some(live);
         self.live += 1;
         self.schedule(serial, key, waiting);
@@ -319,7 +338,7 @@ impl<K: ScriptKind> Scripts<K> {
         let live = slot.live.take().expect("freeing a live slot");
         let work = slot.work.get_mut();
         work.outcome = Outcome::Pending;
-        let body = work.body.take();
+        let body = (work.future.take(), slot.step.take());
         // Both run, whichever panics (the intents are user values too).
         let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(body))).and(
             panic::catch_unwind(AssertUnwindSafe(|| work.intents.clear())),
@@ -438,6 +457,7 @@ impl<K: ScriptKind> Scripts<K> {
         }
         let collected = self.collected.get_mut();
         collected.extend(work.intents.drain(..).map(|intent| (id, intent)));
+        self.undrained = collected.len();
         if let Outcome::Finished = outcome {
             self.finished += 1;
             self.free(key);
@@ -449,6 +469,9 @@ impl<K: ScriptKind> Scripts<K> {
     /// The intents gathered so far, in script start order, then emission
     /// order; each is yielded once. Intents nobody drains accumulate.
     pub fn drain_intents(&mut self) -> std::vec::Drain<'_, (ScriptId, K::Intent)> {
+        // A `Drain` empties the whole vector, even dropped unread or
+        // leaked.
+        self.undrained = 0;
         self.collected.get_mut().drain(..)
     }
 
@@ -494,21 +517,21 @@ impl<K: ScriptKind> Scripts<K> {
         self.finished
     }
 
-    /// The live scripts' descriptions and step bodies (for a snapshot),
-    /// or the first that is not a step script.
-    pub(super) fn saved_parts(&mut self) -> Result<Vec<SavedPart<'_, K>>, &Live<K>> {
-        let mut parts = Vec::with_capacity(self.live);
-        for slot in &mut self.slots {
-            let Some(live) = slot.live.as_ref() else {
-                continue;
-            };
-            match slot.work.get_mut().body.as_ref() {
-                Some(Body::Step(step)) => parts.push((live, step.boxed_clone())),
-                _ => return Err(live),
-            }
-        }
-        parts.sort_by_key(|(live, _)| live.id.serial);
-        Ok(parts)
+    /// Every live script with its step body (`None`: an `async`
+    /// script), in slot order (for a snapshot).
+    pub(super) fn live_scripts(
+        &self,
+    ) -> impl Iterator<Item = (&Live<K>, Option<&dyn StepBody<K>>)> + '_ {
+        self.slots
+            .iter()
+            .filter_map(|slot| slot.live.as_ref().map(|live| (live, slot.step.as_deref())))
+    }
+
+    /// Takes a new identity, as if a new store: its history so far is no
+    /// longer its own (a world's exact restore rewound its ids).
+    pub(super) fn renew_identity(&mut self) {
+        self.identity = NEXT_STORE.fetch_add(1, Ordering::Relaxed);
+        self.adopted = None;
     }
 
     /// This store's identity, for its snapshots.
@@ -548,15 +571,20 @@ impl<K: ScriptKind> Scripts<K> {
         serial
     }
 
-    /// What a snapshot saves beside the scripts.
-    pub(super) fn layout(&self) -> Layout {
-        Layout {
-            slots: self.slots.len(),
-            free: self.free.clone(),
-            next_serial: self.next_serial,
-            seen_steps: self.seen_steps,
-            positions: EnumMap::from_fn(|cadence| self.timers[cadence].position()),
-        }
+    /// What a snapshot saves beside the scripts, into `into` (reusing
+    /// its memory).
+    pub(super) fn layout_into(&self, into: &mut Layout) {
+        into.slots = self.slots.len();
+        into.free.clone_from(&self.free);
+        into.next_serial = self.next_serial;
+        into.seen_steps = self.seen_steps;
+        into.positions = EnumMap::from_fn(|cadence| self.timers[cadence].position());
+        into.finished = self.finished;
+    }
+
+    /// How many intents wait for collect ([`drain_intents`](Self::drain_intents)).
+    pub(crate) fn undrained(&self) -> usize {
+        self.undrained
     }
 
     /// Empties the store for a restore and lays it out as `layout` was:
@@ -567,7 +595,14 @@ impl<K: ScriptKind> Scripts<K> {
     /// from the larger of this store's and the saved next serial (the
     /// caller then numbers the scripts it gives new ids from there), so an
     /// id handed out after the restore was never handed out before.
-    pub(super) fn reset(&mut self, layout: &Layout) {
+    ///
+    /// `exact` (a world's restore of this store's own snapshot): the next
+    /// serial and the finished count are the saved ones, so the frames
+    /// after the restore hand out the very ids the frames after the
+    /// snapshot did (an id handed out in the frames undone may name
+    /// another script again, as an entity id does after a world's
+    /// restore).
+    pub(super) fn reset(&mut self, layout: &Layout, exact: bool) {
         self.clear();
         while self.slots.len() < layout.slots {
             self.grow();
@@ -580,7 +615,13 @@ impl<K: ScriptKind> Scripts<K> {
             timers.reset(layout.positions[cadence]);
         }
         self.collected.get_mut().clear();
-        self.next_serial = self.next_serial.max(layout.next_serial);
+        self.undrained = 0;
+        if exact {
+            self.next_serial = layout.next_serial;
+            self.finished = layout.finished;
+        } else {
+            self.next_serial = self.next_serial.max(layout.next_serial);
+        }
         self.seen_steps = layout.seen_steps;
     }
 }
@@ -610,17 +651,17 @@ fn info<K: ScriptKind>(live: &Live<K>) -> ScriptInfo<'_> {
 /// Runs one due script until it waits again, ends or panics; records the
 /// outcome and the new wait in its slot.
 fn poll<K: ScriptKind>(slot: &mut Slot<K>, view: &K::View<'_>, now: Duration, fixed_now: Duration) {
-    let Slot { live, work } = slot;
+    let Slot { live, step, work } = slot;
     let Some(live) = live.as_mut() else {
         return;
     };
     let Work {
-        body,
+        future,
         intents,
         outcome,
     } = work.get_mut();
-    *outcome = match body.as_mut().expect("a live script has code") {
-        Body::Async(future) => {
+    *outcome = match (step, future) {
+        (None, Some(future)) => {
             let mut polling = Polling {
                 kind: TypeId::of::<K>(),
                 view: ptr::from_ref(view).cast(),
@@ -649,7 +690,7 @@ fn poll<K: ScriptKind>(slot: &mut Slot<K>, view: &K::View<'_>, now: Duration, fi
                 Err(payload) => Outcome::Panicked(message(&*payload)),
             }
         }
-        Body::Step(step) => {
+        (Some(step), _) => {
             let result = panic::catch_unwind(AssertUnwindSafe(|| {
                 if let Some(until) = live.until
                     && !until(view)
@@ -686,6 +727,7 @@ fn poll<K: ScriptKind>(slot: &mut Slot<K>, view: &K::View<'_>, now: Duration, fi
                 Err(payload) => Outcome::Panicked(message(&*payload)),
             }
         }
+        (None, None) => unreachable!("a live script has code"),
     };
 }
 

@@ -91,9 +91,9 @@ impl Snapshot {
 
     /// The type names of the parts this snapshot holds that are not
     /// registered for saving ([`World::save_component`],
-    /// [`World::save_service`]), its message queues and its
+    /// [`World::save_service`]), its message queues, its
     /// [`Local`](crate::Local) values of types not saved
-    /// ([`World::save_local`]):
+    /// ([`World::save_local`]) and its script stores (never saved):
     /// they are neither saved nor covered by the
     /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
@@ -122,10 +122,15 @@ impl Snapshot {
                 locals.push(local.name);
             }
         }
+        // Nor are script stores (a script's state has no saved form).
+        let scripts = self.scripts[..self.scripts_len]
+            .iter()
+            .map(|scripts| scripts.name);
         components
             .chain(services)
             .chain(messages)
             .chain(locals)
+            .chain(scripts)
             .collect()
     }
 

@@ -59,6 +59,25 @@
 //! - The world's clocks ([`World::clock_snapshot`](crate::World::clock_snapshot):
 //!   the frame clock, the fixed-step accumulator, [`FixedTime`](crate::FixedTime),
 //!   the [`SimClock`](crate::script::SimClock)).
+//! - Every script store opted in ([`World::insert_scripts`](crate::World::insert_scripts),
+//!   [`World::snapshot_scripts`](crate::World::snapshot_scripts), a store
+//!   made by [`Commands::start_script`](crate::Commands::start_script)):
+//!   each live [`StepScript`](crate::script::StepScript)'s id (serial and
+//!   slot), name, state (cloned into the last capture's box with
+//!   [`Clone::clone_from`]: a warm capture allocates nothing) and wait
+//!   (deadlines are on the `SimClock`, captured above), and the store's
+//!   layout (free slots in reuse order, the next serial, the timer rings'
+//!   positions, the clock steps seen, the finished count). Restored into
+//!   the world it was taken from, the store is put back exactly, the next
+//!   id too: the frames after the restore start the same scripts under
+//!   the same ids (so an id handed out in the frames undone may name
+//!   another script again, as an entity id may; the store takes a new
+//!   identity, so a [`ScriptSnapshot`](crate::script::ScriptSnapshot)
+//!   from before restores into it as another store's, with new ids where
+//!   they could clash). Into another world, as
+//!   [`Scripts::restore`](crate::script::Scripts::restore) does (a fresh
+//!   store keeps the saved ids). A store opted in but absent at the
+//!   snapshot is taken out by the restore.
 //!
 //! Opt in with [`World::snapshot_component`](crate::World::snapshot_component)
 //! and [`World::snapshot_service`](crate::World::snapshot_service). The
@@ -73,8 +92,13 @@
 //! [`Local`](crate::Local) that is not captured. Not captured: message
 //! queues not opted in, and messages other threads sent that no boundary
 //! has drained; `Local` values of types not opted in, and every `Local`
-//! restored into another world (its nodes are not this world's);
-//! scripts' stores (take [`scripts' snapshots`](crate::script) beside);
+//! restored into another world (its nodes are not this world's); a
+//! script store not opted in ([`PartKind::Scripts`], as one inserted with
+//! `World::insert`), or holding an `async` script (its state is a
+//! compiler-made future, not data) or intents gathered and not drained by
+//! collect (take snapshots between updates): reported by the store's
+//! type name, and left as it is by a restore; a script store's
+//! [`failures`](crate::script::Scripts::failures) (a log, not state);
 //! a whole-world system's run conditions' cursors. A strict world
 //! ([`World::set_snapshot_strict`](crate::World::set_snapshot_strict))
 //! refuses to take a snapshot while anything is left out.
@@ -102,7 +126,10 @@
 //!   registered after the snapshot stay registered.
 //! - A value whose `Drop` panics as the restore replaces it: the restore
 //!   finishes (the world is as the snapshot was) and then reports it
-//!   ([`RestoreError::DropPanicked`]).
+//!   ([`RestoreError::DropPanicked`]); a script the restore takes away
+//!   from a store whose `Drop` panics is recorded as that script's
+//!   failure ([`Scripts::failures`](crate::script::Scripts::failures)), as
+//!   a cancel records it.
 //! - Refused during an iteration (from a whole-world system or a custom
 //!   command): [`SnapshotError::DuringIteration`],
 //!   [`RestoreError::DuringIteration`].
@@ -196,7 +223,7 @@
 //! holds, per component or service, how to make an empty part and an
 //! optional `codec` slot for saves (`Box<dyn Any>`, filled by
 //! `save_component`/`save_service` behind the `serde` feature). A new kind
-//! of part (message queues, states) is a new typed holder implementing
+//! of part (message queues, states, script stores) is a new typed holder implementing
 //! `CapturedPart`, a list of them in [`Snapshot`], an opt-in entry in the
 //! registry, and its capture and restore steps in `world.rs`.
 
@@ -218,6 +245,7 @@ pub(crate) mod registry;
 mod rollback;
 #[cfg(feature = "serde")]
 mod saves;
+mod scripts;
 mod world;
 
 use std::fmt;
@@ -247,6 +275,9 @@ pub enum PartKind {
     Messages,
     /// A system's [`Local`](crate::Local) state.
     Local,
+    /// A script store ([`Scripts<K>`](crate::script::Scripts)): not opted
+    /// in, or holding an `async` script or intents not drained.
+    Scripts,
 }
 
 impl fmt::Display for PartKind {
@@ -256,6 +287,7 @@ impl fmt::Display for PartKind {
             Self::Service => "service",
             Self::Messages => "messages",
             Self::Local => "local",
+            Self::Scripts => "scripts",
         })
     }
 }
@@ -411,6 +443,10 @@ pub struct Snapshot {
     /// capture's.
     pub(crate) messages: Vec<CapturedMessages>,
     pub(crate) messages_len: usize,
+    /// The opted-in script stores; the first `scripts_len` are this
+    /// capture's.
+    pub(crate) scripts: Vec<scripts::CapturedScripts>,
+    pub(crate) scripts_len: usize,
     pub(crate) clock: Option<ClockSnapshot>,
     /// The id of the world it was taken from (`None`: built otherwise, by
     /// a save's reader).
@@ -468,6 +504,7 @@ impl Snapshot {
                 .map(|messages| messages.part.heap_bytes())
                 .sum::<usize>()
             + self.messages.capacity() * size_of::<CapturedMessages>()
+            + self.scripts_heap_bytes()
             + self
                 .report
                 .left_out
@@ -496,6 +533,7 @@ impl Snapshot {
         }
         self.service_len = 0;
         self.messages_len = 0;
+        self.scripts_len = 0;
         self.clock = None;
         self.state_marks.clear();
         self.locals.clear();

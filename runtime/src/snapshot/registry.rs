@@ -40,6 +40,15 @@ pub(crate) struct MessagesEntry {
     pub(crate) new_part: fn() -> Box<dyn MessagesPart>,
 }
 
+/// One script store type opted in.
+pub(crate) struct ScriptsEntry {
+    /// The store's type, `Scripts<K>`.
+    pub(crate) type_id: TypeId,
+    pub(crate) name: &'static str,
+    /// An empty capture for it.
+    pub(crate) new_part: fn() -> Box<dyn super::scripts::ScriptsPart>,
+}
+
 /// One `Local<T>` type opted in.
 pub(crate) struct LocalEntry {
     /// The type its slots hold, `LocalValue<T>`.
@@ -77,6 +86,8 @@ pub(crate) struct SnapshotRegistry {
     pub(crate) messages: Vec<MessagesEntry>,
     /// The `Local<T>` types opted in.
     pub(crate) locals: Vec<LocalEntry>,
+    /// The script stores opted in, by their type (`Scripts<K>`).
+    pub(crate) scripts: Vec<ScriptsEntry>,
     /// Whether a snapshot is refused while anything is left out.
     pub(crate) strict: bool,
     /// The types registered for saving, with their names and codecs
@@ -175,6 +186,23 @@ impl SnapshotRegistry {
                 clone: clone_local::<T>,
             });
         }
+    }
+
+    /// Opts the script store `Scripts<K>` in (once).
+    pub(crate) fn add_scripts<K: crate::script::ScriptKind>(&mut self) {
+        let type_id = TypeId::of::<crate::script::Scripts<K>>();
+        if self.scripts.iter().all(|s| s.type_id != type_id) {
+            self.scripts.push(ScriptsEntry {
+                type_id,
+                name: std::any::type_name::<crate::script::Scripts<K>>(),
+                new_part: super::scripts::new_part::<K>,
+            });
+        }
+    }
+
+    /// The entry of the script store type `type_id`, if opted in.
+    pub(crate) fn scripts(&self, type_id: TypeId) -> Option<&ScriptsEntry> {
+        self.scripts.iter().find(|s| s.type_id == type_id)
     }
 
     /// The entry of the local slot type `type_id` (`LocalValue<T>`), if

@@ -180,6 +180,8 @@ impl World {
             // holds the world `&mut` (SOUNDNESS N9).
             captured.present = queue.is_some_and(|queue| unsafe { captured.part.capture(queue) });
         }
+        self.capture_scripts(into, cloning);
+        let Snapshot { report, .. } = into;
         // What is not captured, by name.
         let table = services.table();
         let own = [
@@ -219,8 +221,14 @@ impl World {
                 || own.contains(&type_id)
                 || registry.service(type_id).is_some()
                 || registry.messages(type_id).is_some()
+                || registry.scripts(type_id).is_some()
             {
                 continue;
+            } else if table
+                .name(id)
+                .starts_with("sluice::script::store::Scripts<")
+            {
+                report.push(PartKind::Scripts, table.name(id));
             } else if table.name(id).starts_with("sluice::message::Messages<") {
                 report.push(PartKind::Messages, table.name(id));
             } else {
@@ -271,6 +279,7 @@ impl World {
                 what: format!("service {}", service.name),
             });
         }
+        self.check_scripts(snapshot)?;
         let same_world = snapshot.origin == Some(self.world_id());
         // Locals name slots of one world: the one they were taken from,
         // or the one a save's locals were resolved in (`read_snapshot`).
@@ -334,9 +343,10 @@ impl World {
             } else {
                 Vec::new()
             };
-            (store, services, messages, locals)
+            let scripts = Self::stage_scripts(snapshot, &cloning);
+            (store, services, messages, locals, scripts)
         }));
-        let Ok((store, values, queues, locals)) = staged else {
+        let Ok((store, values, queues, locals, scripts)) = staged else {
             return Err(RestoreError::Panicked {
                 what: cloning.get().to_owned(),
             });
@@ -371,6 +381,7 @@ impl World {
                 panics.push(local.name);
             }
         }
+        self.apply_scripts(snapshot, scripts, same_world, &mut panics);
         if let Some(clock) = &snapshot.clock {
             self.restore_clock(clock);
         }

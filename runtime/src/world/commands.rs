@@ -18,10 +18,11 @@ use crate::world::World;
 use crate::world::spawned::{CommandEntity, Spawned};
 use crate::world::spec::{IntoFactory, IntoSystem};
 
-/// The world's `Scripts<K>`, made if it has none.
+/// The world's `Scripts<K>`, made (and opted into snapshots) if it has
+/// none.
 fn scripts_of<K: ScriptKind>(world: &mut World) -> &mut Scripts<K> {
     if world.get::<Scripts<K>>().is_none() {
-        world.insert(Scripts::<K>::new());
+        world.insert_scripts(Scripts::<K>::new());
     }
     world.get_mut::<Scripts<K>>().expect("inserted above")
 }
@@ -481,7 +482,8 @@ impl Commands<'_> {
 
     /// Starts an `async` script of kind `K` at the boundary (in command
     /// order, so its id is the same for every thread count), making the
-    /// world's [`Scripts<K>`] if it has none.
+    /// world's [`Scripts<K>`] if it has none (opted into snapshots, as
+    /// [`World::insert_scripts`] does).
     pub fn start_script<K, F, Fut>(&self, name: impl Into<Cow<'static, str>>, script: F)
     where
         K: ScriptKind,

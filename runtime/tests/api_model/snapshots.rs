@@ -5,12 +5,19 @@
 //! frozen, `P`, `V`, its link and `P`'s ticks), the sparse `Tag`s, the
 //! change stamp and every system's change cursor (a system registered
 //! since has none: it sees every row), and the simulation clock (a
-//! restore puts the world's clocks back). What is not captured stays as
-//! it is on both sides: scripts, services not opted in (the reader's log
-//! among them), the other world. The observers' log (`ChangeLog`, naming
-//! entities) is opted in: it comes back with the model's `observed`.
-//! Handles made after the snapshot (entities, references) are forgotten
-//! with it: the ids they name are handed out again.
+//! restore puts the world's clocks back), and the step scripts (the
+//! store is opted in: each live script with its state and wait, and the
+//! ids to hand out next, so the scripts started after a restore get the
+//! ids, and the model's numbers, that the ones undone got; a
+//! `ScriptSnapshot` saved before a restore is forgotten on both sides: it
+//! would restore as another store's, with new ids). What is not captured
+//! stays as it is on both sides: services not opted in, the other world.
+//! The scripts' intent log is opted in (its ids name the scripts of the
+//! timeline it was logged in): it comes back with the model's `intents`.
+//! The observers' log (`ChangeLog`, naming entities) is opted in: it
+//! comes back with the model's `observed`. Handles made after the
+//! snapshot (entities, references) are forgotten with it: the ids they
+//! name are handed out again.
 //!
 //! Messages `M` are opted in (`World::snapshot_messages`): the reader's
 //! unread messages come back (what writers sent in the iteration before
@@ -34,7 +41,11 @@ use proptest::test_runner::TestCaseError;
 use sluice::snapshot::RestoreError;
 use sluice::{ComponentRef, PartKind, Snapshot};
 
-use super::{ChangeLog, Ent, M, Model, P, Real, Sys, V, check, compare_all, sparse};
+use sluice::script::{ScriptId, Scripts};
+
+use super::{
+    ChangeLog, Director, Ent, M, Model, P, Real, ScriptLog, Sys, V, check, compare_all, sparse,
+};
 
 /// One snapshot operation.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +72,10 @@ pub(super) struct SavedModel {
     drained: Vec<i64>,
     /// Every counter registered: its serial and its count.
     counters: Vec<(usize, i64)>,
+    /// The step scripts and the intents they logged (snapshots only: a
+    /// save holds no script store).
+    scripts: super::ModelScripts,
+    intents: Vec<(usize, (u8, u8))>,
 }
 
 /// What the real side keeps: the snapshot and the handles there were
@@ -71,6 +86,7 @@ pub(super) struct SavedReal {
     snapshot: Snapshot,
     ents: Vec<sluice::Entity>,
     refs: Vec<ComponentRef<P>>,
+    script_ids: usize,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
@@ -85,6 +101,7 @@ pub(super) fn install(world: &mut sluice::World) {
         .snapshot_component::<ComponentRef<P>>()
         .snapshot_component::<sparse::Tag>()
         .snapshot_service::<ChangeLog>()
+        .snapshot_service::<ScriptLog>()
         .snapshot_messages::<M>()
         .snapshot_local::<i64>();
 }
@@ -107,6 +124,14 @@ pub(super) fn apply(
                 .filter(|entry| entry.kind() == PartKind::Component)
                 .map(ToString::to_string)
                 .collect();
+            let scripts_left_out = snapshot
+                .report()
+                .entries()
+                .iter()
+                .any(|entry| entry.kind() == PartKind::Scripts);
+            check(!scripts_left_out, || {
+                "the store of step scripts, drained by collect, is captured".into()
+            })?;
             check(components.is_empty(), || {
                 format!("every component with rows is opted in, but {components:?} are left out")
             })?;
@@ -134,6 +159,7 @@ pub(super) fn apply(
                 snapshot,
                 ents: real.ents.clone(),
                 refs: real.refs.clone(),
+                script_ids: real.script_ids.len(),
             });
             model.snapshot = Some(keep(model));
         }
@@ -159,10 +185,16 @@ pub(super) fn apply(
             }
             real.ents.clone_from(&saved_real.ents);
             real.refs.clone_from(&saved_real.refs);
+            real.script_ids.truncate(saved_real.script_ids);
+            // A `ScriptSnapshot` taken before would restore as another
+            // store's (new ids): forgotten on both sides.
+            real.save = None;
+            model.save = None;
             let saved = saved.clone();
             saved.put_back(model, false);
             compare_all(real, model)?;
             sparse::look(real, model)?;
+            compare_scripts(real, model)?;
         }
     }
     Ok(())
@@ -186,6 +218,8 @@ pub(super) fn keep(model: &Model) -> SavedModel {
             .filter(|(system, _)| *system == Sys::Counter)
             .map(|&(_, serial)| (serial, model.locals.get(&serial).copied().unwrap_or(0)))
             .collect(),
+        scripts: model.scripts.clone(),
+        intents: model.intents.clone(),
     }
 }
 
@@ -201,7 +235,7 @@ impl SavedModel {
 
     /// The model as it was kept. From a save (`from_disk`): every node
     /// starts over (no cursors), and what a save does not hold stays: the
-    /// messages (opted into snapshots, not saves).
+    /// messages and the scripts (opted into snapshots, not saves).
     pub(super) fn put_back(self, model: &mut Model, from_disk: bool) {
         model.ents = self.ents;
         model.refs = self.refs;
@@ -215,10 +249,34 @@ impl SavedModel {
             model.cursors = self.cursors;
             model.sent_by_nodes = self.sent_by_nodes;
             model.drained = self.drained;
+            model.scripts = self.scripts;
+            model.intents = self.intents;
         }
         // `sent_by_sender`, in no snapshot, stays.
         for (serial, count) in self.counters {
             model.locals.insert(serial, count);
         }
     }
+}
+
+/// The store's live scripts are the model's, by id.
+fn compare_scripts(real: &Real, model: &Model) -> Result<(), TestCaseError> {
+    let mut live: Vec<ScriptId> = real
+        .world
+        .get::<Scripts<Director>>()
+        .expect("the store")
+        .iter()
+        .map(|info| info.id)
+        .collect();
+    live.sort_unstable();
+    let mut expected: Vec<ScriptId> = model
+        .scripts
+        .0
+        .iter()
+        .map(|(index, _, _)| real.script_ids[*index])
+        .collect();
+    expected.sort_unstable();
+    check(live == expected, || {
+        format!("after a restore the store holds {live:?}, the model {expected:?}")
+    })
 }
