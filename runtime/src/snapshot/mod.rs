@@ -52,6 +52,21 @@
 //! [`ChildOf`](crate::ChildOf), [`Children`](crate::Children),
 //! [`Transform`](crate::Transform), [`GlobalTransform`](crate::GlobalTransform)).
 //!
+//! # Incremental captures
+//!
+//! [`World::snapshot_into`](crate::World::snapshot_into) (and so
+//! [`RollbackBuffer::save`]) into a snapshot holding an earlier capture of
+//! the same entity store keeps a component type's values and ticks from
+//! then, without copying, when every column of that type is the same,
+//! with the same version: each column's version rises whenever a row
+//! moves in or out, a value is inserted, replaced or stamped, its ticks
+//! are clamped, or a writing query (`&mut T`, `Mut<T>`) fetches it (once
+//! per column, not per row). The rest (entity ids, slots, services,
+//! messages, cursors, clocks) is captured every time. A failed capture,
+//! another world's, or [`Snapshot::set_incremental`]`(false)` make the
+//! next capture copy everything; [`Snapshot::reused_components`] counts
+//! the kept types (`entity/snapshot.rs` has the details).
+//!
 //! # What it leaves out
 //!
 //! Nothing is skipped silently: [`SnapshotReport::left_out`] names every
