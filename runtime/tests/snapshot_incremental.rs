@@ -370,6 +370,12 @@ fn run(ops: &[Op], executor: ExecutorKind, threads: usize) -> Result<usize, Stri
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: if cfg!(miri) { 2 } else { 96 },
+        // Miri's isolation has no working directory to find the file in.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
         ..ProptestConfig::default()
     })]
 
