@@ -8,7 +8,8 @@
 //! snapshots the world, plays on (units fall, one is despawned, a
 //! reinforcement spawns), restores the snapshot and shows the world back as
 //! it was, ids and all; then rolls back three frames with a rollback
-//! buffer and replays them to the same checksum; then saves the world to a
+//! buffer and replays them to the same checksum; shows an incremental
+//! capture keeping what a frame did not change; then saves the world to a
 //! file, spoils it, loads the file back, and shows a truncated file
 //! refused with the world untouched; last, a new world (as a new process
 //! would build it) loads the file, and the `Local` counting volleys
@@ -206,6 +207,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let replayed = world.snapshot()?.checksum();
     println!("\nframe 6's checksum {checksum:016x}, after a 3-frame rollback {replayed:016x}");
     assert_eq!(checksum, replayed);
+
+    // 2b. A snapshot reused frame after frame copies only what changed:
+    // the frame writes `Hp`; `Squad` and `Target` are kept as they were.
+    let mut steady = sluice::Snapshot::new();
+    world.snapshot_into(&mut steady)?;
+    world.run_iteration()?;
+    world.snapshot_into(&mut steady)?;
+    println!(
+        "an incremental capture kept {} of 3 component types (Squad, Target)",
+        steady.reused_components()
+    );
+    assert_eq!(steady.reused_components(), 2);
 
     // 3. Save to a file and load it back.
     let dir = std::env::temp_dir().join(format!("sluice-snapshots-{}", std::process::id()));

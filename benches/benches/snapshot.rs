@@ -7,7 +7,8 @@
 //! (`Pos`, `Vel`, `Health`, `Team`, `Slot`, `Weapon`), defined here so
 //! both sides store exactly the same bytes. Rows, `snapshot/ROW/N/SIDE`:
 //!
-//! - `capture`: sluice `World::snapshot_into` a warm [`Snapshot`];
+//! - `capture`: sluice `World::snapshot_into` a warm [`Snapshot`] with
+//!   incremental capture off (every value copied, every time);
 //!   bevy_ggrs its `SaveWorld` schedule with
 //!   `rollback_component_with_copy` for the six components (what
 //!   `ComponentSnapshotPlugin<CopyStrategy<T>>` runs each frame: one
@@ -15,6 +16,16 @@
 //!   `RollbackOrdered` snapshots), driven as bevy_ggrs's own bench drives
 //!   it (`World::run_schedule`, outside a session); the floor
 //!   `Vec::clone_from` of six columns.
+//! - `capture_shape` and `capture_moving`: sluice's incremental capture
+//!   (`sluice_incremental`: a warm snapshot of the same world keeps the
+//!   component types whose columns did not change since) beside the full
+//!   one (`sluice_full`), after a frame's writes. `shape`, the game's: the
+//!   frame writes `Pos`, `Weapon` and `Health` and never `Vel`, `Team` or
+//!   `Slot` (as the three systems do); `moving`: it writes all six. The
+//!   writes are one `get_mut` per type on one unit, which marks the whole
+//!   column changed as a system writing every row does, so the rows time
+//!   the capture alone; bevy_ggrs copies every component every frame
+//!   whatever changed: its row is `capture`'s.
 //! - `restore`: sluice `World::restore`; bevy_ggrs `LoadWorld` at the saved
 //!   frame; the floor the same six `clone_from` the other way.
 //! - `capture_checksum`: the capture plus the checksum of the state.
@@ -42,13 +53,35 @@ use std::io::{BufReader, BufWriter};
 use std::time::Duration;
 
 use criterion::Criterion;
-use sluice::Snapshot;
+use sluice::{Entity, Snapshot, World};
 
 mod snapshot_workload;
+use snapshot_workload::units::{Health, Pos, Slot, Team, Vel, Weapon};
 use snapshot_workload::{
     COUNTS, Columns, ROLLBACK_FRAMES, check_same, ggrs_rollback8, ggrs_side,
     sluice_rollback_buffer, sluice_rollback8, sluice_world,
 };
+
+/// A frame's writes, as far as a capture can tell: one `get_mut` per
+/// written type on `unit` marks that type's column changed (the game's
+/// three systems write `Pos`, `Weapon` and `Health`; `all` writes the
+/// other three too).
+fn write_frame(world: &mut World, unit: Entity, all: bool) {
+    let mut unit = world.entity_mut(unit).expect("a unit");
+    unit.get_mut::<Pos>().expect("Pos").x += 1.0;
+    unit.get_mut::<Weapon>().expect("Weapon").cooldown ^= 1;
+    unit.get_mut::<Health>().expect("Health").0 += 1;
+    if all {
+        unit.get_mut::<Vel>().expect("Vel").x += 1.0;
+        unit.get_mut::<Team>().expect("Team").0 ^= 1;
+        unit.get_mut::<Slot>().expect("Slot").x += 1.0;
+    }
+}
+
+/// Any one unit of `world`.
+fn first_unit(world: &mut World) -> Entity {
+    world.query::<Entity>().iter().next().expect("a unit")
+}
 
 fn criterion_rows(c: &mut Criterion) {
     let mut group = c.benchmark_group("snapshot");
@@ -61,6 +94,7 @@ fn criterion_rows(c: &mut Criterion) {
         check_same(n, 1);
         let mut world = sluice_world(n, 1);
         let mut snapshot = Snapshot::new();
+        snapshot.set_incremental(false);
         world.snapshot_into(&mut snapshot).expect("snapshot");
         let mut app = ggrs_side::app(n, false);
         let mut app_checksum = ggrs_side::app(n, true);
@@ -80,6 +114,26 @@ fn criterion_rows(c: &mut Criterion) {
         group.bench_function(format!("capture/{n}/vec_floor"), |b| {
             b.iter(|| copy.copy_from(&columns));
         });
+
+        let unit = first_unit(&mut world);
+        let mut incremental = Snapshot::new();
+        world.snapshot_into(&mut incremental).expect("snapshot");
+        for (row, all) in [("capture_shape", false), ("capture_moving", true)] {
+            group.bench_function(format!("{row}/{n}/sluice_full"), |b| {
+                b.iter(|| {
+                    write_frame(&mut world, unit, all);
+                    world.snapshot_into(&mut snapshot).expect("snapshot");
+                });
+            });
+            group.bench_function(format!("{row}/{n}/sluice_incremental"), |b| {
+                b.iter(|| {
+                    write_frame(&mut world, unit, all);
+                    world.snapshot_into(&mut incremental).expect("snapshot");
+                });
+            });
+            assert_eq!(incremental.reused_components(), if all { 0 } else { 3 });
+        }
+        drop(incremental);
 
         group.bench_function(format!("restore/{n}/sluice"), |b| {
             b.iter(|| world.restore(&snapshot).expect("restore"));
@@ -155,8 +209,10 @@ fn summary() {
     );
     println!("| --- | --- | --- | --- | --- |");
     let dir = tempfile::tempdir().expect("temporary directory");
+    let mut copied = Vec::new();
     for n in COUNTS {
-        let world = sluice_world(n, 1);
+        let mut world = sluice_world(n, 1);
+        copied.push((n, copied_bytes(&mut world)));
         let snapshot = world.snapshot().expect("snapshot");
         assert_eq!(snapshot.entity_count(), n);
         let path = dir.path().join("units.save");
@@ -170,6 +226,36 @@ fn summary() {
             Columns::new(n).value_bytes(),
         );
     }
+    println!(
+        "\nincremental capture: bytes of values and ticks copied per capture \
+         (the rest of a capture, the entity list and slot table, is copied always)"
+    );
+    println!("| units | full | incremental, game's shape | incremental, all moving |");
+    println!("| --- | --- | --- | --- |");
+    for (n, [full, shape, moving]) in copied {
+        println!("| {n} | {full} | {shape} | {moving} |");
+    }
+}
+
+/// The bytes of values and ticks a capture copies: full, then incremental
+/// after the game's frame (`Vel`, `Team`, `Slot` kept) and after a frame
+/// that writes everything (nothing kept); each kept count checked.
+fn copied_bytes(world: &mut World) -> [usize; 3] {
+    // A value and its two `u32` ticks, per row.
+    let row = |size: usize| size + 2 * size_of::<u32>();
+    let written = row(size_of::<Pos>()) + row(size_of::<Weapon>()) + row(size_of::<Health>());
+    let kept = row(size_of::<Vel>()) + row(size_of::<Team>()) + row(size_of::<Slot>());
+    let n = world.entities().len();
+    let unit = first_unit(world);
+    let mut snapshot = Snapshot::new();
+    world.snapshot_into(&mut snapshot).expect("snapshot");
+    write_frame(world, unit, false);
+    world.snapshot_into(&mut snapshot).expect("snapshot");
+    assert_eq!(snapshot.reused_components(), 3);
+    write_frame(world, unit, true);
+    world.snapshot_into(&mut snapshot).expect("snapshot");
+    assert_eq!(snapshot.reused_components(), 0);
+    [n * (written + kept), n * written, n * (written + kept)]
 }
 
 fn main() {

@@ -390,6 +390,9 @@ fn a_panicking_clone_leaves_the_world_and_an_empty_snapshot() {
     }
     let good = world.snapshot().unwrap();
     let mut into = world.snapshot().unwrap();
+    // Every value cloned again: an incremental capture would keep the
+    // unchanged `Bomb`s without cloning (`snapshot_incremental.rs`).
+    into.set_incremental(false);
     ARMED.store(CLONE, std::sync::atomic::Ordering::SeqCst);
     let refused = world.snapshot_into(&mut into);
     ARMED.store(0, std::sync::atomic::Ordering::SeqCst);

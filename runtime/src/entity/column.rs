@@ -77,6 +77,15 @@ pub(crate) struct Column {
     /// hand-offs, as for the ticks themselves. std's rather than the loom
     /// shim's: it publishes nothing, and columns live outside models too.
     changed_bound: std::sync::atomic::AtomicU32,
+    /// The column's version: it grows whenever its rows, values or ticks
+    /// may change (a row in or out, a value replaced or stamped, ticks
+    /// clamped, and a writing query fetching the column), and never goes
+    /// back, so a version seen earlier names the same contents only while
+    /// it is still the version. An incremental snapshot skips a column type
+    /// whose every column kept the version it saw. An atomic because a
+    /// writing query bumps it through `&Column` (see
+    /// [`mark_reached`](Self::mark_reached)).
+    version: std::sync::atomic::AtomicU64,
 }
 
 // SAFETY: the column owns values of a `Component` type, which is
@@ -110,6 +119,7 @@ impl Column {
             added: Vec::new(),
             changed: Vec::new(),
             changed_bound: std::sync::atomic::AtomicU32::new(0),
+            version: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -130,6 +140,33 @@ impl Column {
         if self.len == 0 || super::Entities::is_newer(tick, bound) {
             self.changed_bound.store(tick, Relaxed);
         }
+    }
+
+    /// The column's version (see the field): equal to a version read
+    /// earlier only if nothing changed the rows, values or ticks since.
+    #[inline]
+    pub(crate) fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Bumps the version through `&Column`: a writing query's fetch, once
+    /// per column it hands out (not per row). A load and a store rather
+    /// than an atomic add: threads of one fan-out racing here may lose an
+    /// increment, but each stores more than any version read before the
+    /// query ran (the executor orders a snapshot before or after it), so
+    /// the version still differs from every one seen earlier.
+    #[inline]
+    pub(crate) fn mark_reached(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.version
+            .store(self.version.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+
+    /// Bumps the version through `&mut Column`: every method that changes
+    /// rows, values or ticks calls it first.
+    #[inline]
+    fn touch(&mut self) {
+        *self.version.get_mut() += 1;
     }
 
     /// An empty column whose values are to live in a [`ColumnBlock`] with
@@ -262,6 +299,7 @@ impl Column {
     /// which the caller gives up (it must not be used or dropped again).
     #[cfg(test)]
     pub(crate) unsafe fn push(&mut self, src: *const u8, added: u32, changed: u32) {
+        self.touch();
         debug_assert!(!self.pending, "a pending drop would be overwritten");
         self.reserve(1);
         // SAFETY: `reserve` left `len < capacity`; `src` is a valid value
@@ -298,6 +336,7 @@ impl Column {
     /// ticks too) and no drop pending; the column now owns it.
     #[inline]
     pub(crate) unsafe fn commit_spare(&mut self, added: u32, changed: u32) {
+        self.touch();
         debug_assert!(self.len < self.capacity && !self.pending);
         self.raise_changed_bound(changed);
         self.len += 1;
@@ -331,6 +370,7 @@ impl Column {
     /// pending.
     #[inline]
     pub(crate) unsafe fn park_row(&mut self, row: usize, tick: u32) -> *mut u8 {
+        self.touch();
         debug_assert!(row < self.len && self.len < self.capacity && !self.pending);
         // SAFETY: `row < len < capacity` (caller): both slots are in bounds
         // and distinct; the spare slot holds no live value (no drop
@@ -373,6 +413,7 @@ impl Column {
     /// removed value's bytes sit in the spare slot (with the ticks removed).
     #[inline]
     fn swap_remove_to_spare(&mut self, row: usize) {
+        self.touch();
         assert!(
             row < self.len,
             "row {row} out of bounds ({} rows)",
@@ -425,6 +466,7 @@ impl Column {
     /// Moves every tick older than the store's `MAX_TICK_AGE` before `now`
     /// up to that age.
     pub(crate) fn clamp_ticks(&mut self, now: u32) {
+        self.touch();
         for tick in &mut self.added {
             super::Entities::clamp_tick(tick, now);
         }
@@ -438,6 +480,7 @@ impl Column {
     /// Marks `row` changed at `tick`.
     #[inline]
     pub(crate) fn set_changed(&mut self, row: usize, tick: u32) {
+        self.touch();
         self.raise_changed_bound(tick);
         *self.changed[row].get_mut() = tick;
     }
@@ -489,6 +532,7 @@ impl Column {
     /// empty, consistent column (the other values are still dropped; the
     /// panic goes on to the caller).
     pub(crate) fn clear(&mut self) {
+        self.touch();
         debug_assert!(!self.pending, "no drop pending between operations");
         let count = std::mem::take(&mut self.len);
         self.added.clear();
@@ -525,6 +569,7 @@ impl Column {
         added: &[u32],
         changed: &[u32],
     ) {
+        self.touch();
         assert!(
             added.len() == count && changed.len() == count,
             "one added and one changed tick per value"
@@ -571,6 +616,8 @@ impl Column {
     /// If `row >= len` (before anything moves).
     #[inline]
     pub(crate) unsafe fn move_row_to(&mut self, row: usize, to: &mut Column) {
+        self.touch();
+        to.touch();
         debug_assert_eq!(self.item, to.item);
         debug_assert!(to.len < to.capacity && !to.pending);
         assert!(

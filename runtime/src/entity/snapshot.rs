@@ -8,6 +8,18 @@
 //! from where. A restore moves the values back in whole runs (one copy per
 //! column), after cloning them out of the snapshot first, so nothing that
 //! may panic runs while the store is half changed.
+//!
+//! # Incremental capture
+//!
+//! A capture into a snapshot that holds an earlier capture of the same
+//! store ([`StoreId`](super::StoreId)) keeps a component type's part as it
+//! is, without copying, when every column of that type (each archetype's
+//! with rows, or its sparse set's) is the same column with the same
+//! [version](super::column::Column::version) as then: a column's version
+//! grows whenever a row goes in or out, a value is replaced or stamped,
+//! ticks are clamped, or a writing query fetches it, and never goes back.
+//! Same columns, same versions: the same rows, values and ticks, in the
+//! same order, so the part holds exactly what a full copy would.
 
 use std::any::TypeId;
 use std::ops::Range;
@@ -27,6 +39,9 @@ pub(crate) type PartFor<'a> = &'a dyn Fn(TypeId) -> Option<fn() -> Box<dyn Compo
 const NO_PART: u32 = u32::MAX;
 /// Not looked up yet.
 const UNRESOLVED: u32 = u32::MAX - 1;
+/// In a part's `seen` list, a sparse set's column (archetype ids stay
+/// below it).
+const SPARSE_COLUMN: u32 = u32::MAX;
 
 /// An entity store as a snapshot holds it.
 ///
@@ -58,6 +73,14 @@ pub(crate) struct CapturedStore {
     /// Scratch: per component id of the store captured, its part's index
     /// (or `NO_PART`, `UNRESOLVED`).
     by_component: Vec<u32>,
+    /// The store the last finished capture took (`None`: none, or the
+    /// snapshot was built or cleared otherwise): only a capture of that
+    /// store may keep parts.
+    pub(crate) origin: Option<super::StoreId>,
+    /// Whether captures copy every part (incremental capture off).
+    pub(crate) always_full: bool,
+    /// How many parts the last capture kept without copying.
+    pub(crate) kept: usize,
 }
 
 /// One component type's removal records: the entities that lost it, with
@@ -80,6 +103,40 @@ pub(crate) struct CapturedComponent {
     pub(crate) used: bool,
     /// A sparse component's entities, in the order of its values.
     pub(crate) sparse_entities: Vec<Entity>,
+    /// The columns the values were copied from, in order, with the
+    /// version each had: `(archetype id, version)`, or
+    /// `(SPARSE_COLUMN, version)` for the sparse set's. Empty unless
+    /// a capture filled the part.
+    pub(crate) seen: Vec<(u32, u64)>,
+    /// Scratch: this capture's columns, as `seen`.
+    next_seen: Vec<(u32, u64)>,
+    /// Scratch: where the next archetype's rows start in the part.
+    cursor: usize,
+    /// Scratch: this capture keeps the part as it is.
+    keep: bool,
+}
+
+impl CapturedComponent {
+    /// An empty entry for a part made for `type_id`.
+    pub(crate) fn new(
+        type_id: TypeId,
+        name: &'static str,
+        storage: StorageType,
+        part: Box<dyn ComponentPart>,
+    ) -> Self {
+        Self {
+            type_id,
+            name,
+            storage,
+            part,
+            used: false,
+            sparse_entities: Vec::new(),
+            seen: Vec::new(),
+            next_seen: Vec::new(),
+            cursor: 0,
+            keep: false,
+        }
+    }
 }
 
 /// One archetype with rows.
@@ -100,10 +157,13 @@ impl CapturedStore {
     /// Forgets what it holds, keeping the memory.
     pub(crate) fn clear(&mut self) {
         self.filled = false;
+        self.origin = None;
+        self.kept = 0;
         for component in &mut self.components {
             component.part.clear();
             component.used = false;
             component.sparse_entities.clear();
+            component.seen.clear();
         }
         self.archetype_len = 0;
         self.removed_len = 0;
@@ -162,14 +222,12 @@ impl CapturedStore {
                 Some(part) => part as u32,
                 None => match part_for(info.type_id()) {
                     Some(new_part) => {
-                        self.components.push(CapturedComponent {
-                            type_id: info.type_id(),
-                            name: info.name(),
-                            storage: info.storage(),
-                            part: new_part(),
-                            used: false,
-                            sparse_entities: Vec::new(),
-                        });
+                        self.components.push(CapturedComponent::new(
+                            info.type_id(),
+                            info.name(),
+                            info.storage(),
+                            new_part(),
+                        ));
                         (self.components.len() - 1) as u32
                     }
                     None => NO_PART,
@@ -184,7 +242,9 @@ impl CapturedStore {
     /// allocation when the store's shape (its archetypes and how many rows
     /// each has) is no larger than at the last capture. Each component type
     /// with values that is not opted in goes to `left_out` (once) and its
-    /// values are not captured.
+    /// values are not captured. A part whose columns all kept the versions
+    /// the last capture of this store saw is kept, not copied again (see
+    /// the module).
     ///
     /// A `Clone` that panics goes on to the caller, which must
     /// [`clear`](Self::clear) the snapshot.
@@ -195,10 +255,61 @@ impl CapturedStore {
         left_out: LeftOutSink<'_>,
         cloning: &std::cell::Cell<&'static str>,
     ) {
-        self.clear();
+        let incremental = self.filled && !self.always_full && self.origin == Some(entities.id());
+        self.filled = false;
+        self.origin = None;
+        self.kept = 0;
+        self.archetype_len = 0;
+        self.removed_len = 0;
+        self.entities.clear();
         self.by_component.clear();
         self.by_component
             .resize(entities.components.len(), UNRESOLVED);
+        for component in &mut self.components {
+            component.next_seen.clear();
+            component.cursor = 0;
+        }
+        // First the columns each part would copy, with their versions.
+        for archetype in entities.archetypes.iter().filter(|a| !a.is_empty()) {
+            for (column, &id) in archetype.columns.iter().zip(archetype.components()) {
+                if let Some(part) = self.part_of(entities, id, part_for) {
+                    self.components[part as usize]
+                        .next_seen
+                        .push((archetype.id().0, column.version()));
+                }
+            }
+        }
+        for &id in &entities.sparse_ids {
+            let Some(set) = entities.sparse_set(id).filter(|s| !s.entities().is_empty()) else {
+                continue;
+            };
+            if let Some(part) = self.part_of(entities, id, part_for) {
+                self.components[part as usize]
+                    .next_seen
+                    .push((SPARSE_COLUMN, set.column().version()));
+            }
+        }
+        // Then which parts hold what a copy would give (the same columns,
+        // unchanged since): those are kept, the others emptied for a copy.
+        for component in &mut self.components {
+            component.keep = incremental
+                && component.used
+                && !component.next_seen.is_empty()
+                && component.next_seen == component.seen;
+            if !component.keep {
+                component.part.clear();
+                component.sparse_entities.clear();
+            }
+            component.used = !component.next_seen.is_empty();
+            // Copied, not swapped: both lists keep their memory from the
+            // first capture on (a swap would leave one empty for the
+            // second, which would allocate).
+            if !component.keep {
+                component.seen.clear();
+                component.seen.extend_from_slice(&component.next_seen);
+            }
+            self.kept += usize::from(component.keep);
+        }
         for archetype in entities.archetypes.iter().filter(|a| !a.is_empty()) {
             let start = self.entities.len();
             self.entities.extend_from_slice(&archetype.entities);
@@ -215,10 +326,11 @@ impl CapturedStore {
                     continue;
                 };
                 let component = &mut self.components[part as usize];
-                component.used = true;
-                self.archetypes[slot]
-                    .columns
-                    .push((part, component.part.len()));
+                self.archetypes[slot].columns.push((part, component.cursor));
+                component.cursor += archetype.len();
+                if component.keep {
+                    continue;
+                }
                 cloning.set(component.name);
                 // SAFETY: the part was made for (or found by) the type of
                 // component `id`, whose column this is.
@@ -237,13 +349,22 @@ impl CapturedStore {
                 continue;
             };
             let component = &mut self.components[part as usize];
-            component.used = true;
+            if component.keep {
+                continue;
+            }
             component.sparse_entities.extend_from_slice(set.entities());
             cloning.set(component.name);
             // SAFETY: the set's column holds values of component `id`'s
             // type, the part's.
             unsafe { component.part.capture_column(set.column()) };
         }
+        debug_assert!(self.components.iter().all(|c| !c.keep
+            || c.part.len()
+                == if c.storage == StorageType::Table {
+                    c.cursor
+                } else {
+                    c.sparse_entities.len()
+                }));
         self.slots.clone_from(&entities.slots);
         self.tick = entities.tick();
         self.last_tick_check = entities.last_tick_check;
@@ -266,6 +387,7 @@ impl CapturedStore {
             entry.records.clear();
             entry.records.extend_from_slice(records);
         }
+        self.origin = Some(entities.id());
         self.filled = true;
     }
 
@@ -668,14 +790,13 @@ mod tests {
         refused(|s| s.archetype_len = 2);
         refused(|s| s.removed_len = 1);
         refused(|s| {
-            let mut twin = CapturedComponent {
-                part: part_for(TypeId::of::<A>()).unwrap()(),
-                sparse_entities: Vec::new(),
-                ..*s.components
-                    .first()
-                    .map(|c| c as &CapturedComponent)
-                    .unwrap()
-            };
+            let first = &s.components[0];
+            let mut twin = CapturedComponent::new(
+                first.type_id,
+                first.name,
+                first.storage,
+                part_for(TypeId::of::<A>()).unwrap()(),
+            );
             twin.used = true;
             s.components.push(twin);
         });

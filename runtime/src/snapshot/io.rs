@@ -613,14 +613,10 @@ impl World {
                     what: format!("the component `{}` has rows but no section", codec.name()),
                 });
             };
-            store.components.push(CapturedComponent {
-                type_id: codec.value_type(),
-                name: codec.type_name(),
-                storage: *storage,
-                part,
-                used: true,
-                sparse_entities: Vec::new(),
-            });
+            let mut component =
+                CapturedComponent::new(codec.value_type(), codec.type_name(), *storage, part);
+            component.used = true;
+            store.components.push(component);
         }
         for (part, entities) in sparse_entities {
             store.components[part].sparse_entities = entities;

@@ -85,6 +85,21 @@
 //! [`ChildOf`](crate::ChildOf), [`Children`](crate::Children),
 //! [`Transform`](crate::Transform), [`GlobalTransform`](crate::GlobalTransform)).
 //!
+//! # Incremental captures
+//!
+//! [`World::snapshot_into`](crate::World::snapshot_into) (and so
+//! [`RollbackBuffer::save`]) into a snapshot holding an earlier capture of
+//! the same entity store keeps a component type's values and ticks from
+//! then, without copying, when every column of that type is the same,
+//! with the same version: each column's version rises whenever a row
+//! moves in or out, a value is inserted, replaced or stamped, its ticks
+//! are clamped, or a writing query (`&mut T`, `Mut<T>`) fetches it (once
+//! per column, not per row). The rest (entity ids, slots, services,
+//! messages, cursors, clocks) is captured every time. A failed capture,
+//! another world's, or [`Snapshot::set_incremental`]`(false)` make the
+//! next capture copy everything; [`Snapshot::reused_components`] counts
+//! the kept types (`entity/snapshot.rs` has the details).
+//!
 //! # What it leaves out
 //!
 //! Nothing is skipped silently: [`SnapshotReport::left_out`] names every
@@ -524,9 +539,45 @@ impl Snapshot {
         self.store.filled
     }
 
+    /// Whether [`World::snapshot_into`](crate::World::snapshot_into) may
+    /// keep a component type's values from this snapshot's last capture
+    /// instead of copying them again (on by default; see
+    /// [`reused_components`](Self::reused_components)). Off, every capture
+    /// copies everything.
+    pub fn set_incremental(&mut self, incremental: bool) {
+        self.store.always_full = !incremental;
+    }
+
+    /// Whether captures into it are incremental
+    /// ([`set_incremental`](Self::set_incremental)).
+    pub fn is_incremental(&self) -> bool {
+        !self.store.always_full
+    }
+
+    /// How many component types the last capture kept from the capture
+    /// before instead of copying: with [incremental](Self::set_incremental)
+    /// captures, a type whose every column (per archetype, or its sparse
+    /// set) is the same, with no row moved in or out, no value inserted,
+    /// replaced or stamped, and no query or `get_mut` handed out mutable
+    /// access to it since this snapshot's last capture of the same world.
+    /// Such a type's values and ticks are exactly what a copy would give.
+    pub fn reused_components(&self) -> usize {
+        if self.store.filled {
+            self.store.kept
+        } else {
+            0
+        }
+    }
+
     /// Forgets what it holds, keeping the memory.
     pub(crate) fn clear(&mut self) {
         self.store.clear();
+        self.clear_beside_store();
+    }
+
+    /// Forgets everything but the entity store's capture, which a capture
+    /// resets itself (keeping the parts it may reuse).
+    pub(crate) fn clear_beside_store(&mut self) {
         self.report.clear();
         for service in &mut self.services {
             service.part.forget();

@@ -1,5 +1,7 @@
 //! Issue 39's snapshots in the API model: `Take` snapshots the world
-//! (`World::snapshot`) and the model keeps a clone of its reference
+//! (`World::snapshot`), `TakeInto` into the kept snapshot's memory
+//! (`World::snapshot_into`: incremental, keeping the types whose columns
+//! did not change since), and the model keeps a clone of its reference
 //! state; `Restore` gives the world back as it was (`World::restore`) and
 //! the model takes its clone back: every entity of the model (alive,
 //! frozen, `P`, `V`, its link and `P`'s ticks), the sparse `Tag`s, the
@@ -52,6 +54,10 @@ use super::{
 pub(super) enum SnapshotOp {
     /// `World::snapshot`, kept with a clone of the model.
     Take,
+    /// `World::snapshot_into` the kept snapshot (incremental: the types
+    /// whose columns did not change since are kept, not copied), kept with
+    /// a clone of the model.
+    TakeInto,
     /// `World::restore` of the kept snapshot.
     Restore,
 }
@@ -90,7 +96,11 @@ pub(super) struct SavedReal {
 }
 
 pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
-    prop_oneof![Just(SnapshotOp::Take), Just(SnapshotOp::Restore)]
+    prop_oneof![
+        Just(SnapshotOp::Take),
+        Just(SnapshotOp::TakeInto),
+        Just(SnapshotOp::Restore)
+    ]
 }
 
 /// Opts the model's components into the world's snapshots.
@@ -112,11 +122,19 @@ pub(super) fn apply(
     model: &mut Model,
 ) -> Result<(), TestCaseError> {
     match op {
-        SnapshotOp::Take => {
-            let snapshot = real
-                .world
-                .snapshot()
-                .map_err(|e| TestCaseError::fail(format!("snapshot: {e}")))?;
+        SnapshotOp::Take | SnapshotOp::TakeInto => {
+            let snapshot = match (op, real.snapshot.take()) {
+                (SnapshotOp::TakeInto, Some(SavedReal { mut snapshot, .. })) => {
+                    real.world
+                        .snapshot_into(&mut snapshot)
+                        .map_err(|e| TestCaseError::fail(format!("snapshot_into: {e}")))?;
+                    snapshot
+                }
+                _ => real
+                    .world
+                    .snapshot()
+                    .map_err(|e| TestCaseError::fail(format!("snapshot: {e}")))?,
+            };
             let components: Vec<String> = snapshot
                 .report()
                 .entries()

@@ -325,6 +325,9 @@ impl<'w, C> WriteFetch<'w, C> {
         // hands out may be stamped at `this_run`, so `Changed<C>` scans
         // must not skip the column (conservative when nothing is written).
         column.raise_changed_bound(ticks.this_run);
+        // Likewise once per archetype: the values may be written, so an
+        // incremental snapshot must copy this column again.
+        column.mark_reached();
         Self {
             data: column.data().cast::<C>(),
             changed: column.changed_cells(),
