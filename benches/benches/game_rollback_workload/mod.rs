@@ -3,10 +3,6 @@
 //! hierarchy, with every service that changes), shared with its test
 //! (`benches/tests/game_rollback_workload.rs`).
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter};
-use std::path::Path;
-
 use sluice::Snapshot;
 use sluice_game::rollback::{BattleInput, BattleSetup, PLAYERS, RollbackGame};
 
@@ -64,18 +60,4 @@ pub fn rollback8(game: &mut RollbackGame, snapshot: &Snapshot) {
     for frame in start..start + ROLLBACK_FRAMES {
         game.advance(inputs(frame)).expect("frame");
     }
-}
-
-/// Writes the snapshot as a save to a buffered file at `path`.
-pub fn save_file(snapshot: &Snapshot, path: &Path) {
-    let file = File::create(path).expect("create");
-    snapshot.write_to(BufWriter::new(file)).expect("save");
-}
-
-/// Loads the save at `path` into the game's world.
-pub fn load_file(game: &mut RollbackGame, path: &Path) {
-    let file = File::open(path).expect("open");
-    game.world_mut()
-        .load_from(BufReader::new(file))
-        .expect("load");
 }

@@ -158,7 +158,8 @@
 //! and pointer width included), between worlds that register their
 //! components in the same order (an archetype's column order follows
 //! it). The checksum hashes the values a save holds, not a save's bytes:
-//! a save is postcard's varints, which cost a checksum four times as much.
+//! a save is postcard's varints, which cost a checksum twice the
+//! instructions.
 //!
 //! # Inside: parts, and adding a new kind
 //!
