@@ -131,7 +131,7 @@ pub(crate) fn hash_of<T: Serialize + ?Sized>(value: &T) -> Result<u64, EncodeErr
     Ok(hasher.digest())
 }
 
-impl<'a> Serializer for &'a mut PartHasher {
+impl Serializer for &mut PartHasher {
     type Ok = ();
     type Error = EncodeError;
     type SerializeSeq = Self;
