@@ -15,7 +15,7 @@ const UNITS: usize = 600;
 
 #[test]
 fn every_body_runs_and_gives_back_what_it_saved() {
-    let (mut game, mut snapshot) = game(UNITS, 1);
+    let (mut game, snapshot) = game(UNITS, 1);
     let start = game.frame();
     let saved = checksum(&snapshot);
 
