@@ -295,6 +295,9 @@ impl Rollback {
             return Err(RollbackError::Snapshot { frame, error });
         }
         saved.frame = self.game.frame();
+        // Needed on every save: ggrs compares every frame's checksum
+        // (desync detection interval 1), and `checksums` keeps every
+        // frame's for the pair's divergence check.
         let checksum = saved.snapshot.checksum();
         cell.save(frame, Some(saved), Some(u128::from(checksum)));
         record(&mut self.checksums, self.game.frame(), checksum);

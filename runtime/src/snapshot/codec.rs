@@ -2,9 +2,11 @@
 //! `World::save_service::<T>(name)` attach to a type opted into snapshots.
 //!
 //! A codec knows its type and reads the captured part of that type by
-//! downcasting ([`CapturedPart::as_any`]). The same code encodes a part
-//! into a save's section and streams it into the checksum's hasher
-//! ([`Sink`]): what is hashed is what is saved, ticks aside.
+//! downcasting ([`CapturedPart::as_any`]). It encodes a part into a save's
+//! section with postcard ([`Sink`]) and hashes the same values, through
+//! the same `Serialize` (the same [`Encoding`]), into the checksum's
+//! fixed-width encoding ([`PartHasher`]): what is hashed is what is saved,
+//! ticks aside, in another form.
 //!
 //! A component section's payload is the values (a length, then each
 //! value), then the added ticks, then the changed ticks, each a postcard
@@ -20,7 +22,9 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::checksum::{Hasher, Sink, encode};
+use postcard::ser_flavors::Flavor;
+
+use super::checksum::{EncodeError, PartHasher};
 use super::file::SectionKind;
 use super::part::{CapturedPart, ColumnValues, ComponentPart, ServicePart, ServiceValue};
 use crate::entity::Component;
@@ -43,16 +47,21 @@ pub(crate) trait PartCodec: Send + Sync + 'static {
     fn value_type(&self) -> TypeId;
     /// `std::any::type_name` of that type.
     fn type_name(&self) -> &'static str;
-    /// Encodes value `index` of `part` alone (a row, for the divergence
+    /// Hashes value `index` of `part` alone (a row, for the divergence
     /// report).
-    fn encode_value(
+    fn hash_value(
         &self,
         part: &dyn CapturedPart,
         index: usize,
-        sink: Sink<'_>,
-    ) -> postcard::Result<()>;
-    /// Encodes what the checksum covers: the values, without ticks.
-    fn encode_values(&self, part: &dyn CapturedPart, sink: Sink<'_>) -> postcard::Result<()>;
+        hasher: &mut PartHasher,
+    ) -> Result<(), EncodeError>;
+    /// Hashes what the checksum covers: the values, without ticks (one
+    /// monomorphized loop over a component's column).
+    fn hash_values(
+        &self,
+        part: &dyn CapturedPart,
+        hasher: &mut PartHasher,
+    ) -> Result<(), EncodeError>;
     /// Encodes the section's payload: the values and, for a component,
     /// the ticks.
     fn encode_section(&self, part: &dyn CapturedPart, out: &mut Vec<u8>) -> postcard::Result<()>;
@@ -189,20 +198,21 @@ impl<T: Component + Clone, E: Encoding<T>> PartCodec for ComponentCodec<T, E> {
         std::any::type_name::<T>()
     }
 
-    fn encode_value(
+    fn hash_value(
         &self,
         part: &dyn CapturedPart,
         index: usize,
-        sink: Sink<'_>,
-    ) -> postcard::Result<()> {
-        encode(&E::saved(&Self::values(part).values[index]), sink)
+        hasher: &mut PartHasher,
+    ) -> Result<(), EncodeError> {
+        hasher.write(&E::saved(&Self::values(part).values[index]))
     }
 
-    fn encode_values(&self, part: &dyn CapturedPart, sink: Sink<'_>) -> postcard::Result<()> {
-        encode(
-            &SavedSlice::<T, E>(&Self::values(part).values, PhantomData),
-            sink,
-        )
+    fn hash_values(
+        &self,
+        part: &dyn CapturedPart,
+        hasher: &mut PartHasher,
+    ) -> Result<(), EncodeError> {
+        hasher.write(&SavedSlice::<T, E>(&Self::values(part).values, PhantomData))
     }
 
     fn encode_section(&self, part: &dyn CapturedPart, out: &mut Vec<u8>) -> postcard::Result<()> {
@@ -213,7 +223,7 @@ impl<T: Component + Clone, E: Encoding<T>> PartCodec for ComponentCodec<T, E> {
                 &part.added[..],
                 &part.changed[..],
             ),
-            Sink::Bytes(out),
+            Sink(out),
         )
     }
 
@@ -263,21 +273,25 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> PartCodec
         std::any::type_name::<T>()
     }
 
-    fn encode_value(
+    fn hash_value(
         &self,
         part: &dyn CapturedPart,
         _index: usize,
-        sink: Sink<'_>,
-    ) -> postcard::Result<()> {
-        encode(&Self::value(part).value, sink)
+        hasher: &mut PartHasher,
+    ) -> Result<(), EncodeError> {
+        hasher.write(&Self::value(part).value)
     }
 
-    fn encode_values(&self, part: &dyn CapturedPart, sink: Sink<'_>) -> postcard::Result<()> {
-        encode(&Self::value(part).value, sink)
+    fn hash_values(
+        &self,
+        part: &dyn CapturedPart,
+        hasher: &mut PartHasher,
+    ) -> Result<(), EncodeError> {
+        hasher.write(&Self::value(part).value)
     }
 
     fn encode_section(&self, part: &dyn CapturedPart, out: &mut Vec<u8>) -> postcard::Result<()> {
-        encode(&Self::value(part).value, Sink::Bytes(out))
+        encode(&Self::value(part).value, Sink(out))
     }
 
     fn decode_section(&self, payload: &[u8], _rows: usize) -> Result<DecodedPart, String> {
@@ -292,14 +306,44 @@ impl<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static> PartCodec
     }
 }
 
-/// Hashes `part`'s values into `hasher` (its name first, so two parts
-/// whose values encode alike still differ).
+/// The hash of `part`'s values alone (its name first, so two parts whose
+/// values encode alike still differ): one part's share of the checksum.
 pub(crate) fn hash_part(
     codec: &dyn PartCodec,
     part: &dyn CapturedPart,
-    hasher: &mut Hasher,
-) -> postcard::Result<()> {
-    let mut sink = Sink::Hash(hasher);
-    encode(codec.name(), sink.reborrow())?;
-    codec.encode_values(part, sink)
+    hasher: &mut PartHasher,
+) -> Result<u64, EncodeError> {
+    hasher.reset();
+    hasher.write(codec.name())?;
+    codec.hash_values(part, hasher)?;
+    Ok(hasher.digest())
+}
+
+/// Where a save's encoding goes: the end of a section's bytes. A postcard
+/// [`Flavor`].
+pub(crate) struct Sink<'a>(pub(crate) &'a mut Vec<u8>);
+
+impl Flavor for Sink<'_> {
+    type Output = ();
+
+    #[inline]
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(data);
+        Ok(())
+    }
+
+    #[inline]
+    fn try_push(&mut self, data: u8) -> postcard::Result<()> {
+        self.0.push(data);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
+    }
+}
+
+/// Encodes `value` with postcard onto the end of `sink`.
+pub(crate) fn encode<T: Serialize + ?Sized>(value: &T, sink: Sink<'_>) -> postcard::Result<()> {
+    postcard::serialize_with_flavor(value, sink)
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::Snapshot;
-use super::checksum::{Hasher, Sink, encode};
+use super::checksum::{EncodeError, PartHasher};
 use super::codec::PartCodec;
 use super::file::SectionKind;
 use crate::entity::{CapturedComponent, Entity, SlotsView};
@@ -49,11 +49,14 @@ impl fmt::Display for Divergence {
     }
 }
 
-/// The hash of one encoding.
-fn hash_with(encode_into: impl FnOnce(Sink<'_>) -> postcard::Result<()>) -> u64 {
-    let mut hasher = Hasher::new();
-    encode_into(Sink::Hash(&mut hasher))
-        .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
+/// The hash of what `write` writes (in the checksum's encoding), with
+/// `hasher` reset first.
+fn hash_with(
+    hasher: &mut PartHasher,
+    write: impl FnOnce(&mut PartHasher) -> Result<(), EncodeError>,
+) -> u64 {
+    hasher.reset();
+    write(hasher).unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
     hasher.digest()
 }
 
@@ -111,10 +114,11 @@ impl Snapshot {
             return map;
         };
         let part = &*component.part;
+        let mut hasher = PartHasher::new();
         let mut add = |entity: Entity, index: usize| {
             map.insert(
                 entity,
-                hash_with(|sink| codec.encode_value(part, index, sink)),
+                hash_with(&mut hasher, |hasher| codec.hash_value(part, index, hasher)),
             );
         };
         for (index, &entity) in component.sparse_entities.iter().enumerate() {
@@ -173,7 +177,9 @@ impl Snapshot {
                             .iter()
                             .find(|service| service.type_id == codec.value_type())
                             .map(|service| {
-                                hash_with(|sink| codec.encode_values(&*service.part, sink))
+                                hash_with(&mut PartHasher::new(), |hasher| {
+                                    codec.hash_values(&*service.part, hasher)
+                                })
                             })
                     };
                     if value(self) != value(other) {
@@ -199,14 +205,14 @@ impl Snapshot {
         // The same entities in the same archetypes and rows: the
         // allocator, or the archetypes' order.
         let view = |snapshot: &Snapshot| {
-            hash_with(|mut sink| {
-                encode(&SlotsView(&snapshot.store.slots), sink.reborrow())?;
+            hash_with(&mut PartHasher::new(), |hasher| {
+                hasher.write(&SlotsView(&snapshot.store.slots))?;
                 let order: Vec<&[Entity]> = snapshot.store.archetypes
                     [..snapshot.store.archetype_len]
                     .iter()
                     .map(|archetype| &snapshot.store.entities[archetype.entities.clone()])
                     .collect();
-                encode(&order, sink)
+                hasher.write(&order)
             })
         };
         if self.store.filled && view(self) != view(other) {

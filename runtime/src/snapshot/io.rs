@@ -8,8 +8,8 @@ use std::io::{Read, Write};
 use serde::ser::{SerializeSeq, SerializeTuple};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::checksum::{Hasher, Sink, encode};
-use super::codec::{DecodedPart, PartCodec, hash_part};
+use super::checksum::{EncodeError, PartHasher};
+use super::codec::{DecodedPart, PartCodec, Sink, encode, hash_part};
 use super::file::{self, LoadError, SaveError, SaveWriter, Section, SectionKind};
 use super::saves::SaveCodecs;
 use super::{CapturedService, Snapshot};
@@ -134,39 +134,46 @@ impl Snapshot {
             .collect()
     }
 
-    /// The xxh3-64 of the saved state's postcard encoding, streamed (no
-    /// buffer): equal snapshots have equal checksums on every thread count
-    /// and machine. See the [module](crate::snapshot) for what it covers;
-    /// an empty snapshot's is that of nothing.
+    /// The checksum of the saved state: the xxh3-64 of each part's
+    /// fixed-width little-endian encoding (the entities, then each saved
+    /// component and service by name), combined in that order by one more
+    /// xxh3-64 of their hashes. Equal snapshots have equal checksums on
+    /// every thread count and machine. See the [module](crate::snapshot)
+    /// for what it covers and the encoding; an empty snapshot's is the
+    /// xxh3-64 of nothing.
     ///
     /// # Panics
     ///
     /// When a saved type's `Serialize` panics or fails (then
     /// [`write_to`](Self::write_to) names it).
     pub fn checksum(&self) -> u64 {
-        let mut hasher = Hasher::new();
-        if self.store.filled {
-            self.hash_into(&mut hasher)
-                .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"));
+        if !self.store.filled {
+            return xxhash_rust::xxh3::xxh3_64(&[]);
         }
-        hasher.digest()
+        self.part_hashes()
+            .map(|parts| {
+                let bytes: Vec<u8> = parts.iter().flat_map(|hash| hash.to_le_bytes()).collect();
+                xxhash_rust::xxh3::xxh3_64(&bytes)
+            })
+            .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"))
     }
 
-    fn hash_into(&self, hasher: &mut Hasher) -> postcard::Result<()> {
-        encode(
-            &StoreView {
-                snapshot: self,
-                with_ticks: false,
-            },
-            Sink::Hash(hasher),
-        )?;
+    /// The hash of each part the checksum covers, in its order.
+    fn part_hashes(&self) -> Result<Vec<u64>, EncodeError> {
+        let mut hasher = PartHasher::new();
+        let mut parts = Vec::new();
+        hasher.write(&StoreView {
+            snapshot: self,
+            with_ticks: false,
+        })?;
+        parts.push(hasher.digest());
         for (codec, component) in self.saved_components() {
-            hash_part(codec, &*component.part, hasher)?;
+            parts.push(hash_part(codec, &*component.part, &mut hasher)?);
         }
         for (codec, service) in self.saved_services() {
-            hash_part(codec, &*service.part, hasher)?;
+            parts.push(hash_part(codec, &*service.part, &mut hasher)?);
         }
-        Ok(())
+        Ok(parts)
     }
 
     /// Writes the snapshot as a save (see the [module](crate::snapshot)):
@@ -213,7 +220,7 @@ impl Snapshot {
                     snapshot: self,
                     with_ticks: true,
                 },
-                Sink::Bytes(bytes),
+                Sink(bytes),
             )
         })?;
         for (codec, component) in self.saved_components() {
@@ -228,7 +235,7 @@ impl Snapshot {
         }
         if let Some(clock) = &self.clock {
             out.section(SectionKind::Clocks, CLOCKS, |bytes| {
-                encode(&SavedClocks::new(clock), Sink::Bytes(bytes))
+                encode(&SavedClocks::new(clock), Sink(bytes))
             })?;
         }
         if locals {

@@ -211,18 +211,28 @@
 //! component values are decoded one by one up to the row count the
 //! entities give (even a zero-sized component's), growing as they go.
 //!
-//! **The checksum** is the xxh3-64 of the postcard encoding of the state a
-//! peer would compare, streamed without a buffer: the slot table
+//! **The checksum** covers the state a peer would compare: the slot table
 //! (generations, frozen slots, free list), every archetype with rows (its
-//! saved components' names in column order, its entities in row order),
-//! the sparse-set components' entities, then each saved component (its
-//! name and its values in row order) and each saved service (its name and
-//! value), in name order. Not covered: change ticks and removal records
-//! (change detection's bookkeeping), the clocks (wall time), and the parts
-//! not registered for saving (`Snapshot::not_saved` names them). The same
-//! state gives the same checksum on every executor, thread count and
-//! machine, between worlds that register their components in the same
-//! order (an archetype's column order follows it).
+//! saved components' names in column order, its entities in row order)
+//! and the sparse-set components' entities, as one part; then each saved
+//! component (its name and its values in row order) and each saved
+//! service (its name and value), one part each, in name order. Each part
+//! is hashed alone, xxh3-64 (default secret, seed 0) of its values in a
+//! fixed-width little-endian encoding of serde's data model (the
+//! `checksum` module's header gives it rule by rule: integers and float
+//! bits at their full width, `usize` as a `u64`, lengths as `u64`s, enum
+//! variants as `u32` indices), written by each type's own `Serialize`
+//! in one monomorphized loop per column; the checksum is the xxh3-64 of
+//! the parts' hashes, each as 8 little-endian bytes, in that order. Not
+//! covered: change ticks and removal records (change detection's
+//! bookkeeping), the clocks (wall time), and the parts not registered for
+//! saving (`Snapshot::not_saved` names them). The same state gives the
+//! same checksum on every executor, thread count and machine (endianness
+//! and pointer width included), between worlds that register their
+//! components in the same order (an archetype's column order follows
+//! it). The checksum hashes the values a save holds, not a save's bytes:
+//! a save is postcard's varints, which cost a checksum twice the
+//! instructions.
 //!
 //! # Inside: parts, and adding a new kind
 //!
