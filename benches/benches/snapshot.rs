@@ -29,7 +29,8 @@
 //! - `restore`: sluice `World::restore`; bevy_ggrs `LoadWorld` at the saved
 //!   frame; the floor the same six `clone_from` the other way.
 //! - `capture_checksum`: the capture plus the checksum of the state.
-//!   sluice: `Snapshot::checksum` (xxh3 of the postcard encoding, streamed);
+//!   sluice: `Snapshot::checksum` (xxh3-64 of each part's fixed-width
+//!   encoding, then of the part hashes);
 //!   bevy_ggrs: the same `SaveWorld` with `checksum_component` for the six
 //!   components and `ChecksumPlugin` (a SeaHash per component value, XORed).
 //! - `rollback8`: one 8-frame rollback end to end: restore the oldest
