@@ -21,6 +21,13 @@
 //!   keys and values in turn); one whose length serde does not give first
 //!   is refused (as postcard refuses it in a save);
 //! - a tuple, tuple struct or struct: its fields in order, nothing else.
+//!
+//! Why a serializer of our own: this is bincode 1's format byte for byte
+//! but for `char` (bincode writes its UTF-8), and bincode is unmaintained
+//! (RUSTSEC-2025-0141); put in its place, it gave the game's checksum the
+//! same values at 1.30 ms against this serializer's 0.99 ms (20,000 units,
+//! `game/examples/rollback.rs`, three runs each, one machine, 2026-12-06).
+//! postcard, the saves' format, writes varints: twice the instructions.
 
 use std::fmt;
 
