@@ -126,6 +126,32 @@ impl fmt::Display for GameError {
 
 impl std::error::Error for GameError {}
 
+/// The battle's world as both the game and its rollback start it: a pool
+/// of `threads`, the fixed step, the frame plugin, the director's scripts
+/// and the two armies of `entities` units with their captains.
+///
+/// # Errors
+/// When the pool's threads do not start.
+pub(crate) fn battle_world(threads: usize, entities: usize) -> Result<World, GameError> {
+    let pool = ThreadPool::new(threads.max(1)).map_err(GameError::Pool)?;
+    let mut world = World::with_pool(pool);
+    world.set_fixed_timestep(FIXED_STEP);
+    world
+        .add_plugin(FramePlugin)
+        .expect("a new world holds no plugin");
+    scripts::start(
+        &mut world,
+        scripts::Waves {
+            period: Duration::from_secs(2),
+            size: (entities / 50).max(1),
+            cap: entities + entities / 4,
+        },
+    );
+    let captains = units::spawn_armies(&mut world, entities);
+    world.insert(captains);
+    Ok(world)
+}
+
 /// A game in progress: the world, the feeding threads, the frame counter.
 #[derive(Debug)]
 pub struct Game {
@@ -141,25 +167,10 @@ impl Game {
     /// # Errors
     /// When the pool's threads do not start.
     pub fn new(config: &Config) -> Result<Self, GameError> {
-        let pool = ThreadPool::new(config.threads.max(1)).map_err(GameError::Pool)?;
-        let mut world = World::with_pool(pool);
-        world.set_fixed_timestep(FIXED_STEP);
         // The scene first (scripts, armies, the asset stream, the feeding
         // threads), then the plugins, in the order that registers the
         // systems as the game always has.
-        world
-            .add_plugin(FramePlugin)
-            .expect("a new world holds no plugin");
-        scripts::start(
-            &mut world,
-            scripts::Waves {
-                period: Duration::from_secs(2),
-                size: (config.entities / 50).max(1),
-                cap: config.entities + config.entities / 4,
-            },
-        );
-        let captains = units::spawn_armies(&mut world, config.entities);
-        world.insert(captains);
+        let mut world = battle_world(config.threads, config.entities)?;
         assets::start_stream(&mut world);
         let feeders = Feeders::start(&mut world);
         world

@@ -1,9 +1,6 @@
 //! [`RollbackGame`]: the part of the battle that rolls back, a world every
 //! piece of whose changing state a snapshot captures.
 
-use std::time::Duration;
-
-use sluice::exec::ThreadPool;
 use sluice::{ComponentRef, RestoreError, Snapshot, SnapshotError, World};
 
 use crate::combat::{CombatPlugin, Score};
@@ -11,11 +8,11 @@ use crate::feed::{FeedPlugin, InputState, Orders};
 use crate::navigation::NavigationPlugin;
 use crate::physics::PhysicsPlugin;
 use crate::rollback::input::{BattleInput, Inputs, PLAYERS, apply_inputs};
-use crate::scripts::{self, DirectorLog, ScriptsPlugin};
+use crate::scripts::{DirectorLog, ScriptsPlugin};
 use crate::steering::SteeringPlugin;
 use crate::turrets::{Turret, TurretsPlugin};
-use crate::units::{self, Captain, Census, Health, Pos, Slot, Team, UnitsPlugin, Vel, Weapon};
-use crate::{FIXED_STEP, FramePlugin, GameError};
+use crate::units::{Captain, Census, Health, Pos, Slot, Team, UnitsPlugin, Vel, Weapon};
+use crate::{FIXED_STEP, GameError, battle_world};
 
 /// How a rollback battle is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,24 +71,9 @@ impl RollbackGame {
     /// # Errors
     /// When the pool's threads do not start.
     pub fn new(setup: &BattleSetup) -> Result<Self, GameError> {
-        let pool = ThreadPool::new(setup.threads.max(1)).map_err(GameError::Pool)?;
-        let mut world = World::with_pool(pool);
-        world.set_fixed_timestep(FIXED_STEP);
-        world
-            .add_plugin(FramePlugin)
-            .expect("a new world holds no plugin");
-        // The director's scripts, as the game starts them (its store is
-        // opted into snapshots as it is inserted).
-        scripts::start(
-            &mut world,
-            scripts::Waves {
-                period: Duration::from_secs(2),
-                size: (setup.entities / 50).max(1),
-                cap: setup.entities + setup.entities / 4,
-            },
-        );
-        let captains = units::spawn_armies(&mut world, setup.entities);
-        world.insert(captains);
+        // The game's own start, the director's scripts included (their
+        // store is opted into snapshots as it is inserted).
+        let mut world = battle_world(setup.threads, setup.entities)?;
         world.insert(Inputs::default());
         world
             .add_plugins((
