@@ -40,7 +40,7 @@ impl Default for BattleSetup {
 /// transforms the runtime saves itself), the director's scripts
 /// ([`ScriptsPlugin`]: the wave spawner and the opening cutscene, step
 /// scripts whose store the world's snapshots capture, and their
-/// [`DirectorLog`]), with [`FramePlugin`], [`FeedPlugin`] and
+/// [`DirectorLog`]), with [`FramePlugin`](crate::FramePlugin), [`FeedPlugin`] and
 /// [`NavigationPlugin`], which they require; steered by the players'
 /// [`BattleInput`]s through [`apply_inputs`].
 ///
