@@ -85,6 +85,13 @@ pub struct InspectorOptions {
     /// Largest request body accepted, in bytes; a larger one is refused
     /// with 413.
     pub max_body: usize,
+    /// How long a connection may take to send a request's head (its
+    /// request line and headers), counted from when the server starts
+    /// reading it; a connection still sending past it is closed. Idle
+    /// keep-alive connections are closed after it too. Without it, a
+    /// client that opens connections and stalls would hold every one of
+    /// [`max_connections`](Self::max_connections).
+    pub request_head_within: Duration,
 }
 
 impl Default for InspectorOptions {
@@ -98,6 +105,7 @@ impl Default for InspectorOptions {
             request_queue: 64,
             requests_per_frame: 16,
             max_body: 16 * 1024,
+            request_head_within: Duration::from_secs(10),
         }
     }
 }
@@ -245,6 +253,12 @@ impl Inspector {
                     reason: "must be at least 1",
                 });
             }
+        }
+        if options.request_head_within.is_zero() {
+            return Err(InspectError::Option {
+                name: "request_head_within",
+                reason: "must be above zero",
+            });
         }
         let listener =
             std::net::TcpListener::bind(resolved).map_err(|error| InspectError::Bind {

@@ -1,5 +1,6 @@
-//! The HTTP and WebSocket server: axum on a single-threaded tokio runtime
-//! on its own thread. It reads the published snapshot and queues requests
+//! The HTTP and WebSocket server: axum's router, served by hyper with a
+//! request-head timeout, on a single-threaded tokio runtime on its own
+//! thread. It reads the published snapshot and queues requests
 //! for the game thread; it never touches the world.
 
 use std::io;
@@ -80,14 +81,40 @@ pub(crate) fn spawn(
                     published,
                     json: Arc::new(Mutex::new((u64::MAX, Arc::from("")))),
                 };
+                let head_within = shared.options.request_head_within;
                 let capped = CappedListener { listener, shared };
                 tokio::select! {
-                    _ = axum::serve(capped, router(app)) => {}
+                    () = serve(capped, router(app), head_within) => {}
                     _ = stopped => {}
                 }
             });
             // Dropping the runtime ends every connection's task.
         })
+}
+
+/// Serves each accepted connection on its own task, as axum's `serve`
+/// does, but with a timer: a connection whose request head has not all
+/// arrived `head_within` after the server began reading it (a client that
+/// stalls, or trickles a header a byte at a time) is closed, so a few such
+/// clients cannot hold every connection slot. An idle keep-alive
+/// connection waits for its next head under the same limit. A WebSocket,
+/// once upgraded, is no longer HTTP and is not timed.
+async fn serve(mut listener: CappedListener, router: Router, head_within: Duration) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(head_within);
+    loop {
+        let stream = listener.accept().await;
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = http
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+            .with_upgrades();
+        tokio::spawn(async move {
+            // A failed connection (reset, bad request head, timed out) only
+            // ends itself.
+            let _ = connection.await;
+        });
+    }
 }
 
 /// Puts the calling thread (the server's) at the lowest scheduling
@@ -455,14 +482,12 @@ struct CappedListener {
     shared: Arc<Shared>,
 }
 
-impl axum::serve::Listener for CappedListener {
-    type Io = CountedStream;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+impl CappedListener {
+    /// The next connection under the cap; those past it are closed at once.
+    async fn accept(&mut self) -> CountedStream {
         loop {
-            let (stream, address) = match self.listener.accept().await {
-                Ok(accepted) => accepted,
+            let stream = match self.listener.accept().await {
+                Ok((stream, _)) => stream,
                 Err(_) => {
                     // Out of descriptors or an aborted handshake: wait a
                     // little rather than spin.
@@ -478,18 +503,11 @@ impl axum::serve::Listener for CappedListener {
                 continue;
             }
             let _ = stream.set_nodelay(true);
-            return (
-                CountedStream {
-                    stream,
-                    shared: Arc::clone(&self.shared),
-                },
-                address,
-            );
+            return CountedStream {
+                stream,
+                shared: Arc::clone(&self.shared),
+            };
         }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.listener.local_addr()
     }
 }
 

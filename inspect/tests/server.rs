@@ -269,6 +269,62 @@ fn a_thousand_connections_stay_bounded_and_never_stall_the_frame() {
     }
 }
 
+/// Slowloris: clients that take every connection slot and then stall,
+/// one with nothing sent, the others partway through a request head, are
+/// closed once `request_head_within` passes, and the server serves again.
+#[test]
+fn clients_that_stall_in_a_request_head_are_closed_and_free_their_slots() {
+    let running = Running::start(InspectorOptions {
+        max_connections: 4,
+        request_head_within: Duration::from_millis(500),
+        ..InspectorOptions::default()
+    });
+    running.wait_past(1);
+    let stalled_heads = [
+        "",
+        "GET /api/snapshot HTTP/1.1\r\n",
+        "GET /api/snapshot HTTP/1.1\r\nHost: x\r\nX-Slow: a",
+        "GET /api/snap",
+    ];
+    let mut held: Vec<TcpStream> = stalled_heads
+        .iter()
+        .map(|head| {
+            let mut stream = TcpStream::connect(running.address).unwrap();
+            std::io::Write::write_all(&mut stream, head.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    // Every slot is taken: a fifth client is closed unanswered.
+    std::thread::sleep(Duration::from_millis(100));
+    let refused = http(running.address, "GET", "/api/snapshot", "");
+    assert!(
+        !matches!(&refused, Ok(response) if response.status == 200),
+        "a fifth connection was served past the cap of 4"
+    );
+    // Each stalled client is closed by the server (its read ends), well
+    // before the test's own read timeout.
+    let started = std::time::Instant::now();
+    for (stream, head) in held.iter_mut().zip(stalled_heads) {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(stream, &mut rest);
+        assert!(
+            !String::from_utf8_lossy(&rest).contains(" 200 "),
+            "the stalled head {head:?} was answered"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "stalled clients held their slots for {:?}",
+        started.elapsed()
+    );
+    // Their slots are free again.
+    let response = http(running.address, "GET", "/api/snapshot", "").unwrap();
+    assert_eq!(response.status, 200);
+}
+
 #[test]
 fn a_full_request_queue_is_refused_not_waited_on() {
     // A world that frames rarely: requests pile up for the game thread.
@@ -327,6 +383,19 @@ fn start_refuses_bad_addresses_and_options() {
         ),
         Err(InspectError::Option {
             name: "max_connections",
+            ..
+        })
+    ));
+    assert!(matches!(
+        Inspector::start(
+            "127.0.0.1:0",
+            InspectorOptions {
+                request_head_within: Duration::ZERO,
+                ..InspectorOptions::default()
+            }
+        ),
+        Err(InspectError::Option {
+            name: "request_head_within",
             ..
         })
     ));

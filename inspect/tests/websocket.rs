@@ -88,6 +88,33 @@ fn snapshots_are_pushed_and_commands_answered() {
     });
 }
 
+/// The request-head timeout ends HTTP connections that stall, not a
+/// WebSocket: a client that only listens keeps receiving snapshots long
+/// past it.
+#[test]
+fn a_quiet_websocket_outlives_the_request_head_timeout() {
+    let running = Running::start(InspectorOptions {
+        publish_every: Duration::from_millis(10),
+        request_head_within: Duration::from_millis(200),
+        ..InspectorOptions::default()
+    });
+    runtime().block_on(async {
+        let mut socket = connect(&running).await;
+        let first = next_of(&mut socket, "snapshot").await;
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let later = next_of(&mut socket, "snapshot").await;
+        assert!(
+            later["snapshot"]["version"].as_u64() > first["snapshot"]["version"].as_u64(),
+            "the socket still receives new snapshots"
+        );
+        socket
+            .send(Message::text(r#"{"cmd":"entities","limit":1}"#))
+            .await
+            .unwrap();
+        next_of(&mut socket, "entities").await;
+    });
+}
+
 #[test]
 fn malformed_messages_get_an_error_and_the_connection_stays_up() {
     let running = Running::start(InspectorOptions::default());

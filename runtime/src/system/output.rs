@@ -252,6 +252,7 @@ impl BoundaryHooks {
     /// The node (registration index) owning the local in slot `id`, and
     /// the local's position among that node's locals (in the order its
     /// parameters were resolved: the body's, then each run condition's).
+    #[cfg(feature = "serde")] // saves of `Local`s only
     pub(crate) fn local_owner(&self, id: ServiceId) -> Option<(u32, u32)> {
         let &(owner, _) = self.locals.iter().find(|&&(_, slot)| slot == id)?;
         let position = self
@@ -264,6 +265,7 @@ impl BoundaryHooks {
     }
 
     /// The slot of the local at `position` among `node`'s locals.
+    #[cfg(feature = "serde")] // saves of `Local`s only
     pub(crate) fn local_at(&self, node: u32, position: u32) -> Option<ServiceId> {
         self.locals
             .iter()

@@ -485,6 +485,7 @@ impl World {
 
     /// The registered (not removed) nodes whose instance key is `key`, by
     /// registration index.
+    #[cfg(feature = "serde")] // saves of `Local`s only
     pub(crate) fn live_nodes_keyed(&self, key: &str) -> Vec<u32> {
         (self.graph.nodes().iter().enumerate())
             .filter(|(_, node)| {
@@ -498,6 +499,7 @@ impl World {
     /// key (the name unless set), its position among that node's locals,
     /// and how many registered nodes bear that key (more than one: the
     /// key does not tell them apart, and the world cannot plan: SL0004).
+    #[cfg(feature = "serde")] // saves of `Local`s only
     pub(crate) fn local_identity(
         &self,
         id: crate::access::ServiceId,
@@ -509,6 +511,7 @@ impl World {
 
     /// The slot of the local at `position` among the locals of the node
     /// registered as `node` (its registration index).
+    #[cfg(feature = "serde")] // saves of `Local`s only
     pub(crate) fn local_slot_of(
         &self,
         node: u32,
