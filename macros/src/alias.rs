@@ -7,7 +7,7 @@
 //! parameters that would conflict if their services were one type (at least
 //! one of the two is not shared), the macro emits
 //!
-//! ```ignore
+//! ```text
 //! impl heal {
 //!     fn signature() {
 //!         trait SignatureGatesAndReadsOneService {}

@@ -12,14 +12,19 @@
 //! `#[bundle]` without arguments, no component type spelled twice), then
 //! expand, or emit every error spanned on its offending token.
 //!
-//! ```ignore
+//! ```
+//! # use sluice::Bundle;
+//! # struct Pos(f32);
+//! # struct Vel(f32);
+//! # #[derive(Bundle)]
+//! # struct Body { vel: Vel }
 //! #[derive(Bundle)]
 //! struct Unit { pos: Pos, #[bundle] body: Body }
 //! ```
 //!
 //! becomes
 //!
-//! ```ignore
+//! ```text
 //! unsafe impl ::sluice::Bundle for Unit where Pos: ::sluice::Component, Body: ::sluice::Bundle {
 //!     fn register(components: &mut Components, ids: &mut Vec<ComponentId>) {
 //!         ids.push(components.register::<Pos>());

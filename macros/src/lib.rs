@@ -35,17 +35,30 @@
 //!
 //! # `#[system]` on a free function
 //!
-//! ```ignore
+//! ```
+//! # use sluice::{World, run_condition, system};
+//! # pub struct CameraRotation(f32);
+//! # pub struct Banners(u32);
+//! # #[system]
+//! # fn spawner(banners: &mut Banners) { banners.0 += 1; }
+//! # #[run_condition]
+//! # fn banner_visible(camera: &CameraRotation) -> bool { camera.0 >= 0.0 }
 //! /// Draws the banner.
 //! #[system(after = "spawner", before = Render, run_if = banner_visible)]
 //! pub fn banner(camera: &CameraRotation, banners: &mut Banners) { /* .. */ }
 //!
+//! # let mut world = World::new();
+//! # world.insert(CameraRotation(0.0));
+//! # world.insert(Banners(0));
+//! # world.add_system(spawner);
+//! # world.add_marker("Render");
 //! world.add_system(banner);
+//! # world.run_iteration().unwrap();
 //! ```
 //!
 //! becomes
 //!
-//! ```ignore
+//! ```text
 //! /// Draws the banner.
 //! pub fn banner(
 //!     camera: &CameraRotation,
@@ -148,14 +161,19 @@
 //! becomes `::sluice::Declared<__sluice_factory_name, R>`, `R` the return
 //! type with each `Next<T>` written `T`:
 //!
-//! ```ignore
+//! ```
+//! # use sluice::{World, factory};
+//! # pub struct Score(u32);
+//! # pub struct Banner(u32);
 //! #[factory(stage = "Think")]
 //! pub fn banner(score: &Score) -> Banner { Banner(score.0) }
+//!
+//! assert_eq!(banner(&Score(3)).into_inner().0, 3);
 //! ```
 //!
 //! becomes
 //!
-//! ```ignore
+//! ```text
 //! pub fn banner(score: &Score) -> ::sluice::Declared<__sluice_factory_banner, Banner> {
 //!     let __sluice_value = (move || -> Banner { Banner(score.0) })();
 //!     ::sluice::Declared::with(__sluice_value)
@@ -243,14 +261,20 @@ pub fn run_condition(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// component unless marked `#[bundle]`: then it is a nested bundle (a
 /// derived one, or a tuple of components) whose components join this one's.
 ///
-/// ```ignore
+/// ```
+/// # use sluice::{Bundle, World};
+/// # #[derive(Debug, PartialEq)] struct Pos(f32);
+/// # struct Vel(f32);
+/// # struct Hp(u32);
 /// #[derive(Bundle)]
 /// struct Body { pos: Pos, vel: Vel }
 ///
 /// #[derive(Bundle)]
 /// struct Unit { hp: Hp, #[bundle] body: Body }
 ///
-/// world.spawn(Unit { hp: Hp(3), body: Body { pos: Pos(0.0), vel: Vel(1.0) } });
+/// # let mut world = World::new();
+/// let unit = world.spawn(Unit { hp: Hp(3), body: Body { pos: Pos(0.0), vel: Vel(1.0) } });
+/// # assert_eq!(world.entity(unit).unwrap().get::<Pos>(), Some(&Pos(0.0)));
 /// ```
 ///
 /// A component type spelled twice among the plain fields is a compile
