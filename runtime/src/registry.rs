@@ -41,6 +41,20 @@ pub(crate) struct SlotTicks {
     pub(crate) added_version: u64,
 }
 
+impl SlotTicks {
+    /// Stamps the change that moved its slot's version to `version` with
+    /// `tick` (see [`ServiceSlot::stamp`]); apart from the slot, so a
+    /// caller can hold the slot's value while it stamps.
+    #[inline]
+    pub(crate) fn stamp(&mut self, version: u64, tick: u32) {
+        if self.added_version > self.stamped_version {
+            self.added = tick;
+        }
+        self.changed = tick;
+        self.stamped_version = version;
+    }
+}
+
 impl ServiceSlot {
     /// Marks the value added at this version when the slot held no value
     /// of the same type before (`had` says whether it did).
@@ -54,11 +68,7 @@ impl ServiceSlot {
     /// `tick`: as an addition too when one happened since the last stamp.
     #[inline]
     pub(crate) fn stamp(&mut self, tick: u32) {
-        if self.ticks.added_version > self.ticks.stamped_version {
-            self.ticks.added = tick;
-        }
-        self.ticks.changed = tick;
-        self.ticks.stamped_version = self.version;
+        self.ticks.stamp(self.version, tick);
     }
 
     /// Whether the value changed and was added after `last_run`, on the
