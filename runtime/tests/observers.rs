@@ -264,6 +264,53 @@ fn a_parent_link_that_loops_is_stopped_and_reported() {
     ));
 }
 
+/// An event dropped after its observers ran, with a `Drop` that panics:
+/// the panic is reported as the delivery's failure, what the observers did
+/// stays, and the world delivers the next event as before (globally and
+/// along a parent link).
+#[test]
+fn a_panicking_drop_of_an_event_is_reported_and_keeps_what_its_observers_did() {
+    struct Bomb(u32);
+    impl Event for Bomb {
+        fn next_target(entities: &Entities, target: Entity) -> Option<Entity> {
+            sluice::traverse::<Parent>(entities, target)
+        }
+    }
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            if self.0 == 13 {
+                panic!("bomb 13 went off in Drop");
+            }
+        }
+    }
+    let mut world = World::new();
+    world.insert(Log::default());
+    world
+        .add_observer::<Bomb, _>(|on: On<Bomb>, log: &mut Log| log.0.push(format!("bomb {}", on.0)))
+        .unwrap();
+    let parent = world.spawn(());
+    let child = world.spawn((Parent(parent),));
+    for target in [None, Some(child)] {
+        let result = match target {
+            None => world.trigger(Bomb(13)),
+            Some(target) => world.trigger_targets(Bomb(13), target),
+        };
+        let Err(ObserveError::Failed(failures)) = result else {
+            panic!("the panicking drop was not reported ({target:?})");
+        };
+        assert_eq!(failures.len(), 1);
+        assert!(
+            matches!(failures[0].step(), BoundaryStep::Propagation { event, .. } if event.contains("Bomb"))
+        );
+        let message = failures[0].message().unwrap_or_default();
+        assert!(message.contains("bomb 13 went off"), "{message}");
+        let expected = if target.is_some() { 2 } else { 1 };
+        assert_eq!(take_log(&mut world), vec!["bomb 13"; expected]);
+        world.trigger(Bomb(1)).unwrap();
+        assert_eq!(take_log(&mut world), ["bomb 1"]);
+    }
+}
+
 #[test]
 fn observers_triggering_each_other_stop_at_the_bound_and_keep_what_landed() {
     for limit in [1u32, 5, 64] {

@@ -345,6 +345,9 @@ impl World {
             };
             self.run_observers::<E>(&this, at);
             drop(this);
+            if at.is_none() {
+                break; // a global trigger: nowhere to propagate to
+            }
             let Some(current) = self
                 .trigger_slot::<E>(slot)
                 .and_then(|slot| slot.current.as_mut())
@@ -388,6 +391,9 @@ impl World {
         // The event is dropped here, after its observers (a panicking
         // `Drop` of it is reported as the observer step would be).
         let finished = self.put_current(slot, saved);
+        if !std::mem::needs_drop::<E>() {
+            return; // nothing runs when it is dropped
+        }
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(finished))) {
             self.observe.failures.push(BoundaryFailure::new(
                 BoundaryStep::Propagation {
