@@ -1,7 +1,8 @@
 //! Issue 39's snapshots in the API model: `Take` snapshots the world
 //! (`World::snapshot`), `TakeInto` into the kept snapshot's memory
 //! (`World::snapshot_into`: incremental, keeping the types whose columns
-//! did not change since), and the model keeps a clone of its reference
+//! did not change since; `TakeIntoFull` with incremental captures off,
+//! which must keep none), and the model keeps a clone of its reference
 //! state; `Restore` gives the world back as it was (`World::restore`) and
 //! the model takes its clone back: every entity of the model (alive,
 //! frozen, `P`, `V`, its link and `P`'s ticks), the sparse `Tag`s, the
@@ -58,6 +59,10 @@ pub(super) enum SnapshotOp {
     /// whose columns did not change since are kept, not copied), kept with
     /// a clone of the model.
     TakeInto,
+    /// `World::snapshot_into` the kept snapshot with incremental captures
+    /// turned off (`Snapshot::set_incremental(false)`: every type copied
+    /// again), then on again for the next `TakeInto`.
+    TakeIntoFull,
     /// `World::restore` of the kept snapshot.
     Restore,
 }
@@ -99,6 +104,7 @@ pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
     prop_oneof![
         Just(SnapshotOp::Take),
         Just(SnapshotOp::TakeInto),
+        Just(SnapshotOp::TakeIntoFull),
         Just(SnapshotOp::Restore)
     ]
 }
@@ -122,12 +128,26 @@ pub(super) fn apply(
     model: &mut Model,
 ) -> Result<(), TestCaseError> {
     match op {
-        SnapshotOp::Take | SnapshotOp::TakeInto => {
+        SnapshotOp::Take | SnapshotOp::TakeInto | SnapshotOp::TakeIntoFull => {
             let snapshot = match (op, real.snapshot.take()) {
-                (SnapshotOp::TakeInto, Some(SavedReal { mut snapshot, .. })) => {
+                (
+                    SnapshotOp::TakeInto | SnapshotOp::TakeIntoFull,
+                    Some(SavedReal { mut snapshot, .. }),
+                ) => {
+                    let full = matches!(op, SnapshotOp::TakeIntoFull);
+                    snapshot.set_incremental(!full);
                     real.world
                         .snapshot_into(&mut snapshot)
                         .map_err(|e| TestCaseError::fail(format!("snapshot_into: {e}")))?;
+                    if full {
+                        check(snapshot.reused_components() == 0, || {
+                            format!(
+                                "a capture with incremental off kept {} component types",
+                                snapshot.reused_components()
+                            )
+                        })?;
+                        snapshot.set_incremental(true);
+                    }
                     snapshot
                 }
                 _ => real
