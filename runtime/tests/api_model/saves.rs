@@ -15,11 +15,20 @@
 //! model's `locals` stay as they are), and the save names no `Local` as
 //! not saved.
 //!
+//! The step scripts' store is saved (`World::save_scripts`, its `Ticker`s
+//! with `World::save_step_script`): a load puts the saved scripts back,
+//! with their states and waits, under new ids where the store had handed
+//! out others since (the model keeps its numbers: the store's live
+//! scripts, by id, are the model's in start order); their intents after
+//! it are the model's. The read-back snapshot's checksum and divergence
+//! cover them.
+//!
 //! `Keep` writes a save and keeps it with a clone of the model;
 //! `LoadKept`, later, loads it into the same world: the model takes back
 //! its clone (entities, `P`'s ticks, the tags, the clock, the counters'
-//! locals, the observers' log, saved as a service) except what a save
-//! does not hold (the reader's messages) and the nodes' cursors (every
+//! locals, the observers' log, saved as a service, the step scripts)
+//! except what a save does not hold (the reader's messages, the scripts'
+//! intent log) and the nodes' cursors (every
 //! node starts over). A
 //! counter removed since leaves its saved local no node: the load is
 //! refused naming the node's key, and nothing changes.
@@ -60,7 +69,9 @@ pub(super) fn install(world: &mut sluice::World) {
         .save_component::<V>("v")
         .save_component::<sparse::Tag>("tag")
         .save_local::<i64>("counter")
-        .save_service::<super::ChangeLog>("change_log");
+        .save_service::<super::ChangeLog>("change_log")
+        .save_scripts::<super::Director>("director")
+        .save_step_script::<super::Director, super::Ticker>("ticker");
 }
 
 pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
@@ -115,6 +126,7 @@ fn load_kept(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
     real.ents.clone_from(ents);
     real.refs.clone_from(refs);
     saved.clone().put_back(model, true);
+    real.adopt_loaded_scripts(model)?;
     compare_all(real, model)?;
     sparse::look(real, model)
 }
@@ -153,10 +165,10 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         Err(error) => return Err(fail("write_to", &error)),
     }
     let unsaved_locals: Vec<&str> = (snapshot.not_saved().into_iter())
-        .filter(|name| name.contains("Local<"))
+        .filter(|name| name.contains("Local<") || name.contains("Scripts<"))
         .collect();
     check(unsaved_locals.is_empty(), || {
-        format!("the counters' locals are saved, but {unsaved_locals:?} are not")
+        format!("the counters' locals and the scripts are saved, but {unsaved_locals:?} are not")
     })?;
     let read = real
         .world
@@ -183,6 +195,7 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         .map_err(|e| fail("load_from", &e))?;
     // A save keeps no node's cursor: every node starts over.
     model.cursors.clear();
+    real.adopt_loaded_scripts(model)?;
     compare_all(real, model)?;
     sparse::look(real, model)
 }
