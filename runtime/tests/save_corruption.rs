@@ -378,6 +378,10 @@ proptest! {
                 let mut other = registered();
                 other.load_from(&again[..]).unwrap();
                 prop_assert_eq!(state(&mut other), loaded);
+                // And its scripts run: a forged layout the load let in
+                // must not break a gather.
+                gather(&mut world);
+                gather(&mut other);
             }
         }
     }

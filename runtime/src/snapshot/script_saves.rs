@@ -34,6 +34,7 @@ use serde::{Serialize, Serializer};
 
 use super::Snapshot;
 use super::checksum::{EncodeError, PartHasher};
+use super::codec::{Sink, encode};
 use super::file::{LoadError, SaveError, Section, SectionKind, panic_message};
 use super::registry::SnapshotRegistry;
 use super::saves::{RegistrationError, SaveCodecs};
@@ -80,9 +81,7 @@ fn encode_step<S: Serialize + 'static>(value: &dyn Any, out: &mut Vec<u8>) -> Re
     let script = value
         .downcast_ref::<S>()
         .ok_or("the script is of another type")?;
-    let bytes = postcard::to_allocvec(script).map_err(|error| error.to_string())?;
-    out.extend_from_slice(&bytes);
-    Ok(())
+    encode(script, Sink(out)).map_err(|error| error.to_string())
 }
 
 fn hash_step<S: Serialize + 'static>(
@@ -382,30 +381,30 @@ impl World {
     }
 }
 
-/// One script as a section holds it.
-type SectionScript = (String, u64, u32, String, SavedWait, Vec<u8>);
+/// One script as a section holds it (its type name and state borrowed
+/// from the save).
+type SectionScript<'a> = (&'a str, u64, u32, String, SavedWait, &'a [u8]);
 
 fn decode_store<K: ScriptKind>(
     saves: &SaveCodecs,
     section: &Section<'_>,
 ) -> Result<Box<dyn ScriptsPart>, LoadError> {
-    let (layout, scripts): (SavedLayout, Vec<SectionScript>) =
+    let (layout, scripts): (SavedLayout, Vec<SectionScript<'_>>) =
         postcard::from_bytes(section.payload).map_err(|error| section.shape(error))?;
     let store = TypeId::of::<Scripts<K>>();
     let mut loaded = Vec::with_capacity(scripts.len());
     for (type_name, serial, key, name, wait, state) in scripts {
-        let codec =
-            saves
-                .step_named(store, &type_name)
-                .ok_or_else(|| LoadError::UnknownScript {
-                    store: section.name.to_owned(),
-                    name: type_name.clone(),
-                })?;
+        let codec = saves
+            .step_named(store, type_name)
+            .ok_or_else(|| LoadError::UnknownScript {
+                store: section.name.to_owned(),
+                name: type_name.to_owned(),
+            })?;
         let decode = codec
             .decode
             .downcast_ref::<DecodeStep<K>>()
             .expect("a store's step codecs decode its kind");
-        let body = decode(&state).map_err(|reason| {
+        let body = decode(state).map_err(|reason| {
             section.shape(format_args!(
                 "the script `{name}` (#{serial}, a `{type_name}`): {reason}"
             ))
@@ -453,6 +452,16 @@ impl<K: ScriptKind> Serialize for SavedStore<'_, K> {
     }
 }
 
+/// A script's state bytes, written as one byte string (postcard: its
+/// length, then the bytes), read back borrowed as a `&[u8]`.
+struct Bytes<'a>(&'a [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
+
 /// A store's scripts, as its section lists them.
 struct ScriptList<'s, 'a, K: ScriptKind>(&'s SavedStore<'a, K>);
 
@@ -480,7 +489,7 @@ impl<K: ScriptKind> Serialize for ScriptList<'_, '_, K> {
                 entry.key,
                 entry.name,
                 wait,
-                &bytes,
+                Bytes(&bytes),
             ))?;
         }
         seq.end()
@@ -536,12 +545,13 @@ impl<K: ScriptKind> ScriptsValue<K> {
         saves: &SaveCodecs,
         out: &mut Vec<u8>,
     ) -> postcard::Result<()> {
-        let bytes = postcard::to_allocvec(&SavedStore {
-            saves,
-            saved: &self.saved,
-        })?;
-        out.extend_from_slice(&bytes);
-        Ok(())
+        encode(
+            &SavedStore {
+                saves,
+                saved: &self.saved,
+            },
+            Sink(out),
+        )
     }
 
     /// Hashes this store in the checksum's encoding: the layout, then
