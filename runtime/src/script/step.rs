@@ -45,9 +45,8 @@ pub trait StepScript<K: ScriptKind>: Send + Sync + 'static {
 
     /// The wait this script is in after its last step, given back from
     /// its state alone, for a script whose last step returned
-    /// [`Wait::Until`]: a save on disk
-    /// ([`World::save_step_script`](crate::World::save_step_script))
-    /// records that the script waits on a condition, not the function (a
+    /// [`Wait::Until`]: a save on disk (`World::save_step_script`, the
+    /// `serde` feature) records that the script waits on a condition, not the function (a
     /// function pointer means nothing in another process), and a load asks
     /// the loaded state for it again. Return the same `Wait::Until` as the
     /// step did (one function returning it, called from both, keeps them

@@ -51,6 +51,9 @@ type HashStep = fn(&dyn Any, &mut PartHasher) -> Result<(), EncodeError>;
 /// Decodes postcard bytes into a boxed step script of kind `K`.
 type DecodeStep<K> = fn(&[u8]) -> Result<Box<dyn StepBody<K>>, String>;
 
+/// Decodes a scripts section into a capture of its `Scripts<K>`.
+type DecodeStore = fn(&SaveCodecs, &Section<'_>) -> Result<Box<dyn ScriptsPart>, LoadError>;
+
 /// How one step script type of one store is saved.
 #[derive(Clone)]
 pub(crate) struct StepCodec {
@@ -74,7 +77,7 @@ pub(crate) struct StoreCodec {
     store: TypeId,
     pub(crate) type_name: &'static str,
     /// Decodes a section into a capture of `Scripts<K>`.
-    decode: fn(&SaveCodecs, &Section<'_>) -> Result<Box<dyn ScriptsPart>, LoadError>,
+    decode: DecodeStore,
 }
 
 fn encode_step<S: Serialize + 'static>(value: &dyn Any, out: &mut Vec<u8>) -> Result<(), String> {
