@@ -846,6 +846,31 @@ impl Real {
         }
     }
 
+    /// The model's scripts `0..ids.len()` have the ids `ids` again (a
+    /// restore or a load of a save from then gave them back); with
+    /// `forget_since`, the handles made since are forgotten, as the
+    /// entities' are. Every id replaced is kept for the log.
+    fn reset_script_ids(&mut self, ids: &[ScriptId], forget_since: bool) {
+        for (index, &old) in self.script_ids.iter().enumerate() {
+            let replaced = match ids.get(index) {
+                Some(&id) => id != old,
+                None => forget_since,
+            };
+            if replaced {
+                self.old_script_ids.push((old, index));
+            }
+        }
+        if forget_since {
+            self.script_ids.truncate(ids.len());
+        }
+        for (index, &id) in ids.iter().enumerate() {
+            match self.script_ids.get_mut(index) {
+                Some(known) => *known = id,
+                None => self.script_ids.push(id),
+            }
+        }
+    }
+
     /// After a load from disk: the store's live scripts, by id (the load
     /// placed them in their saved order), are the model's, in start order.
     fn adopt_loaded_scripts(&mut self, model: &Model) -> Result<(), TestCaseError> {
@@ -1759,9 +1784,8 @@ fn apply(
             real.world.restore_clock(clock);
             // The store's own snapshot: its scripts have their ids of
             // then (a load from disk since may have renamed them).
-            for (index, id) in ids.clone().into_iter().enumerate() {
-                real.rename_script(index, id);
-            }
+            let ids = ids.clone();
+            real.reset_script_ids(&ids, false);
             model.scripts = saved.clone();
             model.now = *now;
         }

@@ -39,9 +39,14 @@ use sluice::snapshot::{LoadError, SaveError};
 
 use super::{Model, P, Real, V, check, compare_all, sparse};
 
-/// A kept save's bytes, with the entity and reference handles there were
-/// then.
-pub(super) type KeptSave = (Vec<u8>, Vec<sluice::Entity>, Vec<sluice::ComponentRef<P>>);
+/// A kept save's bytes, with the entity, reference and script handles
+/// there were then.
+pub(super) type KeptSave = (
+    Vec<u8>,
+    Vec<sluice::Entity>,
+    Vec<sluice::ComponentRef<P>>,
+    Vec<sluice::script::ScriptId>,
+);
 
 /// One save operation.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +90,12 @@ pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<()
             let mut bytes = Vec::new();
             match snapshot.write_to(&mut bytes) {
                 Ok(()) => {
-                    real.kept_save = Some((bytes, real.ents.clone(), real.refs.clone()));
+                    real.kept_save = Some((
+                        bytes,
+                        real.ents.clone(),
+                        real.refs.clone(),
+                        real.script_ids.clone(),
+                    ));
                     model.kept_save = Some(super::snapshots::keep(model));
                 }
                 // Component rows not saved (`LoadBack` checks the names).
@@ -104,7 +114,8 @@ pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<()
 /// load is refused naming its key (`LoadError::NodeMissing`), and nothing
 /// changes.
 fn load_kept(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
-    let (Some((bytes, ents, refs)), Some(saved)) = (&real.kept_save, &model.kept_save) else {
+    let (Some((bytes, ents, refs, script_ids)), Some(saved)) = (&real.kept_save, &model.kept_save)
+    else {
         return Ok(());
     };
     let gone = saved.counter_gone(model);
@@ -125,6 +136,9 @@ fn load_kept(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
     }
     real.ents.clone_from(ents);
     real.refs.clone_from(refs);
+    // The scripts' handles too: those made since are forgotten.
+    let script_ids = script_ids.clone();
+    real.reset_script_ids(&script_ids, true);
     saved.clone().put_back(model, true);
     real.adopt_loaded_scripts(model)?;
     compare_all(real, model)?;

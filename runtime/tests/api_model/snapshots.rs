@@ -203,10 +203,8 @@ pub(super) fn apply(
             }
             real.ents.clone_from(&saved_real.ents);
             real.refs.clone_from(&saved_real.refs);
-            real.script_ids.truncate(saved_real.script_ids.len());
-            for (index, id) in saved_real.script_ids.clone().into_iter().enumerate() {
-                real.rename_script(index, id);
-            }
+            let ids = saved_real.script_ids.clone();
+            real.reset_script_ids(&ids, true);
             // A `ScriptSnapshot` taken before would restore as another
             // store's (new ids): forgotten on both sides.
             real.save = None;
