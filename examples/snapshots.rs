@@ -12,8 +12,10 @@
 //! capture keeping what a frame did not change; then saves the world to a
 //! file, spoils it, loads the file back, and shows a truncated file
 //! refused with the world untouched; last, a new world (as a new process
-//! would build it) loads the file, and the `Local` counting volleys
-//! (`World::save_local`) counts on from the saved count.
+//! would build it) loads the file, the `Local` counting volleys
+//! (`World::save_local`) counts on from the saved count, and the medic
+//! (its store saved with `World::save_scripts`, its type with
+//! `World::save_step_script`) heals on the frames it would have.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -42,8 +44,9 @@ impl ScriptKind for Medics {
 }
 
 /// Heals red for 3 every other frame: its state is data, so a snapshot
-/// captures it (and the rollback below rolls it back).
-#[derive(Clone, Debug)]
+/// captures it (and the rollback below rolls it back), and a save writes
+/// it down (serde).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Medic {
     ticks: u32,
 }
@@ -94,6 +97,9 @@ fn skirmish_world() -> World {
         .save_service::<Volleys>("Volleys")
         // A save holds the `volleys` node's count by its name.
         .save_local::<u32>("volleys")
+        // And the medic's store, its medic by the type's save name.
+        .save_scripts::<Medics>("medics")
+        .save_step_script::<Medics, Medic>("medic")
         .set_snapshot_strict(true);
     world.insert(Frame::default());
     world.insert(Volleys::default());
@@ -258,6 +264,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nrestarted from the save: volley {counted} (the save was taken after volley {volleys})"
     );
     assert_eq!(counted, volleys + 1);
+    // The medic came back with its count of frames: the restarted world
+    // heals on the frames the saved one does (one frame played on both
+    // already, two more here).
+    world.run_iteration()?;
+    for _ in 0..2 {
+        world.run_iteration()?;
+        restarted.run_iteration()?;
+    }
+    show("restarted, three frames after the save", &mut restarted);
+    assert_eq!(roster(&mut restarted), roster(&mut world));
+    // The checksum covers the medic's state: the same on both.
+    let (ours, theirs) = (world.snapshot()?, restarted.snapshot()?);
+    println!(
+        "checksums, medic included: {:016x} and {:016x}",
+        ours.checksum(),
+        theirs.checksum()
+    );
+    assert_eq!(ours.checksum(), theirs.checksum());
     std::fs::remove_dir_all(&dir)?;
     Ok(())
 }

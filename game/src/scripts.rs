@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use sluice::script::{ScriptKind, Scripts, SimClock, Step, StepScript, Wait};
 use sluice::{Commands, Query, World, system};
 
@@ -62,7 +63,7 @@ pub struct DirectorLog {
 }
 
 /// The wave spawner's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Waves {
     /// Simulation time between two waves.
     pub period: Duration,
@@ -74,8 +75,8 @@ pub struct Waves {
 
 /// The wave spawner: every [`Waves::period`] of simulation time, a wave,
 /// unless the battle is at its cap. A step script (its state is this
-/// data), so the world's snapshots capture it.
-#[derive(Debug, Clone, Copy)]
+/// data), so the world's snapshots capture it, and saves (serde) hold it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct WaveSpawner {
     waves: Waves,
     /// Waves asked for so far.
@@ -100,8 +101,9 @@ impl StepScript<Director> for WaveSpawner {
 
 /// The opening cutscene: a title card after half a second, "first blood"
 /// at the first kill, reinforcements two seconds later, and three
-/// seconds of physics steps after that, its last beat. A step script.
-#[derive(Debug, Clone, Copy)]
+/// seconds of physics steps after that, its last beat. A step script
+/// (saved: its wait for the first blood is given back by its state).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Cutscene {
     /// Units per team of the reinforcements' wave.
     size: usize,
@@ -132,7 +134,7 @@ impl StepScript<Director> for Cutscene {
                 if cx.view().kills > 0 {
                     self.first_blood(cx)
                 } else {
-                    Wait::Until(|battle| battle.kills > 0)
+                    until_first_blood()
                 }
             }
             2 => self.first_blood(cx),
@@ -152,10 +154,23 @@ impl StepScript<Director> for Cutscene {
             }
         }
     }
+
+    /// Waiting for the first blood (beat 2 next) is the one wait on a
+    /// condition: given back for a load.
+    fn resume_wait(&self) -> Option<Wait<Director>> {
+        (self.next == 2).then(until_first_blood)
+    }
 }
 
-/// Puts the clock, the store (opted into the world's snapshots) and the
-/// log in `world` and starts both scripts.
+/// The cutscene's wait for the first kill (its step returns it, its state
+/// gives it back for a load).
+fn until_first_blood() -> Wait<Director> {
+    Wait::Until(|battle| battle.kills > 0)
+}
+
+/// Puts the clock, the store (opted into the world's snapshots, and into
+/// saves as `director`, its scripts as `wave_spawner` and `cutscene`) and
+/// the log in `world` and starts both scripts.
 pub fn start(world: &mut World, waves: Waves) {
     let mut scripts = Scripts::<Director>::new();
     scripts.start_step(
@@ -175,6 +190,10 @@ pub fn start(world: &mut World, waves: Waves) {
     );
     world.insert(SimClock::new());
     world.insert_scripts(scripts);
+    world
+        .save_scripts::<Director>("director")
+        .save_step_script::<Director, WaveSpawner>("wave_spawner")
+        .save_step_script::<Director, Cutscene>("cutscene");
     world.insert(DirectorLog::default());
 }
 

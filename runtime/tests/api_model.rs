@@ -149,8 +149,9 @@ impl ScriptKind for Director {
 }
 
 /// A step script: emits `(tag, left)` at each step, then waits a tick (or
-/// `wait_ms` of simulation time) until `left` reaches 0.
-#[derive(Debug, Clone, Copy)]
+/// `wait_ms` of simulation time) until `left` reaches 0. Saved to disk
+/// (`World::save_step_script`, in `saves::install`).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Ticker {
     tag: u8,
     left: u8,
@@ -819,7 +820,11 @@ struct Real {
     sender: MessageSender<M>,
     /// Model script id -> the store's id.
     script_ids: Vec<ScriptId>,
-    save: Option<(ScriptSnapshot<Director>, ClockSnapshot)>,
+    /// Ids a script had before a load or a restore gave it another (the
+    /// intent log still names it by them), with its model id.
+    old_script_ids: Vec<(ScriptId, usize)>,
+    /// The store's `ScriptSnapshot`, the clocks, and the ids then.
+    save: Option<(ScriptSnapshot<Director>, ClockSnapshot, Vec<ScriptId>)>,
     pool: ThreadPool,
     spikes: spikes::SpikeReal,
     optional: optional::OptReal,
@@ -831,6 +836,65 @@ struct Real {
 }
 
 impl Real {
+    /// The model's script `index` now has the id `id` in the store (a
+    /// load or a restore gave it): its old id is kept for the log.
+    fn rename_script(&mut self, index: usize, id: ScriptId) {
+        let old = self.script_ids[index];
+        if old != id {
+            self.old_script_ids.push((old, index));
+            self.script_ids[index] = id;
+        }
+    }
+
+    /// The model's scripts `0..ids.len()` have the ids `ids` again (a
+    /// restore or a load of a save from then gave them back); with
+    /// `forget_since`, the handles made since are forgotten, as the
+    /// entities' are. Every id replaced is kept for the log.
+    fn reset_script_ids(&mut self, ids: &[ScriptId], forget_since: bool) {
+        for (index, &old) in self.script_ids.iter().enumerate() {
+            let replaced = match ids.get(index) {
+                Some(&id) => id != old,
+                None => forget_since,
+            };
+            if replaced {
+                self.old_script_ids.push((old, index));
+            }
+        }
+        if forget_since {
+            self.script_ids.truncate(ids.len());
+        }
+        for (index, &id) in ids.iter().enumerate() {
+            match self.script_ids.get_mut(index) {
+                Some(known) => *known = id,
+                None => self.script_ids.push(id),
+            }
+        }
+    }
+
+    /// After a load from disk: the store's live scripts, by id (the load
+    /// placed them in their saved order), are the model's, in start order.
+    fn adopt_loaded_scripts(&mut self, model: &Model) -> Result<(), TestCaseError> {
+        let mut live: Vec<ScriptId> = self
+            .world
+            .get::<Scripts<Director>>()
+            .expect("the store")
+            .iter()
+            .map(|info| info.id)
+            .collect();
+        live.sort_unstable();
+        check(live.len() == model.scripts.0.len(), || {
+            format!(
+                "{} scripts loaded, the model has {}",
+                live.len(),
+                model.scripts.0.len()
+            )
+        })?;
+        for ((index, _, _), id) in model.scripts.0.iter().zip(live) {
+            self.rename_script(*index, id);
+        }
+        Ok(())
+    }
+
     fn new(pool: &ThreadPool) -> Self {
         let mut world = World::with_pool(pool.clone());
         let mut other = World::with_pool(pool.clone());
@@ -877,6 +941,7 @@ impl Real {
             systems: Vec::new(),
             sender,
             script_ids: Vec::new(),
+            old_script_ids: Vec::new(),
             save: None,
             pool: pool.clone(),
             spikes: spikes::SpikeReal::default(),
@@ -1700,11 +1765,16 @@ fn apply(
                 .expect("the store")
                 .snapshot()
                 .map_err(|e| TestCaseError::fail(format!("step scripts save: {e}")))?;
-            real.save = Some((scripts, real.world.clock_snapshot()));
+            real.save = Some((
+                scripts,
+                real.world.clock_snapshot(),
+                real.script_ids.clone(),
+            ));
             model.save = Some((model.scripts.clone(), model.now));
         }
         Op::Load => {
-            let (Some((scripts, clock)), Some((saved, now))) = (&real.save, &model.save) else {
+            let (Some((scripts, clock, ids)), Some((saved, now))) = (&real.save, &model.save)
+            else {
                 return Ok(());
             };
             real.world
@@ -1712,6 +1782,10 @@ fn apply(
                 .expect("the store")
                 .restore(scripts);
             real.world.restore_clock(clock);
+            // The store's own snapshot: its scripts have their ids of
+            // then (a load from disk since may have renamed them).
+            let ids = ids.clone();
+            real.reset_script_ids(&ids, false);
             model.scripts = saved.clone();
             model.now = *now;
         }
@@ -1835,6 +1909,11 @@ fn compare_iteration(real: &mut Real, model: &mut Model) -> Result<(), TestCaseE
             (
                 ids.iter()
                     .position(|known| known == id)
+                    .or_else(|| {
+                        (real.old_script_ids.iter().rev())
+                            .find(|(old, _)| old == id)
+                            .map(|(_, index)| *index)
+                    })
                     .unwrap_or(usize::MAX),
                 *intent,
             )

@@ -6,11 +6,62 @@
 //! refused load leaves the world exactly as it was (the `trail` node's
 //! saved `Local` included: its next run goes on from its own value); a
 //! forged save that happens to be valid loads into a consistent world.
+//! The saves hold a step script store (`World::save_scripts`), whose
+//! section a mutation aims at too: a damaged one is refused by name, the
+//! world's own scripts untouched.
 
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+use sluice::script::{ScriptId, ScriptKind, Scripts, SimClock, Step, StepScript, Wait, Waiting};
 use sluice::snapshot::LoadError;
 use sluice::{Entity, Local, NodeBuilder, World};
+
+/// Scripts that see nothing and count.
+struct Ticks;
+
+impl ScriptKind for Ticks {
+    type View<'v> = ();
+    type Intent = u32;
+}
+
+/// Counts its steps; waits on time, the next tick or a condition by turns.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Counter {
+    steps: u32,
+    every: Duration,
+}
+
+impl Counter {
+    fn wait(&self) -> Wait<Ticks> {
+        match self.steps % 3 {
+            0 => Wait::For(self.every),
+            1 => Wait::NextTick,
+            _ => Wait::Until(|()| true),
+        }
+    }
+}
+
+impl StepScript<Ticks> for Counter {
+    fn step(&mut self, cx: &mut Step<'_, '_, Ticks>) -> Wait<Ticks> {
+        self.steps += 1;
+        cx.emit(self.steps);
+        self.wait()
+    }
+
+    fn resume_wait(&self) -> Option<Wait<Ticks>> {
+        Some(self.wait())
+    }
+}
+
+/// Steps the world's scripts once (what a gather and a collect would do).
+fn gather(world: &mut World) {
+    let clock = world.get::<SimClock>().unwrap().clone();
+    let scripts = world.get_mut::<Scripts<Ticks>>().unwrap();
+    scripts.gather(&clock, &());
+    scripts.drain_intents().for_each(drop);
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 struct Pos(f32, f32);
@@ -47,7 +98,11 @@ fn registered() -> World {
         .save_component::<Name>("name")
         .save_component::<Follows>("follows")
         .save_service::<Log>("log")
-        .save_local::<Vec<u32>>("trail");
+        .save_local::<Vec<u32>>("trail")
+        .save_scripts::<Ticks>("ticks")
+        .save_step_script::<Ticks, Counter>("counter");
+    world.insert(SimClock::new());
+    world.insert_scripts(Scripts::<Ticks>::new());
     world.insert(Trail::default());
     world.add_system(NodeBuilder::new("trail").system(trail));
     world
@@ -68,6 +123,18 @@ fn source_save() -> Vec<u8> {
         }
     }
     world.insert(Log(vec![1, 2, 3]));
+    for i in 0..5u64 {
+        let scripts = world.get_mut::<Scripts<Ticks>>().unwrap();
+        let counter = Counter {
+            steps: i as u32,
+            every: Duration::from_millis(100 * i),
+        };
+        let id = scripts.start_step(format!("c{i}"), counter);
+        if i == 2 {
+            scripts.cancel(id); // a free slot
+        }
+        gather(&mut world);
+    }
     for _ in 0..3 {
         world.run_iteration().unwrap();
     }
@@ -111,14 +178,40 @@ fn reseal(bytes: &mut [u8]) {
 
 #[derive(Clone, Debug)]
 enum Mutation {
-    Flip { at: usize, bit: u8 },
-    Truncate { at: usize },
-    Splice { from: usize, len: usize, to: usize },
-    DuplicateSection { index: usize },
-    DropSection { index: usize },
-    HugeLength { index: usize, value: u64 },
-    HugeCount { value: u32 },
-    Byte { at: usize, value: u8 },
+    Flip {
+        at: usize,
+        bit: u8,
+    },
+    Truncate {
+        at: usize,
+    },
+    Splice {
+        from: usize,
+        len: usize,
+        to: usize,
+    },
+    DuplicateSection {
+        index: usize,
+    },
+    DropSection {
+        index: usize,
+    },
+    HugeLength {
+        index: usize,
+        value: u64,
+    },
+    HugeCount {
+        value: u32,
+    },
+    Byte {
+        at: usize,
+        value: u8,
+    },
+    /// A byte of the scripts section's payload.
+    ScriptsByte {
+        at: usize,
+        value: u8,
+    },
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -139,6 +232,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             .prop_map(|(index, value)| Mutation::HugeLength { index, value }),
         prop_oneof![Just(u32::MAX), any::<u32>()].prop_map(|value| Mutation::HugeCount { value }),
         (any::<usize>(), any::<u8>()).prop_map(|(at, value)| Mutation::Byte { at, value }),
+        (any::<usize>(), any::<u8>()).prop_map(|(at, value)| Mutation::ScriptsByte { at, value }),
     ]
 }
 
@@ -178,11 +272,32 @@ fn apply(bytes: &mut Vec<u8>, mutation: &Mutation) {
         }
         Mutation::HugeCount { value } => bytes[12..16].copy_from_slice(&value.to_le_bytes()),
         Mutation::Byte { at, value } => bytes[at % len] = value,
+        Mutation::ScriptsByte { at, value } => {
+            // The section named `ticks`, if the layout still holds it.
+            let scripts = layout
+                .iter()
+                .find(|(range, _)| bytes[range.start + 3..].starts_with(b"ticks"));
+            if let Some((range, len_at)) = scripts {
+                let payload = len_at + 8..range.end;
+                if !payload.is_empty() {
+                    bytes[payload.start + at % payload.len()] = value;
+                }
+            }
+        }
     }
 }
 
-/// What a world holds, as its own checksum and every query's rows.
-fn state(world: &mut World) -> (u64, usize, Vec<(Entity, Pos)>, Option<Log>) {
+/// What a world holds, as its own checksum (its scripts included), every
+/// query's rows and its scripts.
+type State = (
+    u64,
+    usize,
+    Vec<(Entity, Pos)>,
+    Option<Log>,
+    Vec<(ScriptId, String, Waiting)>,
+);
+
+fn state(world: &mut World) -> State {
     let mut pos: Vec<(Entity, Pos)> = world
         .query::<(Entity, &Pos)>()
         .iter()
@@ -194,6 +309,15 @@ fn state(world: &mut World) -> (u64, usize, Vec<(Entity, Pos)>, Option<Log>) {
         world.entities().len(),
         pos,
         world.get::<Log>().cloned(),
+        world
+            .get::<Scripts<Ticks>>()
+            .map(|scripts| {
+                scripts
+                    .iter()
+                    .map(|info| (info.id, info.name.to_owned(), info.waiting))
+                    .collect()
+            })
+            .unwrap_or_default(),
     )
 }
 
@@ -225,6 +349,11 @@ proptest! {
         let mut world = registered();
         world.spawn((Pos(7.0, 7.0), Name("bystander".into())));
         world.insert(Log(vec![9]));
+        world.get_mut::<Scripts<Ticks>>().unwrap().start_step(
+            "own",
+            Counter { steps: 1, every: Duration::from_secs(1) },
+        );
+        gather(&mut world);
         world.run_iteration().unwrap();
         let before = state(&mut world);
         match world.load_from(&bytes[..]) {
@@ -249,6 +378,10 @@ proptest! {
                 let mut other = registered();
                 other.load_from(&again[..]).unwrap();
                 prop_assert_eq!(state(&mut other), loaded);
+                // And its scripts run: a forged layout the load let in
+                // must not break a gather.
+                gather(&mut world);
+                gather(&mut other);
             }
         }
     }
@@ -262,6 +395,16 @@ fn the_untouched_save_loads() {
     let mut again = Vec::new();
     world.snapshot().unwrap().write_to(&mut again).unwrap();
     assert_eq!(again, source, "a loaded world saves to the same bytes");
+    let names: Vec<String> = state(&mut world)
+        .4
+        .into_iter()
+        .map(|(_, name, _)| name)
+        .collect();
+    assert_eq!(
+        names,
+        ["c0", "c1", "c3", "c4"],
+        "the saved scripts came back"
+    );
     // The `trail` node's local came back: its next run appends its fourth.
     world.run_iteration().unwrap();
     assert_eq!(world.get::<Trail>().unwrap().0, [0, 1, 2, 3]);

@@ -79,6 +79,8 @@
 
 mod clock;
 mod cx;
+#[cfg(feature = "serde")]
+pub(crate) mod saved;
 mod snapshot;
 pub(crate) mod step;
 mod store;

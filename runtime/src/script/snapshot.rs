@@ -39,13 +39,17 @@ pub struct ScriptSnapshot<K: ScriptKind> {
     source: u64,
 }
 
-struct Saved<K: ScriptKind> {
-    id: ScriptId,
-    name: Cow<'static, str>,
-    waiting: Waiting,
-    until: Option<Until<K>>,
-    body: Box<dyn StepBody<K>>,
+pub(super) struct Saved<K: ScriptKind> {
+    pub(super) id: ScriptId,
+    pub(super) name: Cow<'static, str>,
+    pub(super) waiting: Waiting,
+    pub(super) until: Option<Until<K>>,
+    pub(super) body: Box<dyn StepBody<K>>,
 }
+
+/// One saved script (for the saves on disk).
+#[cfg(feature = "serde")]
+pub(super) type SavedScript<K> = Saved<K>;
 
 impl<K: ScriptKind> Clone for ScriptSnapshot<K> {
     fn clone(&self) -> Self {
@@ -117,6 +121,28 @@ impl std::fmt::Display for NotRestorable {
 impl std::error::Error for NotRestorable {}
 
 impl<K: ScriptKind> ScriptSnapshot<K> {
+    /// Its scripts, in serial order (for a save).
+    #[cfg(feature = "serde")]
+    pub(super) fn saved(&self) -> &[Saved<K>] {
+        &self.scripts
+    }
+
+    /// Its layout (for a save).
+    #[cfg(feature = "serde")]
+    pub(super) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// A snapshot of these parts (a save's, checked by the caller).
+    #[cfg(feature = "serde")]
+    pub(super) fn from_parts(scripts: Vec<Saved<K>>, layout: Layout, source: u64) -> Self {
+        Self {
+            scripts,
+            layout,
+            source,
+        }
+    }
+
     /// A snapshot holding nothing, to capture into.
     pub(crate) fn empty() -> Self {
         Self {
@@ -219,7 +245,8 @@ impl<K: ScriptKind> Scripts<K> {
     /// is older than some of them. The restored scripts keep their saved
     /// ids when the snapshot is this store's own, when this store has
     /// started no script yet (a fresh world: the run goes on with the very
-    /// ids the saved one would have handed out), or, in a store first
+    /// ids the saved one would have handed out, and its
+    /// [`finished`](Self::finished) count is the saved one), or, in a store first
     /// restored while fresh, for the ids the first snapshot's store had
     /// handed out by then. Otherwise a saved id may be one this store gave
     /// to a script of its own, so the restored scripts get new ids after
@@ -255,13 +282,16 @@ impl<K: ScriptKind> Scripts<K> {
         staged: Vec<Box<dyn StepBody<K>>>,
         exact: bool,
     ) {
+        // A store that never started a script takes the saved one's place
+        // whole: its finished count too.
+        let fresh = self.is_fresh();
         let kept_below = if exact {
             self.renew_identity();
             u64::MAX
         } else {
             self.kept_below(snapshot.source, snapshot.layout.next_serial)
         };
-        self.reset(&snapshot.layout, exact);
+        self.reset(&snapshot.layout, exact || fresh);
         for (saved, body) in snapshot.scripts.iter().zip(staged) {
             let mut id = saved.id;
             if id.serial >= kept_below {

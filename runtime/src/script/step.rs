@@ -42,7 +42,24 @@ use super::{ScriptId, ScriptKind};
 pub trait StepScript<K: ScriptKind>: Send + Sync + 'static {
     /// Runs the script from where it waited to its next wait.
     fn step(&mut self, cx: &mut Step<'_, '_, K>) -> Wait<K>;
+
+    /// The wait this script is in after its last step, given back from
+    /// its state alone, for a script whose last step returned
+    /// [`Wait::Until`]: a save on disk (`World::save_step_script`, the
+    /// `serde` feature) records that the script waits on a condition, not the function (a
+    /// function pointer means nothing in another process), and a load asks
+    /// the loaded state for it again. Return the same `Wait::Until` as the
+    /// step did (one function returning it, called from both, keeps them
+    /// one). `None` (the default), or a wait that is not a condition: a
+    /// script waiting on a condition cannot be saved to disk (the save is
+    /// refused, naming it). In-memory snapshots never call it.
+    fn resume_wait(&self) -> Option<Wait<K>> {
+        None
+    }
 }
+
+/// A condition on the gather's view, as [`Wait::Until`] holds it.
+pub(crate) type UntilFn<K> = for<'a, 'v> fn(&'a <K as ScriptKind>::View<'v>) -> bool;
 
 /// What a [`StepScript`] waits on after a step.
 pub enum Wait<K: ScriptKind> {
@@ -133,6 +150,15 @@ pub(crate) trait StepBody<K: ScriptKind>: Send + Sync {
     fn clone_into_box(&self, into: &mut Box<dyn StepBody<K>>);
     /// Itself as `Any`, for `clone_into_box`'s downcast.
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    /// Itself as `Any`, for a save's codec (found by its type).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Its type's name, for errors.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    fn type_name(&self) -> &'static str;
+    /// The condition of [`StepScript::resume_wait`], if it gives one.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    fn resume_until(&self) -> Option<UntilFn<K>>;
 }
 
 impl<K: ScriptKind, S: StepScript<K> + Clone> StepBody<K> for S {
@@ -153,5 +179,20 @@ impl<K: ScriptKind, S: StepScript<K> + Clone> StepBody<K> for S {
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<S>()
+    }
+
+    fn resume_until(&self) -> Option<UntilFn<K>> {
+        match StepScript::resume_wait(self) {
+            Some(Wait::Until(condition)) => Some(condition),
+            _ => None,
+        }
     }
 }

@@ -24,28 +24,34 @@ use crate::sync::{Ordering, StaticAtomicU64};
 /// The next store's identity: 2^64 stores never wrap it.
 static NEXT_STORE: StaticAtomicU64 = StaticAtomicU64::new(0);
 
+/// A new store identity, for a snapshot read from a save: no store's.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
+pub(super) fn fresh_identity() -> u64 {
+    NEXT_STORE.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Due scripts per parallel slice: a short script's poll is tens of
 /// nanoseconds, so a slice must be long enough to pay for handing it to
 /// another thread; a thousand due scripts still make sixteen slices.
 const SCRIPTS_PER_SLICE: usize = 64;
 
 /// A condition a step script waits on.
-pub(super) type Until<K> = for<'a, 'v> fn(&'a <K as ScriptKind>::View<'v>) -> bool;
+pub(super) type Until<K> = super::step::UntilFn<K>;
 
 /// Everything of a store but its scripts that decides what it does next,
 /// for a snapshot: which slots are free and the order they are reused in,
 /// the next serial, where the timer rings stand, and the clock steps seen.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Layout {
-    slots: usize,
+    pub(super) slots: usize,
     /// The free list as it was (the last entry is reused first).
-    free: Vec<u32>,
+    pub(super) free: Vec<u32>,
     pub(super) next_serial: u64,
-    seen_steps: u64,
+    pub(super) seen_steps: u64,
     /// Each cadence's timer ring position.
-    positions: EnumMap<Cadence, u64>,
+    pub(super) positions: EnumMap<Cadence, u64>,
     /// How many scripts had ended (put back by an exact restore only).
-    finished: u64,
+    pub(super) finished: u64,
 }
 
 impl Layout {
@@ -561,6 +567,11 @@ impl<K: ScriptKind> Scripts<K> {
                 _ => 0,
             }
         }
+    }
+
+    /// Whether this store never started a script (nor was restored).
+    pub(super) fn is_fresh(&self) -> bool {
+        self.next_serial == 0
     }
 
     /// The next serial, handed out to a script placed by a restore under a

@@ -22,6 +22,19 @@
 //!   is refused (as postcard refuses it in a save);
 //! - a tuple, tuple struct or struct: its fields in order, nothing else.
 //!
+//! A saved script store (`World::save_scripts`) is one part of the
+//! checksum, hashed in this encoding as the tuple `(store name, layout,
+//! script count as u64)` followed, per script in serial order, by `(type
+//! save name, serial u64, slot u32, name, wait)` and its state: the
+//! layout is `(slots u64, free list, next serial u64, clock steps seen
+//! u64, (variable ring position u64, fixed ring position u64), finished
+//! u64)`, a wait an enum (`Start` 0, `Time` 1, `FixedTime` 2, `NextTick`
+//! 3, `Condition` 4) whose deadlines are a `Duration` (`u64` seconds,
+//! `u32` nanoseconds); the state is the script's own `Serialize`. A
+//! script whose type is not registered is hashed by its Rust type name,
+//! without its state (a save of it is refused). Two peers running the
+//! same scripts compare them with the rest of the world.
+//!
 //! Why a serializer of our own: this is bincode 1's format byte for byte
 //! but for `char` (bincode writes its UTF-8), and bincode is unmaintained
 //! (RUSTSEC-2025-0141); put in its place, it gave the game's checksum the

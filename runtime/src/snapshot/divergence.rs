@@ -19,7 +19,8 @@ pub const DIVERGENCE_ENTITIES: usize = 16;
 #[non_exhaustive]
 pub struct Divergence {
     /// [`SectionKind::Entities`] (which entities live, in which archetype
-    /// and row, and the allocator), a component or a service.
+    /// and row, and the allocator), a component, a service or a saved
+    /// script store ([`SectionKind::Scripts`]).
     pub kind: SectionKind,
     /// The part's save name (`entities` for the entities).
     pub name: String,
@@ -145,7 +146,8 @@ impl Snapshot {
 
     /// The first part in which `other` differs from this snapshot, in the
     /// order the [`checksum`](Self::checksum) covers them (the entities,
-    /// then the saved components and services by name), with the
+    /// then the saved components and services by name, then the saved
+    /// script stores by name), with the
     /// entities concerned; `None` when they are equal (then their
     /// checksums are too). For finding where two peers of a lockstep game
     /// parted ways: compare checksums every frame, and the snapshots of
@@ -189,7 +191,26 @@ impl Snapshot {
                 _ => {}
             }
         }
-        None
+        self.scripts_divergence(other)
+    }
+
+    /// The first saved script store, by name, whose hash differs (or that
+    /// one snapshot holds only).
+    fn scripts_divergence(&self, other: &Snapshot) -> Option<Divergence> {
+        let hashes = |snapshot: &Snapshot| {
+            snapshot
+                .script_hashes(&mut PartHasher::new())
+                .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"))
+                .into_iter()
+                .collect::<BTreeMap<_, _>>()
+        };
+        let (ours, theirs) = (hashes(self), hashes(other));
+        let mut names: Vec<&str> = ours.keys().chain(theirs.keys()).copied().collect();
+        names.sort_unstable();
+        names
+            .into_iter()
+            .find(|name| ours.get(name) != theirs.get(name))
+            .map(|name| divergence(SectionKind::Scripts, name, Vec::new()))
     }
 
     fn entities_divergence(&self, other: &Snapshot) -> Option<Divergence> {

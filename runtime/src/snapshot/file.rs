@@ -57,6 +57,9 @@ pub enum SectionKind {
     /// instance key and its position among that node's locals
     /// ([`World::save_local`](crate::World::save_local)).
     Locals,
+    /// One script store's layout and step scripts
+    /// ([`World::save_scripts`](crate::World::save_scripts)).
+    Scripts,
 }
 
 impl SectionKind {
@@ -67,6 +70,7 @@ impl SectionKind {
             SectionKind::Service => 3,
             SectionKind::Clocks => 4,
             SectionKind::Locals => 5,
+            SectionKind::Scripts => 6,
         }
     }
 
@@ -77,6 +81,7 @@ impl SectionKind {
             3 => SectionKind::Service,
             4 => SectionKind::Clocks,
             5 => SectionKind::Locals,
+            6 => SectionKind::Scripts,
             _ => return None,
         })
     }
@@ -90,6 +95,7 @@ impl fmt::Display for SectionKind {
             SectionKind::Service => "service",
             SectionKind::Clocks => "clocks",
             SectionKind::Locals => "local",
+            SectionKind::Scripts => "scripts",
         })
     }
 }
@@ -138,11 +144,28 @@ pub enum SaveError {
         conflicts: Vec<String>,
     },
     /// Component types with rows in the world are not registered for
-    /// saving, or were left out of the snapshot (not opted in): a save
-    /// without them could not give the world back.
+    /// saving, or were left out of the snapshot (not opted in), or a
+    /// saved script store ([`World::save_scripts`](crate::World::save_scripts))
+    /// holds scripts of types not registered
+    /// ([`World::save_step_script`](crate::World::save_step_script)):
+    /// a save without them could not give the world back.
     NotSaved {
-        /// Their type names.
+        /// Their type names (a script's as `its type (a script in the
+        /// store's type)`).
         names: Vec<String>,
+    },
+    /// A saved script store holds a step script waiting on
+    /// [`Wait::Until`](crate::script::Wait::Until) whose state does not
+    /// give its condition back
+    /// ([`StepScript::resume_wait`](crate::script::StepScript::resume_wait)):
+    /// a function pointer cannot be saved.
+    UnsavedCondition {
+        /// The store's type name.
+        store: String,
+        /// The script's name.
+        script: String,
+        /// The script's type name.
+        type_name: &'static str,
     },
     /// The snapshot holds a saved [`Local`](crate::Local) of a node whose
     /// instance key several registered nodes bore (a world that cannot
@@ -181,8 +204,18 @@ impl fmt::Display for SaveError {
             ),
             SaveError::NotSaved { names } => write!(
                 f,
-                "component types with rows are not registered for saving (World::save_component): {}",
+                "types in the world are not registered for saving (World::save_component, \
+                 World::save_step_script): {}",
                 names.join(", ")
+            ),
+            SaveError::UnsavedCondition {
+                store,
+                script,
+                type_name,
+            } => write!(
+                f,
+                "the script `{script}` (a {type_name} in {store}) waits on a condition its state \
+                 does not give back (StepScript::resume_wait): a condition cannot be saved"
             ),
             SaveError::AmbiguousNode { node, count } => write!(
                 f,
@@ -396,6 +429,15 @@ pub enum LoadError {
     /// The save was read, and restoring it was refused (only from
     /// [`World::load_from`](crate::World::load_from)).
     Restore(crate::snapshot::RestoreError),
+    /// A scripts section holds a script whose type save name this world
+    /// has not registered for that store
+    /// ([`World::save_step_script`](crate::World::save_step_script)).
+    UnknownScript {
+        /// The store's save name (the section's).
+        store: String,
+        /// The script type's save name.
+        name: String,
+    },
     /// The save holds a [`Local`](crate::Local) of a node no registered
     /// node of this world has the instance key of (register the same
     /// systems before loading).
@@ -470,6 +512,11 @@ impl fmt::Display for LoadError {
             LoadError::Restore(error) => {
                 write!(f, "the save was read, its restore refused: {error}")
             }
+            LoadError::UnknownScript { store, name } => write!(
+                f,
+                "the scripts `{store}` hold a script saved as `{name}`, a type this world has not \
+                 registered for that store (World::save_step_script)"
+            ),
             LoadError::NodeMissing { node, local } => write!(
                 f,
                 "the save holds the local `{local}` of the node `{node}`, and no registered node \

@@ -93,7 +93,9 @@ impl Snapshot {
     /// registered for saving ([`World::save_component`],
     /// [`World::save_service`]), its message queues, its
     /// [`Local`](crate::Local) values of types not saved
-    /// ([`World::save_local`]) and its script stores (never saved):
+    /// ([`World::save_local`]) and its script stores not saved (not
+    /// registered with [`World::save_scripts`], or left out of the
+    /// snapshot: an `async` script):
     /// they are neither saved nor covered by the
     /// [`checksum`](Self::checksum).
     pub fn not_saved(&self) -> Vec<&'static str> {
@@ -122,9 +124,16 @@ impl Snapshot {
                 locals.push(local.name);
             }
         }
-        // Nor are script stores (a script's state has no saved form).
+        // Nor are script stores not registered for saving
+        // (`World::save_scripts`), or left out of the snapshot (an `async`
+        // script): a store opted in but absent has nothing to leave out.
         let scripts = self.scripts[..self.scripts_len]
             .iter()
+            .filter(|scripts| {
+                scripts.state == super::scripts::StoreState::LeftOut
+                    || (!self.saves_store(scripts.type_id)
+                        && scripts.state == super::scripts::StoreState::Captured)
+            })
             .map(|scripts| scripts.name);
         components
             .chain(services)
@@ -136,7 +145,8 @@ impl Snapshot {
 
     /// The checksum of the saved state: the xxh3-64 of each part's
     /// fixed-width little-endian encoding (the entities, then each saved
-    /// component and service by name), combined in that order by one more
+    /// component and service by name, then each saved script store by
+    /// name), combined in that order by one more
     /// xxh3-64 of their hashes. Equal snapshots have equal checksums on
     /// every thread count and machine. See the [module](crate::snapshot)
     /// for what it covers and the encoding; an empty snapshot's is the
@@ -173,18 +183,26 @@ impl Snapshot {
         for (codec, service) in self.saved_services() {
             parts.push(hash_part(codec, &*service.part, &mut hasher)?);
         }
+        parts.extend(
+            self.script_hashes(&mut hasher)?
+                .into_iter()
+                .map(|(_, hash)| hash),
+        );
         Ok(parts)
     }
 
     /// Writes the snapshot as a save (see the [module](crate::snapshot)):
-    /// the entities, then every saved component and service, then a
-    /// trailing checksum of the file. Services not registered for saving
+    /// the entities, then every saved component and service, the clocks,
+    /// the saved locals and script stores, then a trailing checksum of the
+    /// file. Services not registered for saving
     /// are left out (a load leaves those of the world as they are).
     ///
     /// # Errors
     /// [`SaveError::Empty`], [`SaveError::Registration`],
-    /// [`SaveError::NotSaved`] (component rows not registered for saving)
-    /// before anything is written; [`SaveError::Encode`] and
+    /// [`SaveError::NotSaved`] (component rows, or scripts of a saved
+    /// store, of types not registered for saving),
+    /// [`SaveError::UnsavedCondition`], and a saved script's failing or
+    /// panicking `Serialize` before anything is written; [`SaveError::Encode`] and
     /// [`SaveError::Panicked`] naming the type whose `Serialize` failed,
     /// [`SaveError::Io`]: what was written then is not a valid save.
     pub fn write_to(&self, writer: impl Write) -> Result<(), SaveError> {
@@ -207,12 +225,14 @@ impl Snapshot {
             return Err(SaveError::NotSaved { names: unsaved });
         }
         self.check_local_keys()?;
+        let scripts = self.encode_scripts()?;
         let locals = self.has_saved_locals();
         let sections = 1
             + self.saved_components().count()
             + self.saved_services().count()
             + usize::from(self.clock.is_some())
-            + usize::from(locals);
+            + usize::from(locals)
+            + scripts.len();
         let mut out = SaveWriter::start(writer, sections)?;
         out.section(SectionKind::Entities, ENTITIES, |bytes| {
             encode(
@@ -241,6 +261,12 @@ impl Snapshot {
         if locals {
             out.section(SectionKind::Locals, super::local_saves::LOCALS, |bytes| {
                 self.encode_locals(bytes)
+            })?;
+        }
+        for (name, payload) in &scripts {
+            out.section(SectionKind::Scripts, name, |bytes| {
+                bytes.extend_from_slice(payload);
+                Ok(())
             })?;
         }
         out.finish()?;
@@ -575,6 +601,10 @@ impl World {
             }
             if section.kind == SectionKind::Locals {
                 self.read_locals(section, &mut snapshot)?;
+                continue;
+            }
+            if section.kind == SectionKind::Scripts {
+                self.read_scripts(section, &mut snapshot)?;
                 continue;
             }
             let codec = codec_for(saves, section)?;

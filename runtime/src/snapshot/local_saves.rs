@@ -109,7 +109,8 @@ impl SaveCodecs {
         let taken_by = self
             .local_named(codec.name)
             .map(|other| other.type_name)
-            .or_else(|| self.named(codec.name).map(|other| other.type_name()));
+            .or_else(|| self.named(codec.name).map(|other| other.type_name()))
+            .or_else(|| self.script_taking(codec.name));
         if let Some(taken_by) = taken_by {
             return Err(RegistrationError::NameTaken {
                 name: codec.name,

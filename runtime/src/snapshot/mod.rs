@@ -198,6 +198,26 @@
 //! of another type (`LoadError::Shape`), changing nothing. The checksum and
 //! the divergence report do not cover locals.
 //!
+//! **Scripts in saves.** A script store registered with
+//! `World::save_scripts::<K>("name")`, whose step script types are
+//! registered with `World::save_step_script::<K, S>("name")` (`S`'s serde
+//! form), is saved in a section of its own (kind `SectionKind::Scripts`,
+//! named by the store's name): the layout the snapshot holds and each live
+//! script's type name, id, name, wait and postcard-encoded state. A wait
+//! on a condition is saved as such; the load asks the loaded state for
+//! the function again (`StepScript::resume_wait`). A save is refused
+//! before anything is written when a saved store holds a script of a type
+//! not registered (`SaveError::NotSaved`, naming the type and the store),
+//! a condition its state does not give back
+//! (`SaveError::UnsavedCondition`), or a script whose `Serialize` fails or
+//! panics. A load refuses an unknown store (`LoadError::UnknownType`) or
+//! script type (`LoadError::UnknownScript`), a state that does not decode
+//! (`LoadError::Shape`) and a layout that contradicts itself
+//! (`LoadError::Inconsistent`), changing nothing; the restore puts the
+//! store back as `Scripts::restore` would (a fresh store keeps the saved
+//! ids). A store not registered, or holding an `async` script, is not
+//! saved (`Snapshot::not_saved` names it) and left as it is by a load.
+//!
 //! **Loading** validates everything before the world changes: the magic,
 //! the version, the trailing checksum (a truncated file is told apart from
 //! a damaged one), each section's bounds, each type by its save name
@@ -216,7 +236,13 @@
 //! saved components' names in column order, its entities in row order)
 //! and the sparse-set components' entities, as one part; then each saved
 //! component (its name and its values in row order) and each saved
-//! service (its name and value), one part each, in name order. Each part
+//! service (its name and value), one part each, in name order; then each
+//! saved script store (`World::save_scripts`), one part each in name
+//! order: its name, its layout (slot count, free list, next serial, clock
+//! steps seen, timer ring positions, finished count), its script count,
+//! and per script in serial order its type's save name, serial, slot,
+//! name and wait (an enum index, then a deadline's seconds and
+//! nanoseconds), then its state through its own `Serialize`. Each part
 //! is hashed alone, xxh3-64 (default secret, seed 0) of its values in a
 //! fixed-width little-endian encoding of serde's data model (the
 //! `checksum` module's header gives it rule by rule: integers and float
@@ -270,6 +296,8 @@ pub(crate) mod registry;
 mod rollback;
 #[cfg(feature = "serde")]
 mod saves;
+#[cfg(feature = "serde")]
+mod script_saves;
 mod scripts;
 mod world;
 

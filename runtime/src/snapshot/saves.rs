@@ -37,6 +37,10 @@ pub(crate) struct SaveCodecs {
     pub(crate) conflicts: Vec<String>,
     /// The `Local` types saved (`World::save_local`).
     pub(crate) locals: Vec<super::local_saves::LocalCodec>,
+    /// The script stores saved (`World::save_scripts`).
+    pub(crate) script_stores: Vec<super::script_saves::StoreCodec>,
+    /// The step script types saved (`World::save_step_script`).
+    pub(crate) step_scripts: Vec<super::script_saves::StepCodec>,
 }
 
 impl fmt::Debug for SaveCodecs {
@@ -86,7 +90,10 @@ impl SaveCodecs {
                 refused: codec.type_name(),
             });
         }
-        if let Some(taken_by) = self.local_taking(codec.name()) {
+        if let Some(taken_by) = self
+            .local_taking(codec.name())
+            .or_else(|| self.script_taking(codec.name()))
+        {
             return Err(RegistrationError::NameTaken {
                 name: codec.name(),
                 taken_by,

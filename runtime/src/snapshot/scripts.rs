@@ -34,11 +34,32 @@ pub(crate) trait ScriptsPart: Send + Sync + fmt::Debug {
     fn new_store(&self) -> Box<dyn Any + Send + Sync>;
     /// The heap bytes it holds.
     fn heap_bytes(&self) -> usize;
+    /// Refuses a save of it (see `ScriptsValue::check_store`).
+    #[cfg(feature = "serde")]
+    fn check_saved(
+        &self,
+        saves: &super::saves::SaveCodecs,
+        store_type: &str,
+    ) -> Result<(), super::SaveError>;
+    /// Its section's payload (see `ScriptsValue::encode_store`).
+    #[cfg(feature = "serde")]
+    fn encode_saved(
+        &self,
+        saves: &super::saves::SaveCodecs,
+        out: &mut Vec<u8>,
+    ) -> postcard::Result<()>;
+    /// Its checksum's encoding (see `ScriptsValue::hash_store`).
+    #[cfg(feature = "serde")]
+    fn hash_saved(
+        &self,
+        saves: &super::saves::SaveCodecs,
+        hasher: &mut super::checksum::PartHasher,
+    ) -> Result<(), super::checksum::EncodeError>;
 }
 
 /// One kind's captured store.
 pub(crate) struct ScriptsValue<K: ScriptKind> {
-    saved: ScriptSnapshot<K>,
+    pub(crate) saved: ScriptSnapshot<K>,
 }
 
 impl<K: ScriptKind> Default for ScriptsValue<K> {
@@ -94,6 +115,33 @@ impl<K: ScriptKind> ScriptsPart for ScriptsValue<K> {
 
     fn heap_bytes(&self) -> usize {
         self.saved.heap_bytes()
+    }
+
+    #[cfg(feature = "serde")]
+    fn check_saved(
+        &self,
+        saves: &super::saves::SaveCodecs,
+        store_type: &str,
+    ) -> Result<(), super::SaveError> {
+        self.check_store(saves, store_type)
+    }
+
+    #[cfg(feature = "serde")]
+    fn encode_saved(
+        &self,
+        saves: &super::saves::SaveCodecs,
+        out: &mut Vec<u8>,
+    ) -> postcard::Result<()> {
+        self.encode_store(saves, out)
+    }
+
+    #[cfg(feature = "serde")]
+    fn hash_saved(
+        &self,
+        saves: &super::saves::SaveCodecs,
+        hasher: &mut super::checksum::PartHasher,
+    ) -> Result<(), super::checksum::EncodeError> {
+        self.hash_store(saves, hasher)
     }
 }
 

@@ -15,11 +15,20 @@
 //! model's `locals` stay as they are), and the save names no `Local` as
 //! not saved.
 //!
+//! The step scripts' store is saved (`World::save_scripts`, its `Ticker`s
+//! with `World::save_step_script`): a load puts the saved scripts back,
+//! with their states and waits, under new ids where the store had handed
+//! out others since (the model keeps its numbers: the store's live
+//! scripts, by id, are the model's in start order); their intents after
+//! it are the model's. The read-back snapshot's checksum and divergence
+//! cover them.
+//!
 //! `Keep` writes a save and keeps it with a clone of the model;
 //! `LoadKept`, later, loads it into the same world: the model takes back
 //! its clone (entities, `P`'s ticks, the tags, the clock, the counters'
-//! locals, the observers' log, saved as a service) except what a save
-//! does not hold (the reader's messages) and the nodes' cursors (every
+//! locals, the observers' log, saved as a service, the step scripts)
+//! except what a save does not hold (the reader's messages, the scripts'
+//! intent log) and the nodes' cursors (every
 //! node starts over). A
 //! counter removed since leaves its saved local no node: the load is
 //! refused naming the node's key, and nothing changes.
@@ -30,9 +39,14 @@ use sluice::snapshot::{LoadError, SaveError};
 
 use super::{Model, P, Real, V, check, compare_all, sparse};
 
-/// A kept save's bytes, with the entity and reference handles there were
-/// then.
-pub(super) type KeptSave = (Vec<u8>, Vec<sluice::Entity>, Vec<sluice::ComponentRef<P>>);
+/// A kept save's bytes, with the entity, reference and script handles
+/// there were then.
+pub(super) type KeptSave = (
+    Vec<u8>,
+    Vec<sluice::Entity>,
+    Vec<sluice::ComponentRef<P>>,
+    Vec<sluice::script::ScriptId>,
+);
 
 /// One save operation.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +74,9 @@ pub(super) fn install(world: &mut sluice::World) {
         .save_component::<V>("v")
         .save_component::<sparse::Tag>("tag")
         .save_local::<i64>("counter")
-        .save_service::<super::ChangeLog>("change_log");
+        .save_service::<super::ChangeLog>("change_log")
+        .save_scripts::<super::Director>("director")
+        .save_step_script::<super::Director, super::Ticker>("ticker");
 }
 
 pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
@@ -74,7 +90,12 @@ pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<()
             let mut bytes = Vec::new();
             match snapshot.write_to(&mut bytes) {
                 Ok(()) => {
-                    real.kept_save = Some((bytes, real.ents.clone(), real.refs.clone()));
+                    real.kept_save = Some((
+                        bytes,
+                        real.ents.clone(),
+                        real.refs.clone(),
+                        real.script_ids.clone(),
+                    ));
                     model.kept_save = Some(super::snapshots::keep(model));
                 }
                 // Component rows not saved (`LoadBack` checks the names).
@@ -93,7 +114,8 @@ pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<()
 /// load is refused naming its key (`LoadError::NodeMissing`), and nothing
 /// changes.
 fn load_kept(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
-    let (Some((bytes, ents, refs)), Some(saved)) = (&real.kept_save, &model.kept_save) else {
+    let (Some((bytes, ents, refs, script_ids)), Some(saved)) = (&real.kept_save, &model.kept_save)
+    else {
         return Ok(());
     };
     let gone = saved.counter_gone(model);
@@ -114,7 +136,11 @@ fn load_kept(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
     }
     real.ents.clone_from(ents);
     real.refs.clone_from(refs);
+    // The scripts' handles too: those made since are forgotten.
+    let script_ids = script_ids.clone();
+    real.reset_script_ids(&script_ids, true);
     saved.clone().put_back(model, true);
+    real.adopt_loaded_scripts(model)?;
     compare_all(real, model)?;
     sparse::look(real, model)
 }
@@ -153,10 +179,10 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         Err(error) => return Err(fail("write_to", &error)),
     }
     let unsaved_locals: Vec<&str> = (snapshot.not_saved().into_iter())
-        .filter(|name| name.contains("Local<"))
+        .filter(|name| name.contains("Local<") || name.contains("Scripts<"))
         .collect();
     check(unsaved_locals.is_empty(), || {
-        format!("the counters' locals are saved, but {unsaved_locals:?} are not")
+        format!("the counters' locals and the scripts are saved, but {unsaved_locals:?} are not")
     })?;
     let read = real
         .world
@@ -183,6 +209,7 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
         .map_err(|e| fail("load_from", &e))?;
     // A save keeps no node's cursor: every node starts over.
     model.cursors.clear();
+    real.adopt_loaded_scripts(model)?;
     compare_all(real, model)?;
     sparse::look(real, model)
 }

@@ -83,8 +83,8 @@ pub(super) struct SavedModel {
     drained: Vec<i64>,
     /// Every counter registered: its serial and its count.
     counters: Vec<(usize, i64)>,
-    /// The step scripts and the intents they logged (snapshots only: a
-    /// save holds no script store).
+    /// The step scripts (snapshots and saves) and the intents they
+    /// logged (snapshots only).
     scripts: super::ModelScripts,
     intents: Vec<(usize, (u8, u8))>,
 }
@@ -97,7 +97,7 @@ pub(super) struct SavedReal {
     snapshot: Snapshot,
     ents: Vec<sluice::Entity>,
     refs: Vec<ComponentRef<P>>,
-    script_ids: usize,
+    script_ids: Vec<ScriptId>,
 }
 
 pub(super) fn op() -> impl Strategy<Value = SnapshotOp> {
@@ -197,7 +197,7 @@ pub(super) fn apply(
                 snapshot,
                 ents: real.ents.clone(),
                 refs: real.refs.clone(),
-                script_ids: real.script_ids.len(),
+                script_ids: real.script_ids.clone(),
             });
             model.snapshot = Some(keep(model));
         }
@@ -223,7 +223,8 @@ pub(super) fn apply(
             }
             real.ents.clone_from(&saved_real.ents);
             real.refs.clone_from(&saved_real.refs);
-            real.script_ids.truncate(saved_real.script_ids);
+            let ids = saved_real.script_ids.clone();
+            real.reset_script_ids(&ids, true);
             // A `ScriptSnapshot` taken before would restore as another
             // store's (new ids): forgotten on both sides.
             real.save = None;
@@ -273,7 +274,8 @@ impl SavedModel {
 
     /// The model as it was kept. From a save (`from_disk`): every node
     /// starts over (no cursors), and what a save does not hold stays: the
-    /// messages and the scripts (opted into snapshots, not saves).
+    /// messages and the scripts' intent log (opted into snapshots, not
+    /// saves); the scripts come back (their store is saved).
     pub(super) fn put_back(self, model: &mut Model, from_disk: bool) {
         model.ents = self.ents;
         model.refs = self.refs;
@@ -287,9 +289,9 @@ impl SavedModel {
             model.cursors = self.cursors;
             model.sent_by_nodes = self.sent_by_nodes;
             model.drained = self.drained;
-            model.scripts = self.scripts;
             model.intents = self.intents;
         }
+        model.scripts = self.scripts;
         // `sent_by_sender`, in no snapshot, stays.
         for (serial, count) in self.counters {
             model.locals.insert(serial, count);
