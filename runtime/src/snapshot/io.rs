@@ -146,7 +146,8 @@ impl Snapshot {
     /// The checksum of the saved state: the xxh3-64 of each part's
     /// fixed-width little-endian encoding (the entities, then each saved
     /// component and service by name, then each saved script store by
-    /// name), combined in that order by one more
+    /// name, then each saved local by node key and position), combined in
+    /// that order by one more
     /// xxh3-64 of their hashes. Equal snapshots have equal checksums on
     /// every thread count and machine. See the [module](crate::snapshot)
     /// for what it covers and the encoding; an empty snapshot's is the
@@ -185,6 +186,11 @@ impl Snapshot {
         }
         parts.extend(
             self.script_hashes(&mut hasher)?
+                .into_iter()
+                .map(|(_, hash)| hash),
+        );
+        parts.extend(
+            self.local_hashes(&mut hasher)?
                 .into_iter()
                 .map(|(_, hash)| hash),
         );

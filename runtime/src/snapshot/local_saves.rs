@@ -20,8 +20,11 @@
 //! The section (kind [`SectionKind::Locals`], named `locals`, written only
 //! when the snapshot holds a saved local) is a postcard sequence of
 //! `(node key, position, save name, value bytes)`, the value the
-//! postcard encoding of `T`. The checksum and the divergence report do
-//! not cover locals (a peer compares the simulation's state).
+//! postcard encoding of `T`. The checksum covers each saved local as a
+//! part of its own, after the script stores, in the order of node keys
+//! and positions, and the divergence report names the first that differs
+//! (`key[position]`); a local only snapshotted, not saved, has no save
+//! name and is in neither.
 
 use std::any::{Any, TypeId};
 
@@ -29,6 +32,7 @@ use serde::Serialize;
 use serde::Serializer;
 use serde::de::DeserializeOwned;
 
+use super::checksum::{EncodeError, PartHasher};
 use super::file::{LoadError, SaveError, Section, SectionKind};
 use super::registry::SnapshotRegistry;
 use super::saves::{RegistrationError, SaveCodecs};
@@ -43,6 +47,8 @@ pub(crate) const LOCALS: &str = "locals";
 type EncodeLocal = fn(&(dyn Any + Send + Sync), &mut Vec<u8>) -> Result<(), String>;
 /// Decodes postcard bytes into a new slot value (`LocalValue<T>`).
 type DecodeLocal = fn(&[u8]) -> Result<Box<dyn Any + Send + Sync>, String>;
+/// Writes a local slot's value into the checksum's hasher.
+type HashLocal = fn(&(dyn Any + Send + Sync), &mut PartHasher) -> Result<(), EncodeError>;
 
 /// How one `Local<T>` type is saved.
 #[derive(Clone, Debug)]
@@ -53,12 +59,14 @@ pub(crate) struct LocalCodec {
     pub(crate) type_name: &'static str,
     encode: EncodeLocal,
     decode: DecodeLocal,
+    hash: HashLocal,
 }
 
-fn encode_local<T: Serialize + Send + 'static>(
+/// Runs `with` on the value of a local slot (`LocalValue<T>`).
+fn with_local<T: Send + 'static, R>(
     value: &(dyn Any + Send + Sync),
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
+    with: impl FnOnce(&T) -> Result<R, String>,
+) -> Result<R, String> {
     let cell = value
         .downcast_ref::<LocalValue<T>>()
         .ok_or("the slot holds another type")?;
@@ -69,9 +77,28 @@ fn encode_local<T: Serialize + Send + 'static>(
         Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         Err(std::sync::TryLockError::WouldBlock) => return Err("the local is locked".to_owned()),
     };
-    let bytes = postcard::to_allocvec(&*guard).map_err(|error| error.to_string())?;
-    out.extend_from_slice(&bytes);
-    Ok(())
+    with(&guard)
+}
+
+fn encode_local<T: Serialize + Send + 'static>(
+    value: &(dyn Any + Send + Sync),
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    with_local::<T, _>(value, |value| {
+        let bytes = postcard::to_allocvec(value).map_err(|error| error.to_string())?;
+        out.extend_from_slice(&bytes);
+        Ok(())
+    })
+}
+
+fn hash_local<T: Serialize + Send + 'static>(
+    value: &(dyn Any + Send + Sync),
+    hasher: &mut PartHasher,
+) -> Result<(), EncodeError> {
+    with_local::<T, _>(value, |value| {
+        hasher.write(value).map_err(|error| error.to_string())
+    })
+    .map_err(<EncodeError as serde::ser::Error>::custom)
 }
 
 fn decode_local<T: DeserializeOwned + Send + 'static>(
@@ -144,6 +171,7 @@ where
         type_name: std::any::type_name::<crate::Local<'static, T>>(),
         encode: encode_local::<T>,
         decode: decode_local::<T>,
+        hash: hash_local::<T>,
     };
     if registry.saves.local_of(codec.slot_type).map(|c| c.name) != Some(name) {
         std::sync::Arc::make_mut(&mut registry.saves).add_local(codec)?;
@@ -310,7 +338,14 @@ impl World {
                 name: codec.type_name,
                 value,
                 clone: entry.clone,
-                key: None,
+                // Kept, so the snapshot read back is saved, checksummed
+                // and compared as the one written (one node bears the key:
+                // checked above).
+                key: Some(LocalKey {
+                    node: node.clone(),
+                    position: *position,
+                    named: 1,
+                }),
             });
         }
         snapshot.locals_world = Some(self.world_id());
@@ -371,6 +406,28 @@ impl Snapshot {
             }),
             None => Ok(()),
         }
+    }
+
+    /// The checksum's parts for the saved locals, one a local, in the
+    /// order of their node keys and positions (not of their slots, which
+    /// follow registration order): each labelled `key[position]`, its hash
+    /// that of the key, the position, the save name and the value, in the
+    /// checksum's encoding.
+    pub(crate) fn local_hashes(
+        &self,
+        hasher: &mut PartHasher,
+    ) -> Result<Vec<(String, u64)>, EncodeError> {
+        let mut saved = saved_locals(self);
+        saved.sort_by(|(_, a, _), (_, b, _)| (&a.node, a.position).cmp(&(&b.node, b.position)));
+        saved
+            .into_iter()
+            .map(|(local, key, codec)| {
+                hasher.reset();
+                hasher.write(&(&key.node, key.position, codec.name))?;
+                (codec.hash)(&*local.value, hasher)?;
+                Ok((format!("{}[{}]", key.node, key.position), hasher.digest()))
+            })
+            .collect()
     }
 
     /// Encodes the locals section's payload.

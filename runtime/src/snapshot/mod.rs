@@ -195,8 +195,9 @@
 //! nodes bear a saved local's node key (`SaveError::AmbiguousNode`), and a
 //! load when the world has no node of that key (`LoadError::NodeMissing`),
 //! two (`LoadError::NodeAmbiguous`), or one whose local there is absent or
-//! of another type (`LoadError::Shape`), changing nothing. The checksum and
-//! the divergence report do not cover locals.
+//! of another type (`LoadError::Shape`), changing nothing. The checksum
+//! covers each saved local, and the divergence report names the first
+//! that differs (see below).
 //!
 //! **Scripts in saves.** A script store registered with
 //! `World::save_scripts::<K>("name")`, whose step script types are
@@ -242,7 +243,10 @@
 //! steps seen, timer ring positions, finished count), its script count,
 //! and per script in serial order its type's save name, serial, slot,
 //! name and wait (an enum index, then a deadline's seconds and
-//! nanoseconds), then its state through its own `Serialize`. Each part
+//! nanoseconds), then its state through its own `Serialize`; last, each
+//! saved local (`World::save_local`), one part each in the order of its
+//! node's key and its position: the key, the position, the type's save
+//! name and the value. Each part
 //! is hashed alone, xxh3-64 (default secret, seed 0) of its values in a
 //! fixed-width little-endian encoding of serde's data model (the
 //! `checksum` module's header gives it rule by rule: integers and float
