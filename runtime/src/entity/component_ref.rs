@@ -108,6 +108,20 @@ impl<T: Component> ComponentRef<T> {
         })
     }
 
+    /// A reference to `target` bound to no store: it reads `None`
+    /// everywhere until a restore binds it ([`rebind_refs`]). What a save's
+    /// decoder makes, before the entities it names are placed.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn unbound(target: Entity) -> Self {
+        Self {
+            target,
+            store: StoreId::UNBOUND,
+            archetype: ArchetypeId::EMPTY,
+            column: 0,
+            _marker: PhantomData,
+        }
+    }
+
     /// The entity referred to.
     pub fn target(&self) -> Entity {
         self.target
@@ -159,6 +173,45 @@ impl<T: Component> ComponentRef<T> {
             &*column.data().cast::<T>().add(row)
         })
     }
+}
+
+/// Binds to `entities` every [`ComponentRef<T>`] it holds that is
+/// [unbound](ComponentRef::unbound) (read from a save) or bound to the
+/// store `from` (the one a snapshot restored into `entities` was taken
+/// from): each is made again with [`ComponentRef::new`] for its target,
+/// which keeps its id across a restore. A reference bound to a third
+/// store is left as it is: it read `None` before the restore and does
+/// after. One whose target is not alive stays as it is, reading `None`
+/// as it did. The holders' changed ticks are not stamped (the game's
+/// state is the target, which did not change).
+///
+/// Returns the references it could not bind although their target is
+/// alive, with why: none, when the snapshot was checked (a live world's
+/// capture, or a save checked by `World::read_snapshot`); those stay as
+/// they were, reading `None`.
+pub(crate) fn rebind_refs<T: Component>(
+    entities: &mut Entities,
+    from: Option<StoreId>,
+) -> Vec<(Entity, EntityError)> {
+    let mut refused = Vec::new();
+    for holder in entities.holders_of::<ComponentRef<T>>() {
+        let Some(&old) = entities.get::<ComponentRef<T>>(holder) else {
+            continue;
+        };
+        if old.store != StoreId::UNBOUND && Some(old.store) != from {
+            continue;
+        }
+        match ComponentRef::<T>::new(entities, old.target) {
+            Ok(bound) => {
+                if let Some(slot) = entities.get_mut_unstamped::<ComponentRef<T>>(holder) {
+                    *slot = bound;
+                }
+            }
+            Err(EntityError::NoSuchEntity { .. }) => {}
+            Err(error) => refused.push((holder, error)),
+        }
+    }
+    refused
 }
 
 /// In a query, the target's `T` of each entity's [`ComponentRef<T>`]:

@@ -414,6 +414,46 @@ pub enum LoadError {
         /// How many registered nodes bear it.
         count: usize,
     },
+    /// A saved [`ComponentRef<T>`](crate::ComponentRef)
+    /// ([`World::save_component_ref`](crate::World::save_component_ref))
+    /// names a target the runtime could not have let it name: a forged
+    /// or damaged save.
+    Reference {
+        /// The entity holding the reference.
+        holder: crate::Entity,
+        /// The entity it names.
+        target: crate::Entity,
+        /// `T`'s type name.
+        component: &'static str,
+        /// What is wrong with the target.
+        fault: ReferenceFault,
+    },
+}
+
+/// What is wrong with a saved reference's target ([`LoadError::Reference`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReferenceFault {
+    /// The target is alive in the save and not frozen (a reference is
+    /// only made to a frozen entity, which stays frozen).
+    NotFrozen,
+    /// The target is alive in the save and its archetype has no `T` in a
+    /// table column (none at all, or kept in a sparse set).
+    LacksComponent,
+    /// The save's id table never handed out the target's id (its slot is
+    /// past the table, or its generation was not reached): no entity
+    /// ever had it.
+    NeverSpawned,
+}
+
+impl fmt::Display for ReferenceFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReferenceFault::NotFrozen => "is alive and not frozen",
+            ReferenceFault::LacksComponent => "has no such component in a table column",
+            ReferenceFault::NeverSpawned => "was never spawned (its id was never handed out)",
+        })
+    }
 }
 
 impl fmt::Display for LoadError {
@@ -479,6 +519,15 @@ impl fmt::Display for LoadError {
                 f,
                 "the save holds locals of the node `{node}`, and {count} registered nodes of this \
                  world have that instance key: which one is not guessed"
+            ),
+            LoadError::Reference {
+                holder,
+                target,
+                component,
+                fault,
+            } => write!(
+                f,
+                "{holder}'s saved ComponentRef<{component}> names {target}, which {fault}"
             ),
         }
     }

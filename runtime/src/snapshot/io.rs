@@ -444,6 +444,74 @@ fn check_hierarchy(store: &CapturedStore) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Every saved [`ComponentRef`](crate::ComponentRef) names a target the
+/// runtime could have let it name (checked before anything is restored,
+/// so that the restore's binding cannot fail): alive, frozen and in an
+/// archetype with a table column of its `T`; or an id the slot table
+/// handed out and took back (a target despawned before the save reads
+/// `None` after the load, as before).
+fn check_refs(store: &CapturedStore, refs: &[super::registry::RefEntry]) -> Result<(), LoadError> {
+    use std::collections::HashMap;
+    let archetypes = &store.archetypes[..store.archetype_len];
+    // Each live entity's archetype, indexed once when a reference needs it.
+    let mut archetype_of: Option<HashMap<Entity, usize>> = None;
+    let handed_out = store.slots.handed_out();
+    for entry in refs {
+        let Some(part) = store
+            .components
+            .iter()
+            .position(|component| component.used && component.type_id == entry.type_id)
+        else {
+            continue;
+        };
+        let targets = (entry.targets)(&*store.components[part].part);
+        let holders = entities_of(store, part);
+        for (holder, target) in holders.into_iter().zip(targets) {
+            // A value with no entity was refused by the row counts.
+            let Some(holder) = holder else { continue };
+            let fault = match store.slots.get(target) {
+                None if handed_out(target) => continue,
+                None => super::ReferenceFault::NeverSpawned,
+                Some(slot) if !slot.frozen => super::ReferenceFault::NotFrozen,
+                Some(_) => {
+                    let index = archetype_of.get_or_insert_with(|| {
+                        archetypes
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(index, archetype)| {
+                                store
+                                    .entities
+                                    .get(archetype.entities.clone())
+                                    .unwrap_or_default()
+                                    .iter()
+                                    .map(move |&entity| (entity, index))
+                            })
+                            .collect()
+                    });
+                    let has_column = index.get(&target).is_some_and(|&archetype| {
+                        archetypes[archetype].columns.iter().any(|&(column, _)| {
+                            let component = &store.components[column as usize];
+                            component.type_id == entry.target_type
+                                && component.storage == StorageType::Table
+                        })
+                    });
+                    if has_column {
+                        continue;
+                    }
+                    super::ReferenceFault::LacksComponent
+                }
+            };
+            return Err(LoadError::Reference {
+                holder,
+                target,
+                component: entry.target_name,
+                fault,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The index in `parts` of `codec`'s part, added on first need; its
 /// storage must be the same every time.
 fn part_of<'c>(
@@ -640,6 +708,7 @@ impl World {
         store.filled = true;
 
         check_hierarchy(store)?;
+        check_refs(store, &self.snapshots.refs)?;
         let registry = &self.snapshots;
         store
             .check(self.entities(), &|type_id: TypeId| {

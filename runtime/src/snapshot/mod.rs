@@ -279,7 +279,7 @@ use std::fmt;
 pub use divergence::{DIVERGENCE_ENTITIES, Divergence};
 pub use error::{RestoreError, SnapshotError};
 #[cfg(feature = "serde")]
-pub use file::{FORMAT_VERSION, LoadError, SaveError, SectionKind};
+pub use file::{FORMAT_VERSION, LoadError, ReferenceFault, SaveError, SectionKind};
 pub use rollback::RollbackBuffer;
 #[cfg(feature = "serde")]
 pub use saves::{BUILTIN_SAVE_NAMES, RegistrationError};
