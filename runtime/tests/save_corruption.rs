@@ -5,12 +5,14 @@
 //! a save changed without its checksum rewritten is always refused; a
 //! refused load leaves the world exactly as it was (the `trail` node's
 //! saved `Local` included: its next run goes on from its own value); a
-//! forged save that happens to be valid loads into a consistent world.
+//! forged save that happens to be valid loads into a consistent world,
+//! whose references (`ComponentRef<Pos>`) each read their live target or,
+//! for a target not alive, `None`.
 
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use sluice::snapshot::LoadError;
-use sluice::{Entity, Local, NodeBuilder, World};
+use sluice::{ComponentRef, Entity, Local, NodeBuilder, World};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 struct Pos(f32, f32);
@@ -47,7 +49,8 @@ fn registered() -> World {
         .save_component::<Name>("name")
         .save_component::<Follows>("follows")
         .save_service::<Log>("log")
-        .save_local::<Vec<u32>>("trail");
+        .save_local::<Vec<u32>>("trail")
+        .save_component_ref::<Pos>("follows_pos");
     world.insert(Trail::default());
     world.add_system(NodeBuilder::new("trail").system(trail));
     world
@@ -67,6 +70,22 @@ fn source_save() -> Vec<u8> {
             last = world.spawn((Marker,));
         }
     }
+    // References: to frozen targets, one despawned since.
+    let mut targets = Vec::new();
+    for i in 0..3u32 {
+        let target = world.spawn((Pos(i as f32, 5.0),));
+        world.freeze(target).unwrap();
+        targets.push(target);
+    }
+    for (i, &target) in targets.iter().chain(&targets[..1]).enumerate() {
+        let follows = ComponentRef::<Pos>::new(&world, target).unwrap();
+        if i % 2 == 0 {
+            world.spawn((follows,));
+        } else {
+            world.spawn((follows, Marker));
+        }
+    }
+    world.despawn(targets[2]).unwrap();
     world.insert(Log(vec![1, 2, 3]));
     for _ in 0..3 {
         world.run_iteration().unwrap();
@@ -181,8 +200,39 @@ fn apply(bytes: &mut Vec<u8>, mutation: &Mutation) {
     }
 }
 
+/// Each reference's holder, target and what it reads; asserts that it
+/// reads its target's `Pos` when the target is alive, and `None` when not.
+fn references(world: &mut World) -> Vec<(Entity, Entity, Option<Pos>)> {
+    let refs: Vec<(Entity, ComponentRef<Pos>)> = world
+        .query::<(Entity, &ComponentRef<Pos>)>()
+        .iter()
+        .map(|(e, r)| (e, *r))
+        .collect();
+    let mut rows: Vec<_> = refs
+        .into_iter()
+        .map(|(holder, follows)| {
+            let read = follows.get(&*world).copied();
+            let held = world
+                .entity(follows.target())
+                .and_then(|target| target.get::<Pos>().copied());
+            assert_eq!(read, held, "{holder}'s reference to {}", follows.target());
+            (holder, follows.target(), read)
+        })
+        .collect();
+    rows.sort_by_key(|row| row.0);
+    rows
+}
+
+type State = (
+    u64,
+    usize,
+    Vec<(Entity, Pos)>,
+    Option<Log>,
+    Vec<(Entity, Entity, Option<Pos>)>,
+);
+
 /// What a world holds, as its own checksum and every query's rows.
-fn state(world: &mut World) -> (u64, usize, Vec<(Entity, Pos)>, Option<Log>) {
+fn state(world: &mut World) -> State {
     let mut pos: Vec<(Entity, Pos)> = world
         .query::<(Entity, &Pos)>()
         .iter()
@@ -194,6 +244,7 @@ fn state(world: &mut World) -> (u64, usize, Vec<(Entity, Pos)>, Option<Log>) {
         world.entities().len(),
         pos,
         world.get::<Log>().cloned(),
+        references(world),
     )
 }
 
@@ -262,6 +313,10 @@ fn the_untouched_save_loads() {
     let mut again = Vec::new();
     world.snapshot().unwrap().write_to(&mut again).unwrap();
     assert_eq!(again, source, "a loaded world saves to the same bytes");
+    // The references came back bound: live targets read, the dead one not.
+    let refs = references(&mut world);
+    assert_eq!(refs.len(), 4);
+    assert_eq!(refs.iter().filter(|(_, _, read)| read.is_some()).count(), 3);
     // The `trail` node's local came back: its next run appends its fourth.
     world.run_iteration().unwrap();
     assert_eq!(world.get::<Trail>().unwrap().0, [0, 1, 2, 3]);
