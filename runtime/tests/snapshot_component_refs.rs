@@ -14,7 +14,7 @@
 mod support;
 
 use serde::{Deserialize, Serialize};
-use sluice::snapshot::{LoadError, ReferenceFault, RegistrationError, SectionKind};
+use sluice::snapshot::{LoadError, ReferenceFault, RegistrationError, SaveError, SectionKind};
 use sluice::{
     Commands, ComponentRef, Entity, ExecutorKind, NodeBuilder, Query, Target, With, World,
 };
@@ -606,4 +606,63 @@ fn the_checksum_and_divergence_see_a_reference_as_its_target() {
     assert_eq!(divergence.kind, SectionKind::Component);
     assert_eq!(divergence.name, REF_NAME);
     assert_eq!(divergence.entities.len(), 1);
+}
+
+#[test]
+fn a_reference_made_in_another_world_is_refused_by_a_save() {
+    // It reads nothing in its holder's world; saved as its target's id it
+    // would name this world's entity of that id once loaded.
+    let mut elsewhere = World::new();
+    let stranger = elsewhere.spawn((Pos { x: 5.0, y: 5.0 },));
+    elsewhere.freeze(stranger).unwrap();
+    let mut world = World::new();
+    register(&mut world);
+    let local = world.spawn((Pos { x: 1.0, y: 1.0 }, Leader));
+    world.freeze(local).unwrap();
+    assert_eq!(local, stranger, "the same id in both worlds");
+    let foreign = ComponentRef::<Pos>::new(&elsewhere, stranger).unwrap();
+    let holder = world.spawn((foreign,));
+    assert_eq!(foreign.get(&world), None);
+    let error = world.snapshot().unwrap().write_to(Vec::new()).unwrap_err();
+    assert!(error.to_string().contains("another world"), "{error}");
+    let SaveError::ForeignReference {
+        holder: named,
+        target,
+        component,
+    } = error
+    else {
+        panic!("{error}")
+    };
+    assert_eq!((named, target), (holder, stranger));
+    assert_eq!(component, std::any::type_name::<Pos>());
+    // Made in the holder's world, it saves.
+    let own = ComponentRef::<Pos>::new(&world, local).unwrap();
+    world.entities_mut().insert(holder, (own,)).unwrap();
+    assert!(world.snapshot().unwrap().write_to(Vec::new()).is_ok());
+}
+
+#[test]
+fn a_dead_targets_reference_restored_elsewhere_still_saves() {
+    // A restore into another world leaves a dead target's reference
+    // unbound (not the source's store): the other world saves it.
+    let mut source = World::new();
+    register(&mut source);
+    let leader = source.spawn((Pos { x: 1.0, y: 1.0 }, Leader));
+    source.freeze(leader).unwrap();
+    let follower = source.spawn((ComponentRef::<Pos>::new(&source, leader).unwrap(),));
+    source.despawn(leader).unwrap();
+    let snapshot = source.snapshot().unwrap();
+    let mut other = World::new();
+    register(&mut other);
+    other.restore(&snapshot).unwrap();
+    let bytes = save(&other);
+    let mut fresh = World::new();
+    register(&mut fresh);
+    fresh.load_from(&bytes[..]).unwrap();
+    let follows = *fresh
+        .entity(follower)
+        .unwrap()
+        .get::<ComponentRef<Pos>>()
+        .unwrap();
+    assert_eq!((follows.target(), follows.get(&fresh)), (leader, None));
 }

@@ -111,7 +111,6 @@ impl<T: Component> ComponentRef<T> {
     /// A reference to `target` bound to no store: it reads `None`
     /// everywhere until a restore binds it ([`rebind_refs`]). What a save's
     /// decoder makes, before the entities it names are placed.
-    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn unbound(target: Entity) -> Self {
         Self {
             target,
@@ -120,6 +119,13 @@ impl<T: Component> ComponentRef<T> {
             column: 0,
             _marker: PhantomData,
         }
+    }
+
+    /// Whether it is bound to a store other than `origin` (none: not
+    /// bound, as read from a save or left by a restore for a dead target).
+    #[cfg(feature = "serde")]
+    pub(crate) fn is_foreign_to(&self, origin: Option<StoreId>) -> bool {
+        self.store != StoreId::UNBOUND && Some(self.store) != origin
     }
 
     /// The entity referred to.
@@ -181,8 +187,8 @@ impl<T: Component> ComponentRef<T> {
 /// from): each is made again with [`ComponentRef::new`] for its target,
 /// which keeps its id across a restore. A reference bound to a third
 /// store is left as it is: it read `None` before the restore and does
-/// after. One whose target is not alive stays as it is, reading `None`
-/// as it did. The holders' changed ticks are not stamped (the game's
+/// after. One whose target is not alive reads `None` as it did, and is
+/// left unbound. The holders' changed ticks are not stamped (the game's
 /// state is the target, which did not change).
 ///
 /// Returns the references it could not bind although their target is
@@ -207,7 +213,13 @@ pub(crate) fn rebind_refs<T: Component>(
                     *slot = bound;
                 }
             }
-            Err(EntityError::NoSuchEntity { .. }) => {}
+            Err(EntityError::NoSuchEntity { .. }) => {
+                // Reads `None` as before; unbound, it names no other
+                // world's store (a save would refuse that: `SaveError::ForeignReference`).
+                if let Some(slot) = entities.get_mut_unstamped::<ComponentRef<T>>(holder) {
+                    *slot = ComponentRef::unbound(old.target);
+                }
+            }
             Err(error) => refused.push((holder, error)),
         }
     }

@@ -144,6 +144,19 @@ pub enum SaveError {
         /// Their type names.
         names: Vec<String>,
     },
+    /// A saved [`ComponentRef<T>`](crate::ComponentRef) was made in
+    /// another world's store ([`ComponentRef::new`](crate::ComponentRef::new)
+    /// given another world): it reads nothing in its holder's world, and
+    /// its saved form (its target's id) would name this world's entity of
+    /// that id once loaded. Make it in the holder's world.
+    ForeignReference {
+        /// The entity holding the reference.
+        holder: crate::Entity,
+        /// The other world's entity it names.
+        target: crate::Entity,
+        /// `T`'s type name.
+        component: &'static str,
+    },
     /// The snapshot holds a saved [`Local`](crate::Local) of a node whose
     /// instance key several registered nodes bore (a world that cannot
     /// plan, SL0004): a save names a local by its node's key, which would
@@ -183,6 +196,15 @@ impl fmt::Display for SaveError {
                 f,
                 "component types with rows are not registered for saving (World::save_component): {}",
                 names.join(", ")
+            ),
+            SaveError::ForeignReference {
+                holder,
+                target,
+                component,
+            } => write!(
+                f,
+                "{holder}'s ComponentRef<{component}> was made in another world's store (to its \
+                 {target}); it reads nothing here and cannot be saved"
             ),
             SaveError::AmbiguousNode { node, count } => write!(
                 f,

@@ -183,8 +183,9 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`SaveError::Empty`], [`SaveError::Registration`],
-    /// [`SaveError::NotSaved`] (component rows not registered for saving)
-    /// before anything is written; [`SaveError::Encode`] and
+    /// [`SaveError::NotSaved`] (component rows not registered for saving),
+    /// [`SaveError::ForeignReference`] (a saved reference made in another
+    /// world) before anything is written; [`SaveError::Encode`] and
     /// [`SaveError::Panicked`] naming the type whose `Serialize` failed,
     /// [`SaveError::Io`]: what was written then is not a valid save.
     pub fn write_to(&self, writer: impl Write) -> Result<(), SaveError> {
@@ -206,6 +207,7 @@ impl Snapshot {
         if !unsaved.is_empty() {
             return Err(SaveError::NotSaved { names: unsaved });
         }
+        self.check_foreign_refs()?;
         self.check_local_keys()?;
         let locals = self.has_saved_locals();
         let sections = 1
@@ -244,6 +246,38 @@ impl Snapshot {
             })?;
         }
         out.finish()?;
+        Ok(())
+    }
+}
+
+impl Snapshot {
+    /// Refuses a saved reference made in another world's store
+    /// ([`SaveError::ForeignReference`]).
+    fn check_foreign_refs(&self) -> Result<(), SaveError> {
+        let store = &self.store;
+        for codec in &self.saves.refs {
+            let Some(part) = store
+                .components
+                .iter()
+                .position(|component| component.used && component.type_id == codec.type_id)
+            else {
+                continue;
+            };
+            if let Some((index, target)) =
+                (codec.foreign)(&*store.components[part].part, store.origin)
+            {
+                let holder = entities_of(store, part)
+                    .get(index)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(target);
+                return Err(SaveError::ForeignReference {
+                    holder,
+                    target,
+                    component: codec.target_name,
+                });
+            }
+        }
         Ok(())
     }
 }

@@ -37,6 +37,39 @@ pub(crate) struct SaveCodecs {
     pub(crate) conflicts: Vec<String>,
     /// The `Local` types saved (`World::save_local`).
     pub(crate) locals: Vec<super::local_saves::LocalCodec>,
+    /// The reference types saved (`World::save_component_ref`).
+    pub(crate) refs: Vec<RefCodec>,
+}
+
+/// A saved reference type: what `write_to` checks of its values.
+#[derive(Clone)]
+pub(crate) struct RefCodec {
+    /// `ComponentRef<T>`'s.
+    pub(crate) type_id: TypeId,
+    /// `T`'s type name.
+    pub(crate) target_name: &'static str,
+    /// The first value (its index, its target) bound to a store that is
+    /// neither `origin` nor none: a reference made in another world.
+    pub(crate) foreign: ForeignRef,
+}
+
+pub(crate) type ForeignRef = fn(
+    &dyn super::part::ComponentPart,
+    Option<crate::entity::StoreId>,
+) -> Option<(usize, crate::Entity)>;
+
+fn foreign_ref<T: Component>(
+    part: &dyn super::part::ComponentPart,
+    origin: Option<crate::entity::StoreId>,
+) -> Option<(usize, crate::Entity)> {
+    let values = part
+        .as_any()
+        .downcast_ref::<super::part::ColumnValues<crate::ComponentRef<T>>>()?;
+    values
+        .values
+        .iter()
+        .position(|value| value.is_foreign_to(origin))
+        .map(|index| (index, values.values[index].target()))
 }
 
 impl fmt::Debug for SaveCodecs {
@@ -211,6 +244,19 @@ fn register_component_ref<T: Component>(
 ) -> Result<(), RegistrationError> {
     register_encoded::<crate::ComponentRef<T>, ComponentRefEncoding>(registry, name)?;
     registry.add_component_ref::<T>();
+    let type_id = TypeId::of::<crate::ComponentRef<T>>();
+    if registry
+        .saves
+        .refs
+        .iter()
+        .all(|known| known.type_id != type_id)
+    {
+        Arc::make_mut(&mut registry.saves).refs.push(RefCodec {
+            type_id,
+            target_name: std::any::type_name::<T>(),
+            foreign: foreign_ref::<T>,
+        });
+    }
     Ok(())
 }
 
