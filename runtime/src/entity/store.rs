@@ -1080,8 +1080,13 @@ impl Entities {
             }
         };
         column.mark_reached();
-        // SAFETY: as in `get`; the exclusive borrow of `self` makes the
-        // reference unique.
+        // SAFETY:
+        // - the column is the one of `C`'s id (its table's or its sparse
+        //   set's), so it holds `C`s;
+        // - `row` is a live row of it: the entity is alive (`slots.get`)
+        //   and its location (or the set's index) names its row there;
+        // - the exclusive borrow of `self` lasts as long as the reference,
+        //   so nothing else reads or writes the value meanwhile.
         Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
     }
 

@@ -742,7 +742,6 @@ impl World {
         store.filled = true;
 
         check_hierarchy(store)?;
-        check_refs(store, &self.snapshots.refs)?;
         let registry = &self.snapshots;
         store
             .check(self.entities(), &|type_id: TypeId| {
@@ -754,6 +753,8 @@ impl World {
                     what: format!("{other:?}"),
                 },
             })?;
+        // Against a consistent store: every live entity in one row.
+        check_refs(store, &registry.refs)?;
         Ok(snapshot)
     }
 
