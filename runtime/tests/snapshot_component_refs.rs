@@ -16,7 +16,8 @@ mod support;
 use serde::{Deserialize, Serialize};
 use sluice::snapshot::{LoadError, ReferenceFault, RegistrationError, SaveError, SectionKind};
 use sluice::{
-    Commands, ComponentRef, Entity, ExecutorKind, NodeBuilder, Query, Target, With, World,
+    Commands, ComponentRef, Entity, ExecutorKind, NodeBuilder, Query, StorageType, Target, With,
+    World,
 };
 use support::world_on;
 
@@ -665,4 +666,69 @@ fn a_dead_targets_reference_restored_elsewhere_still_saves() {
         .get::<ComponentRef<Pos>>()
         .unwrap();
     assert_eq!((follows.target(), follows.get(&fresh)), (leader, None));
+}
+
+#[test]
+fn a_target_whose_component_is_sparse_is_refused() {
+    // A reference caches a table column: a `T` kept in a sparse set is
+    // no target (`ComponentRef::new` refuses it), and neither is it in a
+    // save.
+    let sparse = |world: &mut World| {
+        world
+            .register_component::<Pos>(StorageType::SparseSet)
+            .unwrap();
+    };
+    let (bytes, holder, target) = forged(|world| {
+        sparse(world);
+        let target = world.spawn((Pos { x: 1.0, y: 1.0 }, Leader));
+        world.freeze(target).unwrap();
+        target
+    });
+    let mut world = World::new();
+    sparse(&mut world);
+    register(&mut world);
+    let error = world.load_from(&bytes[..]).unwrap_err();
+    let LoadError::Reference {
+        holder: named,
+        target: names,
+        fault,
+        ..
+    } = error
+    else {
+        panic!("{error}")
+    };
+    assert_eq!(
+        (named, names, fault),
+        (holder, target, ReferenceFault::LacksComponent)
+    );
+    assert_eq!(world.entities().len(), 0, "nothing changed");
+}
+
+#[test]
+fn references_held_in_a_sparse_set_are_saved_and_bound() {
+    let build = || {
+        let mut world = World::new();
+        world
+            .register_component::<ComponentRef<Pos>>(StorageType::SparseSet)
+            .unwrap();
+        register(&mut world);
+        world
+    };
+    let mut world = build();
+    populate(&mut world);
+    let bytes = save(&world);
+    let mut fresh = build();
+    fresh.load_from(&bytes[..]).unwrap();
+    assert_eq!(view(&mut fresh), view(&mut world));
+    // Read through `get` (`Target<T>` walks table columns of references
+    // only, here as before the save).
+    let (_, _, refs, _) = view(&mut fresh);
+    for (holder, target, read) in &refs {
+        let held = fresh
+            .entity(*target)
+            .and_then(|target| target.get::<Pos>().copied());
+        assert_eq!(*read, held, "{holder}'s reference to {target}");
+    }
+    assert_eq!(refs.len(), FOLLOWERS);
+    assert!(refs.iter().any(|(_, _, read)| read.is_some()));
 }
