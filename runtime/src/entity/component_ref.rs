@@ -32,7 +32,11 @@ use crate::registry::Registry;
 ///
 /// It belongs to the entity store it was made in ([`store`](Self::store)):
 /// read with any other (another world's, a store put in its world's place,
-/// a new world at its dropped world's address) it reads `None`.
+/// a new world at its dropped world's address) it reads `None`. Snapshots
+/// and saves keep it working across worlds when its type is opted in with
+/// [`World::snapshot_component_ref`](crate::World::snapshot_component_ref)
+/// (or, with the `serde` feature, `World::save_component_ref`, which saves
+/// it as its target entity): a restore binds it to the store it lands in.
 pub struct ComponentRef<T: Component> {
     target: Entity,
     /// The store `archetype` and `column` are numbers of.
