@@ -13,17 +13,20 @@
 //! file, spoils it, loads the file back, and shows a truncated file
 //! refused with the world untouched; last, a new world (as a new process
 //! would build it) loads the file, the `Local` counting volleys
-//! (`World::save_local`) counts on from the saved count, and the medic
+//! (`World::save_local`) counts on from the saved count, the medic
 //! (its store saved with `World::save_scripts`, its type with
-//! `World::save_step_script`) heals on the frames it would have.
+//! `World::save_step_script`) heals on the frames it would have, and the
+//! herald reads the flag's morale through its `ComponentRef` again
+//! (`World::save_component_ref`: saved as the flag's entity, bound again
+//! to the new world's store by the load).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 
 use serde::{Deserialize, Serialize};
-use sluice::RollbackBuffer;
 use sluice::prelude::*;
 use sluice::script::{ScriptKind, Scripts, SimClock, Step, StepScript, Wait};
+use sluice::{ComponentRef, RollbackBuffer};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Hp(i32);
@@ -35,6 +38,10 @@ struct Squad(u8);
 struct Target(Entity);
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Frame(u64);
+/// The flag's morale: the flag is frozen, so a herald can hold a
+/// `ComponentRef<Morale>` to it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Morale(i32);
 
 /// The medic's scripts: they see nothing, and ask for heals.
 struct Medics;
@@ -93,6 +100,9 @@ fn skirmish_world() -> World {
         .save_component::<Hp>("Hp")
         .save_component::<Squad>("Squad")
         .save_component::<Target>("Target")
+        .save_component::<Morale>("Morale")
+        // Each reference saved as the flag's entity, bound on load.
+        .save_component_ref::<Morale>("Herald")
         .save_service::<Frame>("Frame")
         .save_service::<Volleys>("Volleys")
         // A save holds the `volleys` node's count by its name.
@@ -163,6 +173,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         world.entity_mut(r).unwrap().insert((Target(b),))?;
         world.entity_mut(b).unwrap().insert((Target(r),))?;
     }
+    // Red's flag, frozen, and a herald who reads its morale.
+    let flag = world.spawn((Morale(80),));
+    world.freeze(flag)?;
+    let herald = world.spawn((ComponentRef::<Morale>::new(&world, flag)?,));
     world.run_iteration()?;
     show("the skirmish", &mut world);
 
@@ -215,16 +229,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(checksum, replayed);
 
     // 2b. A snapshot reused frame after frame copies only what changed:
-    // the frame writes `Hp`; `Squad` and `Target` are kept as they were.
+    // the frame writes `Hp`; `Squad`, `Target`, `Morale` and the herald's
+    // reference are kept as they were.
     let mut steady = sluice::Snapshot::new();
     world.snapshot_into(&mut steady)?;
     world.run_iteration()?;
     world.snapshot_into(&mut steady)?;
     println!(
-        "an incremental capture kept {} of 3 component types (Squad, Target)",
+        "an incremental capture kept {} of 5 component types (all but Hp)",
         steady.reused_components()
     );
-    assert_eq!(steady.reused_components(), 2);
+    assert_eq!(steady.reused_components(), 4);
 
     // 3. Save to a file and load it back.
     let dir = std::env::temp_dir().join(format!("sluice-snapshots-{}", std::process::id()));
@@ -264,6 +279,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nrestarted from the save: volley {counted} (the save was taken after volley {volleys})"
     );
     assert_eq!(counted, volleys + 1);
+    let follows = *restarted
+        .entity(herald)
+        .and_then(|herald| herald.get::<ComponentRef<Morale>>())
+        .expect("the herald is back");
+    println!(
+        "the herald follows {}: morale {:?}",
+        follows.target(),
+        follows.get(&restarted)
+    );
+    assert_eq!(follows.get(&restarted), Some(&Morale(80)));
     // The medic came back with its count of frames: the restarted world
     // heals on the frames the saved one does (one frame played on both
     // already, two more here).

@@ -7,12 +7,12 @@
 //! - `restore`: `World::restore` of it;
 //! - `checksum`: `Snapshot::checksum` of it (what the rollback session
 //!   hands ggrs with every save);
-//! - `rollback8`: restore, then the 8 frames after it again.
-//!
-//! No save or load on disk: the battle's captains are followed through a
-//! `ComponentRef<Pos>`, captured by snapshots but with no saved form, so
-//! `write_to` refuses the world (`SaveError::NotSaved`); the `snapshot`
-//! bench's `save_file`/`load_file` rows save units of the same shape.
+//! - `rollback8`: restore, then the 8 frames after it again;
+//! - `save`: `Snapshot::write_to` of it into a warm `Vec` (a save on disk
+//!   without the disk: the captains' references as their entities; the
+//!   director's scripts are not saved, as they have no saved form yet);
+//! - `load`: `World::load_from` of that save (read, checked, restored,
+//!   the references bound again).
 //!
 //! Single-threaded (the world's pool of 1: every node on the calling
 //! thread). Unlike `snapshot`'s six `Copy` components, this is the game's
@@ -26,7 +26,7 @@ use std::time::Duration;
 use criterion::{Criterion, SamplingMode};
 
 mod game_rollback_workload;
-use game_rollback_workload::{COUNTS, capture, checksum, game, restore, rollback8};
+use game_rollback_workload::{COUNTS, capture, checksum, game, load, restore, rollback8, save};
 
 fn criterion_rows(c: &mut Criterion) {
     let mut group = c.benchmark_group("game_rollback");
@@ -53,9 +53,17 @@ fn criterion_rows(c: &mut Criterion) {
         group.bench_function(format!("rollback8/{n}"), |b| {
             b.iter(|| rollback8(&mut game, &snapshot));
         });
+        let mut bytes = Vec::new();
+        group.bench_function(format!("save/{n}"), |b| {
+            b.iter(|| save(&snapshot, &mut bytes));
+        });
+        group.bench_function(format!("load/{n}"), |b| {
+            b.iter(|| load(&mut game, &bytes));
+        });
         println!(
-            "game_rollback/{n}: a snapshot holds {} bytes",
-            snapshot.heap_bytes()
+            "game_rollback/{n}: a snapshot holds {} bytes, a save {}",
+            snapshot.heap_bytes(),
+            bytes.len()
         );
     }
     group.finish();

@@ -5,10 +5,11 @@
 //! a save changed without its checksum rewritten is always refused; a
 //! refused load leaves the world exactly as it was (the `trail` node's
 //! saved `Local` included: its next run goes on from its own value); a
-//! forged save that happens to be valid loads into a consistent world.
-//! The saves hold a step script store (`World::save_scripts`), whose
-//! section a mutation aims at too: a damaged one is refused by name, the
-//! world's own scripts untouched.
+//! forged save that happens to be valid loads into a consistent world,
+//! whose references (`ComponentRef<Pos>`) each read their live target or,
+//! for a target not alive, `None`. The saves hold a step script store
+//! (`World::save_scripts`), whose section a mutation aims at too: a
+//! damaged one is refused by name, the world's own scripts untouched.
 
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use sluice::script::{ScriptId, ScriptKind, Scripts, SimClock, Step, StepScript, Wait, Waiting};
 use sluice::snapshot::LoadError;
-use sluice::{Entity, Local, NodeBuilder, World};
+use sluice::{ComponentRef, Entity, Local, NodeBuilder, World};
 
 /// Scripts that see nothing and count.
 struct Ticks;
@@ -99,6 +100,7 @@ fn registered() -> World {
         .save_component::<Follows>("follows")
         .save_service::<Log>("log")
         .save_local::<Vec<u32>>("trail")
+        .save_component_ref::<Pos>("follows_pos")
         .save_scripts::<Ticks>("ticks")
         .save_step_script::<Ticks, Counter>("counter");
     world.insert(SimClock::new());
@@ -122,6 +124,22 @@ fn source_save() -> Vec<u8> {
             last = world.spawn((Marker,));
         }
     }
+    // References: to frozen targets, one despawned since.
+    let mut targets = Vec::new();
+    for i in 0..3u32 {
+        let target = world.spawn((Pos(i as f32, 5.0),));
+        world.freeze(target).unwrap();
+        targets.push(target);
+    }
+    for (i, &target) in targets.iter().chain(&targets[..1]).enumerate() {
+        let follows = ComponentRef::<Pos>::new(&world, target).unwrap();
+        if i % 2 == 0 {
+            world.spawn((follows,));
+        } else {
+            world.spawn((follows, Marker));
+        }
+    }
+    world.despawn(targets[2]).unwrap();
     world.insert(Log(vec![1, 2, 3]));
     for i in 0..5u64 {
         let scripts = world.get_mut::<Scripts<Ticks>>().unwrap();
@@ -287,16 +305,40 @@ fn apply(bytes: &mut Vec<u8>, mutation: &Mutation) {
     }
 }
 
-/// What a world holds, as its own checksum (its scripts included), every
-/// query's rows and its scripts.
+/// Each reference's holder, target and what it reads; asserts that it
+/// reads its target's `Pos` when the target is alive, and `None` when not.
+fn references(world: &mut World) -> Vec<(Entity, Entity, Option<Pos>)> {
+    let refs: Vec<(Entity, ComponentRef<Pos>)> = world
+        .query::<(Entity, &ComponentRef<Pos>)>()
+        .iter()
+        .map(|(e, r)| (e, *r))
+        .collect();
+    let mut rows: Vec<_> = refs
+        .into_iter()
+        .map(|(holder, follows)| {
+            let read = follows.get(&*world).copied();
+            let held = world
+                .entity(follows.target())
+                .and_then(|target| target.get::<Pos>().copied());
+            assert_eq!(read, held, "{holder}'s reference to {}", follows.target());
+            (holder, follows.target(), read)
+        })
+        .collect();
+    rows.sort_by_key(|row| row.0);
+    rows
+}
+
 type State = (
     u64,
     usize,
     Vec<(Entity, Pos)>,
     Option<Log>,
     Vec<(ScriptId, String, Waiting)>,
+    Vec<(Entity, Entity, Option<Pos>)>,
 );
 
+/// What a world holds, as its own checksum (its scripts included), every
+/// query's rows, its scripts and its references.
 fn state(world: &mut World) -> State {
     let mut pos: Vec<(Entity, Pos)> = world
         .query::<(Entity, &Pos)>()
@@ -318,6 +360,7 @@ fn state(world: &mut World) -> State {
                     .collect()
             })
             .unwrap_or_default(),
+        references(world),
     )
 }
 
@@ -405,6 +448,10 @@ fn the_untouched_save_loads() {
         ["c0", "c1", "c3", "c4"],
         "the saved scripts came back"
     );
+    // The references came back bound: live targets read, the dead one not.
+    let refs = references(&mut world);
+    assert_eq!(refs.len(), 4);
+    assert_eq!(refs.iter().filter(|(_, _, read)| read.is_some()).count(), 3);
     // The `trail` node's local came back: its next run appends its fourth.
     world.run_iteration().unwrap();
     assert_eq!(world.get::<Trail>().unwrap().0, [0, 1, 2, 3]);

@@ -52,6 +52,20 @@ pub fn checksum(snapshot: &Snapshot) -> u64 {
     snapshot.checksum()
 }
 
+/// Writes `snapshot` as a save into `bytes` (emptied first, its memory
+/// kept): everything but the director's scripts, which have no saved form
+/// (a load leaves the world's own as they are).
+pub fn save(snapshot: &Snapshot, bytes: &mut Vec<u8>) {
+    bytes.clear();
+    snapshot.write_to(&mut *bytes).expect("the battle saves");
+}
+
+/// `World::load_from` of a save: read, checked, restored, and the
+/// captains' references bound again.
+pub fn load(game: &mut RollbackGame, bytes: &[u8]) {
+    game.world_mut().load_from(bytes).expect("the save loads");
+}
+
 /// One 8-frame rollback end to end: restore `snapshot`, then run the
 /// [`ROLLBACK_FRAMES`] frames after it again with their inputs.
 pub fn rollback8(game: &mut RollbackGame, snapshot: &Snapshot) {

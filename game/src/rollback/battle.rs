@@ -1,7 +1,7 @@
 //! [`RollbackGame`]: the part of the battle that rolls back, a world every
 //! piece of whose changing state a snapshot captures.
 
-use sluice::{ComponentRef, RestoreError, Snapshot, SnapshotError, World};
+use sluice::{RestoreError, Snapshot, SnapshotError, World};
 
 use crate::combat::{CombatPlugin, Score};
 use crate::feed::{FeedPlugin, InputState, Orders};
@@ -91,9 +91,9 @@ impl RollbackGame {
             .finish_plugins()
             .expect("every plugin the battle requires is added");
         world.add_system(apply_inputs);
-        // Saved (and so checksummed) under stable names; the captains'
-        // references only into snapshots (a `ComponentRef` has no saved
-        // form; which captain a unit follows is fixed at its spawn).
+        // Saved (and so checksummed) under stable names; a unit's
+        // reference to its captain as the captain's entity (bound again to
+        // the store a load or another world's restore puts it in).
         world
             .save_component::<Pos>("game::Pos")
             .save_component::<Vel>("game::Vel")
@@ -103,7 +103,7 @@ impl RollbackGame {
             .save_component::<Weapon>("game::Weapon")
             .save_component::<Captain>("game::Captain")
             .save_component::<Turret>("game::Turret")
-            .snapshot_component::<ComponentRef<Pos>>()
+            .save_component_ref::<Pos>("game::CaptainRef")
             .save_service::<Inputs>("game::Inputs")
             .save_service::<InputState>("game::InputState")
             .save_service::<Orders>("game::Orders")

@@ -158,3 +158,65 @@ fn the_directors_scripts_roll_back_with_the_battle() {
     }
     assert_eq!(ends[0], ends[1], "1 thread vs 2");
 }
+
+/// The battle's world saves to bytes with everything but the director's
+/// scripts (no saved form yet; a load leaves the world's own as they
+/// are): the captains' references are saved as the captains. Loaded into
+/// a fresh battle, it has the same checksum, every unit reads its
+/// captain's position through its reference, and it plays on as the
+/// original does, on one thread and on two.
+#[test]
+fn the_battle_saves_and_loads_into_a_fresh_battle() {
+    use sluice::{ComponentRef, Entity};
+    use sluice_game::units::Pos;
+
+    for threads in [1, 2] {
+        let mut game = RollbackGame::new(&small(threads)).expect("the battle builds");
+        let inputs = scripted(5);
+        for frame in 0..10 {
+            game.advance(inputs(frame)).expect("the frame runs");
+        }
+        let snapshot = game.world().snapshot().expect("between frames");
+        // Only the scripts' side has no saved form.
+        for name in snapshot.not_saved() {
+            assert!(
+                name.contains("Scripts<") || name.contains("DirectorLog"),
+                "{name} is not saved"
+            );
+        }
+        let mut bytes = Vec::new();
+        snapshot.write_to(&mut bytes).expect("the battle saves");
+
+        let mut fresh = RollbackGame::new(&small(threads)).expect("the battle builds");
+        fresh
+            .world_mut()
+            .load_from(&bytes[..])
+            .expect("the save loads");
+        assert_eq!(fresh.checksum().unwrap(), game.checksum().unwrap());
+        assert_eq!(fresh.frame(), game.frame());
+        let follows: Vec<(Entity, ComponentRef<Pos>)> = fresh
+            .world_mut()
+            .query::<(Entity, &ComponentRef<Pos>)>()
+            .iter()
+            .map(|(unit, follows)| (unit, *follows))
+            .collect();
+        assert!(follows.len() > small(threads).entities / 2);
+        for (unit, follows) in follows {
+            let captain = fresh.world().entity(follows.target()).unwrap();
+            assert_eq!(
+                follows.get(fresh.world()),
+                captain.get::<Pos>(),
+                "{unit} reads its captain"
+            );
+        }
+        for frame in 10..40 {
+            game.advance(inputs(frame)).expect("the frame runs");
+            fresh.advance(inputs(frame)).expect("the frame runs");
+        }
+        assert_eq!(
+            fresh.checksum().unwrap(),
+            game.checksum().unwrap(),
+            "{threads} threads"
+        );
+    }
+}

@@ -32,7 +32,11 @@ use crate::registry::Registry;
 ///
 /// It belongs to the entity store it was made in ([`store`](Self::store)):
 /// read with any other (another world's, a store put in its world's place,
-/// a new world at its dropped world's address) it reads `None`.
+/// a new world at its dropped world's address) it reads `None`. Snapshots
+/// and saves keep it working across worlds when its type is opted in with
+/// [`World::snapshot_component_ref`](crate::World::snapshot_component_ref)
+/// (or, with the `serde` feature, `World::save_component_ref`, which saves
+/// it as its target entity): a restore binds it to the store it lands in.
 pub struct ComponentRef<T: Component> {
     target: Entity,
     /// The store `archetype` and `column` are numbers of.
@@ -108,6 +112,26 @@ impl<T: Component> ComponentRef<T> {
         })
     }
 
+    /// A reference to `target` bound to no store: it reads `None`
+    /// everywhere until a restore binds it ([`rebind_refs`]). What a save's
+    /// decoder makes, before the entities it names are placed.
+    pub(crate) fn unbound(target: Entity) -> Self {
+        Self {
+            target,
+            store: StoreId::UNBOUND,
+            archetype: ArchetypeId::EMPTY,
+            column: 0,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Whether it is bound to a store other than `origin` (none: not
+    /// bound, as read from a save or left by a restore for a dead target).
+    #[cfg(feature = "serde")]
+    pub(crate) fn is_foreign_to(&self, origin: Option<StoreId>) -> bool {
+        self.store != StoreId::UNBOUND && Some(self.store) != origin
+    }
+
     /// The entity referred to.
     pub fn target(&self) -> Entity {
         self.target
@@ -159,6 +183,51 @@ impl<T: Component> ComponentRef<T> {
             &*column.data().cast::<T>().add(row)
         })
     }
+}
+
+/// Binds to `entities` every [`ComponentRef<T>`] it holds that is
+/// [unbound](ComponentRef::unbound) (read from a save) or bound to the
+/// store `from` (the one a snapshot restored into `entities` was taken
+/// from): each is made again with [`ComponentRef::new`] for its target,
+/// which keeps its id across a restore. A reference bound to a third
+/// store is left as it is: it read `None` before the restore and does
+/// after. One whose target is not alive reads `None` as it did, and is
+/// left unbound. The holders' changed ticks are not stamped (the game's
+/// state is the target, which did not change).
+///
+/// Returns the references it could not bind although their target is
+/// alive, with why: none, when the snapshot was checked (a live world's
+/// capture, or a save checked by `World::read_snapshot`); those stay as
+/// they were, reading `None`.
+pub(crate) fn rebind_refs<T: Component>(
+    entities: &mut Entities,
+    from: Option<StoreId>,
+) -> Vec<(Entity, EntityError)> {
+    let mut refused = Vec::new();
+    for holder in entities.holders_of::<ComponentRef<T>>() {
+        let Some(&old) = entities.get::<ComponentRef<T>>(holder) else {
+            continue;
+        };
+        if old.store != StoreId::UNBOUND && Some(old.store) != from {
+            continue;
+        }
+        match ComponentRef::<T>::new(entities, old.target) {
+            Ok(bound) => {
+                if let Some(slot) = entities.get_mut_unstamped::<ComponentRef<T>>(holder) {
+                    *slot = bound;
+                }
+            }
+            Err(EntityError::NoSuchEntity { .. }) => {
+                // Reads `None` as before; unbound, it names no other
+                // world's store (a save would refuse that: `SaveError::ForeignReference`).
+                if let Some(slot) = entities.get_mut_unstamped::<ComponentRef<T>>(holder) {
+                    *slot = ComponentRef::unbound(old.target);
+                }
+            }
+            Err(error) => refused.push((holder, error)),
+        }
+    }
+    refused
 }
 
 /// In a query, the target's `T` of each entity's [`ComponentRef<T>`]:

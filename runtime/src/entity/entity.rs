@@ -248,6 +248,26 @@ impl Slots {
             .filter(|slot| slot.generation == entity.generation.get())
     }
 
+    /// Tells whether the table ever handed out an entity (alive now, or
+    /// despawned since): its slot exists and gave out its generation. The
+    /// free list is indexed once, for many questions.
+    #[cfg(feature = "serde")]
+    pub(crate) fn handed_out(&self) -> impl Fn(Entity) -> bool + '_ {
+        let next: std::collections::HashMap<u32, NonZeroU32> = self.free.iter().copied().collect();
+        move |entity: Entity| {
+            let Some(slot) = self.slots.get(entity.slot as usize) else {
+                return false;
+            };
+            if slot.generation != 0 {
+                return entity.generation.get() <= slot.generation;
+            }
+            // Free: below the generation it hands out next; retired (not
+            // free): every generation was handed out.
+            next.get(&entity.slot)
+                .is_none_or(|&next| entity.generation < next)
+        }
+    }
+
     /// `entity`'s slot, if it is alive.
     #[inline]
     pub(crate) fn get_mut(&mut self, entity: Entity) -> Option<&mut Slot> {

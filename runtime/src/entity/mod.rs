@@ -47,6 +47,7 @@ pub use bundle::Bundle;
 pub use component::{
     Component, ComponentError, ComponentId, ComponentInfo, Components, StorageType,
 };
+pub(crate) use component_ref::rebind_refs;
 pub use component_ref::{ComponentRef, Target, TargetFetch};
 pub use disabled::{Allow, Disabled};
 pub use entity::Entity;

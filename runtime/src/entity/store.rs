@@ -152,6 +152,12 @@ static NEXT_STORE_ID: StaticAtomicU64 = StaticAtomicU64::new(1);
 pub struct StoreId(NonZeroU64);
 
 impl StoreId {
+    /// The id no store ever has: `fresh` panics before it would hand out
+    /// `u64::MAX`. A [`ComponentRef`](crate::ComponentRef) decoded from a
+    /// save carries it until a restore binds it to the store it lands in,
+    /// so it reads `None` wherever it is seen before that.
+    pub(crate) const UNBOUND: StoreId = StoreId(NonZeroU64::MAX);
+
     /// A store id never handed out before.
     ///
     /// # Panics
@@ -1053,6 +1059,50 @@ impl Entities {
         // SAFETY: as in `get`; the exclusive borrow of `self` makes the
         // reference unique.
         Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
+    }
+
+    /// `entity`'s `C`, to rewrite what the runtime derives from the
+    /// store (a [`ComponentRef`](crate::ComponentRef)'s cached column)
+    /// rather than the game's state: no changed tick is stamped. The
+    /// column's version is bumped, so an incremental capture copies it.
+    pub(crate) fn get_mut_unstamped<C: Component>(&mut self, entity: Entity) -> Option<&mut C> {
+        let id = self.components.id_of::<C>()?;
+        let location = self.slots.get(entity)?.location;
+        let (column, row) = match self.sparse_sets.get_mut(id.index()) {
+            Some(Some(set)) => {
+                let row = set.index_of(entity)?;
+                (set.column_mut(), row)
+            }
+            _ => {
+                let table = self.archetypes.get_mut(location.archetype);
+                let column = table.column_index(id)?;
+                (&mut table.columns[column], location.row as usize)
+            }
+        };
+        column.mark_reached();
+        // SAFETY:
+        // - the column is the one of `C`'s id (its table's or its sparse
+        //   set's), so it holds `C`s;
+        // - `row` is a live row of it: the entity is alive (`slots.get`)
+        //   and its location (or the set's index) names its row there;
+        // - the exclusive borrow of `self` lasts as long as the reference,
+        //   so nothing else reads or writes the value meanwhile.
+        Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
+    }
+
+    /// Every entity holding a `C`: each table's rows, then its sparse set.
+    pub(crate) fn holders_of<C: Component>(&self) -> Vec<Entity> {
+        let Some(id) = self.components.id_of::<C>() else {
+            return Vec::new();
+        };
+        if let Some(set) = self.sparse_set(id) {
+            return set.entities().to_vec();
+        }
+        self.archetypes
+            .iter()
+            .filter(|archetype| archetype.contains(id))
+            .flat_map(|archetype| archetype.entities().iter().copied())
+            .collect()
     }
 
     /// When `entity`'s `C` was added and last changed.

@@ -167,6 +167,19 @@ pub enum SaveError {
         /// The script's type name.
         type_name: &'static str,
     },
+    /// A saved [`ComponentRef<T>`](crate::ComponentRef) was made in
+    /// another world's store ([`ComponentRef::new`](crate::ComponentRef::new)
+    /// given another world): it reads nothing in its holder's world, and
+    /// its saved form (its target's id) would name this world's entity of
+    /// that id once loaded. Make it in the holder's world.
+    ForeignReference {
+        /// The entity holding the reference.
+        holder: crate::Entity,
+        /// The other world's entity it names.
+        target: crate::Entity,
+        /// `T`'s type name.
+        component: &'static str,
+    },
     /// The snapshot holds a saved [`Local`](crate::Local) of a node whose
     /// instance key several registered nodes bore (a world that cannot
     /// plan, SL0004): a save names a local by its node's key, which would
@@ -216,6 +229,15 @@ impl fmt::Display for SaveError {
                 f,
                 "the script `{script}` (a {type_name} in {store}) waits on a condition its state \
                  does not give back (StepScript::resume_wait): a condition cannot be saved"
+            ),
+            SaveError::ForeignReference {
+                holder,
+                target,
+                component,
+            } => write!(
+                f,
+                "{holder}'s ComponentRef<{component}> was made in another world's store (to its \
+                 {target}); it reads nothing here and cannot be saved"
             ),
             SaveError::AmbiguousNode { node, count } => write!(
                 f,
@@ -456,6 +478,46 @@ pub enum LoadError {
         /// How many registered nodes bear it.
         count: usize,
     },
+    /// A saved [`ComponentRef<T>`](crate::ComponentRef)
+    /// ([`World::save_component_ref`](crate::World::save_component_ref))
+    /// names a target the runtime could not have let it name: a forged
+    /// or damaged save.
+    Reference {
+        /// The entity holding the reference.
+        holder: crate::Entity,
+        /// The entity it names.
+        target: crate::Entity,
+        /// `T`'s type name.
+        component: &'static str,
+        /// What is wrong with the target.
+        fault: ReferenceFault,
+    },
+}
+
+/// What is wrong with a saved reference's target ([`LoadError::Reference`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReferenceFault {
+    /// The target is alive in the save and not frozen (a reference is
+    /// only made to a frozen entity, which stays frozen).
+    NotFrozen,
+    /// The target is alive in the save and its archetype has no `T` in a
+    /// table column (none at all, or kept in a sparse set).
+    LacksComponent,
+    /// The save's id table never handed out the target's id (its slot is
+    /// past the table, or its generation was not reached): no entity
+    /// ever had it.
+    NeverSpawned,
+}
+
+impl fmt::Display for ReferenceFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReferenceFault::NotFrozen => "is alive and not frozen",
+            ReferenceFault::LacksComponent => "has no such component in a table column",
+            ReferenceFault::NeverSpawned => "was never spawned (its id was never handed out)",
+        })
+    }
 }
 
 impl fmt::Display for LoadError {
@@ -526,6 +588,15 @@ impl fmt::Display for LoadError {
                 f,
                 "the save holds locals of the node `{node}`, and {count} registered nodes of this \
                  world have that instance key: which one is not guessed"
+            ),
+            LoadError::Reference {
+                holder,
+                target,
+                component,
+                fault,
+            } => write!(
+                f,
+                "{holder}'s saved ComponentRef<{component}> names {target}, which {fault}"
             ),
         }
     }

@@ -207,7 +207,8 @@ impl Snapshot {
     /// [`SaveError::Empty`], [`SaveError::Registration`],
     /// [`SaveError::NotSaved`] (component rows, or scripts of a saved
     /// store, of types not registered for saving),
-    /// [`SaveError::UnsavedCondition`], and a saved script's failing or
+    /// [`SaveError::ForeignReference`] (a saved reference made in another
+    /// world), [`SaveError::UnsavedCondition`], and a saved script's failing or
     /// panicking `Serialize` before anything is written; [`SaveError::Encode`] and
     /// [`SaveError::Panicked`] naming the type whose `Serialize` failed,
     /// [`SaveError::Io`]: what was written then is not a valid save.
@@ -230,6 +231,7 @@ impl Snapshot {
         if !unsaved.is_empty() {
             return Err(SaveError::NotSaved { names: unsaved });
         }
+        self.check_foreign_refs()?;
         self.check_local_keys()?;
         let scripts = self.encode_scripts()?;
         let locals = self.has_saved_locals();
@@ -276,6 +278,38 @@ impl Snapshot {
             })?;
         }
         out.finish()?;
+        Ok(())
+    }
+}
+
+impl Snapshot {
+    /// Refuses a saved reference made in another world's store
+    /// ([`SaveError::ForeignReference`]).
+    fn check_foreign_refs(&self) -> Result<(), SaveError> {
+        let store = &self.store;
+        for codec in &self.saves.refs {
+            let Some(part) = store
+                .components
+                .iter()
+                .position(|component| component.used && component.type_id == codec.type_id)
+            else {
+                continue;
+            };
+            if let Some((index, target)) =
+                (codec.foreign)(&*store.components[part].part, store.origin)
+            {
+                let holder = entities_of(store, part)
+                    .get(index)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(target);
+                return Err(SaveError::ForeignReference {
+                    holder,
+                    target,
+                    component: codec.target_name,
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -472,6 +506,74 @@ fn check_hierarchy(store: &CapturedStore) -> Result<(), LoadError> {
         .find(|(_, parent)| store.slots.get(**parent).is_none())
     {
         return inconsistent(format!("{child}'s parent {parent} is not alive"));
+    }
+    Ok(())
+}
+
+/// Every saved [`ComponentRef`](crate::ComponentRef) names a target the
+/// runtime could have let it name (checked before anything is restored,
+/// so that the restore's binding cannot fail): alive, frozen and in an
+/// archetype with a table column of its `T`; or an id the slot table
+/// handed out and took back (a target despawned before the save reads
+/// `None` after the load, as before).
+fn check_refs(store: &CapturedStore, refs: &[super::registry::RefEntry]) -> Result<(), LoadError> {
+    use std::collections::HashMap;
+    let archetypes = &store.archetypes[..store.archetype_len];
+    // Each live entity's archetype, indexed once when a reference needs it.
+    let mut archetype_of: Option<HashMap<Entity, usize>> = None;
+    let handed_out = store.slots.handed_out();
+    for entry in refs {
+        let Some(part) = store
+            .components
+            .iter()
+            .position(|component| component.used && component.type_id == entry.type_id)
+        else {
+            continue;
+        };
+        let targets = (entry.targets)(&*store.components[part].part);
+        let holders = entities_of(store, part);
+        for (holder, target) in holders.into_iter().zip(targets) {
+            // A value with no entity was refused by the row counts.
+            let Some(holder) = holder else { continue };
+            let fault = match store.slots.get(target) {
+                None if handed_out(target) => continue,
+                None => super::ReferenceFault::NeverSpawned,
+                Some(slot) if !slot.frozen => super::ReferenceFault::NotFrozen,
+                Some(_) => {
+                    let index = archetype_of.get_or_insert_with(|| {
+                        archetypes
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(index, archetype)| {
+                                store
+                                    .entities
+                                    .get(archetype.entities.clone())
+                                    .unwrap_or_default()
+                                    .iter()
+                                    .map(move |&entity| (entity, index))
+                            })
+                            .collect()
+                    });
+                    let has_column = index.get(&target).is_some_and(|&archetype| {
+                        archetypes[archetype].columns.iter().any(|&(column, _)| {
+                            let component = &store.components[column as usize];
+                            component.type_id == entry.target_type
+                                && component.storage == StorageType::Table
+                        })
+                    });
+                    if has_column {
+                        continue;
+                    }
+                    super::ReferenceFault::LacksComponent
+                }
+            };
+            return Err(LoadError::Reference {
+                holder,
+                target,
+                component: entry.target_name,
+                fault,
+            });
+        }
     }
     Ok(())
 }
@@ -687,6 +789,8 @@ impl World {
                     what: format!("{other:?}"),
                 },
             })?;
+        // Against a consistent store: every live entity in one row.
+        check_refs(store, &registry.refs)?;
         Ok(snapshot)
     }
 

@@ -219,6 +219,25 @@
 //! ids). A store not registered, or holding an `async` script, is not
 //! saved (`Snapshot::not_saved` names it) and left as it is by a load.
 //!
+//! **References in saves.** A [`ComponentRef<T>`](crate::ComponentRef)
+//! caches its store's archetype and column numbers, which mean nothing in
+//! a file or another store. `World::save_component_ref::<T>("name")`
+//! saves each as its target `Entity` (fixed-width in the checksum, so two
+//! peers compare equal) and decodes it unbound (a placeholder whose store
+//! id, `StoreId::UNBOUND`, no store has: it reads `None` if seen). Before
+//! the world changes, a load checks every target: alive, frozen and in an
+//! archetype with a table column of `T`, or an id the save's slot table
+//! handed out and took back (a dead target, which reads `None` after the
+//! load as before); otherwise `LoadError::Reference`. After the restore
+//! places the entities, each reference that is unbound or bound to the
+//! store the snapshot was taken from is made again with
+//! `ComponentRef::new` (the same binding makes another world's in-memory
+//! snapshot restore with working references:
+//! `World::snapshot_component_ref`), without stamping its changed tick.
+//! A reference made in a third store is left alone by a restore (it reads
+//! `None` before and after) and refused by a save
+//! (`SaveError::ForeignReference`).
+//!
 //! **Loading** validates everything before the world changes: the magic,
 //! the version, the trailing checksum (a truncated file is told apart from
 //! a damaged one), each section's bounds, each type by its save name
@@ -311,7 +330,7 @@ use std::fmt;
 pub use divergence::{DIVERGENCE_ENTITIES, Divergence};
 pub use error::{RestoreError, SnapshotError};
 #[cfg(feature = "serde")]
-pub use file::{FORMAT_VERSION, LoadError, SaveError, SectionKind};
+pub use file::{FORMAT_VERSION, LoadError, ReferenceFault, SaveError, SectionKind};
 pub use rollback::RollbackBuffer;
 #[cfg(feature = "serde")]
 pub use saves::{BUILTIN_SAVE_NAMES, RegistrationError};

@@ -77,8 +77,40 @@ fn clone_local<T: Clone + Send + 'static>(
 }
 
 /// The world's registry of what its snapshots capture.
+/// A [`ComponentRef<T>`](crate::ComponentRef) type opted into snapshots
+/// ([`World::snapshot_component_ref`](crate::World::snapshot_component_ref)):
+/// how to bind its values to the store a restore puts them in.
+pub(crate) struct RefEntry {
+    /// `ComponentRef<T>`'s.
+    pub(crate) type_id: TypeId,
+    /// `T`'s.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) target_type: TypeId,
+    /// `T`'s type name.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) target_name: &'static str,
+    /// [`rebind_refs::<T>`](crate::entity::rebind_refs).
+    pub(crate) rebind: RebindRefs,
+    /// Each captured value's target, in the part's order.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) targets: fn(&dyn ComponentPart) -> Vec<crate::Entity>,
+}
+
+pub(crate) type RebindRefs = fn(
+    &mut crate::entity::Entities,
+    Option<crate::entity::StoreId>,
+) -> Vec<(crate::Entity, crate::entity::EntityError)>;
+
+fn targets_of<T: Component>(part: &dyn ComponentPart) -> Vec<crate::Entity> {
+    part.as_any()
+        .downcast_ref::<ColumnValues<crate::ComponentRef<T>>>()
+        .map(|values| values.values.iter().map(|r| r.target()).collect())
+        .unwrap_or_default()
+}
+
 #[derive(Default)]
 pub(crate) struct SnapshotRegistry {
+    pub(crate) refs: Vec<RefEntry>,
     pub(crate) components: Vec<ComponentEntry>,
     pub(crate) services: Vec<ServiceEntry>,
     /// The message types opted in: by the `TypeId` and name of their
@@ -147,6 +179,21 @@ impl SnapshotRegistry {
     }
 
     /// Opts the service `T` in (once); its entry.
+    /// Opts `ComponentRef<T>` into snapshots, with its rebinding.
+    pub(crate) fn add_component_ref<T: Component>(&mut self) {
+        self.add_component::<crate::ComponentRef<T>>();
+        let type_id = TypeId::of::<crate::ComponentRef<T>>();
+        if self.refs.iter().all(|entry| entry.type_id != type_id) {
+            self.refs.push(RefEntry {
+                type_id,
+                target_type: TypeId::of::<T>(),
+                target_name: std::any::type_name::<T>(),
+                rebind: crate::entity::rebind_refs::<T>,
+                targets: targets_of::<T>,
+            });
+        }
+    }
+
     pub(crate) fn add_service<T: Clone + Send + Sync + 'static>(&mut self) -> &mut ServiceEntry {
         let type_id = TypeId::of::<T>();
         let index = match self.services.iter().position(|s| s.type_id == type_id) {

@@ -41,6 +41,39 @@ pub(crate) struct SaveCodecs {
     pub(crate) script_stores: Vec<super::script_saves::StoreCodec>,
     /// The step script types saved (`World::save_step_script`).
     pub(crate) step_scripts: Vec<super::script_saves::StepCodec>,
+    /// The reference types saved (`World::save_component_ref`).
+    pub(crate) refs: Vec<RefCodec>,
+}
+
+/// A saved reference type: what `write_to` checks of its values.
+#[derive(Clone)]
+pub(crate) struct RefCodec {
+    /// `ComponentRef<T>`'s.
+    pub(crate) type_id: TypeId,
+    /// `T`'s type name.
+    pub(crate) target_name: &'static str,
+    /// The first value (its index, its target) bound to a store that is
+    /// neither `origin` nor none: a reference made in another world.
+    pub(crate) foreign: ForeignRef,
+}
+
+pub(crate) type ForeignRef = fn(
+    &dyn super::part::ComponentPart,
+    Option<crate::entity::StoreId>,
+) -> Option<(usize, crate::Entity)>;
+
+fn foreign_ref<T: Component>(
+    part: &dyn super::part::ComponentPart,
+    origin: Option<crate::entity::StoreId>,
+) -> Option<(usize, crate::Entity)> {
+    let values = part
+        .as_any()
+        .downcast_ref::<super::part::ColumnValues<crate::ComponentRef<T>>>()?;
+    values
+        .values
+        .iter()
+        .position(|value| value.is_foreign_to(origin))
+        .map(|index| (index, values.values[index].target()))
 }
 
 impl fmt::Debug for SaveCodecs {
@@ -191,6 +224,49 @@ fn register_encoded<T: Component + Clone, E: Encoding<T>>(
     Ok(())
 }
 
+/// How a [`ComponentRef<T>`](crate::ComponentRef) is saved: as its target
+/// [`Entity`](crate::Entity) (ids are restored as they were). It is read
+/// back [unbound](crate::ComponentRef::unbound), reading `None`, until
+/// the restore binds it to the store it lands in.
+pub(crate) struct ComponentRefEncoding;
+
+impl<T: Component> Encoding<crate::ComponentRef<T>> for ComponentRefEncoding {
+    type Saved<'a> = crate::Entity;
+    type Read = crate::Entity;
+
+    fn saved(value: &crate::ComponentRef<T>) -> crate::Entity {
+        value.target()
+    }
+
+    fn restored(target: crate::Entity) -> Result<crate::ComponentRef<T>, String> {
+        Ok(crate::ComponentRef::unbound(target))
+    }
+}
+
+/// Saves `ComponentRef<T>` under `name` in `registry` (and opts it into
+/// snapshots, bound on restore).
+fn register_component_ref<T: Component>(
+    registry: &mut SnapshotRegistry,
+    name: &'static str,
+) -> Result<(), RegistrationError> {
+    register_encoded::<crate::ComponentRef<T>, ComponentRefEncoding>(registry, name)?;
+    registry.add_component_ref::<T>();
+    let type_id = TypeId::of::<crate::ComponentRef<T>>();
+    if registry
+        .saves
+        .refs
+        .iter()
+        .all(|known| known.type_id != type_id)
+    {
+        Arc::make_mut(&mut registry.saves).refs.push(RefCodec {
+            type_id,
+            target_name: std::any::type_name::<T>(),
+            foreign: foreign_ref::<T>,
+        });
+    }
+    Ok(())
+}
+
 /// Saves the service `T` under `name` in `registry` (and opts it into
 /// snapshots).
 fn register_service<T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static>(
@@ -315,6 +391,67 @@ impl World {
         name: &'static str,
     ) -> Result<&mut Self, RegistrationError> {
         register_component::<T>(&mut self.snapshots, name)?;
+        Ok(self)
+    }
+
+    /// Opts the references [`ComponentRef<T>`](crate::ComponentRef) into
+    /// snapshots, bound to the store a restore puts them in
+    /// ([`snapshot_component_ref`](Self::snapshot_component_ref)), and
+    /// into saves under `name`, each as its target [`Entity`](crate::Entity)
+    /// (entity ids are restored as they were, so the target keeps its id;
+    /// the checksum and the divergence report see the same entity). `T`
+    /// need not be serializable here; its rows are saved as any
+    /// component's, so register it with [`save_component`](Self::save_component)
+    /// too. The rules for names are [`save_component`](Self::save_component)'s.
+    ///
+    /// A load checks every reference before the world changes: its target
+    /// is either alive in the save, frozen, in an archetype with a `T`
+    /// column, or an entity the save's id table handed out and despawned
+    /// since (a reference whose target died saves as that target and
+    /// reads `None` after the load, as it did before the save). Anything
+    /// else is refused ([`LoadError::Reference`](crate::snapshot::LoadError::Reference)).
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use sluice::{ComponentRef, World};
+    ///
+    /// #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    /// struct Pos(i32);
+    ///
+    /// let mut world = World::new();
+    /// world.save_component::<Pos>("pos");
+    /// world.save_component_ref::<Pos>("follows_pos");
+    /// let leader = world.spawn((Pos(7),));
+    /// world.freeze(leader)?;
+    /// let follower = world.spawn((ComponentRef::<Pos>::new(&world, leader)?,));
+    /// let mut save = Vec::new();
+    /// world.snapshot()?.write_to(&mut save)?;
+    ///
+    /// let mut fresh = World::new();
+    /// fresh.save_component::<Pos>("pos");
+    /// fresh.save_component_ref::<Pos>("follows_pos");
+    /// fresh.load_from(&save[..])?;
+    /// let follows = *fresh.entity(follower).unwrap().get::<ComponentRef<Pos>>().unwrap();
+    /// assert_eq!(follows.get(&fresh), Some(&Pos(7)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn save_component_ref<T: Component>(&mut self, name: &'static str) -> &mut Self {
+        if let Err(error) = self.try_save_component_ref::<T>(name) {
+            self.record_save_conflict(error);
+        }
+        self
+    }
+
+    /// [`save_component_ref`](Self::save_component_ref), returning a
+    /// conflicting registration as an error.
+    ///
+    /// # Errors
+    /// As [`try_save_component`](Self::try_save_component).
+    pub fn try_save_component_ref<T: Component>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<&mut Self, RegistrationError> {
+        register_component_ref::<T>(&mut self.snapshots, name)?;
         Ok(self)
     }
 

@@ -21,6 +21,24 @@ impl World {
         self
     }
 
+    /// Opts the references [`ComponentRef<T>`](crate::ComponentRef) into
+    /// snapshots, as [`snapshot_component`](Self::snapshot_component)
+    /// does, and has a restore bind them to the store they land in: a
+    /// reference caches where its target's `T` lives in the store it was
+    /// made in, and reads nothing from any other, so one restored into
+    /// another world would read `None`. After a restore of another
+    /// world's snapshot, or of a save, each is made again for its target
+    /// (which keeps its id). `T` itself needs no registration here (its
+    /// rows are snapshotted as any component's: opt it in too). Idempotent.
+    ///
+    /// `snapshot_component::<ComponentRef<T>>()` alone snapshots the
+    /// references without binding them: they come back into the world
+    /// they were taken from only.
+    pub fn snapshot_component_ref<T: Component>(&mut self) -> &mut Self {
+        self.snapshots.add_component_ref::<T>();
+        self
+    }
+
     /// Opts the service `T` into snapshots (cloned, with
     /// [`Clone::clone_from`] so a snapshot taken again reuses its memory:
     /// `#[derive(Clone)]` does not write a `clone_from`, so a service with
@@ -364,6 +382,7 @@ impl World {
         snapshot
             .store
             .restore_into(self.entities_mut(), store, &mut panics);
+        self.rebind_refs(snapshot.store.origin);
         for (service, value) in services.iter().zip(values) {
             let old = self.replace_service_boxed(service.type_id, service.name, value);
             if catch_unwind(AssertUnwindSafe(|| drop(old))).is_err() {
@@ -423,6 +442,33 @@ impl World {
 }
 
 impl World {
+    /// Binds the restored [`ComponentRef`](crate::ComponentRef)s of every
+    /// type opted in with [`snapshot_component_ref`](Self::snapshot_component_ref)
+    /// to this world's store, when the snapshot was not taken from it
+    /// (`from`: the store it was taken from; `None` for a save's).
+    fn rebind_refs(&mut self, from: Option<crate::entity::StoreId>) {
+        if from == Some(self.entities().id()) {
+            // Taken from this store: every cached column is this store's.
+            return;
+        }
+        let rebinds: Vec<_> = self
+            .snapshots
+            .refs
+            .iter()
+            .map(|entry| entry.rebind)
+            .collect();
+        for rebind in rebinds {
+            let refused = rebind(self.entities_mut(), from);
+            // A restore checks the snapshot first (a save's references by
+            // `read_snapshot`; a capture's were made by `ComponentRef::new`
+            // and their targets, frozen, kept their `T`): nothing here.
+            debug_assert!(refused.is_empty(), "references left unbound: {refused:?}");
+            for (holder, error) in refused {
+                tracing::error!("{holder}'s reference was left unbound by a restore: {error}");
+            }
+        }
+    }
+
     /// The first `Local` of `snapshot` whose node this world no longer has
     /// (its slot emptied or holding another type), named with its slot.
     fn gone_local(&self, snapshot: &Snapshot) -> Option<String> {

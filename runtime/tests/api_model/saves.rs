@@ -5,9 +5,16 @@
 //! a save keeps no node's change cursor, so each next run sees every row
 //! as new (the model forgets its cursors). The snapshot read back has the
 //! checksum of the one written and no divergence from it. A world with
-//! component rows not saved (the model's `ComponentRef`s, left out of
-//! snapshots) is refused by name (`SaveError::NotSaved`, exactly the
-//! report's left-out components) and nothing changes.
+//! component rows not saved is refused by name (`SaveError::NotSaved`,
+//! exactly the report's left-out components) and nothing changes.
+//!
+//! The model's references (`ComponentRef<P>`) are saved
+//! (`World::save_component_ref`), each as its target: after a load every
+//! linked entity's `Target<P>` reads what the model's reference reads (its
+//! target's `P`, or nothing once the target is gone). A reference made on
+//! the other world (foreign: it reads nothing) held by a live entity makes
+//! the save refuse (`SaveError::ForeignReference`, naming a holder of
+//! one), and nothing changes.
 //!
 //! The counters' `Local<i64>` are saved too (`World::save_local`, by each
 //! node's key, `Counter#serial`, and position): the load puts each back
@@ -76,7 +83,38 @@ pub(super) fn install(world: &mut sluice::World) {
         .save_local::<i64>("counter")
         .save_service::<super::ChangeLog>("change_log")
         .save_scripts::<super::Director>("director")
-        .save_step_script::<super::Director, super::Ticker>("ticker");
+        .save_step_script::<super::Director, super::Ticker>("ticker")
+        .save_component_ref::<P>("ref_p");
+}
+
+/// Whether a live entity of the model holds a reference made on the
+/// other world (which a save refuses).
+fn holds_foreign(model: &Model) -> bool {
+    model
+        .ents
+        .iter()
+        .any(|e| e.alive && e.link.is_some_and(|link| model.refs[link].foreign))
+}
+
+/// Checks a `ForeignReference` refusal: the model holds a foreign
+/// reference, and the holder named is one of its holders.
+fn foreign_refused(
+    real: &Real,
+    model: &Model,
+    holder: sluice::Entity,
+) -> Result<(), TestCaseError> {
+    let named = real.ents.iter().position(|&e| e == holder);
+    check(
+        named.is_some_and(|i| {
+            let e = &model.ents[i];
+            e.alive && e.link.is_some_and(|link| model.refs[link].foreign)
+        }),
+        || {
+            format!(
+                "ForeignReference names {holder} (model #{named:?}), no holder of a foreign one"
+            )
+        },
+    )
 }
 
 pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
@@ -90,6 +128,9 @@ pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<()
             let mut bytes = Vec::new();
             match snapshot.write_to(&mut bytes) {
                 Ok(()) => {
+                    check(!holds_foreign(model), || {
+                        "a save holding a foreign reference was written".to_owned()
+                    })?;
                     real.kept_save = Some((
                         bytes,
                         real.ents.clone(),
@@ -100,6 +141,9 @@ pub(super) fn apply(op: SaveOp, real: &mut Real, model: &mut Model) -> Result<()
                 }
                 // Component rows not saved (`LoadBack` checks the names).
                 Err(SaveError::NotSaved { .. }) => {}
+                Err(SaveError::ForeignReference { holder, .. }) => {
+                    foreign_refused(real, model, holder)?;
+                }
                 Err(error) => return Err(TestCaseError::fail(format!("write_to: {error}"))),
             }
             Ok(())
@@ -176,8 +220,15 @@ fn load_back(real: &mut Real, model: &mut Model) -> Result<(), TestCaseError> {
             )?;
             return compare_all(real, model);
         }
+        Err(SaveError::ForeignReference { holder, .. }) => {
+            foreign_refused(real, model, holder)?;
+            return compare_all(real, model);
+        }
         Err(error) => return Err(fail("write_to", &error)),
     }
+    check(!holds_foreign(model), || {
+        "a save holding a foreign reference was written".to_owned()
+    })?;
     let unsaved_locals: Vec<&str> = (snapshot.not_saved().into_iter())
         .filter(|name| name.contains("Local<") || name.contains("Scripts<"))
         .collect();
