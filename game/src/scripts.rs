@@ -51,15 +51,57 @@ impl ScriptKind for Director {
 }
 
 /// What the director did: waves spawned and the cutscene's beats, with the
-/// simulation time of each beat.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// simulation time of each beat. Saved with the battle: a beat by its
+/// name, read back as one of [`BEATS`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirectorLog {
     /// Waves spawned so far.
     pub waves: u64,
     /// Units spawned by waves.
     pub spawned: u64,
     /// The cutscene's beats, in order, with when they played.
+    #[serde(with = "saved_beats")]
     pub beats: Vec<(&'static str, Duration)>,
+}
+
+/// Every beat the cutscene plays, in order.
+pub const BEATS: [&str; 4] = [
+    "title card",
+    "first blood",
+    "reinforcements",
+    "the battle is joined",
+];
+
+/// The log's beats in a save: each by its name, read back as the
+/// [`BEATS`] entry of that name (another name is refused).
+mod saved_beats {
+    use std::time::Duration;
+
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        beats: &[(&'static str, Duration)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        beats.serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(&'static str, Duration)>, D::Error> {
+        let saved: Vec<(String, Duration)> = Vec::deserialize(deserializer)?;
+        saved
+            .into_iter()
+            .map(|(name, at)| {
+                super::BEATS
+                    .iter()
+                    .find(|beat| **beat == name)
+                    .map(|beat| (*beat, at))
+                    .ok_or_else(|| D::Error::custom(format!("no cutscene beat is named {name:?}")))
+            })
+            .collect()
+    }
 }
 
 /// The wave spawner's settings.
@@ -114,7 +156,7 @@ pub struct Cutscene {
 impl Cutscene {
     /// "First blood", then two seconds until the reinforcements.
     fn first_blood(&mut self, cx: &mut Step<'_, '_, Director>) -> Wait<Director> {
-        cx.emit(Cue::Beat("first blood"));
+        cx.emit(Cue::Beat(BEATS[1]));
         self.next = 3;
         Wait::For(Duration::from_secs(2))
     }
@@ -128,7 +170,7 @@ impl StepScript<Director> for Cutscene {
                 Wait::For(Duration::from_millis(500))
             }
             1 => {
-                cx.emit(Cue::Beat("title card"));
+                cx.emit(Cue::Beat(BEATS[0]));
                 self.next = 2;
                 // Checked at once, as the first blood may have come.
                 if cx.view().kills > 0 {
@@ -139,7 +181,7 @@ impl StepScript<Director> for Cutscene {
             }
             2 => self.first_blood(cx),
             3 => {
-                cx.emit(Cue::Beat("reinforcements"));
+                cx.emit(Cue::Beat(BEATS[2]));
                 cx.emit(Cue::Wave {
                     wave: u64::MAX,
                     size: self.size,
@@ -149,7 +191,7 @@ impl StepScript<Director> for Cutscene {
                 Wait::ForFixed(Duration::from_secs(3))
             }
             _ => {
-                cx.emit(Cue::Beat("the battle is joined"));
+                cx.emit(Cue::Beat(BEATS[3]));
                 Wait::Done
             }
         }

@@ -215,8 +215,8 @@
 //! script type (`LoadError::UnknownScript`), a state that does not decode
 //! (`LoadError::Shape`) and a layout that contradicts itself
 //! (`LoadError::Inconsistent`), changing nothing; the restore puts the
-//! store back as `Scripts::restore` would (a fresh store keeps the saved
-//! ids). A store not registered, or holding an `async` script, is not
+//! store back exactly, ids and the ids to hand out next included, as it
+//! puts back the entity allocator. A store not registered, or holding an `async` script, is not
 //! saved (`Snapshot::not_saved` names it) and left as it is by a load.
 //!
 //! **References in saves.** A [`ComponentRef<T>`](crate::ComponentRef)

@@ -19,9 +19,10 @@
 //! `Serialize` that fails or panics writes nothing at all. A load decodes
 //! and checks every section (unknown store or script type names, states
 //! that do not decode, a layout that contradicts itself) before the world
-//! changes, and restores the store as
-//! [`Scripts::restore`](crate::script::Scripts::restore) does (a fresh
-//! store keeps the saved ids). The checksum and the divergence report
+//! changes, and puts the store back exactly (the saved ids and the ids to
+//! hand out next, as the entity allocator; not as
+//! [`Scripts::restore`](crate::script::Scripts::restore), which keeps a
+//! store's ids unique). The checksum and the divergence report
 //! cover saved stores (see [`checksum`](super::checksum)'s header).
 
 use std::any::{Any, TypeId};

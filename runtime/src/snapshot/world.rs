@@ -409,7 +409,13 @@ impl World {
                 panics.push(local.name);
             }
         }
-        self.apply_scripts(snapshot, scripts, same_world, &mut panics);
+        // A save read back replaces the stores as it replaces the entity
+        // allocator: the saved ids, and the ids to hand out next, so a
+        // `ScriptId` kept in a saved component or service names its script
+        // again. Another world's snapshot in memory keeps this world's ids
+        // unique instead (see `Scripts::restore`).
+        let scripts_exact = same_world || snapshot.origin.is_none();
+        self.apply_scripts(snapshot, scripts, scripts_exact, &mut panics);
         if let Some(clock) = &snapshot.clock {
             self.restore_clock(clock);
         }
