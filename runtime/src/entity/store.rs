@@ -1041,23 +1041,14 @@ impl Entities {
     /// `entity`'s `C`, if it is alive and has one; marks it changed at the
     /// current tick.
     pub fn get_mut<C: Component>(&mut self, entity: Entity) -> Option<&mut C> {
-        let id = self.components.id_of::<C>()?;
-        let location = self.slots.get(entity)?.location;
-        let (column, row) = match self.sparse_sets.get_mut(id.index()) {
-            Some(Some(set)) => {
-                let row = set.index_of(entity)?;
-                (set.column_mut(), row)
-            }
-            _ => {
-                let table = self.archetypes.get_mut(location.archetype);
-                let column = table.column_index(id)?;
-                (&mut table.columns[column], location.row as usize)
-            }
-        };
-        let tick = fresh_tick(&mut self.tick);
-        column.set_changed(row, tick);
-        // SAFETY: as in `get`; the exclusive borrow of `self` makes the
-        // reference unique.
+        let (column, row, clock) = self.column_of_mut::<C>(entity)?;
+        column.set_changed(row, fresh_tick(clock));
+        // SAFETY:
+        // - `column_of_mut` gives the column of `C`'s id (its table's or
+        //   its sparse set's), which holds `C`s, and `row`, the alive
+        //   `entity`'s row in it;
+        // - the exclusive borrow of `self` lasts as long as the reference,
+        //   so nothing else reads or writes the value meanwhile.
         Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
     }
 
@@ -1066,6 +1057,19 @@ impl Entities {
     /// rather than the game's state: no changed tick is stamped. The
     /// column's version is bumped, so an incremental capture copies it.
     pub(crate) fn get_mut_unstamped<C: Component>(&mut self, entity: Entity) -> Option<&mut C> {
+        let (column, row, _) = self.column_of_mut::<C>(entity)?;
+        column.mark_reached();
+        // SAFETY: as in `get_mut`.
+        Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
+    }
+
+    /// The column holding `entity`'s `C` (its table's, or its sparse
+    /// set's) and its row there, if it is alive and has one; with the
+    /// change clock, for a caller that stamps the change.
+    fn column_of_mut<C: Component>(
+        &mut self,
+        entity: Entity,
+    ) -> Option<(&mut super::column::Column, usize, &mut AtomicU32)> {
         let id = self.components.id_of::<C>()?;
         let location = self.slots.get(entity)?.location;
         let (column, row) = match self.sparse_sets.get_mut(id.index()) {
@@ -1079,15 +1083,7 @@ impl Entities {
                 (&mut table.columns[column], location.row as usize)
             }
         };
-        column.mark_reached();
-        // SAFETY:
-        // - the column is the one of `C`'s id (its table's or its sparse
-        //   set's), so it holds `C`s;
-        // - `row` is a live row of it: the entity is alive (`slots.get`)
-        //   and its location (or the set's index) names its row there;
-        // - the exclusive borrow of `self` lasts as long as the reference,
-        //   so nothing else reads or writes the value meanwhile.
-        Some(unsafe { &mut *column.get_ptr(row).cast::<C>() })
+        Some((column, row, &mut self.tick))
     }
 
     /// Every entity holding a `C`: each table's rows, then its sparse set.

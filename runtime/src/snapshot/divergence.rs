@@ -198,23 +198,22 @@ impl Snapshot {
     /// The first saved local, by node key and position, whose hash
     /// differs (or that one snapshot holds only).
     fn locals_divergence(&self, other: &Snapshot) -> Option<Divergence> {
-        let hashes = |snapshot: &Snapshot| {
+        fn hashes(snapshot: &Snapshot) -> Vec<(&str, u32, u64)> {
             snapshot
                 .local_hashes(&mut PartHasher::new())
                 .unwrap_or_else(|error| panic!("a saved type failed to encode: {error}"))
-        };
+        }
         let (ours, theirs) = (hashes(self), hashes(other));
-        let first = ours
+        // Both lists are in (key, position) order: the first entry that
+        // differs, or the first past the shorter list.
+        let (key, position, _) = ours
             .iter()
             .zip(&theirs)
             .find(|(a, b)| a != b)
-            .map(|(a, b)| if a.0 <= b.0 { &a.0 } else { &b.0 })
-            .or_else(|| match ours.len().cmp(&theirs.len()) {
-                std::cmp::Ordering::Greater => Some(&ours[theirs.len()].0),
-                std::cmp::Ordering::Less => Some(&theirs[ours.len()].0),
-                std::cmp::Ordering::Equal => None,
-            })?;
-        Some(divergence(SectionKind::Locals, first, Vec::new()))
+            .map(|(a, b)| a.min(b))
+            .or_else(|| ours.get(theirs.len()).or_else(|| theirs.get(ours.len())))?;
+        let name = format!("{key}[{position}]");
+        Some(divergence(SectionKind::Locals, &name, Vec::new()))
     }
 
     /// The first saved script store, by name, whose hash differs (or that

@@ -192,7 +192,7 @@ impl Snapshot {
         parts.extend(
             self.local_hashes(&mut hasher)?
                 .into_iter()
-                .map(|(_, hash)| hash),
+                .map(|(_, _, hash)| hash),
         );
         Ok(parts)
     }

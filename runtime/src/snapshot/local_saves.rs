@@ -410,13 +410,13 @@ impl Snapshot {
 
     /// The checksum's parts for the saved locals, one a local, in the
     /// order of their node keys and positions (not of their slots, which
-    /// follow registration order): each labelled `key[position]`, its hash
-    /// that of the key, the position, the save name and the value, in the
-    /// checksum's encoding.
+    /// follow registration order): each with its node key and position,
+    /// its hash that of the key, the position, the save name and the
+    /// value, in the checksum's encoding.
     pub(crate) fn local_hashes(
         &self,
         hasher: &mut PartHasher,
-    ) -> Result<Vec<(String, u64)>, EncodeError> {
+    ) -> Result<Vec<(&str, u32, u64)>, EncodeError> {
         let mut saved = saved_locals(self);
         saved.sort_by(|(_, a, _), (_, b, _)| (&a.node, a.position).cmp(&(&b.node, b.position)));
         saved
@@ -425,7 +425,7 @@ impl Snapshot {
                 hasher.reset();
                 hasher.write(&(&key.node, key.position, codec.name))?;
                 (codec.hash)(&*local.value, hasher)?;
-                Ok((format!("{}[{}]", key.node, key.position), hasher.digest()))
+                Ok((key.node.as_str(), key.position, hasher.digest()))
             })
             .collect()
     }

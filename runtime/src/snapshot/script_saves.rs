@@ -154,47 +154,50 @@ impl SaveCodecs {
 /// Adds the step codec, once: `(same type, same name)` again is a no-op;
 /// the type under another name, or the name taken, is refused.
 fn add_step(saves: &mut Arc<SaveCodecs>, codec: StepCodec) -> Result<(), RegistrationError> {
-    if let Some(same) = saves.step_of(codec.store, codec.script) {
-        if same.name == codec.name {
-            return Ok(());
-        }
-        return Err(RegistrationError::AlreadyNamed {
-            type_name: codec.type_name,
-            name: same.name,
-            refused: codec.name,
-        });
-    }
-    if let Some(taken_by) = saves.taken_by(codec.name) {
-        return Err(RegistrationError::NameTaken {
-            name: codec.name,
-            taken_by,
-            refused: codec.type_name,
-        });
-    }
-    Arc::make_mut(saves).step_scripts.push(codec);
-    Ok(())
+    let saved_as = saves
+        .step_of(codec.store, codec.script)
+        .map(|same| same.name);
+    let (name, type_name) = (codec.name, codec.type_name);
+    add_once(saves, (name, type_name, saved_as), |codecs| {
+        codecs.step_scripts.push(codec);
+    })
 }
 
 /// Adds the store codec, under the same rules as [`add_step`].
 fn add_store(saves: &mut Arc<SaveCodecs>, codec: StoreCodec) -> Result<(), RegistrationError> {
-    if let Some(same) = saves.store_of(codec.store) {
-        if same.name == codec.name {
+    let saved_as = saves.store_of(codec.store).map(|same| same.name);
+    let (name, type_name) = (codec.name, codec.type_name);
+    add_once(saves, (name, type_name, saved_as), |codecs| {
+        codecs.script_stores.push(codec);
+    })
+}
+
+/// The rule of both: a type saved as `name` already is a no-op, a type
+/// saved under another name (`saved_as`) or a name another type takes
+/// is refused; otherwise `push` adds its codec.
+fn add_once(
+    saves: &mut Arc<SaveCodecs>,
+    (name, type_name, saved_as): (&'static str, &'static str, Option<&'static str>),
+    push: impl FnOnce(&mut SaveCodecs),
+) -> Result<(), RegistrationError> {
+    if let Some(saved_as) = saved_as {
+        if saved_as == name {
             return Ok(());
         }
         return Err(RegistrationError::AlreadyNamed {
-            type_name: codec.type_name,
-            name: same.name,
-            refused: codec.name,
+            type_name,
+            name: saved_as,
+            refused: name,
         });
     }
-    if let Some(taken_by) = saves.taken_by(codec.name) {
+    if let Some(taken_by) = saves.taken_by(name) {
         return Err(RegistrationError::NameTaken {
-            name: codec.name,
+            name,
             taken_by,
-            refused: codec.type_name,
+            refused: type_name,
         });
     }
-    Arc::make_mut(saves).script_stores.push(codec);
+    push(Arc::make_mut(saves));
     Ok(())
 }
 
