@@ -83,7 +83,7 @@ fn async_world(period: u32) -> World {
     world_with(scripts)
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct Spawner {
     who: u64,
     period: u32,
@@ -117,7 +117,7 @@ fn step_world(period: u32) -> World {
 }
 
 /// The hand-written state machine: every spawner's next wake, scanned.
-#[derive(Default)]
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 struct Machines {
     next: Vec<(Duration, u64)>,
     intents: Vec<u64>,
@@ -219,9 +219,54 @@ fn group(c: &mut Criterion, name: &str, period: u32) {
     group.finish();
 }
 
+/// Saves (issue 39): the 10,000 step spawners' store written to a warm
+/// `Vec` (`World::save_scripts`, `save_step_script`: each script's type
+/// name, id, name, wait and state) and loaded back into the world
+/// (`load_from`: decoded, checked, then put back); beside the peer, the
+/// hand-written state machine's `Machines` (the same spawners as plain
+/// data) saved as a service and loaded the same way.
+fn save_load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scripts/save_load");
+    let mut scripts = step_world(10);
+    scripts
+        .snapshot_scripts::<Spawners>()
+        .save_scripts::<Spawners>("spawners")
+        .save_step_script::<Spawners, Spawner>("spawner");
+    let mut machines = state_machine_world(10);
+    machines.save_service::<Machines>("machines");
+    for (name, world) in [
+        ("sluice_step", &mut scripts),
+        ("state_machine_service", &mut machines),
+    ] {
+        for _ in 0..20 {
+            world.update(TICK).expect("runs");
+        }
+        let snapshot = world.snapshot().expect("between frames");
+        assert!(
+            snapshot.not_saved().is_empty(),
+            "{name}: {:?}",
+            snapshot.not_saved()
+        );
+        let mut save = Vec::new();
+        snapshot.write_to(&mut save).expect("saves");
+        println!("scripts/save_load/{name}: a save of {} bytes", save.len());
+        group.bench_function(format!("save/{name}"), |b| {
+            b.iter(|| {
+                save.clear();
+                snapshot.write_to(&mut save).expect("saves");
+            })
+        });
+        group.bench_function(format!("load/{name}"), |b| {
+            b.iter(|| world.load_from(&save[..]).expect("loads"))
+        });
+    }
+    group.finish();
+}
+
 fn scripts(c: &mut Criterion) {
     group(c, "scripts/tick", 10);
     group(c, "scripts/sparse_tick", 100);
+    save_load(c);
 }
 
 criterion_group!(benches, scripts);
